@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Logging shared by every layer.  "The function that first detects an error
+ * logs it": callers up the stack return the code without logging again.
+ * Messages go to stderr prefixed "flexrr[rank]: "; level from env
+ * FLEXRR_LOG=error|warn|info|debug (default warn) or frr_log_set_level().
+ */
+#ifndef FLEXRR_LOG_H
+#define FLEXRR_LOG_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum frr_log_level {
+	FRR_LOG_ERROR = 0,
+	FRR_LOG_WARN = 1,
+	FRR_LOG_INFO = 2,
+	FRR_LOG_DEBUG = 3,
+};
+
+void frr_log(enum frr_log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void frr_log_set_level(enum frr_log_level level);
+enum frr_log_level frr_log_get_level(void);
+/* Rank shown in the prefix; -1 (default) shows none. */
+void frr_log_set_rank(int rank);
+
+#define frr_err(...) frr_log(FRR_LOG_ERROR, __VA_ARGS__)
+#define frr_warn(...) frr_log(FRR_LOG_WARN, __VA_ARGS__)
+#define frr_info(...) frr_log(FRR_LOG_INFO, __VA_ARGS__)
+#define frr_dbg(...) frr_log(FRR_LOG_DEBUG, __VA_ARGS__)
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* FLEXRR_LOG_H */

@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * flexrr transport: one API for one-sided writes into registered remote
+ * memory, with pluggable backends (shm, verbs).
+ *
+ * Objects
+ *   frr_tp_ctx   one per process (or per thread that wants its own queues);
+ *                owns the backend state, the completion queue and the
+ *                notification queue.  Opened for a job token and a rank.
+ *   frr_tp_mr    a local region, allocated *by the transport* (page aligned,
+ *                in shared memory for shm, pinned on the NIC's NUMA node
+ *                for verbs).  Exported as a frr_tp_desc that a peer imports.
+ *   frr_tp_ep    a connected endpoint to one peer rank.
+ *   frr_tp_rmr   a peer's region imported over an endpoint.
+ *
+ * Threading: a ctx, its endpoints and regions are used by one thread at a
+ * time (callers serialize).  The exception is reading local region memory
+ * that peers write: that is plain memory and may be read by any thread with
+ * frr_tp_load_u64() / acquire loads.
+ *
+ * Ordering and visibility guarantee (what tests check, docs/transport.md):
+ *   G1  A write becomes visible at the target some time after it is posted.
+ *       frr_tp_flush(ep) returns only when every write posted on ep before
+ *       it is visible in the target's memory.
+ *   G2  Counter writes (frr_tp_write_u64) to an 8-byte aligned offset are
+ *       single-copy atomic: a concurrent reader using frr_tp_load_u64()
+ *       sees either the old or the new value, never a mix.
+ *   G3  Per endpoint, in posting order: if the target observes the result
+ *       of a counter write or a notification posted after write W on the
+ *       same endpoint, then all of W is visible to it (observed with an
+ *       acquire load / after frr_tp_poll_notify).  Nothing is promised
+ *       between different endpoints, nor between two plain writes whose
+ *       later one is not a counter or notified write.
+ *   G4  A notified write delivers exactly one notification (source rank,
+ *       32-bit immediate) to the target's frr_tp_poll_notify, after all of
+ *       the write's data (and, by G3, every earlier write) is visible.
+ *
+ * Errors: every int-returning call returns 0 (or a count) on success and a
+ * negative errno on failure, and logs a message that says what failed and
+ * what to do (frr_log).  Blocking calls take a timeout in milliseconds;
+ * -ETIMEDOUT means the peer did not answer in time.  A peer that has exited
+ * gives -ENOTCONN (ECONNRESET while connecting).  Remote offsets and lengths
+ * are bounds-checked against the imported region: -ERANGE, never a write
+ * outside a registered region.
+ */
+#ifndef FLEXRR_TRANSPORT_H
+#define FLEXRR_TRANSPORT_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum frr_tp_backend {
+	FRR_TP_BACKEND_AUTO =
+	    0, /* verbs when a usable device exists, else shm */
+	FRR_TP_BACKEND_SHM = 1,
+	FRR_TP_BACKEND_VERBS = 2,
+};
+
+/* Region access: grant the least a region needs. */
+enum frr_tp_access {
+	FRR_TP_ACCESS_LOCAL = 0,	/* source of writes only */
+	FRR_TP_ACCESS_REMOTE_WRITE = 1, /* peers may write into it */
+};
+
+/* Flags for the write calls. */
+enum frr_tp_write_flags {
+	FRR_TP_F_SIGNAL = 1u << 0, /* produce a frr_tp_wc when complete */
+};
+
+struct frr_tp_ctx;
+struct frr_tp_mr;
+struct frr_tp_ep;
+struct frr_tp_rmr;
+
+struct frr_tp_config {
+	enum frr_tp_backend backend;
+	uint64_t job_token; /* descriptors and connections of other jobs are
+			       refused */
+	int rank;	    /* this process's rank in the job, >= 0 */
+	int nranks;	    /* job size, >= 1 */
+	int timeout_ms;	    /* default for blocking calls; 0 = 10000 */
+	/* verbs only (NULL/negative = auto, or env FLEXRR_DEVICE /
+	 * FLEXRR_GID_INDEX) */
+	const char *device; /* e.g. "rxe0", "mlx5_0" */
+	int gid_index;	    /* -1 = auto: RoCE v2 GID on the bootstrap netdev */
+	const char *bind_addr; /* IP the verbs listener binds to; NULL = auto */
+	int port;	       /* verbs listener port; 0 = ephemeral */
+};
+
+/*
+ * Address of a ctx, published out of band (launcher, rendezvous) so peers can
+ * connect: shm = abstract UNIX socket name, verbs = IP:port for rdma_cm.
+ * Plain bytes; printable in a log.
+ */
+#define FRR_TP_ADDR_MAX 108
+struct frr_tp_addr {
+	uint32_t backend;
+	int32_t rank;
+	uint64_t job_token;
+	char str[FRR_TP_ADDR_MAX];
+};
+
+/*
+ * Descriptor of a registered region, plain bytes (send it anywhere).
+ * Carries the job token, owner rank and backend so an importer can reject a
+ * descriptor of another job, rank or backend; 'len' bounds every access.
+ */
+#define FRR_TP_DESC_MAGIC 0x46525244u /* "FRRD" */
+struct frr_tp_desc {
+	uint32_t magic;
+	uint32_t backend;
+	uint64_t job_token;
+	int32_t owner_rank;
+	uint32_t region_id;
+	uint64_t len;
+	uint64_t remote_addr; /* verbs: virtual address; shm: 0 */
+	uint32_t rkey;	      /* verbs */
+	uint32_t access;
+	uint64_t check; /* integrity check over the fields above */
+};
+
+/* A completion of a signaled write. */
+struct frr_tp_wc {
+	uint64_t wr_id;
+	int status; /* 0 or negative errno */
+	int peer_rank;
+};
+
+/* A notification delivered by a notified write. */
+struct frr_tp_notify {
+	int src_rank;
+	uint32_t imm;
+};
+
+/* ---- context ---------------------------------------------------------- */
+int frr_tp_open(const struct frr_tp_config *cfg, struct frr_tp_ctx **ctx);
+void frr_tp_close(struct frr_tp_ctx *ctx);
+enum frr_tp_backend frr_tp_backend_of(const struct frr_tp_ctx *ctx);
+const char *frr_tp_backend_name(enum frr_tp_backend b);
+/* "shm" / "verbs" / "auto" -> enum; -EINVAL for anything else */
+int frr_tp_backend_parse(const char *name, enum frr_tp_backend *out);
+/* Human-readable device string for headers, e.g. "rxe0 port 1 gid 1" or "shm".
+ */
+const char *frr_tp_device_name(const struct frr_tp_ctx *ctx);
+int frr_tp_addr_get(struct frr_tp_ctx *ctx, struct frr_tp_addr *addr);
+
+/* ---- memory ----------------------------------------------------------- */
+/* Allocate and register a page-aligned region of len bytes (zeroed). */
+int frr_tp_mr_alloc(struct frr_tp_ctx *ctx, size_t len, unsigned access,
+		    struct frr_tp_mr **mr);
+void frr_tp_mr_free(struct frr_tp_mr *mr);
+void *frr_tp_mr_ptr(const struct frr_tp_mr *mr);
+size_t frr_tp_mr_len(const struct frr_tp_mr *mr);
+int frr_tp_mr_export(const struct frr_tp_mr *mr, struct frr_tp_desc *desc);
+
+/* ---- endpoints -------------------------------------------------------- */
+/*
+ * Connection setup is asymmetric: one side connects to the other's address,
+ * the other accepts.  frr_tp_connect_all() wires a full mesh from an array of
+ * every rank's address (lower rank accepts, higher rank connects).
+ */
+int frr_tp_ep_connect(struct frr_tp_ctx *ctx, const struct frr_tp_addr *peer,
+		      int timeout_ms, struct frr_tp_ep **ep);
+int frr_tp_ep_accept(struct frr_tp_ctx *ctx, int timeout_ms,
+		     struct frr_tp_ep **ep);
+void frr_tp_ep_close(struct frr_tp_ep *ep);
+int frr_tp_ep_peer_rank(const struct frr_tp_ep *ep);
+/* 1 if the peer is known alive, 0 if it has gone (exited, disconnected). */
+int frr_tp_ep_alive(struct frr_tp_ep *ep);
+/* eps[rank] receives the endpoint to each peer; eps[own rank] = NULL. */
+int frr_tp_connect_all(struct frr_tp_ctx *ctx, const struct frr_tp_addr *addrs,
+		       int nranks, int timeout_ms, struct frr_tp_ep **eps);
+
+/* Import a peer's region; the descriptor must come from the ep's peer. */
+int frr_tp_rmr_import(struct frr_tp_ep *ep, const struct frr_tp_desc *desc,
+		      struct frr_tp_rmr **rmr);
+void frr_tp_rmr_release(struct frr_tp_rmr *rmr);
+size_t frr_tp_rmr_len(const struct frr_tp_rmr *rmr);
+
+/* ---- data path -------------------------------------------------------- */
+/* One-sided write of len bytes from src (inside local region lmr) to
+ * rmr + roff.  Any len >= 0 up to the region's size. */
+int frr_tp_write(struct frr_tp_ep *ep, const struct frr_tp_mr *lmr, size_t loff,
+		 struct frr_tp_rmr *rmr, size_t roff, size_t len,
+		 uint64_t wr_id, unsigned flags);
+/* 8-byte counter write (G2); roff must be 8-byte aligned. */
+int frr_tp_write_u64(struct frr_tp_ep *ep, struct frr_tp_rmr *rmr, size_t roff,
+		     uint64_t value, uint64_t wr_id, unsigned flags);
+/* Write plus a notification carrying imm to the target (G4). */
+int frr_tp_write_notify(struct frr_tp_ep *ep, const struct frr_tp_mr *lmr,
+			size_t loff, struct frr_tp_rmr *rmr, size_t roff,
+			size_t len, uint32_t imm, uint64_t wr_id,
+			unsigned flags);
+/* Completions of signaled writes; returns count (0..max) or -errno. */
+int frr_tp_poll(struct frr_tp_ctx *ctx, struct frr_tp_wc *wc, int max);
+/* Notifications that arrived; returns count (0..max) or -errno. */
+int frr_tp_poll_notify(struct frr_tp_ctx *ctx, struct frr_tp_notify *n,
+		       int max);
+/* G1: every write posted on ep so far is visible at the target. */
+int frr_tp_flush(struct frr_tp_ep *ep, int timeout_ms);
+
+/* Read a counter in local memory that peers write (pairs with G2/G3). */
+static inline uint64_t frr_tp_load_u64(const void *p)
+{
+	return atomic_load_explicit((const _Atomic uint64_t *)p,
+				    memory_order_acquire);
+}
+
+/* Last error message of this ctx ("" when none); for tools and tests. */
+const char *frr_tp_last_error(const struct frr_tp_ctx *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* FLEXRR_TRANSPORT_H */

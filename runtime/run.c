@@ -1,0 +1,13 @@
+// SPDX-License-Identifier: MIT
+/* STUB: replaced by the runtime (issue 4) work. */
+#include <stdio.h>
+
+int frr_cmd_run(int argc, char **argv);
+
+int frr_cmd_run(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	fprintf(stderr, "flexrr: this command is not implemented yet\n");
+	return 2;
+}

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it (.ci/run):
+#   1. -Wall -Wextra -Werror build, Criterion suites (ctest)
+#   2. the same under ASan+UBSan, 3. under TSan
+#   4. the verbs suites over a real soft-RoCE device: natively when this host
+#      has an RDMA device, else inside the qemu soft-RoCE VM
+#   5. formatting (clang-format)
+# Ends with one line 'N passed, N failed'.  Options:
+#   --quick   only stage 1 (development loop)      --no-vm  skip stage 4
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+quick=0 vm=1
+for a in "$@"; do
+	case $a in
+	--quick) quick=1 ;;
+	--no-vm) vm=0 ;;
+	-h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "test.sh: unknown option '$a' (see --help)" >&2; exit 2 ;;
+	esac
+done
+
+passed=0 failed=0 failures=()
+t0=$SECONDS
+stage() { # name cmd...
+	local name=$1 s=$SECONDS; shift
+	echo "=== stage: $name"
+	if "$@"; then
+		passed=$((passed + 1)); echo "=== stage: $name: PASS ($((SECONDS - s)) s)"
+	else
+		failed=$((failed + 1)); failures+=("$name"); echo "=== stage: $name: FAIL ($((SECONDS - s)) s)"
+	fi
+}
+
+# ctest with a per-suite timeout; Criterion prints its own per-suite tallies
+run_ctest() { ctest --test-dir "$1" --output-on-failure --timeout 900; }
+
+build_cfg() { # dir cmake-args...
+	local dir=$1; shift
+	cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLEXRR_WERROR=ON "$@" >/dev/null &&
+		cmake --build "$dir" -j"$(nproc)" >/dev/null
+}
+
+scripts/setup.sh --tests
+
+stage "build (-Werror)" build_cfg build
+stage "tests" run_ctest build
+if [ $quick = 0 ]; then
+	# sanitizer runs: halt on the first report so a finding fails the suite
+	export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+	export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+	export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+	stage "build (ASan+UBSan)" build_cfg build-asan -DFLEXRR_ASAN=ON
+	stage "tests (ASan+UBSan)" env FLEXRR_SANITIZER=asan run_ctest build-asan
+	stage "build (TSan)" build_cfg build-tsan -DFLEXRR_TSAN=ON
+	stage "tests (TSan)" env FLEXRR_SANITIZER=tsan setarch "$(uname -m)" -R ctest --test-dir build-tsan --output-on-failure --timeout 900
+	if [ $vm = 1 ] && [ -x scripts/test-verbs.sh ]; then
+		stage "verbs tests (soft-RoCE)" scripts/test-verbs.sh build
+	fi
+	if command -v clang-format >/dev/null; then
+		stage "format (clang-format)" scripts/check-format.sh
+	fi
+fi
+
+echo "=== test.sh: $((SECONDS - t0)) s; failed stages: ${failures[*]:-none}"
+echo "stages: $passed passed, $failed failed"
+[ $failed = 0 ]

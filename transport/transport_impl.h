@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internal contract between the generic transport layer (transport.c) and its
+ * backends (shm/, verbs/).  Backends provide a const struct frr_tp_ops filled
+ * with designated initializers; entries left NULL fall back to the defaults in
+ * transport.c that return -EOPNOTSUPP ("not supported").  Backend objects
+ * embed the generic object first and recover themselves with container_of.
+ *
+ * The generic layer validates arguments before dispatch (NULL pointers,
+ * descriptor magic/check/job token/owner/backend, offsets and lengths against
+ * both regions), so backends may assume them valid.
+ */
+#ifndef FLEXRR_TRANSPORT_IMPL_H
+#define FLEXRR_TRANSPORT_IMPL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "flexrr/transport.h"
+
+#ifndef container_of
+#define container_of(ptr, type, member) \
+	((type *)((char *)(ptr)-offsetof(type, member)))
+#endif
+
+#define FRR_TP_ERRBUF 512
+
+struct frr_tp_ops {
+	size_t size; /* sizeof(struct frr_tp_ops): lets the table grow */
+	const char *name;
+
+	/* Backend allocates its ctx (embedding struct frr_tp_ctx) and fills
+	 * *ctx; the generic layer then sets ops/cfg. */
+	int (*open)(const struct frr_tp_config *cfg, struct frr_tp_ctx **ctx);
+	void (*close)(struct frr_tp_ctx *ctx);
+	int (*addr_get)(struct frr_tp_ctx *ctx, struct frr_tp_addr *addr);
+	const char *(*device_name)(const struct frr_tp_ctx *ctx);
+
+	/* Must set mr->ptr, mr->len, mr->access, mr->region_id and, for
+	 * verbs, mr->remote_addr / mr->rkey / mr->lkey. */
+	int (*mr_alloc)(struct frr_tp_ctx *ctx, size_t len, unsigned access,
+			struct frr_tp_mr **mr);
+	void (*mr_free)(struct frr_tp_mr *mr);
+
+	int (*ep_connect)(struct frr_tp_ctx *ctx,
+			  const struct frr_tp_addr *peer, int timeout_ms,
+			  struct frr_tp_ep **ep);
+	int (*ep_accept)(struct frr_tp_ctx *ctx, int timeout_ms,
+			 struct frr_tp_ep **ep);
+	void (*ep_close)(struct frr_tp_ep *ep);
+	int (*ep_alive)(struct frr_tp_ep *ep);
+
+	int (*rmr_import)(struct frr_tp_ep *ep, const struct frr_tp_desc *desc,
+			  struct frr_tp_rmr **rmr);
+	void (*rmr_release)(struct frr_tp_rmr *rmr);
+
+	int (*write)(struct frr_tp_ep *ep, const struct frr_tp_mr *lmr,
+		     size_t loff, struct frr_tp_rmr *rmr, size_t roff,
+		     size_t len, uint64_t wr_id, unsigned flags);
+	int (*write_u64)(struct frr_tp_ep *ep, struct frr_tp_rmr *rmr,
+			 size_t roff, uint64_t value, uint64_t wr_id,
+			 unsigned flags);
+	int (*write_notify)(struct frr_tp_ep *ep, const struct frr_tp_mr *lmr,
+			    size_t loff, struct frr_tp_rmr *rmr, size_t roff,
+			    size_t len, uint32_t imm, uint64_t wr_id,
+			    unsigned flags);
+	int (*poll)(struct frr_tp_ctx *ctx, struct frr_tp_wc *wc, int max);
+	int (*poll_notify)(struct frr_tp_ctx *ctx, struct frr_tp_notify *n,
+			   int max);
+	int (*flush)(struct frr_tp_ep *ep, int timeout_ms);
+};
+
+struct frr_tp_ctx {
+	const struct frr_tp_ops *ops;
+	struct frr_tp_config cfg;
+	uint32_t next_region_id;
+	char errbuf[FRR_TP_ERRBUF];
+};
+
+struct frr_tp_mr {
+	struct frr_tp_ctx *ctx;
+	void *ptr;
+	size_t len;
+	unsigned access;
+	uint32_t region_id;
+	uint64_t remote_addr; /* verbs */
+	uint32_t rkey;	      /* verbs */
+	uint32_t lkey;	      /* verbs */
+};
+
+struct frr_tp_ep {
+	struct frr_tp_ctx *ctx;
+	int peer_rank;
+};
+
+struct frr_tp_rmr {
+	struct frr_tp_ep *ep;
+	struct frr_tp_desc desc; /* validated copy */
+};
+
+extern const struct frr_tp_ops frr_tp_shm_ops;
+#ifdef FLEXRR_HAVE_VERBS
+extern const struct frr_tp_ops frr_tp_verbs_ops;
+/* 1 when at least one verbs device with an ACTIVE port exists. */
+int frr_tp_verbs_available(void);
+#endif
+
+/* Record the error text in ctx->errbuf and log it (frr_log error level).
+ * Returns err so callers can 'return frr_tp_err(ctx, -EINVAL, ...)'. */
+int frr_tp_err(struct frr_tp_ctx *ctx, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Descriptor integrity check (also used by tests to forge descriptors). */
+uint64_t frr_tp_desc_check(const struct frr_tp_desc *d);
+
+#endif /* FLEXRR_TRANSPORT_IMPL_H */
