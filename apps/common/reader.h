@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Input reading shared by the apps' loaders: plain or gzip files (detected by
+ * magic, not by name), line by line or as bytes, with the position kept so
+ * every error names file, line (or byte offset) and what was expected.
+ */
+#ifndef FLEXRR_APPS_READER_H
+#define FLEXRR_APPS_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct frr_reader;
+
+/* Open path (gzip or plain).  -errno with a message on failure. */
+int frr_reader_open(const char *path, struct frr_reader **r);
+void frr_reader_close(struct frr_reader *r);
+/* Next line without its newline, NUL-terminated, valid until the next call.
+ * Returns 1 with *line/*len set, 0 at end of file, -errno on a read error
+ * (e.g. truncated gzip: -EIO with a message naming the byte offset). */
+int frr_reader_line(struct frr_reader *r, char **line, size_t *len);
+/* Read exactly n bytes: 0, or -EIO ("unexpected end of file after N bytes"). */
+int frr_reader_bytes(struct frr_reader *r, void *buf, size_t n);
+/* Current position, for messages. */
+const char *frr_reader_path(const struct frr_reader *r);
+uint64_t
+frr_reader_lineno(const struct frr_reader *r); /* 1-based, last line read */
+uint64_t
+frr_reader_offset(const struct frr_reader *r); /* uncompressed bytes consumed */
+/* Log "FILE:LINE: <msg>" (or "FILE: byte OFF: <msg>" for binary input) and
+ * return -EINVAL, for 'return frr_reader_fail(r, "expected ...", ...)'. */
+int frr_reader_fail(struct frr_reader *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+#endif /* FLEXRR_APPS_READER_H */
