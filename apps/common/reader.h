@@ -16,7 +16,7 @@ struct frr_reader;
 int frr_reader_open(const char *path, struct frr_reader **r);
 void frr_reader_close(struct frr_reader *r);
 /* Next line without its newline, NUL-terminated, valid until the next call.
- * Returns 1 with *line/*len set, 0 at end of file, -errno on a read error
+ * Returns 1 with *line and *len set, 0 at end of file, -errno on a read error
  * (e.g. truncated gzip: -EIO with a message naming the byte offset). */
 int frr_reader_line(struct frr_reader *r, char **line, size_t *len);
 /* Read exactly n bytes: 0, or -EIO ("unexpected end of file after N bytes"). */

@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Input reading for the loaders.  Every file goes through zlib's gzFile:
+ * gzopen() looks at the magic bytes (1f 8b), inflates gzip input and passes
+ * anything else through unchanged, so "data.gz" and "data" read alike
+ * whatever their names.  We keep our own input buffer on top so lines and
+ * byte runs cost one memchr/memcpy, and count lines and uncompressed bytes
+ * so every error can say where it happened.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "flexrr/log.h"
+#include "reader.h"
+
+#define RD_CHUNK (256u << 10)
+/* A "line" longer than this is not text: refuse before eating memory. */
+#define RD_MAX_LINE (64u << 20)
+
+struct frr_reader {
+	char *path;
+	gzFile gz;
+	unsigned char *in; /* RD_CHUNK bytes read ahead */
+	size_t in_pos, in_len;
+	int eof; /* gzread returned 0 */
+	char *line;
+	size_t line_cap;
+	uint64_t lineno;
+	uint64_t offset; /* uncompressed bytes handed out */
+};
+
+int frr_reader_open(const char *path, struct frr_reader **out)
+{
+	struct frr_reader *r;
+	int err;
+
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->path = strdup(path);
+	r->in = malloc(RD_CHUNK);
+	if (!r->path || !r->in) {
+		err = -ENOMEM;
+		goto free_r;
+	}
+	errno = 0;
+	r->gz = gzopen(path, "rb");
+	if (!r->gz) {
+		err = errno ? -errno : -ENOMEM;
+		frr_err("cannot open '%s': %s; check the path (see --help "
+			"for where the data is looked up)",
+			path, strerror(-err));
+		goto free_r;
+	}
+	gzbuffer(r->gz, RD_CHUNK);
+	*out = r;
+	return 0;
+
+free_r:
+	free(r->in);
+	free(r->path);
+	free(r);
+	return err;
+}
+
+void frr_reader_close(struct frr_reader *r)
+{
+	if (!r)
+		return;
+	if (r->gz)
+		gzclose(r->gz);
+	free(r->line);
+	free(r->in);
+	free(r->path);
+	free(r);
+}
+
+/* Refill the read-ahead buffer: 1 with data, 0 at a clean end, -EIO. */
+static int rd_fill(struct frr_reader *r)
+{
+	int n, zerr;
+	const char *msg;
+
+	if (r->in_pos < r->in_len)
+		return 1;
+	if (r->eof)
+		return 0;
+	n = gzread(r->gz, r->in, RD_CHUNK);
+	msg = gzerror(r->gz, &zerr);
+	/* zlib reports a gzip stream cut short as Z_BUF_ERROR with n >= 0 */
+	if (n < 0 || (zerr != Z_OK && zerr != Z_STREAM_END)) {
+		if (zerr == Z_ERRNO)
+			msg = strerror(errno);
+		else if (msg && !strncmp(msg, r->path, strlen(r->path)) &&
+			 !strncmp(msg + strlen(r->path), ": ", 2))
+			msg += strlen(r->path) + 2; /* zlib prefixes the path */
+		frr_err("%s: byte %llu: %s%s", r->path,
+			(unsigned long long)(r->offset + (n > 0 ? n : 0)),
+			zerr == Z_BUF_ERROR ? "truncated gzip file: " : "",
+			msg ? msg : "read error");
+		if (zerr == Z_BUF_ERROR || zerr == Z_DATA_ERROR)
+			frr_err("%s: the file is damaged or incomplete; fetch "
+				"or decompress it again",
+				r->path);
+		return -EIO;
+	}
+	r->in_pos = 0;
+	r->in_len = (size_t)n;
+	if (n == 0) {
+		r->eof = 1;
+		return 0;
+	}
+	return 1;
+}
+
+static int rd_line_grow(struct frr_reader *r, size_t need)
+{
+	size_t cap = r->line_cap ? r->line_cap : 256;
+	char *p;
+
+	if (need <= r->line_cap)
+		return 0;
+	if (need > RD_MAX_LINE) {
+		frr_err("%s:%llu: line longer than %u MiB; is this a text "
+			"file?",
+			r->path, (unsigned long long)r->lineno + 1,
+			RD_MAX_LINE >> 20);
+		return -EINVAL;
+	}
+	while (cap < need)
+		cap *= 2;
+	p = realloc(r->line, cap);
+	if (!p)
+		return -ENOMEM;
+	r->line = p;
+	r->line_cap = cap;
+	return 0;
+}
+
+int frr_reader_line(struct frr_reader *r, char **line, size_t *len)
+{
+	size_t n = 0;
+	int got = 0, rc;
+
+	for (;;) {
+		unsigned char *s, *nl;
+		size_t take;
+
+		rc = rd_fill(r);
+		if (rc < 0)
+			return rc;
+		if (rc == 0)
+			break;
+		s = r->in + r->in_pos;
+		nl = memchr(s, '\n', r->in_len - r->in_pos);
+		take = nl ? (size_t)(nl - s) : r->in_len - r->in_pos;
+		rc = rd_line_grow(r, n + take + 1);
+		if (rc)
+			return rc;
+		memcpy(r->line + n, s, take);
+		n += take;
+		got = 1;
+		r->in_pos += take + (nl ? 1 : 0);
+		r->offset += take + (nl ? 1 : 0);
+		if (nl)
+			break;
+	}
+	if (!got)
+		return 0;
+	if (n && r->line[n - 1] == '\r')
+		n--;
+	r->line[n] = '\0';
+	r->lineno++;
+	*line = r->line;
+	*len = n;
+	return 1;
+}
+
+int frr_reader_bytes(struct frr_reader *r, void *buf, size_t n)
+{
+	unsigned char *dst = buf;
+	size_t want = n;
+
+	while (want) {
+		size_t take;
+		int rc = rd_fill(r);
+
+		if (rc < 0)
+			return rc;
+		if (rc == 0) {
+			frr_err("%s: unexpected end of file after %llu bytes "
+				"(wanted %zu more); the file is truncated",
+				r->path, (unsigned long long)r->offset, want);
+			return -EIO;
+		}
+		take = r->in_len - r->in_pos;
+		if (take > want)
+			take = want;
+		memcpy(dst, r->in + r->in_pos, take);
+		r->in_pos += take;
+		r->offset += take;
+		dst += take;
+		want -= take;
+	}
+	return 0;
+}
+
+const char *frr_reader_path(const struct frr_reader *r)
+{
+	return r->path;
+}
+
+uint64_t frr_reader_lineno(const struct frr_reader *r)
+{
+	return r->lineno;
+}
+
+uint64_t frr_reader_offset(const struct frr_reader *r)
+{
+	return r->offset;
+}
+
+int frr_reader_fail(struct frr_reader *r, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (r->lineno)
+		frr_err("%s:%llu: %s", r->path, (unsigned long long)r->lineno,
+			msg);
+	else
+		frr_err("%s: byte %llu: %s", r->path,
+			(unsigned long long)r->offset, msg);
+	return -EINVAL;
+}
