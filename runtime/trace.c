@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: MIT
+/* Timeline trace: per-thread record buffers, JSON written at job end. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "flexrr/log.h"
+#include "trace.h"
+
+#define TRACE_DEFAULT_CAP (1u << 16)
+
+struct frr_trace {
+	char *path;
+	int rank, nranks, first_worker, nbufs;
+	struct frr_trace_buf *bufs;
+};
+
+static const char *const kind_names[FRR_TR_NKINDS] = {
+	[FRR_TR_CLOCK] = "clock",
+	[FRR_TR_WORK] = "work",
+	[FRR_TR_SSP_WAIT] = "ssp wait",
+	[FRR_TR_HELP_GIVEN] = "helping",
+	[FRR_TR_HELP_WAIT] = "waiting for helpers",
+	[FRR_TR_DELAY] = "injected delay",
+	[FRR_TR_OFFER] = "DoThis",
+	[FRR_TR_ACCEPTED] = "BegunHelping",
+	[FRR_TR_CANCELLED] = "Cancelled",
+	[FRR_TR_HELP_RECVD] = "HelpCompleted",
+};
+
+/* Perfetto colours by name ("cname"), so straggling is visible at a glance */
+static const char *const kind_colour[FRR_TR_NKINDS] = {
+	[FRR_TR_CLOCK] = "grey",
+	[FRR_TR_WORK] = "good",
+	[FRR_TR_SSP_WAIT] = "terrible",
+	[FRR_TR_HELP_GIVEN] = "rail_response",
+	[FRR_TR_HELP_WAIT] = "bad",
+	[FRR_TR_DELAY] = "black",
+	[FRR_TR_OFFER] = "yellow",
+	[FRR_TR_ACCEPTED] = "olive",
+	[FRR_TR_CANCELLED] = "generic_work",
+	[FRR_TR_HELP_RECVD] = "rail_load",
+};
+
+int frr_trace_create(const char *path, int rank, int nranks, int first_worker,
+		     int nworkers_local, uint32_t cap, struct frr_trace **out)
+{
+	struct frr_trace *t;
+	int i;
+
+	if (!path || nworkers_local < 1 || rank < 0 || nranks <= rank)
+		return -EINVAL;
+	if (!cap)
+		cap = TRACE_DEFAULT_CAP;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		goto err_nomem;
+	t->path = strdup(path);
+	if (!t->path)
+		goto free_t;
+	t->bufs = aligned_alloc(64, sizeof(*t->bufs) * (size_t)nworkers_local);
+	if (!t->bufs)
+		goto free_path;
+	memset(t->bufs, 0, sizeof(*t->bufs) * (size_t)nworkers_local);
+	for (i = 0; i < nworkers_local; i++) {
+		t->bufs[i].rec = calloc(cap, sizeof(struct frr_trace_rec));
+		if (!t->bufs[i].rec)
+			goto free_recs;
+		t->bufs[i].cap = cap;
+		t->bufs[i].worker = first_worker + i;
+	}
+	t->rank = rank;
+	t->nranks = nranks;
+	t->first_worker = first_worker;
+	t->nbufs = nworkers_local;
+	*out = t;
+	return 0;
+free_recs:
+	while (i-- > 0)
+		free(t->bufs[i].rec);
+	free(t->bufs);
+free_path:
+	free(t->path);
+free_t:
+	free(t);
+err_nomem:
+	frr_err("--trace: cannot allocate %u records for %d workers; pass a "
+		"smaller trace or fewer clocks",
+		cap, nworkers_local);
+	return -ENOMEM;
+}
+
+void frr_trace_destroy(struct frr_trace *t)
+{
+	if (!t)
+		return;
+	for (int i = 0; i < t->nbufs; i++)
+		free(t->bufs[i].rec);
+	free(t->bufs);
+	free(t->path);
+	free(t);
+}
+
+struct frr_trace_buf *frr_trace_buf(struct frr_trace *t, int i)
+{
+	if (!t || i < 0 || i >= t->nbufs)
+		return NULL;
+	return &t->bufs[i];
+}
+
+uint64_t frr_trace_dropped(const struct frr_trace *t)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; t && i < t->nbufs; i++)
+		n += t->bufs[i].dropped;
+	return n;
+}
+
+static void write_rec(FILE *f, int pid, int tid, const struct frr_trace_rec *r)
+{
+	const char *name = r->kind < FRR_TR_NKINDS ? kind_names[r->kind] : "?";
+	const char *col = r->kind < FRR_TR_NKINDS ? kind_colour[r->kind] : "";
+	double ts = (double)r->t0 / 1e3;
+
+	if (r->kind == FRR_TR_CLOCK) {
+		fprintf(f,
+			"{\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,"
+			"\"dur\":%.3f,\"name\":\"clock %d\",\"cat\":\"clock\","
+			"\"cname\":\"%s\",\"args\":{\"clock\":%d}},\n",
+			pid, tid, ts, (double)(r->t1 - r->t0) / 1e3, r->clock,
+			col, r->clock);
+		return;
+	}
+	if (r->kind == FRR_TR_DELAY) {
+		fprintf(f,
+			"{\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,"
+			"\"dur\":%.3f,\"name\":\"%s\",\"cat\":\"straggler\","
+			"\"cname\":\"%s\",\"args\":{\"clock\":%d,"
+			"\"factor\":%.2f}},\n",
+			pid, tid, ts, (double)(r->t1 - r->t0) / 1e3, name, col,
+			r->clock, (double)r->a / 100.0);
+		return;
+	}
+	if (r->t1 == r->t0 && r->kind >= FRR_TR_OFFER) {
+		fprintf(f,
+			"{\"ph\":\"i\",\"s\":\"t\",\"pid\":%d,\"tid\":%d,"
+			"\"ts\":%.3f,\"name\":\"%s\",\"cat\":\"rr\","
+			"\"args\":{\"clock\":%d,\"peer\":%d,\"begin\":%llu,"
+			"\"end\":%llu}},\n",
+			pid, tid, ts, name, r->clock, r->peer,
+			(unsigned long long)r->a, (unsigned long long)r->b);
+		return;
+	}
+	if (r->kind == FRR_TR_HELP_GIVEN) {
+		fprintf(f,
+			"{\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,"
+			"\"dur\":%.3f,\"name\":\"help w%d\",\"cat\":\"rr\","
+			"\"cname\":\"%s\",\"args\":{\"helpee\":%d,\"clock\":%d,"
+			"\"begin\":%llu,\"end\":%llu}},\n",
+			pid, tid, ts, (double)(r->t1 - r->t0) / 1e3, r->peer,
+			col, r->peer, r->clock, (unsigned long long)r->a,
+			(unsigned long long)r->b);
+		return;
+	}
+	fprintf(f,
+		"{\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,"
+		"\"name\":\"%s\",\"cat\":\"worker\",\"cname\":\"%s\","
+		"\"args\":{\"clock\":%d,\"begin\":%llu,\"end\":%llu}},\n",
+		pid, tid, ts, (double)(r->t1 - r->t0) / 1e3, name, col,
+		r->clock, (unsigned long long)r->a, (unsigned long long)r->b);
+}
+
+/* This rank's events (no brackets), metadata first. */
+static int write_events(const struct frr_trace *t, FILE *f)
+{
+	fprintf(f,
+		"{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_name\","
+		"\"args\":{\"name\":\"rank %d\"}},\n",
+		t->rank, t->rank);
+	for (int i = 0; i < t->nbufs; i++) {
+		const struct frr_trace_buf *b = &t->bufs[i];
+
+		fprintf(f,
+			"{\"ph\":\"M\",\"pid\":%d,\"tid\":%d,"
+			"\"name\":\"thread_name\",\"args\":{\"name\":"
+			"\"worker %d\"}},\n",
+			t->rank, b->worker, b->worker);
+		for (uint32_t j = 0; j < b->n; j++)
+			write_rec(f, t->rank, b->worker, &b->rec[j]);
+	}
+	return ferror(f) ? -EIO : 0;
+}
+
+static int write_part(const struct frr_trace *t, const char *path)
+{
+	char tmp[4096];
+	FILE *f;
+	int err;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	f = fopen(tmp, "w");
+	if (!f) {
+		err = -errno;
+		frr_err("--trace: cannot create %s: %s; pick a writable path",
+			tmp, strerror(-err));
+		return err;
+	}
+	err = write_events(t, f);
+	if (fclose(f) && !err)
+		err = -errno;
+	if (!err && rename(tmp, path))
+		err = -errno;
+	if (err) {
+		frr_err("--trace: writing %s failed: %s", path, strerror(-err));
+		unlink(tmp);
+	}
+	return err;
+}
+
+static int append_file(FILE *out, const char *path, int timeout_ms)
+{
+	char buf[65536];
+	size_t n;
+	FILE *in;
+
+	/* another rank's part appears atomically (rename) when complete */
+	for (int waited = 0; !(in = fopen(path, "r")); waited += 10) {
+		struct timespec ts = { 0, 10 * 1000000L };
+
+		if (waited >= timeout_ms) {
+			frr_err("--trace: %s did not appear within %d ms; its "
+				"rank probably failed, the trace lacks it",
+				path, timeout_ms);
+			return -ETIMEDOUT;
+		}
+		nanosleep(&ts, NULL);
+	}
+	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+		fwrite(buf, 1, n, out);
+	fclose(in);
+	unlink(path);
+	return 0;
+}
+
+int frr_trace_write(struct frr_trace *t, int timeout_ms)
+{
+	char part[4096], tmp[4096];
+	FILE *f;
+	int err = 0;
+
+	if (!t)
+		return 0;
+	if (frr_trace_dropped(t))
+		frr_warn("--trace: %llu events dropped (buffers full); "
+			 "trace fewer clocks",
+			 (unsigned long long)frr_trace_dropped(t));
+	if (t->rank != 0) {
+		if (snprintf(part, sizeof(part), "%s.rank%d", t->path,
+			     t->rank) >= (int)sizeof(part))
+			return -ENAMETOOLONG;
+		return write_part(t, part);
+	}
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", t->path) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	f = fopen(tmp, "w");
+	if (!f) {
+		err = -errno;
+		frr_err("--trace: cannot create %s: %s; pick a writable path",
+			tmp, strerror(-err));
+		return err;
+	}
+	fprintf(f, "[\n");
+	err = write_events(t, f);
+	for (int r = 1; r < t->nranks && !err; r++) {
+		if (snprintf(part, sizeof(part), "%s.rank%d", t->path, r) >=
+		    (int)sizeof(part)) {
+			err = -ENAMETOOLONG;
+			break;
+		}
+		err = append_file(f, part, timeout_ms);
+		if (err == -ETIMEDOUT)
+			err = 0; /* keep what we have */
+	}
+	/* a closing event without a trailing comma keeps the JSON strict */
+	fprintf(f, "{\"ph\":\"M\",\"pid\":0,\"name\":\"trace_end\","
+		   "\"args\":{}}\n]\n");
+	if (fclose(f) && !err)
+		err = -errno;
+	if (!err && rename(tmp, t->path))
+		err = -errno;
+	if (err) {
+		frr_err("--trace: writing %s failed: %s", t->path,
+			strerror(-err));
+		unlink(tmp);
+		return err;
+	}
+	frr_info("--trace: wrote %s (open it in ui.perfetto.dev)", t->path);
+	return 0;
+}
