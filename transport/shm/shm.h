@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * shm backend internals: processes of one host write into each other's
+ * memfd-backed regions.
+ *
+ * Set-up (shm_setup.c): each ctx listens on an abstract UNIX socket (its
+ * address) served by one service thread.  The thread accepts connections
+ * and reads their first message: HELLO opens an endpoint (queued for
+ * frr_tp_ep_accept), IMPORT asks for a region's memfd, answered over
+ * SCM_RIGHTS.  The thread also watches every endpoint socket: a hang-up
+ * (peer closed the ep or exited) sets ep->gone, which the data path reads
+ * with one relaxed load.  Memory is memfd only, so it vanishes with the last
+ * process that maps it, crash or not.
+ *
+ * Data path (shm_datapath.c): memcpy into the mapped remote region, counters
+ * are release stores, notifications go through a per-endpoint SPSC ring in
+ * the target's memory.  No syscalls, locks or allocation per write.
+ */
+#ifndef FLEXRR_SHM_H
+#define FLEXRR_SHM_H
+
+#include <pthread.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "../transport_impl.h"
+
+#define SHM_RING_SLOTS 1024u /* power of two */
+#define SHM_CQ_SLOTS 8192u   /* power of two */
+#define SHM_ACCEPTQ 64
+#define SHM_MSG_MAGIC 0x46525348u /* "FRSH" */
+
+struct shm_note {
+	int32_t src_rank;
+	uint32_t imm;
+};
+
+/*
+ * Inbound notification ring of one endpoint, in a memfd of the target (the
+ * consumer) mapped by the writer (the producer).  Only the producer writes
+ * tail and slots; only the consumer writes head.  Producer: fill slot, then
+ * release-store tail.  Consumer: acquire-load tail, read slots, then
+ * release-store head (which frees the slots for the producer).  Indices run
+ * freely; tail - head <= SHM_RING_SLOTS, checked by the consumer since the
+ * producer is another process.
+ */
+struct shm_ring {
+	alignas(64) _Atomic uint64_t tail;
+	alignas(64) _Atomic uint64_t head;
+	alignas(64) struct shm_note slot[SHM_RING_SLOTS];
+};
+
+/*
+ * Trailing control page of a REMOTE_WRITE region, written only by the
+ * owner: alive = 1 while registered, 0 once freed; writers check it with a
+ * relaxed load so writes to a freed region fail instead of landing unseen.
+ */
+struct shm_region_ctl {
+	_Atomic uint32_t alive;
+	uint32_t region_id;
+};
+
+struct shm_ctx {
+	struct frr_tp_ctx base;
+	int lfd;     /* listening socket (service thread only after open) */
+	int wake_fd; /* eventfd: tells the service thread to exit */
+	int epfd;
+	pthread_t svc;
+	char addr[FRR_TP_ADDR_MAX]; /* "@name" = abstract socket */
+	uint64_t next_ep_serial;
+
+	/* lock guards: regions[], acceptq[], eps[] changes (readers in the
+	 * user thread may read eps[] without it: the user thread is the only
+	 * writer). */
+	pthread_mutex_t lock;
+	pthread_cond_t acceptq_cond;
+	struct shm_pending {
+		int fd;
+		int rank;
+		int ring_fd;
+		char addr[FRR_TP_ADDR_MAX];
+	} acceptq[SHM_ACCEPTQ];
+	int acceptq_n;
+	struct shm_mr **regions;
+	size_t nregions, capregions;
+	struct shm_ep **eps;
+	int neps, capeps;
+	int notify_next; /* round-robin start of poll_notify */
+
+	/* completions of signaled writes: user thread only */
+	struct frr_tp_wc *cq;
+	uint32_t cq_head, cq_tail;
+};
+
+struct shm_mr {
+	struct frr_tp_mr base;
+	int fd;		/* memfd, -1 for LOCAL-only regions */
+	size_t map_len; /* data (page rounded) + control page */
+	struct shm_region_ctl *ctl;
+};
+
+struct shm_ep {
+	struct frr_tp_ep base;
+	int fd; /* connected socket: hang-up = peer gone */
+	uint64_t serial;
+	_Atomic int gone; /* set by the service thread */
+	char peer_addr[FRR_TP_ADDR_MAX];
+	struct shm_ring *in;  /* my inbound ring (peer produces) */
+	struct shm_ring *out; /* peer's inbound ring (I produce) */
+	uint64_t in_head;     /* consumer copy of in->head */
+	uint64_t out_tail;    /* producer copy of out->tail */
+	uint64_t out_head_cache;
+};
+
+struct shm_rmr {
+	struct frr_tp_rmr base;
+	char *data;
+	size_t map_len;
+	struct shm_region_ctl *ctl;
+};
+
+#define shm_ctx_of(c) container_of(c, struct shm_ctx, base)
+#define shm_ep_of(e) container_of(e, struct shm_ep, base)
+#define shm_mr_of(m) container_of(m, struct shm_mr, base)
+#define shm_rmr_of(r) container_of(r, struct shm_rmr, base)
+
+size_t shm_page_round(size_t len);
+
+int shm_write(struct frr_tp_ep *ep, const struct frr_tp_mr *lmr, size_t loff,
+	      struct frr_tp_rmr *rmr, size_t roff, size_t len, uint64_t wr_id,
+	      unsigned flags);
+int shm_write_u64(struct frr_tp_ep *ep, struct frr_tp_rmr *rmr, size_t roff,
+		  uint64_t value, uint64_t wr_id, unsigned flags);
+int shm_write_notify(struct frr_tp_ep *ep, const struct frr_tp_mr *lmr,
+		     size_t loff, struct frr_tp_rmr *rmr, size_t roff,
+		     size_t len, uint32_t imm, uint64_t wr_id, unsigned flags);
+int shm_poll(struct frr_tp_ctx *ctx, struct frr_tp_wc *wc, int max);
+int shm_poll_notify(struct frr_tp_ctx *ctx, struct frr_tp_notify *n, int max);
+int shm_flush(struct frr_tp_ep *ep, int timeout_ms);
+
+#endif /* FLEXRR_SHM_H */
