@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Matrix factorization by SGD: internal interfaces shared by the app
+ * (mf_app.c), the loaders (mf_load.c), the synthetic generator (mf_synth.c)
+ * and the kernel (mf_sgd.c).  docs/apps/mf.md is the user's view.
+ *
+ * Model: r(u,i) ~ mu + b_u + b_i + p_u . q_i.  A user row of the "user"
+ * table is [p_u (rank floats) | b_u]; an item row of "item" is [q_i | b_i].
+ *
+ * Work items are training ratings.  Ratings are partitioned by user (every
+ * rating of a user belongs to one worker), so a user row is written by one
+ * worker (or its helpers) only and the SSP staleness that remains is on item
+ * rows.  A partition is a pure function of (data, seed, worker, nworkers):
+ * any rank can build any worker's partition (RapidReassignment replicas).
+ */
+#ifndef FLEXRR_APPS_MF_H
+#define FLEXRR_APPS_MF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define MF_MAX_RANK 1024
+#define MF_ID_MAX UINT32_MAX /* raw ids in files: 0 .. 2^32 - 1 */
+
+/* ---- deterministic hashing and random numbers ------------------------- */
+/* splitmix64: a counter-based generator, good enough for synthetic data and
+ * shuffles, and cheap to seed from a hash of (seed, what, index). */
+static inline uint64_t mf_mix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+static inline uint64_t mf_hash3(uint64_t a, uint64_t b, uint64_t c)
+{
+	return mf_mix64(mf_mix64(mf_mix64(a) ^ b) ^ c);
+}
+
+struct mf_rng {
+	uint64_t s;
+};
+
+static inline uint64_t mf_rng_next(struct mf_rng *r)
+{
+	r->s += 0x9e3779b97f4a7c15ull;
+	return mf_mix64(r->s);
+}
+
+/* uniform in [0, 1) with 53 random bits */
+static inline double mf_rng_uniform(struct mf_rng *r)
+{
+	return (double)(mf_rng_next(r) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* uniform in [0, n), n > 0 (Lemire's multiply-shift; the bias is < n/2^64) */
+static inline uint64_t mf_rng_below(struct mf_rng *r, uint64_t n)
+{
+	return (uint64_t)(((unsigned __int128)mf_rng_next(r) * n) >> 64);
+}
+
+double mf_rng_normal(struct mf_rng *r);
+
+/* ---- ratings and partitions -------------------------------------------- */
+struct mf_rating {
+	uint32_t user; /* dense id; in a partition: index into part->users */
+	uint32_t item; /* dense id */
+	float r;
+};
+
+/* A whole data set read from files, ids remapped densely (in raw id order,
+ * so the mapping does not depend on the order of the file). */
+struct mf_data {
+	uint64_t n;
+	struct mf_rating *ratings;
+	uint32_t nusers;
+	uint32_t nitems;
+	double mean;	  /* of all ratings */
+	int *user_worker; /* owner worker of each user, after mf_data_assign */
+	int nworkers;
+};
+
+/* One worker's share: training ratings (its work items, in processing
+ * order) and held-out ratings (grouped by user), both with partition-local
+ * user indices. */
+struct mf_part {
+	uint64_t ntrain;
+	struct mf_rating *train;
+	uint64_t ntest;
+	struct mf_rating *test;
+	uint32_t nusers;
+	uint32_t *users; /* local index -> dense user id */
+};
+
+void mf_data_free(struct mf_data *d);
+void mf_part_free(struct mf_part *p);
+
+/* Assign users to workers, balancing rating counts (largest first, to the
+ * least loaded worker, ties to the lowest worker): deterministic. */
+int mf_data_assign(struct mf_data *d, int nworkers);
+/* Build worker w's partition: the ratings of its users, a rating held out
+ * when hash(seed, raw pair) < test_frac, training ratings shuffled with a
+ * generator seeded from (seed, w). */
+int mf_data_partition(const struct mf_data *d, int w, uint64_t seed,
+		      double test_frac, struct mf_part *out);
+/* Is this rating of (user, item, occurrence) held out?  Shared by files and
+ * the generator so the split is the same function everywhere. */
+static inline int mf_is_test(uint64_t seed, uint64_t user, uint64_t item,
+			     uint64_t occurrence, double test_frac)
+{
+	uint64_t h = mf_hash3(seed ^ 0x7465737466726163ull, user,
+			      (item << 20) ^ occurrence);
+
+	return (double)(h >> 11) * (1.0 / 9007199254740992.0) < test_frac;
+}
+/* Shuffle ratings in place (Fisher-Yates) with a generator seeded by seed. */
+void mf_shuffle(struct mf_rating *r, uint64_t n, uint64_t seed);
+
+/* ---- file formats ------------------------------------------------------ */
+enum mf_format {
+	MF_FMT_AUTO = 0,
+	MF_FMT_NETFLIX, /* "MOVIE:" blocks of "user,rating,date" */
+	MF_FMT_ML_DAT,	/* MovieLens ratings.dat: user::item::rating::ts */
+	MF_FMT_ML_CSV,	/* MovieLens ratings.csv: header, user,item,rating,ts */
+	MF_FMT_TRIPLES, /* "user item rating", whitespace separated */
+};
+
+/* "netflix", "movielens" (dat or csv, told apart by content), "triples";
+ * -EINVAL for anything else. */
+int mf_format_parse(const char *s, enum mf_format *out);
+const char *mf_format_name(enum mf_format f);
+/* Read paths[0..npaths) (gzip or plain) in 'fmt' (MF_FMT_AUTO: detect from
+ * the first file's first line); ids remapped densely.  Errors name the file,
+ * line (or byte offset) and what was expected; -EINVAL / -EIO / -ENOMEM. */
+int mf_load_files(const char *const *paths, int npaths, enum mf_format fmt,
+		  struct mf_data *out);
+
+/* ---- synthetic data ---------------------------------------------------- */
+/* Low-rank truth plus Gaussian noise: r = mean + p*_u . q*_i + noise * N(0,1)
+ * with p*, q* entries N(0, (signal^2/rank)^(1/2)) so p*.q* has standard
+ * deviation 'signal'.  User u's rating count is about
+ * ratings/users * (1-a) x^-a (x uniform per user, a = user_skew: a power law
+ * of mean ratings/users), capped at items; items are drawn with density
+ * proportional to x^-item_skew (popular items first).  Everything is a pure
+ * function of (seed, user): partitions are generated independently and the
+ * data set does not depend on the number of workers. */
+struct mf_synth {
+	uint32_t users;
+	uint32_t items;
+	uint64_t ratings; /* target; the generated count is close to it */
+	int rank;	  /* of the truth */
+	double mean;
+	double signal;
+	double noise;
+	double user_skew; /* 0 <= a < 1 */
+	double item_skew; /* 0 <= a < 1 */
+	uint64_t seed;
+};
+
+void mf_synth_defaults(struct mf_synth *s);
+/* "USERS,ITEMS,RATINGS" or "netflix" (480189,17770,100000000). */
+int mf_synth_parse(const char *spec, struct mf_synth *s);
+/* Worker w of nworkers gets users u with u % nworkers == w. */
+int mf_synth_partition(const struct mf_synth *s, int w, int nworkers,
+		       double test_frac, uint64_t split_seed,
+		       struct mf_part *out);
+
+/* ---- the SGD kernel ---------------------------------------------------- */
+struct mf_hyper {
+	int rank;
+	float lr;   /* this clock's step size */
+	float reg;  /* L2 on factors */
+	float breg; /* L2 on biases */
+	float mu;   /* global mean */
+};
+
+/* Prediction for a user row p and item row q (rank factors + bias each). */
+static inline float mf_predict(const float *p, const float *q, int rank,
+			       float mu)
+{
+	float dot = 0.0f;
+
+	for (int f = 0; f < rank; f++)
+		dot += p[f] * q[f];
+	return mu + p[rank] + q[rank] + dot;
+}
+
+/* One SGD step on rating r: updates p and q in place and adds the same
+ * changes to dp and dq (the deltas pushed to the tables).  Returns the
+ * error before the step (r - prediction). */
+static inline float mf_sgd_step(float *restrict p, float *restrict q,
+				float *restrict dp, float *restrict dq,
+				const struct mf_hyper *h, float r)
+{
+	const int k = h->rank;
+	const float e = r - mf_predict(p, q, k, h->mu);
+	const float lr = h->lr;
+
+	for (int f = 0; f < k; f++) {
+		const float pf = p[f], qf = q[f];
+		const float gp = lr * (e * qf - h->reg * pf);
+		const float gq = lr * (e * pf - h->reg * qf);
+
+		p[f] = pf + gp;
+		q[f] = qf + gq;
+		dp[f] += gp;
+		dq[f] += gq;
+	}
+	const float gbu = lr * (e - h->breg * p[k]);
+	const float gbi = lr * (e - h->breg * q[k]);
+
+	p[k] += gbu;
+	q[k] += gbi;
+	dp[k] += gbu;
+	dq[k] += gbi;
+	return e;
+}
+
+/* Plain-array SGD for tests and the throughput benchmark: one pass over
+ * ratings (user = dense id into P, item into Q); returns the sum of squared
+ * errors before each step. */
+double mf_sgd_pass(float *P, float *Q, const struct mf_rating *ratings,
+		   uint64_t n, const struct mf_hyper *h);
+/* Sum of squared errors of the model on ratings, no update. */
+double mf_sse(const float *P, const float *Q, const struct mf_rating *ratings,
+	      uint64_t n, int rank, float mu);
+/* Deterministic initial row: small N(0, 0.1/sqrt(rank)) factors, zero
+ * bias; a function of (seed, table, row) only. */
+void mf_init_row(uint64_t seed, int table, uint64_t row, float *out, int rank);
+
+#endif /* FLEXRR_APPS_MF_H */

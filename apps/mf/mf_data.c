@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: MIT
+/* A loaded data set cut into workers' partitions. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flexrr/log.h"
+#include "mf.h"
+
+void mf_data_free(struct mf_data *d)
+{
+	free(d->ratings);
+	free(d->user_worker);
+	memset(d, 0, sizeof(*d));
+}
+
+void mf_part_free(struct mf_part *p)
+{
+	free(p->train);
+	free(p->test);
+	free(p->users);
+	memset(p, 0, sizeof(*p));
+}
+
+static int by_count_desc(const void *a, const void *b, void *arg)
+{
+	const uint64_t *count = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (count[x] != count[y])
+		return count[x] > count[y] ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+int mf_data_assign(struct mf_data *d, int nworkers)
+{
+	uint64_t *count = calloc(d->nusers + 1, sizeof(*count));
+	uint64_t *load = calloc((size_t)nworkers, sizeof(*load));
+	uint32_t *order = malloc(sizeof(*order) * (d->nusers + 1));
+	int *owner = malloc(sizeof(*owner) * (d->nusers + 1));
+	int ret = -ENOMEM;
+
+	if (nworkers < 1) {
+		ret = -EINVAL;
+		frr_err("mf: %d workers: need at least one", nworkers);
+		goto out;
+	}
+	if (!count || !load || !order || !owner) {
+		frr_err("mf: out of memory assigning %" PRIu32
+			" users to workers",
+			d->nusers);
+		goto out;
+	}
+	for (uint64_t j = 0; j < d->n; j++)
+		count[d->ratings[j].user]++;
+	for (uint32_t u = 0; u < d->nusers; u++)
+		order[u] = u;
+	qsort_r(order, d->nusers, sizeof(*order), by_count_desc, count);
+	/* largest first to the least loaded worker: within one user's
+	 * count of perfect balance */
+	for (uint32_t k = 0; k < d->nusers; k++) {
+		int best = 0;
+
+		for (int w = 1; w < nworkers; w++)
+			if (load[w] < load[best])
+				best = w;
+		owner[order[k]] = best;
+		load[best] += count[order[k]];
+	}
+	free(d->user_worker);
+	d->user_worker = owner;
+	d->nworkers = nworkers;
+	owner = NULL;
+	ret = 0;
+out:
+	free(owner);
+	free(order);
+	free(load);
+	free(count);
+	return ret;
+}
+
+int mf_data_partition(const struct mf_data *d, int w, uint64_t seed,
+		      double test_frac, struct mf_part *out)
+{
+	struct mf_part p = { 0 };
+	uint32_t *local = malloc(sizeof(*local) * (d->nusers + 1));
+	uint64_t n = 0;
+	int ret = -ENOMEM;
+
+	if (!d->user_worker || w < 0 || w >= d->nworkers) {
+		frr_err("mf: partition %d of %d requested before the users "
+			"were assigned (a bug)",
+			w, d->nworkers);
+		free(local);
+		return -EINVAL;
+	}
+	if (!local)
+		goto out_nomem;
+	for (uint32_t u = 0; u < d->nusers; u++)
+		if (d->user_worker[u] == w)
+			local[u] = p.nusers++;
+	for (uint64_t j = 0; j < d->n; j++)
+		n += d->user_worker[d->ratings[j].user] == w;
+	p.users = malloc(sizeof(*p.users) * (p.nusers + 1));
+	p.train = malloc(sizeof(*p.train) * (n + 1));
+	if (!p.users || !p.train)
+		goto out_nomem;
+	for (uint32_t u = 0; u < d->nusers; u++)
+		if (d->user_worker[u] == w)
+			p.users[local[u]] = u;
+	/* training ratings from the front, held-out ones from the back */
+	for (uint64_t j = 0; j < d->n; j++) {
+		struct mf_rating x = d->ratings[j];
+
+		if (d->user_worker[x.user] != w)
+			continue;
+		int test = mf_is_test(seed, x.user, x.item, 0, test_frac);
+
+		x.user = local[x.user];
+		if (test)
+			p.train[n - ++p.ntest] = x;
+		else
+			p.train[p.ntrain++] = x;
+	}
+	p.test = malloc(sizeof(*p.test) * (p.ntest + 1));
+	if (!p.test)
+		goto out_nomem;
+	memcpy(p.test, p.train + p.ntrain, sizeof(*p.test) * p.ntest);
+	mf_shuffle(p.train, p.ntrain, mf_hash3(seed, 0x7472, (uint64_t)w));
+	free(local);
+	*out = p;
+	return 0;
+
+out_nomem:
+	frr_err("mf: out of memory building worker %d's partition (%" PRIu64
+		" ratings)",
+		w, n);
+	free(local);
+	mf_part_free(&p);
+	return ret;
+}

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: MIT
+/* The SGD kernel on plain arrays, and the helpers every part shares. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mf.h"
+
+double mf_rng_normal(struct mf_rng *r)
+{
+	/* Box-Muller; 1 - u keeps the log argument in (0, 1] */
+	double u = 1.0 - mf_rng_uniform(r);
+	double v = mf_rng_uniform(r);
+
+	return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
+}
+
+double mf_sgd_pass(float *P, float *Q, const struct mf_rating *ratings,
+		   uint64_t n, const struct mf_hyper *h)
+{
+	const size_t cols = (size_t)h->rank + 1;
+	float scratch[2 * (MF_MAX_RANK + 1)];
+	float *dp = scratch, *dq = scratch + cols;
+	double sse = 0.0;
+
+	/* the deltas are not needed here, only the same code path */
+	memset(scratch, 0, sizeof(float) * 2 * cols);
+
+	for (uint64_t j = 0; j < n; j++) {
+		const struct mf_rating *x = &ratings[j];
+		float e = mf_sgd_step(P + x->user * cols, Q + x->item * cols,
+				      dp, dq, h, x->r);
+
+		sse += (double)e * e;
+	}
+	return sse;
+}
+
+double mf_sse(const float *P, const float *Q, const struct mf_rating *ratings,
+	      uint64_t n, int rank, float mu)
+{
+	const size_t cols = (size_t)rank + 1;
+	double sse = 0.0;
+
+	for (uint64_t j = 0; j < n; j++) {
+		const struct mf_rating *x = &ratings[j];
+		float e = x->r - mf_predict(P + x->user * cols,
+					    Q + x->item * cols, rank, mu);
+
+		sse += (double)e * e;
+	}
+	return sse;
+}
+
+void mf_init_row(uint64_t seed, int table, uint64_t row, float *out, int rank)
+{
+	struct mf_rng r = { mf_hash3(seed ^ 0x696e6974726f7773ull,
+				     (uint64_t)table, row) };
+	const double sd = 0.1 / sqrt((double)rank);
+
+	for (int f = 0; f < rank; f++)
+		out[f] = (float)(sd * mf_rng_normal(&r));
+	out[rank] = 0.0f;
+}
+
+void mf_shuffle(struct mf_rating *r, uint64_t n, uint64_t seed)
+{
+	struct mf_rng g = { mf_mix64(seed ^ 0x73687566666c6521ull) };
+
+	for (uint64_t i = n; i > 1; i--) {
+		uint64_t j = mf_rng_below(&g, i);
+		struct mf_rating t = r[i - 1];
+
+		r[i - 1] = r[j];
+		r[j] = t;
+	}
+}

@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: MIT
+/* MF loaders: every format, plain and gzip, detected or told; bad input
+ * fails with file, line (or byte offset) and what was expected. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "mf/mf.h"
+
+TestSuite(mf_load, .timeout = 60);
+
+static char dir[64];
+
+static void make_dir(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/frr-mf-load-XXXXXX");
+	cr_assert_not_null(mkdtemp(dir));
+}
+
+static void remove_dir(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	cr_assert_eq(system(cmd), 0);
+}
+
+/* Write text to DIR/name (gzip-compressed if gz); returns the path. */
+static const char *put(const char *name, const char *text, int gz)
+{
+	static char path[8][128];
+	static int next;
+	char *p = path[next++ % 8];
+	size_t n = strlen(text);
+
+	snprintf(p, 128, "%s/%s", dir, name);
+	if (gz) {
+		gzFile g = gzopen(p, "wb");
+
+		cr_assert_not_null(g);
+		if (n)
+			cr_assert_eq(gzwrite(g, text, (unsigned)n), (int)n);
+		gzclose(g);
+	} else {
+		FILE *f = fopen(p, "wb");
+
+		cr_assert_not_null(f);
+		cr_assert_eq(fwrite(text, 1, n, f), n);
+		fclose(f);
+	}
+	return p;
+}
+
+/* Load one file, capturing what is logged to stderr into msg. */
+static int load(const char *path, enum mf_format fmt, struct mf_data *d,
+		char *msg, size_t len)
+{
+	FILE *cap = tmpfile();
+	int saved = dup(2), ret;
+	size_t n;
+
+	cr_assert_not_null(cap);
+	fflush(stderr);
+	dup2(fileno(cap), 2);
+	ret = mf_load_files(&path, 1, fmt, d);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	rewind(cap);
+	n = fread(msg, 1, len - 1, cap);
+	msg[n] = '\0';
+	fclose(cap);
+	return ret;
+}
+
+/* the same 5 ratings in every format: raw users 7, 3, 1000000 and items
+ * 20, 10; dense ids follow raw id order */
+static const char netflix[] = "10:\n7,4,2005-09-06\n3,5,2004-01-01\n"
+			      "20:\n7,2,2005-09-06\n1000000,1,2003-02-02\n"
+			      "3,3,2005-01-01\n";
+static const char ml_dat[] = "7::10::4::1\n3::10::5::1\n7::20::2::1\n"
+			     "1000000::20::1::1\n3::20::3::1\n";
+static const char ml_csv[] = "userId,movieId,rating,timestamp\n"
+			     "7,10,4.0,1\n3,10,5.0,1\n7,20,2.0,1\n"
+			     "1000000,20,1.0,1\n3,20,3.0,1\n";
+static const char triples[] = "# user item rating\n7 10 4\n3\t10  5\n"
+			      "7 20 2\n1000000 20 1\n3 20 3 extra fields\n";
+
+/* The data every format above must give, as (user, item, rating), in
+ * file order. */
+static void check_data(const struct mf_data *d)
+{
+	static const struct mf_rating want[] = {
+		{ 1, 0, 4 }, { 0, 0, 5 }, { 1, 1, 2 }, { 2, 1, 1 }, { 0, 1, 3 },
+	};
+	double sum = 0;
+
+	cr_assert_eq(d->n, 5);
+	cr_assert_eq(d->nusers, 3);
+	cr_assert_eq(d->nitems, 2);
+	for (int j = 0; j < 5; j++) {
+		/* Netflix lists by movie, the others by line: compare as sets
+		 */
+		int found = 0;
+
+		for (int k = 0; k < 5; k++)
+			found += d->ratings[k].user == want[j].user &&
+				 d->ratings[k].item == want[j].item &&
+				 d->ratings[k].r == want[j].r;
+		cr_assert_eq(found, 1, "rating %d (%u, %u, %g)", j,
+			     want[j].user, want[j].item, want[j].r);
+		sum += want[j].r;
+	}
+	cr_assert_float_eq(d->mean, sum / 5, 1e-9);
+}
+
+static void check_format(const char *text, enum mf_format fmt)
+{
+	struct mf_data d;
+	char msg[1024];
+
+	make_dir();
+	for (int gz = 0; gz <= 1; gz++) {
+		const char *p = put(gz ? "r.gz" : "r.txt", text, gz);
+
+		/* told, and detected */
+		cr_assert_eq(load(p, fmt, &d, msg, sizeof(msg)), 0, "%s", msg);
+		check_data(&d);
+		mf_data_free(&d);
+		cr_assert_eq(load(p, MF_FMT_AUTO, &d, msg, sizeof(msg)), 0,
+			     "%s", msg);
+		check_data(&d);
+		mf_data_free(&d);
+	}
+	remove_dir();
+}
+
+Test(mf_load, netflix)
+{
+	check_format(netflix, MF_FMT_NETFLIX);
+}
+Test(mf_load, movielens_dat)
+{
+	check_format(ml_dat, MF_FMT_ML_DAT);
+}
+/* --format movielens covers ratings.csv too */
+Test(mf_load, movielens_csv)
+{
+	check_format(ml_csv, MF_FMT_ML_DAT);
+}
+Test(mf_load, triples)
+{
+	check_format(triples, MF_FMT_TRIPLES);
+}
+
+Test(mf_load, format_names)
+{
+	enum mf_format f;
+
+	cr_assert_eq(mf_format_parse("netflix", &f), 0);
+	cr_assert_eq(f, MF_FMT_NETFLIX);
+	cr_assert_eq(mf_format_parse("movielens", &f), 0);
+	cr_assert_eq(mf_format_parse("triples", &f), 0);
+	cr_assert_eq(f, MF_FMT_TRIPLES);
+	cr_assert_eq(mf_format_parse("csv", &f), -EINVAL);
+}
+
+Test(mf_load, several_files)
+{
+	struct mf_data d;
+	const char *paths[2];
+
+	make_dir();
+	paths[0] = put("a.txt", "7 10 4\n3 10 5\n7 20 2\n", 0);
+	paths[1] = put("b.gz", "1000000 20 1\n3 20 3\n", 1);
+	cr_assert_eq(mf_load_files(paths, 2, MF_FMT_AUTO, &d), 0);
+	check_data(&d);
+	mf_data_free(&d);
+	remove_dir();
+}
+
+/* A bad file must fail (never crash) and the message must contain each
+ * of the wanted substrings. */
+static void check_bad(const char *name, const char *text, int gz,
+		      enum mf_format fmt, const char *want1, const char *want2)
+{
+	struct mf_data d;
+	char msg[2048];
+	const char *p;
+	int ret;
+
+	make_dir();
+	p = put(name, text, gz);
+	ret = load(p, fmt, &d, msg, sizeof(msg));
+	cr_assert_lt(ret, 0, "loading bad file '%s' succeeded", name);
+	cr_assert_not_null(strstr(msg, want1), "message '%s' lacks '%s'", msg,
+			   want1);
+	if (want2)
+		cr_assert_not_null(strstr(msg, want2),
+				   "message '%s' lacks '%s'", msg, want2);
+	remove_dir();
+}
+
+Test(mf_load, text_rating)
+{
+	check_bad("t.txt", "1 2 3\n1 3 abc\n", 0, MF_FMT_AUTO,
+		  "t.txt:2:", "numeric rating");
+	check_bad("n.txt", "1:\n5,4,2005\n6,four,2005\n", 0, MF_FMT_NETFLIX,
+		  "n.txt:3:", "numeric rating");
+	check_bad("m.dat", "1::2::3::4\n1::2\n", 0, MF_FMT_ML_DAT,
+		  "m.dat:2:", "USER::ITEM::RATING");
+	check_bad("c.csv", "userId,movieId,rating\n1,2,x\n", 0, MF_FMT_AUTO,
+		  "c.csv:2:", "numeric rating");
+	check_bad("g.gz", "1 2 3\n\n1 2 3.5x\n", 1, MF_FMT_AUTO,
+		  "g.gz:3:", "numeric rating");
+	check_bad("inf.txt", "1 2 inf\n", 0, MF_FMT_AUTO,
+		  "inf.txt:1:", "numeric rating");
+}
+
+Test(mf_load, ids_out_of_range)
+{
+	check_bad("big.txt", "1 2 3\n4294967296 2 3\n", 0, MF_FMT_AUTO,
+		  "big.txt:2:", "user id '4294967296' out of range");
+	check_bad("bigi.txt", "1::99999999999999999999999::3\n", 0, MF_FMT_AUTO,
+		  "bigi.txt:1:", "item id");
+	check_bad("bigm.txt", "5000000000:\n1,2,2005\n", 0, MF_FMT_NETFLIX,
+		  "bigm.txt:1:", "movie id");
+	check_bad("neg.txt", "-1 2 3\n", 0, MF_FMT_TRIPLES,
+		  "neg.txt:1:", "user id");
+}
+
+Test(mf_load, netflix_without_movie)
+{
+	check_bad("nm.txt", "5,4,2005\n", 0, MF_FMT_NETFLIX,
+		  "nm.txt:1:", "MOVIE_ID:");
+}
+
+Test(mf_load, empty_files)
+{
+	check_bad("e.txt", "", 0, MF_FMT_AUTO, "e.txt", "no ratings");
+	check_bad("e.gz", "", 1, MF_FMT_AUTO, "e.gz", "no ratings");
+	check_bad("c.txt", "# only a comment\n\n", 0, MF_FMT_TRIPLES, "c.txt",
+		  "no ratings");
+	check_bad("h.csv", "userId,movieId,rating,timestamp\n", 0, MF_FMT_AUTO,
+		  "h.csv", "no ratings");
+}
+
+Test(mf_load, missing_file)
+{
+	struct mf_data d;
+	char msg[1024];
+
+	cr_assert_lt(
+	    load("/nonexistent/r.txt", MF_FMT_AUTO, &d, msg, sizeof(msg)), 0);
+	cr_assert_not_null(strstr(msg, "/nonexistent/r.txt"), "%s", msg);
+}
+
+Test(mf_load, truncated_gzip)
+{
+	struct mf_data d;
+	char text[64 * 1024], msg[2048], path[160];
+	FILE *f;
+	long size;
+	size_t k = 0;
+
+	/* enough lines that the cut falls inside the compressed stream */
+	for (int j = 0; k < sizeof(text) - 32; j++)
+		k += (size_t)snprintf(text + k, sizeof(text) - k, "%d %d %d\n",
+				      j, j * 7 % 1000, j % 5 + 1);
+	make_dir();
+	snprintf(path, sizeof(path), "%s", put("cut.gz", text, 1));
+	f = fopen(path, "rb+");
+	cr_assert_not_null(f);
+	fseek(f, 0, SEEK_END);
+	size = ftell(f);
+	cr_assert_eq(ftruncate(fileno(f), size / 2), 0);
+	fclose(f);
+	cr_assert_lt(load(path, MF_FMT_AUTO, &d, msg, sizeof(msg)), 0);
+	cr_assert_not_null(strstr(msg, "cut.gz"), "%s", msg);
+	cr_assert_not_null(strstr(msg, "byte"), "%s", msg);
+	remove_dir();
+}
+
+/* Dense ids of sparse raw ids (the sort path) match the direct path. */
+Test(mf_load, sparse_ids)
+{
+	struct mf_data d;
+	char msg[1024];
+
+	make_dir();
+	cr_assert_eq(load(put("s.txt",
+			      "4000000000 10 1\n5 4000000001 2\n"
+			      "4000000000 4000000001 3\n",
+			      0),
+			  MF_FMT_AUTO, &d, msg, sizeof(msg)),
+		     0, "%s", msg);
+	cr_assert_eq(d.nusers, 2);
+	cr_assert_eq(d.nitems, 2);
+	cr_assert_eq(d.ratings[0].user, 1);
+	cr_assert_eq(d.ratings[0].item, 0);
+	cr_assert_eq(d.ratings[1].user, 0);
+	cr_assert_eq(d.ratings[1].item, 1);
+	mf_data_free(&d);
+	remove_dir();
+}
