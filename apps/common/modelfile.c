@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "flexrr/log.h"
+#include "modelfile.h"
+#include "reader.h"
+
+int frr_model_save(const char *path, const char *app,
+		   const struct frr_model_table *t, int ntables,
+		   int (*row)(void *ctx, int t, uint64_t r, float *out),
+		   void *ctx)
+{
+	char tmp[4096];
+	float *buf = NULL;
+	uint32_t maxc = 1;
+	FILE *f;
+	int rc = 0;
+
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp)) {
+		frr_err("%s: --save path too long", app);
+		return -ENAMETOOLONG;
+	}
+	for (int i = 0; i < ntables; i++)
+		if (t[i].cols > maxc)
+			maxc = t[i].cols;
+	buf = malloc(maxc * sizeof(*buf));
+	if (!buf)
+		return -ENOMEM;
+	f = fopen(tmp, "wb");
+	if (!f) {
+		rc = -errno;
+		frr_err("%s: cannot write model '%s': %s; check the directory "
+			"exists and is writable",
+			app, tmp, strerror(errno));
+		goto free_buf;
+	}
+	fprintf(f, "flexrr-model 1 %s %d\n", app, ntables);
+	for (int i = 0; i < ntables && !rc; i++) {
+		fprintf(f, "table %s %" PRIu64 " %u\n", t[i].name, t[i].rows,
+			t[i].cols);
+		for (uint64_t r = 0; r < t[i].rows && !rc; r++) {
+			rc = row(ctx, i, r, buf);
+			if (!rc && fwrite(buf, sizeof(*buf), t[i].cols, f) !=
+				       t[i].cols)
+				rc = -EIO;
+		}
+	}
+	if (fclose(f) && !rc)
+		rc = -EIO;
+	if (rc) {
+		frr_err("%s: writing model '%s' failed (%s)", app, tmp,
+			strerror(-rc));
+		unlink(tmp);
+		goto free_buf;
+	}
+	if (rename(tmp, path)) {
+		rc = -errno;
+		frr_err("%s: rename '%s' to '%s': %s", app, tmp, path,
+			strerror(errno));
+	}
+free_buf:
+	free(buf);
+	return rc;
+}
+
+int frr_model_load(const char *path, const char *app,
+		   const struct frr_model_table *t, int ntables, float **data)
+{
+	struct frr_reader *r;
+	char *line, name[64], fapp[64];
+	uint64_t rows;
+	uint32_t cols;
+	size_t len;
+	int rc, v, n, i;
+
+	for (i = 0; i < ntables; i++)
+		data[i] = NULL;
+	rc = frr_reader_open(path, &r);
+	if (rc)
+		return rc;
+	rc = frr_reader_line(r, &line, &len);
+	if (rc <= 0) {
+		rc = rc ? rc
+			: frr_reader_fail(r, "empty file; expected a "
+					     "flexrr model");
+		goto close_r;
+	}
+	if (sscanf(line, "flexrr-model %d %63s %d", &v, fapp, &n) != 3 ||
+	    v != 1) {
+		rc = frr_reader_fail(r, "expected 'flexrr-model 1 APP N': not "
+					"a model written by --save");
+		goto close_r;
+	}
+	if (strcmp(fapp, app) || n != ntables) {
+		rc = frr_reader_fail(r,
+				     "model of app '%s' with %d tables; "
+				     "expected app '%s' with %d",
+				     fapp, n, app, ntables);
+		goto close_r;
+	}
+	for (i = 0; i < ntables; i++) {
+		rc = frr_reader_line(r, &line, &len);
+		if (rc <= 0) {
+			rc = rc ? rc
+				: frr_reader_fail(r, "expected table %s",
+						  t[i].name);
+			goto free_data;
+		}
+		if (sscanf(line, "table %63s %" SCNu64 " %u", name, &rows,
+			   &cols) != 3 ||
+		    strcmp(name, t[i].name) || rows != t[i].rows ||
+		    cols != t[i].cols) {
+			rc = frr_reader_fail(
+			    r,
+			    "expected 'table %s %" PRIu64 " %u' (the shape "
+			    "this data needs), got '%.80s'; was the model "
+			    "saved with other data or options?",
+			    t[i].name, t[i].rows, t[i].cols, line);
+			goto free_data;
+		}
+		data[i] = malloc(rows * cols * sizeof(float));
+		if (!data[i]) {
+			rc = -ENOMEM;
+			goto free_data;
+		}
+		rc = frr_reader_bytes(r, data[i], rows * cols * sizeof(float));
+		if (rc)
+			goto free_data;
+	}
+	frr_reader_close(r);
+	return 0;
+
+free_data:
+	for (i = 0; i < ntables; i++) {
+		free(data[i]);
+		data[i] = NULL;
+	}
+close_r:
+	frr_reader_close(r);
+	return rc;
+}
