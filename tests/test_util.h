@@ -17,6 +17,7 @@
 #define FLEXRR_TEST_UTIL_H
 
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -209,6 +210,7 @@ static inline int frr_test_wait_u64(const void *p, uint64_t want,
 				(t.tv_nsec - t0.tv_nsec) / 1000000 >
 			    timeout_ms)
 				return -ETIMEDOUT;
+			sched_yield(); /* 2 cores, many ranks */
 		}
 	}
 }
