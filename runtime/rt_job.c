@@ -1,0 +1,1200 @@
+// SPDX-License-Identifier: MIT
+/*
+ * One rank of a job: set-up (tables, regions, descriptor exchange), the
+ * server loop (apply batches in worker order, push fresh rows, evaluate,
+ * heartbeat) and teardown.  The worker loop is in rt_worker.c.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "flexrr/log.h"
+#include "rt.h"
+
+extern const struct frr_rr_ops frr_rr_ops __attribute__((weak));
+
+/* ---- small helpers ------------------------------------------------------ */
+double frr_rt_clock_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void frr_rt_fatal(struct frr_rt *rt, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	/* one message per rank even if several threads detect it */
+	if (!rt || !atomic_exchange(&rt->failed, 1))
+		frr_err("%s", buf);
+	fflush(stdout);
+	fflush(stderr);
+	_exit(3);
+}
+
+static inline uint64_t *ctl_u64(const struct frr_rt *rt, size_t off)
+{
+	return (uint64_t *)(rt->ctlp + off);
+}
+
+int frr_rt_owner_rank(const struct frr_rt *rt, uint64_t row)
+{
+	return (int)(row % (uint64_t)rt->P);
+}
+
+uint64_t frr_rt_shard_done(const struct frr_rt *rt, int o)
+{
+	return frr_tp_load_u64(ctl_u64(rt, rt->off_done + (size_t)o * 64));
+}
+
+int frr_rt_stop_clock(const struct frr_rt *rt)
+{
+	return atomic_load_explicit(&rt->end_clock, memory_order_acquire);
+}
+
+static size_t align64(size_t x)
+{
+	return (x + 63) & ~(size_t)63;
+}
+
+/* ---- rr-facing getters (rr_hooks.h) ------------------------------------- */
+const struct frr_job_info *frr_rt_job(const struct frr_rt *rt)
+{
+	return &rt->job;
+}
+
+int frr_rt_rr_reassign(const struct frr_rt *rt)
+{
+	return rt->rr_reassign;
+}
+
+uint64_t frr_rt_nitems(const struct frr_rt *rt, int v)
+{
+	return (v >= 0 && v < rt->W) ? rt->nitems[v] : 0;
+}
+
+int frr_rt_prog_shift(const struct frr_rt *rt)
+{
+	return rt->prog_shift;
+}
+
+struct frr_progress frr_rt_progress(const struct frr_rt *rt, int v)
+{
+	return frr_prog_unpack(
+	    frr_tp_load_u64(ctl_u64(rt, rt->off_prog + (size_t)v * 64)));
+}
+
+double frr_rt_now(const struct frr_rt *rt)
+{
+	return frr_rt_clock_now() - rt->t0;
+}
+
+double frr_rt_clock_time(const struct frr_rt *rt, int w)
+{
+	int l = w - rt->rank * rt->T;
+
+	if (l < 0 || l >= rt->T)
+		return 0;
+	return rt->wk[l].loop_time;
+}
+
+static int part_load(struct frr_rt *rt, int v)
+{
+	struct frr_part *p = &rt->parts[v];
+	uint64_t n = 0, off = 0;
+	int err;
+
+	if (p->loaded)
+		return 0;
+	err = rt->app->load_partition(rt->app_state, v, &n);
+	if (err) {
+		frr_err("app %s: loading the partition of worker %d failed "
+			"(%d): see the app's message above",
+			rt->app->name, v, err);
+		return err < 0 ? err : -EIO;
+	}
+	p->n = n;
+	if (rt->app->item_state_size) {
+		p->state_off = malloc((n + 1) * sizeof(uint64_t));
+		if (!p->state_off)
+			return -ENOMEM;
+		for (uint64_t i = 0; i < n; i++) {
+			p->state_off[i] = off;
+			off += rt->app->item_state_size(rt->app_state, v, i);
+		}
+		p->state_off[n] = off;
+		if (!off) {
+			free(p->state_off);
+			p->state_off = NULL;
+		} else {
+			p->state = calloc(1, off);
+			if (!p->state)
+				return -ENOMEM;
+			for (uint64_t i = 0; i < n; i++)
+				if (rt->app->item_state_init)
+					rt->app->item_state_init(
+					    rt->app_state, v, i,
+					    p->state + p->state_off[i]);
+		}
+	}
+	p->loaded = 1;
+	return 0;
+}
+
+int frr_rt_want_replica(struct frr_rt *rt, int v)
+{
+	if (v < 0 || v >= rt->W)
+		return -EINVAL;
+	return part_load(rt, v);
+}
+
+int frr_rt_state_push(struct frr_rt *rt, int owner, int helper, uint64_t a,
+		      uint64_t b)
+{
+	(void)a;
+	(void)b;
+	if (owner < 0 || owner >= rt->W || helper < 0 || helper >= rt->W)
+		return -EINVAL;
+	/* same rank shares the buffer; no state: nothing to ship */
+	if (owner / rt->T == helper / rt->T || !rt->parts[owner].state)
+		return 0;
+	return -EOPNOTSUPP;
+}
+
+/* ---- eval ctx ------------------------------------------------------------ */
+struct frr_eval_ctx {
+	struct frr_rt *rt;
+	double stats[FRR_MAX_STATS];
+};
+
+static const float *repl_row(const struct frr_rt *rt, int t, uint64_t row)
+{
+	int o = frr_rt_owner_rank(rt, row);
+	uint64_t li = row / (uint64_t)rt->P;
+
+	return (const float *)(rt->replp + rt->repl_off[t * rt->P + o] +
+			       li * rt->spec[t].cols * sizeof(float));
+}
+
+int frr_eval_row_read(struct frr_eval_ctx *ec, int table, uint64_t row,
+		      float *out)
+{
+	struct frr_rt *rt = ec->rt;
+
+	if (table < 0 || table >= rt->ntables || row >= rt->spec[table].rows)
+		return -EINVAL;
+	memcpy(out, repl_row(rt, table, row),
+	       rt->spec[table].cols * sizeof(float));
+	return 0;
+}
+
+int frr_eval_row_write(struct frr_eval_ctx *ec, int table, uint64_t row,
+		       const float *in)
+{
+	struct frr_rt *rt = ec->rt;
+	uint32_t cols;
+
+	if (table < 0 || table >= rt->ntables || row >= rt->spec[table].rows ||
+	    frr_rt_owner_rank(rt, row) != rt->rank)
+		return -EINVAL;
+	cols = rt->spec[table].cols;
+	memcpy(rt->master[table] + (row / (uint64_t)rt->P) * cols, in,
+	       cols * sizeof(float));
+	return 0;
+}
+
+void frr_eval_stat_add(struct frr_eval_ctx *ec, int idx, double v)
+{
+	if (idx >= 0 && idx < FRR_MAX_STATS)
+		ec->stats[idx] += v;
+}
+
+const struct frr_job_info *frr_eval_job(const struct frr_eval_ctx *ec)
+{
+	return &ec->rt->job;
+}
+
+/* ---- layout ------------------------------------------------------------- */
+static int layout(struct frr_rt *rt)
+{
+	int P = rt->P, T = rt->T, W = rt->W;
+	size_t off = 0;
+
+	rt->shard_rows = calloc((size_t)FRR_MAX_TABLES * P, sizeof(uint64_t));
+	rt->repl_off = calloc((size_t)FRR_MAX_TABLES * P, sizeof(size_t));
+	rt->pay_off = calloc((size_t)FRR_MAX_TABLES * P, sizeof(size_t));
+	rt->slot_bytes = calloc((size_t)P, sizeof(size_t));
+	if (!rt->shard_rows || !rt->repl_off || !rt->pay_off || !rt->slot_bytes)
+		return -ENOMEM;
+	for (int t = 0; t < rt->ntables; t++)
+		for (int o = 0; o < P; o++) {
+			uint64_t rows = rt->spec[t].rows;
+
+			rt->shard_rows[t * P + o] =
+			    rows > (uint64_t)o ? (rows - o + P - 1) / P : 0;
+			rt->repl_off[t * P + o] = off;
+			off += align64(rt->shard_rows[t * P + o] *
+				       rt->spec[t].cols * sizeof(float));
+		}
+	rt->repl_len = off ? off : 64;
+	rt->slot_max = 0;
+	for (int o = 0; o < P; o++) {
+		size_t s = FRR_SLOT_HDR;
+
+		for (int t = 0; t < rt->ntables; t++) {
+			rt->pay_off[o * FRR_MAX_TABLES + t] = s;
+			s += align64(rt->shard_rows[t * P + o] *
+				     rt->spec[t].cols * sizeof(float));
+		}
+		rt->slot_bytes[o] = s;
+		if (s > rt->slot_max)
+			rt->slot_max = s;
+	}
+	rt->K = rt->eff_slack + 3 + (rt->rr_reassign ? FRR_RT_HELP_SLOTS : 0);
+	rt->inbox_len = (size_t)W * rt->K * rt->slot_bytes[rt->rank];
+
+	rt->stats_rec =
+	    align64(8 + 8 * (FRR_MAX_STATS + (size_t)T * FRR_RT_NMETRICS));
+	off = 0;
+	rt->off_prog = off;
+	off += (size_t)W * 64;
+	rt->off_done = off;
+	off += (size_t)P * 64;
+	rt->off_hb = off;
+	off += (size_t)P * 64;
+	rt->off_stop = off;
+	off += 64;
+	rt->off_stats = off; /* + one staging record after the P slots */
+	off += ((size_t)P * FRR_RT_STATS_SLOTS + 1) * rt->stats_rec;
+	rt->off_ack = off;
+	off += align64((size_t)P * T * rt->K * 8);
+	rt->off_mbox = off;
+	off += (size_t)T * W * FRR_RR_MBOX_DEPTH * 64;
+	rt->off_mack = off;
+	off += align64((size_t)T * W * 8);
+	rt->off_mstage = off;
+	off += (size_t)T * 64;
+	rt->ctl_len = off;
+	return 0;
+}
+
+static int check_memory(struct frr_rt *rt)
+{
+	double need = (double)rt->ctl_len + rt->inbox_len + rt->repl_len;
+	double avail =
+	    (double)sysconf(_SC_AVPHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+	double table = 0;
+
+	for (int t = 0; t < rt->ntables; t++)
+		table += (double)rt->spec[t].rows * rt->spec[t].cols * 4;
+	/* master + accum + per-thread accumulators and staging */
+	need += 2 * table / rt->P +
+		rt->T * ((rt->rr_reassign ? 2 : 1) * table + rt->slot_max);
+	if (need > 0.8 * avail) {
+		frr_err("the parameter tables (%.3g GiB in all) need about "
+			"%.3g GiB on each rank but only %.3g GiB of memory is "
+			"available: use smaller tables, more processes, or "
+			"fewer threads",
+			table / 1073741824.0, need / 1073741824.0,
+			avail / 1073741824.0);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* ---- transport set-up --------------------------------------------------- */
+struct rank_info {
+	struct frr_tp_addr addr;
+	struct frr_tp_desc ctl, inbox, repl;
+	uint64_t nitems[]; /* T */
+};
+
+static size_t rank_info_len(const struct frr_rt *rt)
+{
+	return sizeof(struct rank_info) + (size_t)rt->T * sizeof(uint64_t);
+}
+
+static int tp_setup(struct frr_rt *rt)
+{
+	struct frr_tp_config cfg = {
+		.backend = rt->o->backend,
+		.job_token = rt->o->job_token,
+		.rank = rt->rank,
+		.nranks = rt->P,
+		.timeout_ms = 10000,
+		.gid_index = -1,
+	};
+	size_t ilen = rank_info_len(rt);
+	struct rank_info *mine = NULL;
+	uint8_t *all = NULL;
+	struct frr_tp_addr *addrs = NULL;
+	int err;
+
+	err = frr_tp_open(&cfg, &rt->tp);
+	if (err)
+		return err;
+	rt->eps = calloc((size_t)rt->P, sizeof(*rt->eps));
+	rt->rctl = calloc((size_t)rt->P, sizeof(*rt->rctl));
+	rt->rinbox = calloc((size_t)rt->P, sizeof(*rt->rinbox));
+	rt->rrepl = calloc((size_t)rt->P, sizeof(*rt->rrepl));
+	mine = calloc(1, ilen);
+	all = calloc((size_t)rt->P, ilen);
+	addrs = calloc((size_t)rt->P, sizeof(*addrs));
+	if (!rt->eps || !rt->rctl || !rt->rinbox || !rt->rrepl || !mine ||
+	    !all || !addrs) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = frr_tp_mr_alloc(rt->tp, rt->ctl_len, FRR_TP_ACCESS_REMOTE_WRITE,
+			      &rt->ctl);
+	if (!err)
+		err = frr_tp_mr_alloc(rt->tp, rt->inbox_len,
+				      FRR_TP_ACCESS_REMOTE_WRITE, &rt->inbox);
+	if (!err)
+		err = frr_tp_mr_alloc(rt->tp, rt->repl_len,
+				      FRR_TP_ACCESS_REMOTE_WRITE, &rt->repl);
+	if (err)
+		goto out;
+	rt->ctlp = frr_tp_mr_ptr(rt->ctl);
+	rt->inboxp = frr_tp_mr_ptr(rt->inbox);
+	rt->replp = frr_tp_mr_ptr(rt->repl);
+
+	err = frr_tp_addr_get(rt->tp, &mine->addr);
+	if (!err)
+		err = frr_tp_mr_export(rt->ctl, &mine->ctl);
+	if (!err)
+		err = frr_tp_mr_export(rt->inbox, &mine->inbox);
+	if (!err)
+		err = frr_tp_mr_export(rt->repl, &mine->repl);
+	if (err)
+		goto out;
+	for (int t = 0; t < rt->T; t++)
+		mine->nitems[t] = rt->parts[rt->rank * rt->T + t].n;
+	err = frr_oob_allgather(rt->oob, mine, ilen, all, rt->o->timeout_ms);
+	if (err) {
+		frr_err("exchanging transport addresses with the other ranks "
+			"failed (%d)",
+			err);
+		goto out;
+	}
+	for (int r = 0; r < rt->P; r++) {
+		struct rank_info *ri = (struct rank_info *)(all + r * ilen);
+
+		addrs[r] = ri->addr;
+		for (int t = 0; t < rt->T; t++)
+			rt->nitems[r * rt->T + t] = ri->nitems[t];
+	}
+	err = frr_tp_connect_all(rt->tp, addrs, rt->P, rt->o->timeout_ms,
+				 rt->eps);
+	if (err)
+		goto out;
+	for (int r = 0; r < rt->P; r++) {
+		struct rank_info *ri = (struct rank_info *)(all + r * ilen);
+
+		if (r == rt->rank)
+			continue;
+		err = frr_tp_rmr_import(rt->eps[r], &ri->ctl, &rt->rctl[r]);
+		if (!err)
+			err = frr_tp_rmr_import(rt->eps[r], &ri->inbox,
+						&rt->rinbox[r]);
+		if (!err)
+			err = frr_tp_rmr_import(rt->eps[r], &ri->repl,
+						&rt->rrepl[r]);
+		if (err)
+			goto out;
+	}
+out:
+	free(mine);
+	free(all);
+	free(addrs);
+	return err;
+}
+
+static void tp_teardown(struct frr_rt *rt)
+{
+	for (int r = 0; rt->eps && r < rt->P; r++) {
+		if (rt->rctl[r])
+			frr_tp_rmr_release(rt->rctl[r]);
+		if (rt->rinbox[r])
+			frr_tp_rmr_release(rt->rinbox[r]);
+		if (rt->rrepl[r])
+			frr_tp_rmr_release(rt->rrepl[r]);
+		if (rt->eps[r])
+			frr_tp_ep_close(rt->eps[r]);
+	}
+	for (int t = 0; rt->wk && t < rt->T; t++)
+		if (rt->wk[t].stage)
+			frr_tp_mr_free(rt->wk[t].stage);
+	if (rt->ctl)
+		frr_tp_mr_free(rt->ctl);
+	if (rt->inbox)
+		frr_tp_mr_free(rt->inbox);
+	if (rt->repl)
+		frr_tp_mr_free(rt->repl);
+	if (rt->tp)
+		frr_tp_close(rt->tp);
+	free(rt->eps);
+	free(rt->rctl);
+	free(rt->rinbox);
+	free(rt->rrepl);
+}
+
+/* A transport call that fails on the data path means a peer is gone. */
+static void tp_check(struct frr_rt *rt, int err, int peer, const char *what)
+{
+	if (err)
+		frr_rt_fatal(rt,
+			     "%s to rank %d failed (%d: %s): rank %d has gone "
+			     "(crashed or was killed); stopping rank %d",
+			     what, peer, err, strerror(-err), peer, rt->rank);
+}
+
+/* Write u64 into every peer's control region at off, then set it locally. */
+static void ctl_broadcast_u64(struct frr_rt *rt, size_t off, uint64_t v)
+{
+	pthread_mutex_lock(&rt->tp_lock);
+	for (int r = 0; r < rt->P; r++) {
+		if (r == rt->rank)
+			continue;
+		tp_check(
+		    rt, frr_tp_write_u64(rt->eps[r], rt->rctl[r], off, v, 0, 0),
+		    r, "a counter write");
+	}
+	pthread_mutex_unlock(&rt->tp_lock);
+	atomic_store_explicit((_Atomic uint64_t *)ctl_u64(rt, off), v,
+			      memory_order_release);
+}
+
+/* Push rows [lo, hi) of this rank's shard of table t to every replica. */
+static void push_rows(struct frr_rt *rt, int t, uint64_t lo, uint64_t hi)
+{
+	size_t rb = rt->spec[t].cols * sizeof(float);
+	size_t off = rt->repl_off[t * rt->P + rt->rank] + lo * rb;
+
+	if (hi <= lo)
+		return;
+	memcpy(rt->replp + off, rt->master[t] + lo * rt->spec[t].cols,
+	       (hi - lo) * rb);
+	pthread_mutex_lock(&rt->tp_lock);
+	for (int r = 0; r < rt->P; r++) {
+		if (r == rt->rank)
+			continue;
+		tp_check(rt,
+			 frr_tp_write(rt->eps[r], rt->repl, off, rt->rrepl[r],
+				      off, (hi - lo) * rb, 0, 0),
+			 r, "pushing rows");
+	}
+	pthread_mutex_unlock(&rt->tp_lock);
+}
+
+static void flush_all(struct frr_rt *rt)
+{
+	pthread_mutex_lock(&rt->tp_lock);
+	for (int r = 0; r < rt->P; r++)
+		if (r != rt->rank)
+			tp_check(rt,
+				 frr_tp_flush(rt->eps[r], rt->o->timeout_ms), r,
+				 "flushing writes");
+	pthread_mutex_unlock(&rt->tp_lock);
+}
+
+static int tables_init(struct frr_rt *rt)
+{
+	for (int t = 0; t < rt->ntables; t++) {
+		uint64_t n = rt->shard_rows[t * rt->P + rt->rank];
+		uint32_t cols = rt->spec[t].cols;
+
+		rt->master[t] = calloc(n * cols + 1, sizeof(float));
+		if (!rt->master[t])
+			return -ENOMEM;
+		if (rt->spec[t].rule == FRR_UPDATE_ADAGRAD) {
+			rt->accum[t] = calloc(n * cols + 1, sizeof(float));
+			if (!rt->accum[t])
+				return -ENOMEM;
+		}
+		if (rt->spec[t].init_row)
+			for (uint64_t li = 0; li < n; li++)
+				rt->spec[t].init_row(
+				    rt->app_state, t, li * rt->P + rt->rank,
+				    rt->master[t] + li * cols, cols);
+	}
+	return 0;
+}
+
+/* ---- server: apply ------------------------------------------------------ */
+static struct frr_slot_hdr *slot_hdr(struct frr_rt *rt, int v, int k)
+{
+	return (struct frr_slot_hdr *)(rt->inboxp +
+				       ((size_t)v * rt->K + k) *
+					   rt->slot_bytes[rt->rank]);
+}
+
+static void apply_slot(struct frr_rt *rt, const struct frr_slot_hdr *h,
+		       uint64_t *dlo, uint64_t *dhi)
+{
+	const uint8_t *base = (const uint8_t *)h;
+
+	for (int t = 0; t < rt->ntables; t++) {
+		uint32_t cols = rt->spec[t].cols;
+		const float *g =
+		    (const float *)(base +
+				    rt->pay_off[rt->rank * FRR_MAX_TABLES + t]);
+		float *m = rt->master[t];
+		uint64_t lo = h->lo[t], hi = h->hi[t];
+
+		if (hi <= lo)
+			continue;
+		if (lo < dlo[t])
+			dlo[t] = lo;
+		if (hi > dhi[t])
+			dhi[t] = hi;
+		if (rt->spec[t].rule == FRR_UPDATE_ADAGRAD) {
+			float *acc = rt->accum[t];
+			float lr = rt->spec[t].lr, eps = rt->spec[t].eps;
+
+			for (uint64_t i = lo * cols; i < hi * cols; i++) {
+				if (g[i] == 0.0f)
+					continue;
+				acc[i] += g[i] * g[i];
+				m[i] -= lr * g[i] / sqrtf(eps + acc[i]);
+			}
+		} else {
+			for (uint64_t i = lo * cols; i < hi * cols; i++)
+				m[i] += g[i];
+		}
+	}
+}
+
+static int cmp_slot(const void *a, const void *b, void *arg)
+{
+	struct frr_rt *rt = arg;
+	const int *x = a, *y = b;
+	const struct frr_slot_hdr *h = slot_hdr(rt, x[0], x[1]);
+	const struct frr_slot_hdr *g = slot_hdr(rt, y[0], y[1]);
+
+	if (h->owner != g->owner)
+		return h->owner - g->owner;
+	if (h->final != g->final)
+		return g->final - h->final; /* owner's own batch first */
+	if (h->sender != g->sender)
+		return h->sender - g->sender;
+	return h->seq < g->seq ? -1 : h->seq > g->seq;
+}
+
+static void validate_hdr(struct frr_rt *rt, const struct frr_slot_hdr *h, int v)
+{
+	bool ok = h->sender == v && h->owner >= 0 && h->owner < rt->W &&
+		  h->clock >= 0 && h->final >= 0 && h->final <= 1 &&
+		  h->nextra >= 0 && h->nextra <= rt->W * rt->K &&
+		  h->ntables == rt->ntables;
+
+	for (int t = 0; ok && t < rt->ntables; t++)
+		ok = h->lo[t] <= h->hi[t] &&
+		     h->hi[t] <= rt->shard_rows[t * rt->P + rt->rank];
+	if (!ok)
+		frr_rt_fatal(rt,
+			     "corrupt update batch from worker %d (sender %d, "
+			     "owner %d, clock %d): mismatched binaries or "
+			     "memory corruption",
+			     v, h->sender, h->owner, h->clock);
+}
+
+/* Apply clock c if every batch of it has arrived; 1 if applied. */
+static int try_apply(struct frr_rt *rt, int c, int **sel, int *selcap)
+{
+	int W = rt->W, n = 0;
+	int *finals = calloc((size_t)W, sizeof(int));
+	int *extra = calloc((size_t)W, sizeof(int));
+	int *want = calloc((size_t)W, sizeof(int));
+	uint64_t dlo[FRR_MAX_TABLES], dhi[FRR_MAX_TABLES];
+	int done = 0;
+
+	if (!finals || !extra || !want)
+		frr_rt_fatal(rt, "out of memory in the server loop");
+	for (int v = 0; v < W; v++)
+		for (int k = 0; k < rt->K; k++) {
+			struct frr_slot_hdr *h = slot_hdr(rt, v, k);
+			uint64_t seq = frr_tp_load_u64(&h->seq);
+
+			if (seq <= rt->consumed[v * rt->K + k])
+				continue;
+			validate_hdr(rt, h, v);
+			if (h->clock != c)
+				continue;
+			if (n + 2 > *selcap) {
+				*selcap = 2 * (*selcap + 8);
+				*sel = realloc(*sel, *selcap * 2 * sizeof(int));
+				if (!*sel)
+					frr_rt_fatal(rt, "out of memory");
+			}
+			(*sel)[2 * n] = v;
+			(*sel)[2 * n + 1] = k;
+			n++;
+			if (h->final) {
+				finals[h->owner]++;
+				want[h->owner] = h->nextra;
+			} else {
+				extra[h->owner]++;
+			}
+		}
+	for (int w = 0; w < W; w++)
+		if (finals[w] != 1 || extra[w] != want[w])
+			goto out;
+	qsort_r(*sel, (size_t)n, 2 * sizeof(int), cmp_slot, rt);
+	for (int t = 0; t < FRR_MAX_TABLES; t++) {
+		dlo[t] = UINT64_MAX;
+		dhi[t] = 0;
+	}
+	for (int i = 0; i < n; i++)
+		apply_slot(rt, slot_hdr(rt, (*sel)[2 * i], (*sel)[2 * i + 1]),
+			   dlo, dhi);
+	/* the previous push's source rows must be settled before reuse */
+	flush_all(rt);
+	for (int t = 0; t < rt->ntables; t++)
+		push_rows(rt, t, dlo[t], dhi[t]);
+	/* free the slots: acks go to the sender's rank */
+	for (int i = 0; i < n; i++) {
+		int v = (*sel)[2 * i], k = (*sel)[2 * i + 1];
+		struct frr_slot_hdr *h = slot_hdr(rt, v, k);
+		int sr = v / rt->T;
+		size_t off =
+		    rt->off_ack +
+		    (((size_t)rt->rank * rt->T + v % rt->T) * rt->K + k) * 8;
+
+		rt->consumed[v * rt->K + k] = h->seq;
+		if (sr == rt->rank) {
+			atomic_store_explicit(
+			    (_Atomic uint64_t *)ctl_u64(rt, off), h->seq,
+			    memory_order_release);
+		} else {
+			pthread_mutex_lock(&rt->tp_lock);
+			tp_check(rt,
+				 frr_tp_write_u64(rt->eps[sr], rt->rctl[sr],
+						  off, h->seq, 0, 0),
+				 sr, "acknowledging a batch");
+			pthread_mutex_unlock(&rt->tp_lock);
+		}
+	}
+	/* G3: shard_done travels after the rows on each endpoint */
+	ctl_broadcast_u64(rt, rt->off_done + (size_t)rt->rank * 64,
+			  (uint64_t)c + 1);
+	done = 1;
+out:
+	free(finals);
+	free(extra);
+	free(want);
+	return done;
+}
+
+/* ---- server: evaluation ------------------------------------------------- */
+static int all_done_ge(struct frr_rt *rt, uint64_t v)
+{
+	for (int o = 0; o < rt->P; o++)
+		if (frr_rt_shard_done(rt, o) < v)
+			return 0;
+	return 1;
+}
+
+static void eval_local(struct frr_rt *rt, int c)
+{
+	struct frr_eval_ctx ec = { .rt = rt };
+	uint8_t *stage = rt->ctlp + rt->off_stats +
+			 (size_t)rt->P * FRR_RT_STATS_SLOTS * rt->stats_rec;
+	double *d = (double *)(stage + 8);
+	size_t dst = rt->off_stats + ((size_t)rt->rank * FRR_RT_STATS_SLOTS +
+				      c % FRR_RT_STATS_SLOTS) *
+					 rt->stats_rec;
+
+	if (rt->app->clock_local) {
+		int err = rt->app->clock_local(rt->app_state, &ec, c);
+
+		if (err)
+			frr_rt_fatal(rt,
+				     "app %s: clock_local(clock %d) failed "
+				     "(%d)",
+				     rt->app->name, c, err);
+	}
+	for (int t = 0; t < rt->T; t++) {
+		struct frr_wclock *rc = &rt->wk[t].rec[c % FRR_RT_STAT_RING];
+		double *m = d + FRR_MAX_STATS + t * FRR_RT_NMETRICS;
+
+		for (int i = 0; i < FRR_MAX_STATS; i++)
+			ec.stats[i] += rc->stats[i];
+		m[0] = rc->compute_s;
+		m[1] = rc->wait_s;
+		m[2] = rc->flush_s;
+		m[3] = (double)rc->updates;
+		m[4] = (double)rc->bytes;
+		m[5] = (double)rc->stale_reads;
+		m[6] = (double)rc->min_data_clock;
+	}
+	memcpy(d, ec.stats, sizeof(ec.stats));
+	/* the stage is reused next clock: flush before rewriting it */
+	*(uint64_t *)stage = 0;
+	if (rt->rank == 0) {
+		memcpy(rt->ctlp + dst + 8, d, rt->stats_rec - 8);
+		atomic_store_explicit((_Atomic uint64_t *)ctl_u64(rt, dst),
+				      (uint64_t)c + 1, memory_order_release);
+	} else {
+		pthread_mutex_lock(&rt->tp_lock);
+		tp_check(rt,
+			 frr_tp_write(rt->eps[0], rt->ctl,
+				      (size_t)(stage - rt->ctlp), rt->rctl[0],
+				      dst, rt->stats_rec, 0, 0),
+			 0, "sending clock stats");
+		tp_check(rt,
+			 frr_tp_write_u64(rt->eps[0], rt->rctl[0], dst,
+					  (uint64_t)c + 1, 0, 0),
+			 0, "sending clock stats");
+		tp_check(rt, frr_tp_flush(rt->eps[0], rt->o->timeout_ms), 0,
+			 "sending clock stats");
+		pthread_mutex_unlock(&rt->tp_lock);
+	}
+	atomic_store_explicit(&rt->eval_done, c + 1, memory_order_release);
+}
+
+static void write_metrics(struct frr_rt *rt, int c, int r, const double *d)
+{
+	if (!rt->metrics_f)
+		return;
+	for (int t = 0; t < rt->T; t++) {
+		const double *m = d + FRR_MAX_STATS + t * FRR_RT_NMETRICS;
+
+		fprintf(rt->metrics_f,
+			"%d,%d,%d,%.6f,%.6f,%.6f,%.0f,%.0f,%.0f,%.0f\n", c,
+			r * rt->T + t, r, m[0], m[1], m[2], m[3], m[4], m[5],
+			m[6]);
+	}
+}
+
+/* Rank 0: 1 when clock c's stats of every rank are in and processed. */
+static int try_global(struct frr_rt *rt, int c)
+{
+	double stats[FRR_MAX_STATS] = { 0 };
+	double slowest = -1, now;
+	int slow_w = -1;
+	uint64_t stale = 0;
+
+	for (int r = 0; r < rt->P; r++) {
+		size_t off = rt->off_stats + ((size_t)r * FRR_RT_STATS_SLOTS +
+					      c % FRR_RT_STATS_SLOTS) *
+						 rt->stats_rec;
+
+		if (frr_tp_load_u64(ctl_u64(rt, off)) != (uint64_t)c + 1)
+			return 0;
+	}
+	for (int r = 0; r < rt->P; r++) {
+		size_t off = rt->off_stats + ((size_t)r * FRR_RT_STATS_SLOTS +
+					      c % FRR_RT_STATS_SLOTS) *
+						 rt->stats_rec;
+		const double *d = (const double *)(rt->ctlp + off + 8);
+
+		for (int i = 0; i < FRR_MAX_STATS; i++)
+			stats[i] += d[i];
+		for (int t = 0; t < rt->T; t++) {
+			const double *m =
+			    d + FRR_MAX_STATS + t * FRR_RT_NMETRICS;
+
+			if (m[0] > slowest) {
+				slowest = m[0];
+				slow_w = r * rt->T + t;
+			}
+			stale += (uint64_t)m[5];
+		}
+		write_metrics(rt, c, r, d);
+	}
+	rt->metrics[0] = 0;
+	if (rt->app->clock_global) {
+		int err = rt->app->clock_global(
+		    rt->app_state, stats, rt->app->nstats, c, &rt->objective,
+		    rt->metrics, sizeof(rt->metrics));
+
+		if (err)
+			frr_rt_fatal(rt,
+				     "app %s: clock_global(clock %d) "
+				     "failed (%d)",
+				     rt->app->name, c, err);
+	}
+	now = frr_rt_clock_now();
+	if (!rt->o->quiet)
+		fprintf(stderr,
+			"flexrr: clock %d objective=%.6g clock_s=%.4f "
+			"slowest=w%d (%.4f s)%s\n",
+			c, rt->objective, now - rt->last_global_t, slow_w,
+			slowest, stale ? " STALE READS" : "");
+	rt->last_global_t = now;
+	if (stale)
+		frr_err("clock %d: %" PRIu64 " reads were staler than the "
+			"slack allows: SSP bound violated",
+			c, stale);
+	if (rt->o->have_target && c + 1 < frr_rt_stop_clock(rt)) {
+		bool hit = rt->app->maximize ? rt->objective >= rt->o->target
+					     : rt->objective <= rt->o->target;
+
+		if (hit) {
+			int end = c + rt->eff_slack + 2;
+
+			if (end < frr_rt_stop_clock(rt)) {
+				atomic_store(&rt->end_clock, end);
+				ctl_broadcast_u64(rt, rt->off_stop,
+						  (uint64_t)end);
+			}
+		}
+	}
+	return 1;
+}
+
+/* ---- server: heartbeats -------------------------------------------------- */
+#define HB_FINISHED UINT64_MAX
+
+static void heartbeat(struct frr_rt *rt, double now, int finished)
+{
+	if (now >= rt->hb_next || finished) {
+		rt->hb_next = now + 0.2;
+		ctl_broadcast_u64(rt, rt->off_hb + (size_t)rt->rank * 64,
+				  finished ? HB_FINISHED : ++rt->hb_count);
+	}
+	for (int r = 0; r < rt->P; r++) {
+		uint64_t v;
+
+		if (r == rt->rank)
+			continue;
+		v = frr_tp_load_u64(ctl_u64(rt, rt->off_hb + (size_t)r * 64));
+		if (v == HB_FINISHED)
+			continue;
+		if (v != rt->hb_last[r]) {
+			rt->hb_last[r] = v;
+			rt->hb_seen[r] = now;
+		} else if ((now - rt->hb_seen[r]) * 1000 > rt->o->dead_ms) {
+			frr_rt_fatal(rt,
+				     "rank %d has gone: no heartbeat for %d ms "
+				     "(it crashed, was killed or hangs); "
+				     "stopping rank %d",
+				     r, rt->o->dead_ms, rt->rank);
+		}
+		pthread_mutex_lock(&rt->tp_lock);
+		if (!frr_tp_ep_alive(rt->eps[r])) {
+			pthread_mutex_unlock(&rt->tp_lock);
+			frr_rt_fatal(rt,
+				     "rank %d has gone: its connection "
+				     "dropped (it crashed or was killed); "
+				     "stopping rank %d",
+				     r, rt->rank);
+		}
+		pthread_mutex_unlock(&rt->tp_lock);
+	}
+}
+
+static void server_loop(struct frr_rt *rt)
+{
+	int *sel = NULL, selcap = 0;
+	double last_progress = frr_rt_clock_now();
+
+	for (int r = 0; r < rt->P; r++)
+		rt->hb_seen[r] = last_progress;
+	for (;;) {
+		int end = frr_rt_stop_clock(rt), busy = 0;
+		uint64_t stop = frr_tp_load_u64(ctl_u64(rt, rt->off_stop));
+		double now = frr_rt_clock_now();
+
+		if (stop && (int)stop < end) {
+			end = (int)stop;
+			atomic_store(&rt->end_clock, end);
+		}
+		if (rt->next_apply < end &&
+		    (rt->rank != 0 || rt->next_global >= rt->next_apply) &&
+		    try_apply(rt, rt->next_apply, &sel, &selcap)) {
+			rt->next_apply++;
+			busy = 1;
+		}
+		if (rt->next_eval < end && rt->next_eval < rt->next_apply &&
+		    all_done_ge(rt, (uint64_t)rt->next_eval + 1)) {
+			eval_local(rt, rt->next_eval++);
+			busy = 1;
+		}
+		if (rt->rank == 0 && rt->next_global < rt->next_eval &&
+		    try_global(rt, rt->next_global)) {
+			rt->next_global++;
+			busy = 1;
+		}
+		if (rt->next_apply >= end && rt->next_eval >= end &&
+		    (rt->rank != 0 || rt->next_global >= end))
+			break;
+		heartbeat(rt, now, 0);
+		if (busy) {
+			last_progress = now;
+			continue;
+		}
+		if ((now - last_progress) * 1000 > rt->o->timeout_ms)
+			frr_rt_fatal(rt,
+				     "no clock completed for %d ms (waiting "
+				     "for clock %d): a worker hangs; raise "
+				     "--timeout if clocks are that long",
+				     rt->o->timeout_ms, rt->next_apply);
+		struct timespec ts = { 0, 50000 };
+		nanosleep(&ts, NULL);
+	}
+	heartbeat(rt, frr_rt_clock_now(), 1);
+	free(sel);
+}
+
+/* ---- one rank's job ------------------------------------------------------ */
+static int workers_start(struct frr_rt *rt)
+{
+	for (int t = 0; t < rt->T; t++) {
+		struct frr_worker *wk = &rt->wk[t];
+		int err;
+
+		wk->rt = rt;
+		wk->local = t;
+		wk->id = rt->rank * rt->T + t;
+		for (int i = 0; i < FRR_RT_STAT_RING; i++)
+			wk->rec[i].clock = -1;
+		wk->sent_seq = calloc((size_t)rt->P, sizeof(uint64_t));
+		wk->mbox_sent = calloc((size_t)rt->W, sizeof(uint64_t));
+		wk->mbox_recv = calloc((size_t)rt->W, sizeof(uint64_t));
+		if (!wk->sent_seq || !wk->mbox_sent || !wk->mbox_recv)
+			return -ENOMEM;
+		err = frr_tp_mr_alloc(rt->tp, rt->slot_max, FRR_TP_ACCESS_LOCAL,
+				      &wk->stage);
+		if (err)
+			return err;
+	}
+	for (int t = 0; t < rt->T; t++) {
+		int err = pthread_create(&rt->wk[t].thread, NULL,
+					 frr_rt_worker_main, &rt->wk[t]);
+		if (err)
+			frr_rt_fatal(rt, "pthread_create failed: %s",
+				     strerror(err));
+	}
+	return 0;
+}
+
+static void print_summary(struct frr_rt *rt, double secs)
+{
+	const char *mode[] = { "bsp", "ssp", "async", "flexrr", "rr" };
+
+	printf("flexrr: done mode=%s backend=%s procs=%d threads=%d "
+	       "clocks=%d time_s=%.3f objective=%.9g%s%s\n",
+	       mode[rt->job.mode],
+	       frr_tp_backend_name(frr_tp_backend_of(rt->tp)), rt->P, rt->T,
+	       frr_rt_stop_clock(rt), secs, rt->objective,
+	       rt->metrics[0] ? " " : "", rt->metrics);
+	fflush(stdout);
+}
+
+static int rt_init(struct frr_rt *rt, struct frr_oob *oob,
+		   struct frr_run_opts *o)
+{
+	int err;
+
+	rt->o = o;
+	rt->oob = oob;
+	rt->app = o->app;
+	rt->rank = oob->rank;
+	rt->P = oob->size;
+	rt->T = o->threads;
+	rt->W = rt->P * rt->T;
+	rt->t0 = frr_rt_clock_now();
+	rt->job = (struct frr_job_info){
+		.rank = rt->rank,
+		.nranks = rt->P,
+		.threads = rt->T,
+		.nworkers = rt->W,
+		.mode = o->mode,
+		.slack = o->slack,
+		.seed = o->seed,
+	};
+	rt->eff_slack =
+	    o->mode == FRR_MODE_ASYNC ? FRR_RT_ASYNC_WINDOW : o->slack;
+	atomic_init(&rt->end_clock, o->clocks);
+	pthread_mutex_init(&rt->tp_lock, NULL);
+	frr_log_set_rank(rt->rank);
+	if (o->rr_engaged) {
+		rt->rr = &frr_rr_ops;
+		rt->rr_reassign =
+		    o->mode == FRR_MODE_FLEXRR || o->mode == FRR_MODE_RR;
+	}
+	rt->parts = calloc((size_t)rt->W, sizeof(*rt->parts));
+	rt->nitems = calloc((size_t)rt->W, sizeof(uint64_t));
+	rt->wk = calloc((size_t)rt->T, sizeof(*rt->wk));
+	rt->hb_last = calloc((size_t)rt->P, sizeof(uint64_t));
+	rt->hb_seen = calloc((size_t)rt->P, sizeof(double));
+	if (!rt->parts || !rt->nitems || !rt->wk || !rt->hb_last ||
+	    !rt->hb_seen)
+		return -ENOMEM;
+	err =
+	    rt->app->create(&rt->job, o->app_argc, o->app_argv, &rt->app_state);
+	if (err)
+		return err < 0 ? err : -EINVAL;
+	rt->ntables = rt->app->tables(rt->app_state, rt->spec, FRR_MAX_TABLES);
+	if (rt->ntables < 0 || rt->ntables > FRR_MAX_TABLES) {
+		frr_err("app %s declared %d tables (at most %d)", rt->app->name,
+			rt->ntables, FRR_MAX_TABLES);
+		return -EINVAL;
+	}
+	for (int t = 0; t < rt->ntables; t++)
+		if (!rt->spec[t].rows || !rt->spec[t].cols) {
+			frr_err("app %s: table %d (%s) has %" PRIu64
+				" rows x %u cols: both must be > 0",
+				rt->app->name, t,
+				rt->spec[t].name ? rt->spec[t].name : "?",
+				rt->spec[t].rows, rt->spec[t].cols);
+			return -EINVAL;
+		}
+	for (int t = 0; t < rt->T; t++) {
+		int w = rt->rank * rt->T + t;
+
+		err = part_load(rt, w);
+		if (err)
+			return err;
+		if (rt->parts[w].n == 0) {
+			frr_err("worker %d has no work items (%d workers in "
+				"all): use fewer processes or threads (-n, "
+				"-t) or more data",
+				w, rt->W);
+			return -EINVAL;
+		}
+	}
+	if (rt->rr) {
+		err = rt->rr->job_init(rt, &o->rr, &rt->rr_state);
+		if (err)
+			return err;
+	}
+	err = layout(rt);
+	if (!err)
+		err = check_memory(rt);
+	if (!err)
+		err = tp_setup(rt);
+	if (err)
+		return err;
+	{
+		uint64_t mx = 0;
+
+		for (int w = 0; w < rt->W; w++)
+			if (rt->nitems[w] > mx)
+				mx = rt->nitems[w];
+		while ((mx >> rt->prog_shift) > FRR_PROG_FIELD_MAX)
+			rt->prog_shift++;
+	}
+	rt->consumed = calloc((size_t)rt->W * rt->K, sizeof(uint64_t));
+	if (!rt->consumed)
+		return -ENOMEM;
+	return tables_init(rt);
+}
+
+static void rt_fini(struct frr_rt *rt)
+{
+	if (rt->rr && rt->rr_state)
+		rt->rr->job_fini(rt, rt->rr_state);
+	tp_teardown(rt);
+	for (int t = 0; t < FRR_MAX_TABLES; t++) {
+		free(rt->master[t]);
+		free(rt->accum[t]);
+	}
+	for (int w = 0; rt->parts && w < rt->W; w++) {
+		free(rt->parts[w].state_off);
+		free(rt->parts[w].state);
+	}
+	for (int t = 0; rt->wk && t < rt->T; t++) {
+		free(rt->wk[t].sent_seq);
+		free(rt->wk[t].mbox_sent);
+		free(rt->wk[t].mbox_recv);
+	}
+	if (rt->app_state)
+		rt->app->destroy(rt->app_state);
+	if (rt->metrics_f)
+		fclose(rt->metrics_f);
+	free(rt->parts);
+	free(rt->nitems);
+	free(rt->wk);
+	free(rt->hb_last);
+	free(rt->hb_seen);
+	free(rt->consumed);
+	free(rt->shard_rows);
+	free(rt->repl_off);
+	free(rt->pay_off);
+	free(rt->slot_bytes);
+	pthread_mutex_destroy(&rt->tp_lock);
+}
+
+int frr_rt_job_run(struct frr_oob *oob, struct frr_run_opts *o)
+{
+	struct frr_rt rt_, *rt = &rt_;
+	int err;
+	double t_start;
+
+	memset(rt, 0, sizeof(*rt));
+	err = rt_init(rt, oob, o);
+	if (err)
+		goto out;
+	if (rt->rank == 0 && o->metrics_path) {
+		rt->metrics_f = fopen(o->metrics_path, "w");
+		if (!rt->metrics_f) {
+			frr_err("cannot write the metrics file %s: %s",
+				o->metrics_path, strerror(errno));
+			err = -errno;
+			goto out;
+		}
+		fprintf(rt->metrics_f, "clock,worker,rank,compute_s,wait_s,"
+				       "flush_s,updates,bytes,stale_reads,"
+				       "min_data_clock\n");
+	}
+	/* initial rows everywhere before anyone reads */
+	for (int t = 0; t < rt->ntables; t++)
+		push_rows(rt, t, 0, rt->shard_rows[t * rt->P + rt->rank]);
+	flush_all(rt);
+	err = frr_oob_barrier(oob, o->timeout_ms);
+	if (err) {
+		frr_err("the start-up barrier failed (%d): another rank "
+			"failed to start, see its message",
+			err);
+		goto out;
+	}
+	t_start = frr_rt_clock_now();
+	rt->last_global_t = t_start;
+	err = workers_start(rt);
+	if (err)
+		goto out;
+	server_loop(rt);
+	for (int t = 0; t < rt->T; t++) {
+		pthread_join(rt->wk[t].thread, NULL);
+		if (rt->wk[t].rc && !err)
+			err = rt->wk[t].rc;
+	}
+	if (!err && rt->rank == 0) {
+		if (o->save_path && rt->app->save) {
+			struct frr_eval_ctx ec = { .rt = rt };
+
+			err = rt->app->save(rt->app_state, &ec, o->save_path);
+			if (err)
+				frr_err("app %s: saving the model to %s failed "
+					"(%d)",
+					rt->app->name, o->save_path, err);
+		}
+		if (rt->metrics_f) {
+			fclose(rt->metrics_f);
+			rt->metrics_f = NULL;
+		}
+		if (!err)
+			print_summary(rt, frr_rt_clock_now() - t_start);
+	}
+	flush_all(rt);
+	if (!err)
+		err = frr_oob_barrier(oob, o->timeout_ms);
+out:
+	rt_fini(rt);
+	return err;
+}
