@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: MIT
+/* LDA sampler on plain arrays (no runtime), on the real KJV corpus (one
+ * document per chapter): the training log-likelihood per token rises and
+ * the topics are distinct. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lda/lda_corpus.h"
+#include "lda/lda_model.h"
+#include "lda_test_util.h"
+
+TestSuite(lda_kernel, .timeout = 120);
+
+#define NT 20
+#define TOP 10
+
+/* indices of the n largest of row[0..V) by count, column k of nwk */
+static void top_words(const float *nwk, uint32_t V, uint32_t k, uint32_t *out,
+		      int n)
+{
+	for (int i = 0; i < n; i++)
+		out[i] = UINT32_MAX;
+	for (uint32_t w = 0; w < V; w++) {
+		float c = nwk[(uint64_t)w * NT + k];
+		int i = n;
+
+		while (i > 0 && (out[i - 1] == UINT32_MAX ||
+				 nwk[(uint64_t)out[i - 1] * NT + k] < c))
+			i--;
+		if (i >= n)
+			continue;
+		memmove(out + i + 1, out + i, (size_t)(n - i - 1) * 4);
+		out[i] = w;
+	}
+}
+
+Test(lda_kernel, kjv_loglik_rises_topics_distinct)
+{
+	struct lda_text_opts o;
+	struct lda_corpus c;
+	struct lda_hyper h = { .K = NT, .alpha = 0.1, .beta = 0.01 };
+	uint32_t top[NT][TOP];
+	double ll[40], scratch[2 * NT];
+	uint16_t *z;
+	float *nwk, nk[NT] = { 0 };
+	int sweeps = frr_lda_quick() ? 15 : 40, maxov = 0, sumov = 0;
+
+	lda_text_opts_default(&o);
+	o.max_doc_frac = 0.25;
+	cr_assert_eq(lda_load_text(lda_test_kjv(), &o, &c), 0);
+	cr_assert_eq(c.ndocs, 1189);
+	h.V = c.nwords;
+	cr_log_info("KJV: %llu docs, %u words, %llu tokens\n",
+		    (unsigned long long)c.ndocs, c.nwords,
+		    (unsigned long long)c.ntokens);
+	z = malloc(c.ntokens * sizeof(*z));
+	nwk = calloc((size_t)c.nwords * NT, sizeof(*nwk));
+	for (uint64_t d = 0; d < c.ndocs; d++)
+		lda_init_doc(&h, c.word + c.doc[d], c.doc[d + 1] - c.doc[d],
+			     z + c.doc[d], NULL, 1000 + d);
+	for (uint64_t i = 0; i < c.ntokens; i++) {
+		nwk[(uint64_t)c.word[i] * NT + z[i]] += 1;
+		nk[z[i]] += 1;
+	}
+	for (int s = 0; s < sweeps; s++) {
+		uint64_t rng = 77 + (uint64_t)s;
+		double sum = 0;
+
+		for (uint64_t d = 0; d < c.ndocs; d++)
+			sum += lda_sample_doc(
+			    &h, c.word + c.doc[d], c.doc[d + 1] - c.doc[d],
+			    z + c.doc[d], nwk, nk, scratch, &rng);
+		ll[s] = sum / (double)c.ntokens;
+	}
+	/* counts stay consistent with the assignments */
+	for (uint32_t k = 0; k < NT; k++) {
+		double t = 0;
+
+		for (uint32_t w = 0; w < c.nwords; w++)
+			t += nwk[(uint64_t)w * NT + k];
+		cr_assert_float_eq(t, nk[k], 1e-3);
+	}
+	cr_log_info("loglik/token: %.4f -> %.4f -> %.4f\n", ll[0],
+		    ll[sweeps / 2], ll[sweeps - 1]);
+	lda_assert_rising(ll, sweeps);
+	for (uint32_t k = 0; k < NT; k++) {
+		char line[512];
+		int n = 0;
+
+		top_words(nwk, c.nwords, k, top[k], TOP);
+		for (int i = 0; i < TOP; i++)
+			n += snprintf(line + n, sizeof(line) - (size_t)n, " %s",
+				      c.vocab[top[k][i]]);
+		cr_log_info("topic %2u:%s\n", k, line);
+	}
+	for (int a = 0; a < NT; a++)
+		for (int b = a + 1; b < NT; b++) {
+			int ov = 0;
+
+			for (int i = 0; i < TOP; i++)
+				for (int j = 0; j < TOP; j++)
+					ov += top[a][i] == top[b][j];
+			maxov = ov > maxov ? ov : maxov;
+			sumov += ov;
+		}
+	cr_log_info("top-%d overlap: max %d, mean %.3f per pair\n", TOP, maxov,
+		    sumov / (NT * (NT - 1) / 2.0));
+	/* distinct: no two topics share more than 3 of their 10 top words,
+	 * and on average they share less than half a word */
+	cr_assert_leq(maxov, 3);
+	cr_assert_lt(sumov / (NT * (NT - 1) / 2.0), 0.5);
+	free(z);
+	free(nwk);
+	lda_corpus_free(&c);
+}
