@@ -194,6 +194,7 @@ struct frr_rt {
 	const struct frr_rr_ops *rr;
 	void *rr_state;
 	int rr_reassign;
+	int test_break_ssp; /* env FLEXRR_TEST_BREAK_SSP: checker self-test */
 };
 
 /* ---- rt_job.c ---- */

@@ -1020,6 +1020,8 @@ static int rt_init(struct frr_rt *rt, struct frr_oob *oob,
 	rt->eff_slack =
 	    o->mode == FRR_MODE_ASYNC ? FRR_RT_ASYNC_WINDOW : o->slack;
 	atomic_init(&rt->end_clock, o->clocks);
+	/* tests prove the staleness checker can fail by breaking SSP */
+	rt->test_break_ssp = getenv("FLEXRR_TEST_BREAK_SSP") != NULL;
 	pthread_mutex_init(&rt->tp_lock, NULL);
 	frr_log_set_rank(rt->rank);
 	if (o->rr_engaged) {

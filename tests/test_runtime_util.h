@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Helpers of the runtime suites (tests/test_runtime_*.c): run the flexrr
+ * binary with a deadline and capture its output; parse the summary line.
+ */
+#ifndef FLEXRR_TEST_RUNTIME_UTIL_H
+#define FLEXRR_TEST_RUNTIME_UTIL_H
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "test_util.h"
+
+#define RT_OUT_MAX 65536
+
+struct rt_run {
+	int code;    /* exit code, 128 + signal, or -1 on timeout */
+	double secs; /* wall time */
+	char out[RT_OUT_MAX];
+	char err[RT_OUT_MAX];
+};
+
+static inline double rt_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static inline void rt_slurp(const char *path, char *buf)
+{
+	FILE *f = fopen(path, "r");
+	size_t n = 0;
+
+	buf[0] = 0;
+	if (!f)
+		return;
+	n = fread(buf, 1, RT_OUT_MAX - 1, f);
+	buf[n] = 0;
+	fclose(f);
+}
+
+/* Start argv (NULL-terminated) with extra env "K=V" entries (NULL-ended);
+ * returns the pid, stdout/stderr to files named after tag. */
+static inline pid_t rt_spawn(char *const argv[], char *const env[],
+			     const char *tag)
+{
+	char o[256], e[256];
+	pid_t p;
+
+	snprintf(o, sizeof(o), "/tmp/frr-rt-%d-%s.out", getpid(), tag);
+	snprintf(e, sizeof(e), "/tmp/frr-rt-%d-%s.err", getpid(), tag);
+	fflush(NULL);
+	p = fork();
+	if (p == 0) {
+		int fo = open(o, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		int fe = open(e, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+		dup2(fo, 1);
+		dup2(fe, 2);
+		for (int i = 0; env && env[i]; i++)
+			putenv(env[i]);
+		setpgid(0, 0);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	return p;
+}
+
+/* Wait for pid up to timeout_s; kills its process group on timeout. */
+static inline int rt_wait(pid_t p, double timeout_s)
+{
+	double dl = rt_now() + timeout_s;
+	int st;
+
+	for (;;) {
+		pid_t r = waitpid(p, &st, WNOHANG);
+
+		if (r == p)
+			return WIFEXITED(st) ? WEXITSTATUS(st)
+					     : 128 + WTERMSIG(st);
+		if (rt_now() > dl) {
+			kill(-p, SIGKILL);
+			kill(p, SIGKILL);
+			waitpid(p, &st, 0);
+			return -1;
+		}
+		usleep(10000);
+	}
+}
+
+static inline void rt_collect(const char *tag, struct rt_run *r)
+{
+	char o[256], e[256];
+
+	snprintf(o, sizeof(o), "/tmp/frr-rt-%d-%s.out", getpid(), tag);
+	snprintf(e, sizeof(e), "/tmp/frr-rt-%d-%s.err", getpid(), tag);
+	rt_slurp(o, r->out);
+	rt_slurp(e, r->err);
+	unlink(o);
+	unlink(e);
+}
+
+/* Run argv to completion (or timeout) and capture everything. */
+static inline void rt_exec(struct rt_run *r, char *const argv[],
+			   char *const env[], double timeout_s)
+{
+	double t0 = rt_now();
+	pid_t p = rt_spawn(argv, env, "exec");
+
+	r->code = rt_wait(p, timeout_s);
+	r->secs = rt_now() - t0;
+	rt_collect("exec", r);
+	if (r->code)
+		fprintf(stderr, "--- %s exited %d; stderr:\n%s\n", argv[0],
+			r->code, r->err);
+}
+
+/* Value of " key=" in the summary line ("flexrr: done ..."); NAN if absent. */
+static inline double rt_summary_value(const char *out, const char *key)
+{
+	const char *line = strstr(out, "flexrr: done ");
+	char pat[64];
+	const char *p;
+
+	if (!line)
+		return NAN;
+	snprintf(pat, sizeof(pat), " %s=", key);
+	p = strstr(line, pat);
+	if (!p)
+		return NAN;
+	return strtod(p + strlen(pat), NULL);
+}
+
+static inline const char *rt_bin(void)
+{
+	return FLEXRR_BIN;
+}
+
+#endif /* FLEXRR_TEST_RUNTIME_UTIL_H */
