@@ -1,0 +1,664 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Multinomial logistic regression (softmax, minibatch SGD, L2) as a flexrr
+ * app.  Work items are training examples; worker w owns the contiguous
+ * slice [n*w/W, n*(w+1)/W) of the training set.
+ *
+ * Parameter table "weights": one row per feature (dim rows) plus a bias row,
+ * each row `classes` floats.  Why per feature and not per class: a sparse
+ * example (LIBSVM) then reads and updates only the rows of its non-zero
+ * features, rows are small and many so sharding (row r on rank r % P)
+ * balances, and a dense example touches all rows just as a per-class layout
+ * would.
+ *
+ * Within a clock a worker runs SGD on a private copy of the model: the copy
+ * is read from the table (the SSP view) at the worker's first chunk of the
+ * clock, later chunks continue from it, and each chunk pushes its net change
+ * as an additive delta.  So the worker sees its own progress although the
+ * runtime's reads do not include its unflushed updates.  The W workers all
+ * start a clock from (nearly) the same model, so summing their changes
+ * would take W steps where one was meant and oscillates; by default each
+ * change is scaled by 1/W (--combine average: parameter averaging of the
+ * workers' local SGD runs); --combine sum keeps the raw sum (the classic
+ * parameter-server convention, for small --lr).  A helper running another
+ * worker's items starts from the table's view and pushes its delta the
+ * same way, so its change counts as the owner's.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/modelfile.h"
+#include "common/opts.h"
+#include "flexrr/flexrr.h"
+#include "flexrr/log.h"
+#include "mlr_data.h"
+#include "mlr_model.h"
+
+#define MLR_DEFAULT_DIR "/usr/share/datasets/fashion-mnist"
+
+enum mlr_stat {
+	ST_TRAIN_LOSS,
+	ST_TRAIN_N,
+	ST_TRAIN_HIT,
+	ST_TEST_LOSS,
+	ST_TEST_HIT,
+	ST_TEST_N,
+	ST_COUNT,
+};
+
+/* A worker's private model within a clock (only its own thread uses it). */
+struct mlr_view {
+	int clock;   /* clock cur was read for; -1 = none */
+	float *cur;  /* (dim + 1) * classes */
+	float *base; /* cur as last pushed */
+	struct mlr_sgd sgd;
+};
+
+struct mlr_app {
+	struct frr_job_info job;
+	struct mlr_data train, test;
+	int have_test;
+	uint32_t dim, classes;
+	double lr, lr_decay, l2;
+	uint64_t batch;
+	float combine; /* scale of a pushed change: 1/W or 1 */
+	const char *save_path;
+	float *loaded;		/* --load: initial rows */
+	struct mlr_view *views; /* one per local worker thread */
+};
+
+static void mlr_usage(FILE *out)
+{
+	fprintf(
+	    out,
+	    "usage: flexrr run [run options] mlr [options]\n"
+	    "Multinomial logistic regression (softmax) by minibatch SGD "
+	    "with L2.\n"
+	    "Work items are training examples; the weights are one table "
+	    "row per feature\n(plus a bias row), `classes` floats each.\n"
+	    "\ndata (one of):\n"
+	    "  --data fashion-mnist|DIR  IDX files "
+	    "{train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz]\n"
+	    "                            in DIR (fashion-mnist = %s,\n"
+	    "                            or $FLEXRR_FASHION_MNIST)\n"
+	    "  --train FILE [--test FILE]  IDX images (labels found by "
+	    "replacing\n"
+	    "                            'images-idx3' with 'labels-idx1' "
+	    "in the name,\n"
+	    "                            or --train-labels/--test-labels) "
+	    "or LIBSVM text\n"
+	    "  --format idx|libsvm       default: idx if the name contains "
+	    "'idx3', else libsvm\n"
+	    "  --train-limit N           use the first N training examples "
+	    "(0 = all)\n"
+	    "  --test-limit N            use the first N test examples (0 "
+	    "= all)\n"
+	    "gzip input is read directly (detected by magic).\n"
+	    "\ntraining:\n"
+	    "  --lr F          SGD step per worker (default 0.2), clock c "
+	    "uses F/(1+decay*c)\n"
+	    "  --lr-decay F    (default 0.5)\n"
+	    "  --batch N       minibatch size (default 16)\n"
+	    "  --l2 F          L2 penalty on the feature weights (default "
+	    "1e-5)\n"
+	    "  --save FILE     write the model after every clock (rank 0)\n"
+	    "  --load FILE     start from a saved model (same data shape)\n"
+	    "\nprinted per clock: train_loss (mean cross-entropy of the "
+	    "examples as they\nwere visited), train_accuracy, test_loss, "
+	    "test_accuracy (full test set).\nThe objective is test_accuracy "
+	    "(train_accuracy without a test set): --target\nis reached when "
+	    "it is >= the value.\n",
+	    MLR_DEFAULT_DIR);
+}
+
+/* "x/train-images-idx3-ubyte.gz" -> "x/train-labels-idx1-ubyte.gz" */
+static char *mlr_labels_name(const char *images)
+{
+	const char *p = strstr(images, "images-idx3");
+	char *s;
+
+	if (!p)
+		return NULL;
+	s = strdup(images);
+	if (s)
+		memcpy(s + (p - images), "labels-idx1", 11);
+	return s;
+}
+
+/* DIR/base(.gz): the .gz if it exists, else the plain name. */
+static char *mlr_find(const char *dir, const char *base)
+{
+	char *s = NULL;
+
+	if (asprintf(&s, "%s/%s.gz", dir, base) < 0)
+		return NULL;
+	if (!access(s, R_OK))
+		return s;
+	free(s);
+	if (asprintf(&s, "%s/%s", dir, base) < 0)
+		return NULL;
+	return s;
+}
+
+struct mlr_opts {
+	const char *data, *train, *test, *train_labels, *test_labels, *format;
+	uint64_t train_limit, test_limit;
+	const char *load;
+};
+
+static int mlr_parse(struct mlr_app *a, int argc, char **argv,
+		     struct mlr_opts *o)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *v = NULL;
+		int rc = 0, m;
+
+#define OPT(name)                                                 \
+	((m = frr_opt_value(argc, argv, &i, "mlr", name, &v)) < 0 \
+	     ? (rc = m, 1)                                        \
+	     : m)
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			mlr_usage(stdout);
+			return 1;
+		} else if (OPT("--data")) {
+			o->data = v;
+		} else if (OPT("--train")) {
+			o->train = v;
+		} else if (OPT("--test")) {
+			o->test = v;
+		} else if (OPT("--train-labels")) {
+			o->train_labels = v;
+		} else if (OPT("--test-labels")) {
+			o->test_labels = v;
+		} else if (OPT("--format")) {
+			o->format = v;
+		} else if (OPT("--train-limit")) {
+			rc = rc ? rc
+				: frr_opt_u64("mlr", "--train-limit", v, 0,
+					      UINT32_MAX, &o->train_limit);
+		} else if (OPT("--test-limit")) {
+			rc = rc ? rc
+				: frr_opt_u64("mlr", "--test-limit", v, 0,
+					      UINT32_MAX, &o->test_limit);
+		} else if (OPT("--lr")) {
+			rc = rc ? rc
+				: frr_opt_double("mlr", "--lr", v, 1e-9, 1e3,
+						 &a->lr);
+		} else if (OPT("--lr-decay")) {
+			rc = rc ? rc
+				: frr_opt_double("mlr", "--lr-decay", v, 0, 1e3,
+						 &a->lr_decay);
+		} else if (OPT("--l2")) {
+			rc = rc ? rc
+				: frr_opt_double("mlr", "--l2", v, 0, 1e3,
+						 &a->l2);
+		} else if (OPT("--batch")) {
+			rc = rc ? rc
+				: frr_opt_u64("mlr", "--batch", v, 1, 1 << 20,
+					      &a->batch);
+		} else if (OPT("--combine")) {
+			if (!rc && !strcmp(v, "sum")) {
+				a->combine = 1.0f;
+			} else if (!rc && strcmp(v, "average")) {
+				frr_err("mlr: --combine wants average or sum, "
+					"got '%s'",
+					v);
+				rc = -EINVAL;
+			}
+		} else if (OPT("--save")) {
+			a->save_path = v;
+		} else if (OPT("--load")) {
+			o->load = v;
+		} else {
+			frr_err("mlr: unknown option '%s' (see 'mlr --help')",
+				argv[i]);
+			return -EINVAL;
+		}
+#undef OPT
+		if (rc)
+			return rc;
+	}
+	if (!!o->data == !!o->train) {
+		frr_err("mlr: give either --data fashion-mnist|DIR or --train "
+			"FILE (see 'mlr --help')");
+		return -EINVAL;
+	}
+	if (o->format && strcmp(o->format, "idx") &&
+	    strcmp(o->format, "libsvm")) {
+		frr_err("mlr: --format wants idx or libsvm, got '%s'",
+			o->format);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int mlr_load_pair(const char *images, const char *labels, uint64_t limit,
+			 uint32_t classes, struct mlr_data *d)
+{
+	char *guess = NULL;
+	int rc;
+
+	if (!labels) {
+		guess = mlr_labels_name(images);
+		if (!guess) {
+			frr_err("mlr: cannot guess the labels file of '%s' "
+				"(no 'images-idx3' in the name); pass "
+				"--train-labels/--test-labels",
+				images);
+			return -EINVAL;
+		}
+		labels = guess;
+	}
+	rc = mlr_load_idx(images, labels, limit, classes, d);
+	free(guess);
+	return rc;
+}
+
+static int mlr_load_data(struct mlr_app *a, struct mlr_opts *o)
+{
+	char *tri = NULL, *tei = NULL, *trl = NULL, *tel = NULL;
+	struct mlr_labels map = { 0 };
+	const char *dir;
+	int idx, rc;
+
+	if (o->data) {
+		dir = o->data;
+		if (!strcmp(dir, "fashion-mnist")) {
+			dir = getenv("FLEXRR_FASHION_MNIST");
+			if (!dir)
+				dir = MLR_DEFAULT_DIR;
+		}
+		tri = mlr_find(dir, "train-images-idx3-ubyte");
+		trl = mlr_find(dir, "train-labels-idx1-ubyte");
+		tei = mlr_find(dir, "t10k-images-idx3-ubyte");
+		tel = mlr_find(dir, "t10k-labels-idx1-ubyte");
+		if (!tri || !trl || !tei || !tel) {
+			rc = -ENOMEM;
+			goto free_names;
+		}
+		if (access(tri, R_OK)) {
+			frr_err("mlr: no IDX training set in '%s' (looked for "
+				"%s[.gz]); install Debian's "
+				"dataset-fashion-mnist or pass --data DIR / "
+				"--train FILE",
+				dir, "train-images-idx3-ubyte");
+			rc = -ENOENT;
+			goto free_names;
+		}
+		o->train = tri;
+		o->train_labels = trl;
+		o->test = tei;
+		o->test_labels = tel;
+		o->format = "idx";
+	}
+	idx = o->format ? !strcmp(o->format, "idx")
+			: strstr(o->train, "idx3") != NULL;
+	if (idx) {
+		rc = mlr_load_pair(o->train, o->train_labels, o->train_limit, 0,
+				   &a->train);
+		if (!rc && o->test)
+			rc = mlr_load_pair(o->test, o->test_labels,
+					   o->test_limit, a->train.classes,
+					   &a->test);
+		if (!rc && o->test && a->test.dim != a->train.dim) {
+			frr_err("mlr: test images have %u pixels, training "
+				"images %u; pass a matching pair",
+				a->test.dim, a->train.dim);
+			rc = -EINVAL;
+		}
+	} else {
+		rc = mlr_load_libsvm(o->train, o->train_limit, 0, &map,
+				     &a->train);
+		if (!rc && o->test)
+			rc = mlr_load_libsvm(o->test, o->test_limit,
+					     a->train.dim, &map, &a->test);
+	}
+	a->have_test = o->test != NULL;
+free_names:
+	free(tri);
+	free(trl);
+	free(tei);
+	free(tel);
+	o->train = o->test = o->train_labels = o->test_labels = NULL;
+	return rc;
+}
+
+static void mlr_destroy(void *app)
+{
+	struct mlr_app *a = app;
+
+	if (!a)
+		return;
+	for (int t = 0; a->views && t < a->job.threads; t++) {
+		free(a->views[t].cur);
+		free(a->views[t].base);
+		mlr_sgd_free(&a->views[t].sgd);
+	}
+	free(a->views);
+	free(a->loaded);
+	mlr_data_free(&a->train);
+	mlr_data_free(&a->test);
+	free(a);
+}
+
+static int mlr_view_init(struct mlr_app *a, struct mlr_view *v)
+{
+	size_t n = ((size_t)a->dim + 1) * a->classes;
+
+	v->clock = -1;
+	v->cur = malloc(n * sizeof(float));
+	v->base = malloc(n * sizeof(float));
+	if (!v->cur || !v->base)
+		return -ENOMEM;
+	return mlr_sgd_init(&v->sgd, a->dim, a->classes, (uint32_t)a->batch);
+}
+
+static void mlr_view_free(struct mlr_view *v)
+{
+	free(v->cur);
+	free(v->base);
+	mlr_sgd_free(&v->sgd);
+}
+
+static const struct frr_model_table *mlr_shape(const struct mlr_app *a,
+					       struct frr_model_table *t)
+{
+	t->name = "weights";
+	t->rows = (uint64_t)a->dim + 1;
+	t->cols = a->classes;
+	return t;
+}
+
+static int mlr_create(const struct frr_job_info *job, int argc, char **argv,
+		      void **app)
+{
+	struct mlr_opts o = { 0 };
+	struct frr_model_table t;
+	struct mlr_app *a;
+	int rc;
+
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	a->job = *job;
+	a->lr = 0.2;
+	a->lr_decay = 0.5;
+	a->l2 = 1e-5;
+	a->batch = 16;
+	a->combine = 1.0f / (float)job->nworkers;
+	rc = mlr_parse(a, argc, argv, &o);
+	if (rc == 1) { /* --help */
+		rc = -ECANCELED;
+		goto destroy;
+	}
+	if (rc)
+		goto destroy;
+	rc = mlr_load_data(a, &o);
+	if (rc)
+		goto destroy;
+	a->dim = a->train.dim;
+	a->classes = a->train.classes;
+	if (o.load) {
+		rc = frr_model_load(o.load, "mlr", mlr_shape(a, &t), 1,
+				    &a->loaded);
+		if (rc)
+			goto destroy;
+	}
+	a->views = calloc((size_t)job->threads, sizeof(*a->views));
+	if (!a->views) {
+		rc = -ENOMEM;
+		goto destroy;
+	}
+	for (int i = 0; i < job->threads; i++) {
+		rc = mlr_view_init(a, &a->views[i]);
+		if (rc)
+			goto destroy;
+	}
+	if (job->rank == 0)
+		frr_info("mlr: %llu training examples, %u features, %u "
+			 "classes, %llu test examples",
+			 (unsigned long long)a->train.n, a->dim, a->classes,
+			 (unsigned long long)a->test.n);
+	*app = a;
+	return 0;
+
+destroy:
+	mlr_destroy(a);
+	return rc;
+}
+
+static void mlr_init_row(void *app, int table, uint64_t row, float *out,
+			 uint32_t cols)
+{
+	struct mlr_app *a = app;
+
+	(void)table;
+	if (a->loaded)
+		memcpy(out, a->loaded + row * cols, cols * sizeof(float));
+	else
+		memset(out, 0, cols * sizeof(float));
+}
+
+static int mlr_tables(void *app, struct frr_table_spec *specs, int max)
+{
+	struct mlr_app *a = app;
+
+	if (max < 1)
+		return -EINVAL;
+	specs[0] = (struct frr_table_spec){
+		.name = "weights",
+		.rows = (uint64_t)a->dim + 1,
+		.cols = a->classes,
+		.rule = FRR_UPDATE_ADD,
+		.init_row = mlr_init_row,
+	};
+	return 1;
+}
+
+static uint64_t mlr_lo(const struct mlr_app *a, int w)
+{
+	return a->train.n * (uint64_t)w / (uint64_t)a->job.nworkers;
+}
+
+static int mlr_load_partition(void *app, int worker, uint64_t *nitems)
+{
+	struct mlr_app *a = app;
+
+	/* the whole training set is parsed once per process in create() */
+	*nitems = mlr_lo(a, worker + 1) - mlr_lo(a, worker);
+	return 0;
+}
+
+static void mlr_view_read(struct mlr_app *a, struct frr_wctx *wc,
+			  struct mlr_view *v)
+{
+	uint32_t K = a->classes;
+
+	for (uint64_t j = 0; j <= a->dim; j++)
+		memcpy(v->cur + j * K, frr_row_read(wc, 0, j),
+		       K * sizeof(float));
+	memcpy(v->base, v->cur, ((size_t)a->dim + 1) * K * sizeof(float));
+}
+
+static void mlr_view_push(struct mlr_app *a, struct frr_wctx *wc,
+			  struct mlr_view *v)
+{
+	uint32_t K = a->classes;
+	float delta[MLR_MAX_CLASSES];
+
+	for (uint64_t j = 0; j <= a->dim; j++) {
+		float *c = v->cur + j * K, *b = v->base + j * K;
+		int any = 0;
+
+		for (uint32_t k = 0; k < K; k++) {
+			delta[k] = (c[k] - b[k]) * a->combine;
+			any |= delta[k] != 0;
+		}
+		if (any)
+			frr_row_update(wc, 0, j, delta);
+	}
+	/* the local run goes on from cur: what the clock pushes in total is
+	 * combine * (last cur - clock's first read), however it is chunked */
+	memcpy(v->base, v->cur, ((size_t)a->dim + 1) * K * sizeof(float));
+}
+
+static int mlr_process(void *app, struct frr_wctx *wc, int owner, int clock,
+		       uint64_t begin, uint64_t end)
+{
+	struct mlr_app *a = app;
+	int me = frr_wctx_worker(wc), rc = 0;
+	struct mlr_view tmp, *v;
+	double loss = 0, lr;
+	uint64_t hits = 0, lo = mlr_lo(a, owner);
+
+	if (me == owner) {
+		v = &a->views[owner - a->job.rank * a->job.threads];
+		if (v->clock != clock) {
+			mlr_view_read(a, wc, v);
+			v->clock = clock;
+		}
+	} else { /* helping: a one-off view from the table */
+		memset(&tmp, 0, sizeof(tmp));
+		rc = mlr_view_init(a, &tmp);
+		if (rc)
+			goto free_tmp;
+		v = &tmp;
+		mlr_view_read(a, wc, v);
+	}
+	lr = a->lr / (1.0 + a->lr_decay * clock);
+	mlr_sgd_run(&v->sgd, &a->train, lo + begin, lo + end, v->cur, (float)lr,
+		    (float)a->l2, &loss, &hits);
+	mlr_view_push(a, wc, v);
+	frr_stat_add(wc, ST_TRAIN_LOSS, loss);
+	frr_stat_add(wc, ST_TRAIN_N, (double)(end - begin));
+	frr_stat_add(wc, ST_TRAIN_HIT, (double)hits);
+	if (me == owner)
+		return 0;
+free_tmp:
+	mlr_view_free(&tmp);
+	return rc;
+}
+
+static int mlr_read_model(struct frr_eval_ctx *ec, struct mlr_app *a, float *w)
+{
+	for (uint64_t j = 0; j <= a->dim; j++) {
+		int rc = frr_eval_row_read(ec, 0, j, w + j * a->classes);
+
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int mlr_save_row(void *ctx, int t, uint64_t r, float *out)
+{
+	(void)t;
+	return frr_eval_row_read(ctx, 0, r, out);
+}
+
+static int mlr_save(void *app, struct frr_eval_ctx *ec, const char *path)
+{
+	struct mlr_app *a = app;
+	struct frr_model_table t;
+
+	return frr_model_save(path, "mlr", mlr_shape(a, &t), 1, mlr_save_row,
+			      ec);
+}
+
+static int mlr_clock_local(void *app, struct frr_eval_ctx *ec, int clock)
+{
+	struct mlr_app *a = app;
+	const struct frr_job_info *job = frr_eval_job(ec);
+	uint64_t lo, hi, hits = 0;
+	double loss = 0;
+	float *w;
+	int rc;
+
+	(void)clock;
+	if (a->save_path && job->rank == 0) {
+		rc = mlr_save(a, ec, a->save_path);
+		if (rc)
+			return rc;
+	}
+	if (!a->have_test)
+		return 0;
+	lo = a->test.n * (uint64_t)job->rank / (uint64_t)job->nranks;
+	hi = a->test.n * (uint64_t)(job->rank + 1) / (uint64_t)job->nranks;
+	w = malloc(((size_t)a->dim + 1) * a->classes * sizeof(float));
+	if (!w)
+		return -ENOMEM;
+	rc = mlr_read_model(ec, a, w);
+	if (!rc) {
+		mlr_eval(&a->test, lo, hi, w, a->classes, &loss, &hits);
+		frr_eval_stat_add(ec, ST_TEST_LOSS, loss);
+		frr_eval_stat_add(ec, ST_TEST_HIT, (double)hits);
+		frr_eval_stat_add(ec, ST_TEST_N, (double)(hi - lo));
+	}
+	free(w);
+	return rc;
+}
+
+static int mlr_clock_global(void *app, const double *st, int nstats, int clock,
+			    double *objective, char *metrics, size_t len)
+{
+	struct mlr_app *a = app;
+	double n = st[ST_TRAIN_N] > 0 ? st[ST_TRAIN_N] : 1;
+	double tn = st[ST_TEST_N] > 0 ? st[ST_TEST_N] : 1;
+
+	(void)nstats;
+	(void)clock;
+	if (a->have_test) {
+		*objective = st[ST_TEST_HIT] / tn;
+		snprintf(metrics, len,
+			 "train_loss=%.5f train_accuracy=%.4f test_loss=%.5f "
+			 "test_accuracy=%.4f",
+			 st[ST_TRAIN_LOSS] / n, st[ST_TRAIN_HIT] / n,
+			 st[ST_TEST_LOSS] / tn, *objective);
+	} else {
+		*objective = st[ST_TRAIN_HIT] / n;
+		snprintf(metrics, len, "train_loss=%.5f train_accuracy=%.4f",
+			 st[ST_TRAIN_LOSS] / n, *objective);
+	}
+	return 0;
+}
+
+static int mlr_load_model(void *app, struct frr_eval_ctx *ec, const char *path)
+{
+	struct mlr_app *a = app;
+	const struct frr_job_info *job = frr_eval_job(ec);
+	struct frr_model_table t;
+	float *w;
+	int rc;
+
+	rc = frr_model_load(path, "mlr", mlr_shape(a, &t), 1, &w);
+	if (rc)
+		return rc;
+	for (uint64_t j = (uint64_t)job->rank; j <= a->dim && !rc;
+	     j += (uint64_t)job->nranks)
+		rc = frr_eval_row_write(ec, 0, j, w + j * a->classes);
+	free(w);
+	return rc;
+}
+
+const struct frr_app_ops frr_app_mlr = {
+	.size = sizeof(struct frr_app_ops),
+	.name = "mlr",
+	.summary = "multinomial logistic regression (softmax SGD): "
+		   "Fashion-MNIST, IDX, LIBSVM",
+	.usage = mlr_usage,
+	.create = mlr_create,
+	.destroy = mlr_destroy,
+	.tables = mlr_tables,
+	.load_partition = mlr_load_partition,
+	.process = mlr_process,
+	.clock_local = mlr_clock_local,
+	.clock_global = mlr_clock_global,
+	.save = mlr_save,
+	.load = mlr_load_model,
+	.nstats = ST_COUNT,
+	.maximize = 1,
+};
