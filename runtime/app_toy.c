@@ -21,6 +21,7 @@ struct toy {
 	int adagrad;
 	double work_us;
 	double jitter_us;
+	uint64_t pad_rows; /* --table-rows: an extra, unused table */
 };
 
 static void toy_usage(FILE *out)
@@ -36,6 +37,8 @@ static void toy_usage(FILE *out)
 		"  --work-us U    extra CPU work per item, microseconds\n"
 		"  --jitter-us J  random sleep per chunk of items, up to J us\n"
 		"                 (and 20 J at a quarter of the clock starts)\n"
+		"  --total N      N items split across the workers instead\n"
+		"  --table-rows N add an unused N x 64 table (memory tests)\n"
 		"  --check-ssp    prove from the values read that no read is\n"
 		"                 staler than the slack (metric "
 		"ssp_violations)\n",
@@ -67,7 +70,8 @@ static double item_grad(const struct frr_toy_params *p, int w, uint64_t i,
 	for (int d = 0; d < p->dim; d++)
 		pred += x[d] * wv[d];
 	err = pred - y;
-	scale = -p->lr * err / (float)(p->items * (uint64_t)p->nworkers);
+	scale = -p->lr * err /
+		(float)(p->total ? p->total : p->items * (uint64_t)p->nworkers);
 	for (int d = 0; d < p->dim; d++)
 		g[d] = scale * x[d];
 	return (double)err * err;
@@ -119,6 +123,8 @@ static int toy_create(const struct frr_job_info *job, int argc, char **argv,
 		{ "work-us", required_argument, NULL, 'w' },
 		{ "jitter-us", required_argument, NULL, 'j' },
 		{ "check-ssp", no_argument, NULL, 'c' },
+		{ "total", required_argument, NULL, 'T' },
+		{ "table-rows", required_argument, NULL, 'R' },
 		{ 0 },
 	};
 	struct toy *t = calloc(1, sizeof(*t));
@@ -157,6 +163,12 @@ static int toy_create(const struct frr_job_info *job, int argc, char **argv,
 		case 'c':
 			t->check_ssp = 1;
 			break;
+		case 'T':
+			t->p.total = strtoull(optarg, NULL, 0);
+			break;
+		case 'R':
+			t->pad_rows = strtoull(optarg, NULL, 0);
+			break;
 		default:
 			frr_err("toy: unknown or incomplete option '%s'; see "
 				"'flexrr run toy --help'",
@@ -188,7 +200,9 @@ static int toy_tables(void *app, struct frr_table_spec *s, int max)
 {
 	struct toy *t = app;
 
-	if (max < 2)
+	int n = 1;
+
+	if (max < 3)
 		return -EINVAL;
 	s[0] = (struct frr_table_spec){
 		.name = "w",
@@ -198,20 +212,29 @@ static int toy_tables(void *app, struct frr_table_spec *s, int max)
 		.lr = t->p.lr,
 		.eps = 1e-6f,
 	};
-	if (!t->check_ssp)
-		return 1;
-	s[1] = (struct frr_table_spec){ .name = "count",
-					.rows = 1,
-					.cols = (uint32_t)t->job.nworkers };
-	return 2;
+	if (t->check_ssp) /* must stay table 1: process() uses it */
+		s[n++] =
+		    (struct frr_table_spec){ .name = "count",
+					     .rows = 1,
+					     .cols =
+						 (uint32_t)t->job.nworkers };
+	if (t->pad_rows)
+		s[n++] = (struct frr_table_spec){ .name = "pad",
+						  .rows = t->pad_rows,
+						  .cols = 64 };
+	return n;
 }
 
 static int toy_load(void *app, int worker, uint64_t *n)
 {
 	struct toy *t = app;
 
-	(void)worker;
-	*n = t->p.items;
+	uint64_t W = (uint64_t)t->job.nworkers;
+
+	if (t->p.total)
+		*n = t->p.total / W + ((uint64_t)worker < t->p.total % W);
+	else
+		*n = t->p.items;
 	return 0;
 }
 
@@ -249,7 +272,12 @@ static void check_ssp(struct toy *t, struct frr_wctx *wc, int clock)
 		return;
 	for (int v = 0; v < t->job.nworkers; v++) {
 		/* clocks fully seen for v = count / items */
-		int64_t seen = (int64_t)(cnt[v] / (float)t->p.items) - 1;
+		uint64_t nv =
+		    t->p.total
+			? t->p.total / t->job.nworkers +
+			      ((uint64_t)v < t->p.total % t->job.nworkers)
+			: t->p.items;
+		int64_t seen = nv ? (int64_t)(cnt[v] / (float)nv) - 1 : 1 << 30;
 
 		if (seen < bound) {
 			frr_stat_add(wc, ST_VIOL, 1);

@@ -19,6 +19,7 @@ struct frr_toy_params {
 	uint64_t seed;
 	int nworkers;
 	uint64_t items; /* per worker */
+	uint64_t total; /* 0, or items split across workers (--total) */
 	int dim;
 	float lr;
 };

@@ -7,6 +7,7 @@
 #define FLEXRR_TEST_RUNTIME_UTIL_H
 
 #include <fcntl.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>

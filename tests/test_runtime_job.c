@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `flexrr run` as users meet it: --help, the summary line, --target, the
+ * metrics file, and bad input (unknown app or option, slack < 0, more
+ * workers than items, a table too big for memory, an unreachable rendezvous,
+ * a wrong job token, mismatched binaries): a clear message, a non-zero exit,
+ * no hang.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+
+#include "flexrr/flexrr.h"
+#include "test_runtime_util.h"
+
+TestSuite(runtime_job, .timeout = 120);
+
+static const char *backend0(void)
+{
+	enum frr_tp_backend bs[FRR_TEST_MAX_BACKENDS];
+
+	frr_test_backends(bs, FRR_TEST_MAX_BACKENDS);
+	return frr_tp_backend_name(bs[0]);
+}
+
+static int rdv_port(int k)
+{
+	return 30000 + (getpid() * 7 + k * 131) % 20000;
+}
+
+#define RUN(r, timeout, ...)                                             \
+	do {                                                             \
+		char *argv_[] = { (char *)rt_bin(), __VA_ARGS__, NULL }; \
+		rt_exec((r), argv_, NULL, (timeout));                    \
+	} while (0)
+
+Test(runtime_job, help_everywhere)
+{
+	struct rt_run *r = calloc(1, sizeof(*r));
+
+	RUN(r, 10, "run", "--help");
+	cr_assert_eq(r->code, 0);
+	cr_assert(strstr(r->out, "usage: flexrr run"));
+	cr_assert(strstr(r->out, "--slack"));
+	RUN(r, 10, "run", "-n", "2", "toy", "--help");
+	cr_assert_eq(r->code, 0);
+	cr_assert(strstr(r->out, "--items"), "toy usage: %s", r->out);
+	free(r);
+}
+
+Test(runtime_job, summary_line_and_target)
+{
+	struct rt_run *r = calloc(1, sizeof(*r));
+	char path[128];
+	FILE *f;
+	int lines = 0;
+	char buf[512];
+
+	snprintf(path, sizeof(path), "/tmp/frr-rt-job-%d.csv", getpid());
+	RUN(r, 60, "run", "-n", "2", "-t", "2", "--backend", (char *)backend0(),
+	    "--clocks", "200", "--target", "0.5", "--metrics", path, "toy");
+	cr_assert_eq(r->code, 0);
+	cr_assert(strstr(r->out, "flexrr: done mode=bsp backend="),
+		  "summary: %s", r->out);
+	cr_assert(strstr(r->out, " mse="));
+	cr_assert(rt_summary_value(r->out, "objective") <= 0.5);
+	cr_assert(rt_summary_value(r->out, "clocks") < 200,
+		  "--target did not stop the job: %s", r->out);
+	cr_assert(rt_summary_value(r->out, "time_s") >= 0);
+	/* one progress line per clock on stderr, none with -q */
+	cr_assert(strstr(r->err, "flexrr: clock 0 objective="), "%s", r->err);
+	f = fopen(path, "r");
+	cr_assert(f);
+	while (fgets(buf, sizeof(buf), f))
+		lines++;
+	fclose(f);
+	unlink(path);
+	cr_assert_eq(lines, 1 + 4 * (int)rt_summary_value(r->out, "clocks"));
+	RUN(r, 60, "run", "-n", "2", "--backend", (char *)backend0(),
+	    "--clocks", "3", "-q", "toy");
+	cr_assert_eq(r->code, 0);
+	cr_assert_null(strstr(r->err, "flexrr: clock"), "-q: %s", r->err);
+	free(r);
+}
+
+Test(runtime_job, bad_options)
+{
+	struct rt_run *r = calloc(1, sizeof(*r));
+
+	RUN(r, 10, "run", "-n", "2", "nosuchapp");
+	cr_assert_neq(r->code, 0);
+	cr_assert(strstr(r->err, "unknown app 'nosuchapp'"), "%s", r->err);
+	RUN(r, 10, "run", "-n", "2", "--no-such-option", "toy");
+	cr_assert_neq(r->code, 0);
+	cr_assert(strstr(r->err, "no-such-option"), "%s", r->err);
+	RUN(r, 10, "run", "-n", "2", "toy", "--no-such-option");
+	cr_assert_neq(r->code, 0);
+	cr_assert(strstr(r->err, "no-such-option"), "%s", r->err);
+	RUN(r, 10, "run", "--slack", "-1", "toy");
+	cr_assert_neq(r->code, 0);
+	cr_assert(strstr(r->err, "--slack must be >= 0"), "%s", r->err);
+	RUN(r, 10, "run", "--mode", "bsp", "--slack", "2", "toy");
+	cr_assert_neq(r->code, 0);
+	RUN(r, 10, "run", "--mode", "warp", "toy");
+	cr_assert_neq(r->code, 0);
+	cr_assert(strstr(r->err, "unknown mode"), "%s", r->err);
+	RUN(r, 10, "run", "-n", "2", "--backend", "carrier-pigeon", "toy");
+	cr_assert_neq(r->code, 0);
+	free(r);
+}
+
+Test(runtime_job, more_workers_than_items)
+{
+	struct rt_run *r = calloc(1, sizeof(*r));
+
+	RUN(r, 30, "run", "-n", "2", "-t", "4", "--backend", (char *)backend0(),
+	    "toy", "--total", "5");
+	cr_assert_neq(r->code, 0);
+	cr_assert(strstr(r->err, "has no work items"), "%s", r->err);
+	cr_assert(r->secs < 25);
+	free(r);
+}
+
+Test(runtime_job, table_too_big)
+{
+	struct rt_run *r = calloc(1, sizeof(*r));
+
+	RUN(r, 30, "run", "-n", "2", "--backend", (char *)backend0(), "toy",
+	    "--table-rows", "100000000000");
+	cr_assert_neq(r->code, 0);
+	cr_assert(strstr(r->err, "GiB of memory is available"), "%s", r->err);
+	free(r);
+}
+
+Test(runtime_job, rendezvous_unreachable)
+{
+	struct rt_run *r = calloc(1, sizeof(*r));
+	char addr[64];
+	char *env[] = { "FLEXRR_RANK=1", "FLEXRR_SIZE=2", "FLEXRR_JOB_TOKEN=t",
+			NULL };
+
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", rdv_port(0));
+	char *argv[] = { (char *)rt_bin(),	 "run", "--rendezvous", addr,
+			 "--rendezvous-timeout", "2",	"toy",		NULL };
+	rt_exec(r, argv, env, 20);
+	cr_assert_neq(r->code, 0);
+	cr_assert_neq(r->code, -1, "hung");
+	cr_assert(strstr(r->err, "unreachable"), "%s", r->err);
+	free(r);
+}
+
+/* Rank 0 and rank 1 with some difference: both must fail, rank 1 with msg. */
+static void pair_fails(const char *env1, const char *msg1, const char *msg0,
+		       int k)
+{
+	char addr[64];
+	struct rt_run *r0 = calloc(1, sizeof(*r0)),
+		      *r1 = calloc(1, sizeof(*r1));
+	pid_t p0, p1;
+
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", rdv_port(k));
+	char *argv[] = { (char *)rt_bin(),
+			 "run",
+			 "--backend",
+			 (char *)backend0(),
+			 "--rendezvous",
+			 addr,
+			 "--rendezvous-timeout",
+			 "3",
+			 "-q",
+			 "toy",
+			 NULL };
+	char *e0[] = { "FLEXRR_RANK=0", "FLEXRR_SIZE=2",
+		       "FLEXRR_JOB_TOKEN=right", NULL };
+	char *e1[] = { "FLEXRR_RANK=1", "FLEXRR_SIZE=2",
+		       "FLEXRR_JOB_TOKEN=right", (char *)env1, NULL };
+
+	p0 = rt_spawn(argv, e0, "r0");
+	usleep(200000);
+	p1 = rt_spawn(argv, e1, "r1");
+	r1->code = rt_wait(p1, 20);
+	r0->code = rt_wait(p0, 20);
+	rt_collect("r0", r0);
+	rt_collect("r1", r1);
+	cr_assert(r1->code > 0, "rank 1 exit %d", r1->code);
+	cr_assert(r0->code > 0, "rank 0 exit %d", r0->code);
+	cr_assert(strstr(r1->err, msg1), "rank 1 said: %s", r1->err);
+	cr_assert(strstr(r0->err, msg0), "rank 0 said: %s", r0->err);
+	free(r0);
+	free(r1);
+}
+
+Test(runtime_job, wrong_job_token)
+{
+	pair_fails("FLEXRR_JOB_TOKEN=wrong", "wrong job token",
+		   "did not connect", 1);
+}
+
+Test(runtime_job, mismatched_binaries)
+{
+	pair_fails("FLEXRR_TEST_BINHASH=12345", "different flexrr binary",
+		   "different flexrr binary", 2);
+}

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A rank killed mid-clock makes every other rank exit non-zero within 10 s
+ * with a message naming the dead rank (every backend under test).  The ranks
+ * are started the way a launcher would (FLEXRR_RANK/FLEXRR_SIZE + TCP
+ * rendezvous), so no parent process cleans up for them.
+ */
+#include <criterion/criterion.h>
+
+#include "flexrr/flexrr.h"
+#include "test_runtime_util.h"
+
+TestSuite(runtime_kill, .timeout = 120);
+
+static void kill_case(const char *backend, int victim, int k)
+{
+	enum { P = 3 };
+	char addr[64], tag[P][16], rankv[P][32];
+	pid_t pid[P];
+	double t_kill, waited;
+
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d",
+		 30000 + (getpid() * 13 + k * 101) % 20000);
+	char *argv[] = { (char *)rt_bin(),
+			 "run",
+			 "-t",
+			 "2",
+			 "--backend",
+			 (char *)backend,
+			 "--rendezvous",
+			 addr,
+			 "--clocks",
+			 "100000",
+			 "-q",
+			 "toy",
+			 "--work-us",
+			 "100",
+			 NULL };
+	for (int r = 0; r < P; r++) {
+		char *env[] = { rankv[r], "FLEXRR_SIZE=3",
+				"FLEXRR_JOB_TOKEN=kill-test", NULL };
+
+		snprintf(rankv[r], sizeof(rankv[r]), "FLEXRR_RANK=%d", r);
+		snprintf(tag[r], sizeof(tag[r]), "kill%d", r);
+		pid[r] = rt_spawn(argv, env, tag[r]);
+	}
+	/* let the job get going: several clocks of ~20 ms each */
+	usleep(frr_test_quick() ? 4000000 : 1500000);
+	for (int r = 0; r < P; r++)
+		cr_assert_eq(waitpid(pid[r], NULL, WNOHANG), 0,
+			     "rank %d ended before the kill", r);
+	kill(pid[victim], SIGKILL);
+	t_kill = rt_now();
+	rt_wait(pid[victim], 5);
+	for (int r = 0; r < P; r++) {
+		struct rt_run *res = calloc(1, sizeof(*res));
+		char name[32];
+
+		if (r == victim) {
+			rt_collect(tag[r], res);
+			free(res);
+			continue;
+		}
+		res->code = rt_wait(pid[r], 12 - (rt_now() - t_kill));
+		waited = rt_now() - t_kill;
+		rt_collect(tag[r], res);
+		snprintf(name, sizeof(name), "rank %d", victim);
+		cr_assert(res->code > 0,
+			  "%s: rank %d exit %d after rank %d was killed",
+			  backend, r, res->code, victim);
+		cr_assert(waited < 10.0, "rank %d took %.1f s", r, waited);
+		cr_assert(strstr(res->err, name),
+			  "%s: rank %d's message does not name %s: %s", backend,
+			  r, name, res->err);
+		free(res);
+	}
+}
+
+Test(runtime_kill, others_exit_naming_the_dead_rank)
+{
+	enum frr_tp_backend bs[FRR_TEST_MAX_BACKENDS];
+	int nb = frr_test_backends(bs, FRR_TEST_MAX_BACKENDS);
+
+	for (int i = 0; i < nb; i++) {
+		kill_case(frr_tp_backend_name(bs[i]), 1, 2 * i);
+		kill_case(frr_tp_backend_name(bs[i]), 0, 2 * i + 1);
+	}
+}
