@@ -131,6 +131,7 @@ int frr_tp_open(const struct frr_tp_config *cfg, struct frr_tp_ctx **out)
 {
 	const struct frr_tp_ops *ops;
 	struct frr_tp_ctx *ctx = NULL;
+	struct frr_tp_config ncfg;
 	int ret;
 
 	if (!cfg || !out)
@@ -159,17 +160,19 @@ int frr_tp_open(const struct frr_tp_config *cfg, struct frr_tp_ctx **out)
 		return frr_tp_err(NULL, -EOPNOTSUPP,
 				  "backend %s cannot open a context",
 				  ops->name);
-	ret = ops->open(cfg, &ctx);
+	/* backends get the normalized config (default timeout, resolved
+	 * backend) and may start threads that read it */
+	ncfg = *cfg;
+	if (!ncfg.timeout_ms)
+		ncfg.timeout_ms = 10000;
+	if (ncfg.backend == FRR_TP_BACKEND_AUTO)
+		ncfg.backend = ops == &frr_tp_shm_ops ? FRR_TP_BACKEND_SHM
+						      : FRR_TP_BACKEND_VERBS;
+	ret = ops->open(&ncfg, &ctx);
 	if (ret)
 		return ret;
 	ctx->ops = ops;
-	ctx->cfg = *cfg;
-	if (!ctx->cfg.timeout_ms)
-		ctx->cfg.timeout_ms = 10000;
-	if (cfg->backend == FRR_TP_BACKEND_AUTO)
-		ctx->cfg.backend = ops == &frr_tp_shm_ops
-				       ? FRR_TP_BACKEND_SHM
-				       : FRR_TP_BACKEND_VERBS;
+	ctx->cfg = ncfg;
 	ctx->errbuf[0] = '\0';
 	*out = ctx;
 	return 0;

@@ -68,6 +68,10 @@ struct shm_ctx {
 	int epfd;
 	pthread_t svc;
 	char addr[FRR_TP_ADDR_MAX]; /* "@name" = abstract socket */
+	/* the service thread's own copy of the job: the generic layer writes
+	 * base.cfg after open, while the thread already runs */
+	uint64_t job_token;
+	int rank, nranks;
 	uint64_t next_ep_serial;
 
 	/* lock guards: regions[], acceptq[], eps[] changes (readers in the

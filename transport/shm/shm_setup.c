@@ -155,9 +155,9 @@ static void msg_init(struct shm_msg *m, struct shm_ctx *c, uint32_t type)
 	memset(m, 0, sizeof(*m));
 	m->magic = SHM_MSG_MAGIC;
 	m->type = type;
-	m->job_token = c->base.cfg.job_token;
-	m->rank = c->base.cfg.rank;
-	m->nranks = c->base.cfg.nranks;
+	m->job_token = c->job_token;
+	m->rank = c->rank;
+	m->nranks = c->nranks;
 	snprintf(m->addr, sizeof(m->addr), "%s", c->addr);
 }
 
@@ -288,7 +288,7 @@ static void serve_import(struct shm_ctx *c, int fd, const struct shm_msg *q)
 		snprintf(why, sizeof(why),
 			 "rank %d has no remotely writable region %u (freed, "
 			 "or the descriptor is forged)",
-			 c->base.cfg.rank, q->region_id);
+			 c->rank, q->region_id);
 		reply_error(fd, c, SHM_IMPORT_ERR, -ENOENT, why);
 		return;
 	}
@@ -306,22 +306,20 @@ static void serve_hello(struct shm_ctx *c, int fd, struct shm_msg *q,
 	struct shm_pending *p;
 	char why[160];
 
-	if (q->rank < 0 || q->rank >= c->base.cfg.nranks ||
-	    q->rank == c->base.cfg.rank || q->nranks != c->base.cfg.nranks ||
-	    ring_fd < 0) {
+	if (q->rank < 0 || q->rank >= c->nranks || q->rank == c->rank ||
+	    q->nranks != c->nranks || ring_fd < 0) {
 		snprintf(why, sizeof(why),
 			 "rank %d of a %d-rank job cannot connect to rank %d "
 			 "of a %d-rank job",
-			 q->rank, q->nranks, c->base.cfg.rank,
-			 c->base.cfg.nranks);
+			 q->rank, q->nranks, c->rank, c->nranks);
 		goto reject;
 	}
 	pthread_mutex_lock(&c->lock);
 	if (c->acceptq_n == SHM_ACCEPTQ) {
 		pthread_mutex_unlock(&c->lock);
 		snprintf(why, sizeof(why),
-			 "rank %d has %d connections nobody accepted",
-			 c->base.cfg.rank, SHM_ACCEPTQ);
+			 "rank %d has %d connections nobody accepted", c->rank,
+			 SHM_ACCEPTQ);
 		goto reject;
 	}
 	p = &c->acceptq[c->acceptq_n++];
@@ -352,13 +350,12 @@ static void serve_new_conn(struct shm_ctx *c)
 	ret = msg_recv(fd, &q, &ring_fd, 2000);
 	if (ret)
 		goto close_fd;
-	if (q.job_token != c->base.cfg.job_token) {
+	if (q.job_token != c->job_token) {
 		char why[160];
 
 		snprintf(why, sizeof(why),
-			 "rank %d belongs to job %016llx, not %016llx",
-			 c->base.cfg.rank,
-			 (unsigned long long)c->base.cfg.job_token,
+			 "rank %d belongs to job %016llx, not %016llx", c->rank,
+			 (unsigned long long)c->job_token,
 			 (unsigned long long)q.job_token);
 		reply_error(fd, c,
 			    q.type == SHM_IMPORT ? SHM_IMPORT_ERR : SHM_REJECT,
@@ -447,6 +444,9 @@ static int shm_open_ctx(const struct frr_tp_config *cfg,
 		goto free_ctx;
 	}
 	c->base.cfg = *cfg;
+	c->job_token = cfg->job_token;
+	c->rank = cfg->rank;
+	c->nranks = cfg->nranks;
 	c->next_ep_serial = 16; /* below: service thread tags */
 	c->lfd = c->wake_fd = c->epfd = -1;
 	pthread_mutex_init(&c->lock, NULL);
