@@ -34,7 +34,8 @@ static void toy_usage(FILE *out)
 		"max %d)\n"
 		"  --lr F         step size (default 0.5)\n"
 		"  --adagrad      AdaGrad update rule instead of add\n"
-		"  --work-us U    extra CPU work per item, microseconds\n"
+		"  --work-us U    extra CPU work per item, microseconds of\n"
+		"                 thread CPU time\n"
 		"  --jitter-us J  random sleep per chunk of items, up to J us\n"
 		"                 (and 20 J at a quarter of the clock starts)\n"
 		"  --total N      N items split across the workers instead\n"
@@ -238,13 +239,14 @@ static int toy_load(void *app, int worker, uint64_t *n)
 	return 0;
 }
 
+/* CPU work, not wall time: a preempted worker still owes its work */
 static void spin_us(double us)
 {
 	struct timespec a, b;
 
-	clock_gettime(CLOCK_MONOTONIC, &a);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
 	do
-		clock_gettime(CLOCK_MONOTONIC, &b);
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
 	while ((b.tv_sec - a.tv_sec) * 1e6 + (b.tv_nsec - a.tv_nsec) / 1e3 <
 	       us);
 }

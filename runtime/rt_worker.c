@@ -586,14 +586,19 @@ static void run_list(struct frr_rt *rt, struct frr_worker *wk, int c,
 static void injected_delay(struct frr_rt *rt, struct frr_worker *wk, int c)
 {
 	const struct frr_run_opts *o = rt->o;
+	int victim;
 
-	if (o->delay_every > 0 && wk->id == o->delay_worker &&
-	    (c + 1) % o->delay_every == 0) {
+	if (o->delay_every <= 0 || (c + 1) % o->delay_every)
+		return;
+	/* W < 0: a different worker each time (transient stragglers) */
+	victim = o->delay_worker >= 0 ? o->delay_worker
+				      : ((c + 1) / o->delay_every - 1) % rt->W;
+	if (wk->id == victim) {
 		double s = o->delay_factor * wk->loop_time;
+		struct timespec ts = { (time_t)s,
+				       (long)((s - (double)(time_t)s) * 1e9) };
 
-		nap_us((long)(s * 1e6) % 1000000);
-		if (s >= 1.0)
-			sleep((unsigned)s);
+		nanosleep(&ts, NULL);
 	}
 }
 

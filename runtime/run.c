@@ -69,7 +69,8 @@ static void usage(FILE *out)
 	    "(5)\n"
 	    "  --delay-worker W,E,F   bench: worker W sleeps F x its clock "
 	    "time every\n"
-	    "                         E-th clock\n"
+	    "                         E-th clock (W = -1: a different worker\n"
+	    "                         each time)\n"
 	    "launcher-started ranks:\n"
 	    "  --rendezvous HOST:PORT rank 0's address (env "
 	    "FLEXRR_RENDEZVOUS); on one\n"
@@ -287,10 +288,11 @@ static int parse_opt(struct cli *c, int opt, const char *arg)
 	case OPT_DELAY:
 		if (sscanf(arg, "%d,%d,%lf", &o->delay_worker, &o->delay_every,
 			   &o->delay_factor) != 3 ||
-		    o->delay_worker < 0 || o->delay_every < 1 ||
+		    o->delay_worker < -1 || o->delay_every < 1 ||
 		    o->delay_factor < 0) {
 			fprintf(stderr, "flexrr run: --delay-worker wants "
-					"W,EVERY,FACTOR (e.g. 0,5,1.0)\n");
+					"W,EVERY,FACTOR (e.g. 0,5,1.0; W = -1: "
+					"a different worker each time)\n");
 			err = -EINVAL;
 		}
 		break;
@@ -606,9 +608,6 @@ int frr_run_main(int argc, char **argv)
 	for (int i = 0; i < argc; i++)
 		o->args_hash =
 		    frr_hash64(argv[i], strlen(argv[i]) + 1, o->args_hash);
-	timeout_ms = (int)(c.rdv_timeout * 1000);
-	if (timeout_ms < o->timeout_ms)
-		timeout_ms = o->timeout_ms > 20000 ? 20000 : o->timeout_ms;
 	timeout_ms = (int)(c.rdv_timeout * 1000);
 
 	launched = launcher_rank(&rank, &size);
