@@ -1,0 +1,663 @@
+// SPDX-License-Identifier: MIT
+/*
+ * LDA by collapsed Gibbs sampling as a flexrr app.  Work items are
+ * documents; worker w owns a contiguous run of documents holding about
+ * 1/W of the tokens.
+ *
+ * Tables: "word_topic" (V rows x K counts) and "topic_total" (1 x K).  The
+ * topic of every token is the document's item state (uint16 per token,
+ * frr_item_state), so when a helper samples a document the runtime hands
+ * it the current assignments and writes the new ones back: counts and
+ * assignments stay consistent.
+ *
+ * Initial assignments are a deterministic function of (seed, document), so
+ * every rank computes the initial counts of every word itself and the
+ * tables start consistent with the item states (init_row) without an extra
+ * clock.  Within a clock a worker samples against a private copy of the
+ * counts read at its first chunk of the clock plus its own moves (the
+ * AD-LDA scheme: other workers' moves arrive through the table at the next
+ * clocks, staleness bounded by SSP); each chunk pushes its net count
+ * changes as additive deltas.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/modelfile.h"
+#include "common/opts.h"
+#include "flexrr/flexrr.h"
+#include "flexrr/log.h"
+#include "lda_corpus.h"
+#include "lda_model.h"
+
+enum { TB_WORD_TOPIC, TB_TOPIC_TOTAL };
+enum { ST_LOGLIK, ST_TOKENS, ST_COUNT };
+
+/* A worker's private counts within a clock (only its thread uses it). */
+struct lda_view {
+	int clock;   /* clock the copy was read for; -1 = none */
+	float *nwk;  /* V x K, cur */
+	float *base; /* as last pushed */
+	float nk[LDA_MAX_TOPICS], nk_base[LDA_MAX_TOPICS];
+	uint8_t *touched; /* V */
+	uint32_t *tlist;
+	uint32_t ntouched;
+	double *scratch; /* 2K */
+};
+
+struct lda_app {
+	struct frr_job_info job;
+	struct lda_corpus c;
+	struct lda_hyper h;
+	uint64_t *bound; /* nworkers + 1 document boundaries */
+	float *init_nwk; /* initial counts, V x K */
+	float *init_nk;	 /* K */
+	float *phi0;	 /* --load: word-topic counts to start from */
+	uint64_t top_words;
+	char *top_text; /* rank 0: the latest top-words listing */
+	const char *save_path;
+	struct lda_view *views; /* one per local worker thread */
+};
+
+static void lda_usage(FILE *out)
+{
+	fprintf(
+	    out,
+	    "usage: flexrr run [run options] lda [options]\n"
+	    "Latent Dirichlet allocation by collapsed Gibbs sampling.  "
+	    "Work items are\ndocuments; word-topic and topic-total counts "
+	    "are parameter tables; each\ndocument's token topics are its "
+	    "item state.\n"
+	    "\ncorpus (one of):\n"
+	    "  --uci DOCWORD [--vocab VOCAB]  UCI bag-of-words (NYTimes/"
+	    "KOS/Enron format)\n"
+	    "  --text PATH     plain text: a directory (one document per "
+	    "file) or a file\n"
+	    "                  (documents separated by blank lines); the "
+	    "KJV Bible by\n"
+	    "                  chapter: scripts/make-kjv-corpus.sh OUT, "
+	    "then --text OUT\n"
+	    "  tokenizer (--text): lower-cased runs of letters, built-in "
+	    "English stop words\n"
+	    "  --min-count N   drop words seen fewer than N times (default "
+	    "5)\n"
+	    "  --max-doc-frac F  drop words in more than F of the "
+	    "documents (default 1:\n"
+	    "                  off; 0.25 removes 'lord', 'god' from the "
+	    "KJV)\n"
+	    "  --min-length N  drop tokens shorter than N letters (default "
+	    "3)\n"
+	    "  --stopwords FILE  more stop words, one per line; "
+	    "--no-stopwords drops the\n"
+	    "                  built-in list\n"
+	    "  --write-uci DIR write the corpus as loaded (after the cuts) "
+	    "as DIR/docword.txt\n"
+	    "                  and DIR/vocab.txt (rank 0), e.g. to feed "
+	    "another tool\n"
+	    "gzip input is read directly (detected by magic).\n"
+	    "\nmodel:\n"
+	    "  --topics K      (default 20, max %d)\n"
+	    "  --alpha F       document-topic prior (default 0.1)\n"
+	    "  --beta F        topic-word prior (default 0.01)\n"
+	    "  --top-words N   print each topic's N most frequent words at "
+	    "the end\n"
+	    "  --save FILE     write the counts after every clock (rank 0)\n"
+	    "  --load FILE     draw the initial topics from a saved model's "
+	    "counts (same\n"
+	    "                  vocabulary and K)\n"
+	    "\nprinted per clock: loglik_per_token, the mean over training "
+	    "tokens of\nlog sum_k theta_dk phi_kw (theta, phi: the "
+	    "smoothed count estimates after\nthe clock's sweep); it is the "
+	    "objective (--target V: reached when >= V).\n",
+	    LDA_MAX_TOPICS);
+}
+
+struct lda_opts {
+	const char *uci, *vocab, *text, *load, *write_uci;
+	struct lda_text_opts t;
+};
+
+static int lda_parse(struct lda_app *a, int argc, char **argv,
+		     struct lda_opts *o)
+{
+	uint64_t u;
+	double d;
+
+	for (int i = 1; i < argc; i++) {
+		const char *v = NULL;
+		int rc = 0, m;
+
+#define OPT(name)                                                 \
+	((m = frr_opt_value(argc, argv, &i, "lda", name, &v)) < 0 \
+	     ? (rc = m, 1)                                        \
+	     : m)
+		if (!strcmp(argv[i], "--no-stopwords")) {
+			o->t.builtin_stop = 0;
+		} else if (OPT("--uci")) {
+			o->uci = v;
+		} else if (OPT("--vocab")) {
+			o->vocab = v;
+		} else if (OPT("--text")) {
+			o->text = v;
+		} else if (OPT("--write-uci")) {
+			o->write_uci = v;
+		} else if (OPT("--stopwords")) {
+			o->t.stopfile = v;
+		} else if (OPT("--min-count")) {
+			if (!rc && !(rc = frr_opt_u64("lda", "--min-count", v,
+						      1, UINT32_MAX, &u)))
+				o->t.min_count = (uint32_t)u;
+		} else if (OPT("--min-length")) {
+			if (!rc && !(rc = frr_opt_u64("lda", "--min-length", v,
+						      1, 1000, &u)))
+				o->t.min_length = (uint32_t)u;
+		} else if (OPT("--max-doc-frac")) {
+			if (!rc &&
+			    !(rc = frr_opt_double("lda", "--max-doc-frac", v,
+						  1e-9, 1, &d)))
+				o->t.max_doc_frac = d;
+		} else if (OPT("--topics")) {
+			if (!rc && !(rc = frr_opt_u64("lda", "--topics", v, 2,
+						      LDA_MAX_TOPICS, &u)))
+				a->h.K = (uint32_t)u;
+		} else if (OPT("--alpha")) {
+			if (!rc)
+				rc = frr_opt_double("lda", "--alpha", v, 1e-9,
+						    1e6, &a->h.alpha);
+		} else if (OPT("--beta")) {
+			if (!rc)
+				rc = frr_opt_double("lda", "--beta", v, 1e-9,
+						    1e6, &a->h.beta);
+		} else if (OPT("--top-words")) {
+			if (!rc)
+				rc = frr_opt_u64("lda", "--top-words", v, 1,
+						 1000, &a->top_words);
+		} else if (OPT("--save")) {
+			a->save_path = v;
+		} else if (OPT("--load")) {
+			o->load = v;
+		} else {
+			frr_err("lda: unknown option '%s' (see 'lda --help')",
+				argv[i]);
+			return -EINVAL;
+		}
+#undef OPT
+		if (rc)
+			return rc;
+	}
+	if (!!o->uci == !!o->text) {
+		frr_err("lda: give either --uci DOCWORD [--vocab VOCAB] or "
+			"--text PATH (see 'lda --help')");
+		return -EINVAL;
+	}
+	if (o->vocab && !o->uci) {
+		frr_err("lda: --vocab goes with --uci");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void lda_view_free(struct lda_view *v)
+{
+	free(v->nwk);
+	free(v->base);
+	free(v->touched);
+	free(v->tlist);
+	free(v->scratch);
+}
+
+static void lda_destroy(void *app)
+{
+	struct lda_app *a = app;
+
+	if (!a)
+		return;
+	if (a->top_text) /* the run's end: the last clock's topics */
+		fputs(a->top_text, stdout);
+	fflush(stdout);
+	for (int t = 0; a->views && t < a->job.threads; t++)
+		lda_view_free(&a->views[t]);
+	free(a->views);
+	free(a->top_text);
+	free(a->bound);
+	free(a->init_nwk);
+	free(a->init_nk);
+	free(a->phi0);
+	lda_corpus_free(&a->c);
+	free(a);
+}
+
+static int lda_view_init(const struct lda_app *a, struct lda_view *v)
+{
+	size_t n = (size_t)a->h.V * a->h.K;
+
+	memset(v, 0, sizeof(*v));
+	v->clock = -1;
+	v->nwk = malloc(n * sizeof(float));
+	v->base = malloc(n * sizeof(float));
+	v->touched = calloc(a->h.V, 1);
+	v->tlist = malloc(a->h.V * sizeof(*v->tlist));
+	v->scratch = malloc(2 * a->h.K * sizeof(double));
+	if (!v->nwk || !v->base || !v->touched || !v->tlist || !v->scratch)
+		return -ENOMEM;
+	return 0;
+}
+
+static uint64_t lda_doc_seed(const struct lda_app *a, uint64_t d)
+{
+	uint64_t s = a->job.seed * 0x9e3779b97f4a7c15ull ^ (d + 1);
+
+	return lda_rng_next(&s);
+}
+
+static uint64_t lda_len(const struct lda_app *a, uint64_t d)
+{
+	return a->c.doc[d + 1] - a->c.doc[d];
+}
+
+/* Documents split so each worker gets about ntokens / W tokens. */
+static int lda_partition(struct lda_app *a)
+{
+	int W = a->job.nworkers;
+	uint64_t d = 0;
+
+	a->bound = calloc((size_t)W + 1, sizeof(*a->bound));
+	if (!a->bound)
+		return -ENOMEM;
+	for (int w = 1; w < W; w++) {
+		uint64_t goal = a->c.ntokens * (uint64_t)w / (uint64_t)W;
+
+		while (d < a->c.ndocs && a->c.doc[d] < goal)
+			d++;
+		a->bound[w] = d;
+	}
+	a->bound[W] = a->c.ndocs;
+	return 0;
+}
+
+/* Every rank computes the counts of the initial assignments. */
+static int lda_init_counts(struct lda_app *a)
+{
+	uint32_t K = a->h.K;
+	uint64_t maxlen = 1;
+	uint16_t *z;
+
+	for (uint64_t d = 0; d < a->c.ndocs; d++)
+		if (lda_len(a, d) > maxlen)
+			maxlen = lda_len(a, d);
+	a->init_nwk = calloc((size_t)a->h.V * K, sizeof(float));
+	a->init_nk = calloc(K, sizeof(float));
+	z = malloc(maxlen * sizeof(*z));
+	if (!a->init_nwk || !a->init_nk || !z) {
+		free(z);
+		return -ENOMEM;
+	}
+	for (uint64_t d = 0; d < a->c.ndocs; d++) {
+		const uint32_t *w = a->c.word + a->c.doc[d];
+		uint64_t len = lda_len(a, d);
+
+		lda_init_doc(&a->h, w, len, z, a->phi0, lda_doc_seed(a, d));
+		for (uint64_t i = 0; i < len; i++) {
+			a->init_nwk[(uint64_t)w[i] * K + z[i]] += 1;
+			a->init_nk[z[i]] += 1;
+		}
+	}
+	free(z);
+	return 0;
+}
+
+static void lda_shape(const struct lda_app *a, struct frr_model_table *t)
+{
+	t[0] = (struct frr_model_table){ "word_topic", a->h.V, a->h.K };
+	t[1] = (struct frr_model_table){ "topic_total", 1, a->h.K };
+}
+
+static int lda_load_corpus(struct lda_app *a, struct lda_opts *o)
+{
+	if (o->uci)
+		return lda_load_uci(o->uci, o->vocab, &a->c);
+	return lda_load_text(o->text, &o->t, &a->c);
+}
+
+static int lda_create(const struct frr_job_info *job, int argc, char **argv,
+		      void **app)
+{
+	struct frr_model_table t[2];
+	struct lda_opts o = { 0 };
+	struct lda_app *a;
+	float *m[2] = { NULL, NULL };
+	int rc;
+
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	a->job = *job;
+	a->h = (struct lda_hyper){ .K = 20, .alpha = 0.1, .beta = 0.01 };
+	lda_text_opts_default(&o.t);
+	rc = lda_parse(a, argc, argv, &o);
+	if (rc)
+		goto destroy;
+	rc = lda_load_corpus(a, &o);
+	if (rc)
+		goto destroy;
+	a->h.V = a->c.nwords;
+	if (o.write_uci && job->rank == 0) {
+		rc = lda_write_uci(&a->c, o.write_uci);
+		if (rc)
+			goto destroy;
+	}
+	if (o.load) {
+		lda_shape(a, t);
+		rc = frr_model_load(o.load, "lda", t, 2, m);
+		if (rc)
+			goto destroy;
+		a->phi0 = m[0];
+		free(m[1]);
+	}
+	rc = lda_partition(a);
+	if (!rc)
+		rc = lda_init_counts(a);
+	if (rc)
+		goto destroy;
+	a->views = calloc((size_t)job->threads, sizeof(*a->views));
+	if (!a->views) {
+		rc = -ENOMEM;
+		goto destroy;
+	}
+	for (int i = 0; i < job->threads; i++) {
+		rc = lda_view_init(a, &a->views[i]);
+		if (rc)
+			goto destroy;
+	}
+	frr_info("lda: %llu documents, %u words, %llu tokens, %u topics",
+		 (unsigned long long)a->c.ndocs, a->h.V,
+		 (unsigned long long)a->c.ntokens, a->h.K);
+	*app = a;
+	return 0;
+
+destroy:
+	lda_destroy(a);
+	return rc;
+}
+
+static void lda_init_row(void *app, int table, uint64_t row, float *out,
+			 uint32_t cols)
+{
+	struct lda_app *a = app;
+	const float *src =
+	    table == TB_WORD_TOPIC ? a->init_nwk + row * cols : a->init_nk;
+
+	memcpy(out, src, cols * sizeof(float));
+}
+
+static int lda_tables(void *app, struct frr_table_spec *specs, int max)
+{
+	struct lda_app *a = app;
+
+	if (max < 2)
+		return -EINVAL;
+	specs[TB_WORD_TOPIC] = (struct frr_table_spec){
+		.name = "word_topic",
+		.rows = a->h.V,
+		.cols = a->h.K,
+		.rule = FRR_UPDATE_ADD,
+		.init_row = lda_init_row,
+	};
+	specs[TB_TOPIC_TOTAL] = (struct frr_table_spec){
+		.name = "topic_total",
+		.rows = 1,
+		.cols = a->h.K,
+		.rule = FRR_UPDATE_ADD,
+		.init_row = lda_init_row,
+	};
+	return 2;
+}
+
+static int lda_load_partition(void *app, int worker, uint64_t *nitems)
+{
+	struct lda_app *a = app;
+
+	/* the corpus is parsed once per process in create() */
+	*nitems = a->bound[worker + 1] - a->bound[worker];
+	return 0;
+}
+
+static size_t lda_state_size(void *app, int worker, uint64_t item)
+{
+	struct lda_app *a = app;
+
+	return lda_len(a, a->bound[worker] + item) * sizeof(uint16_t);
+}
+
+static void lda_state_init(void *app, int worker, uint64_t item, void *state)
+{
+	struct lda_app *a = app;
+	uint64_t d = a->bound[worker] + item;
+
+	lda_init_doc(&a->h, a->c.word + a->c.doc[d], lda_len(a, d), state,
+		     a->phi0, lda_doc_seed(a, d));
+}
+
+static void lda_view_read(const struct lda_app *a, struct frr_wctx *wc,
+			  struct lda_view *v)
+{
+	uint32_t K = a->h.K;
+
+	for (uint64_t w = 0; w < a->h.V; w++)
+		memcpy(v->nwk + w * K, frr_row_read(wc, TB_WORD_TOPIC, w),
+		       K * sizeof(float));
+	memcpy(v->base, v->nwk, (size_t)a->h.V * K * sizeof(float));
+	memcpy(v->nk, frr_row_read(wc, TB_TOPIC_TOTAL, 0), K * sizeof(float));
+	memcpy(v->nk_base, v->nk, K * sizeof(float));
+}
+
+static void lda_view_push(const struct lda_app *a, struct frr_wctx *wc,
+			  struct lda_view *v)
+{
+	float delta[LDA_MAX_TOPICS];
+	uint32_t K = a->h.K;
+
+	for (uint32_t t = 0; t < v->ntouched; t++) {
+		uint32_t w = v->tlist[t];
+		float *c = v->nwk + (uint64_t)w * K,
+		      *b = v->base + (uint64_t)w * K;
+		int any = 0;
+
+		for (uint32_t k = 0; k < K; k++) {
+			delta[k] = c[k] - b[k];
+			any |= delta[k] != 0;
+			b[k] = c[k];
+		}
+		if (any)
+			frr_row_update(wc, TB_WORD_TOPIC, w, delta);
+		v->touched[w] = 0;
+	}
+	v->ntouched = 0;
+	for (uint32_t k = 0; k < K; k++) {
+		delta[k] = v->nk[k] - v->nk_base[k];
+		v->nk_base[k] = v->nk[k];
+	}
+	frr_row_update(wc, TB_TOPIC_TOTAL, 0, delta);
+}
+
+static int lda_process(void *app, struct frr_wctx *wc, int owner, int clock,
+		       uint64_t begin, uint64_t end)
+{
+	struct lda_app *a = app;
+	int me = frr_wctx_worker(wc), rc = 0;
+	struct lda_view tmp, *v;
+	double ll = 0;
+	uint64_t ntok = 0;
+
+	if (me == owner) {
+		v = &a->views[owner - a->job.rank * a->job.threads];
+		if (v->clock != clock) {
+			lda_view_read(a, wc, v);
+			v->clock = clock;
+		}
+	} else { /* helping: a one-off copy of the counts */
+		rc = lda_view_init(a, &tmp);
+		if (rc)
+			goto free_tmp;
+		v = &tmp;
+		lda_view_read(a, wc, v);
+	}
+	for (uint64_t it = begin; it < end; it++) {
+		uint64_t d = a->bound[owner] + it, len = lda_len(a, d);
+		const uint32_t *words = a->c.word + a->c.doc[d];
+		uint16_t *z = frr_item_state(wc, it);
+		uint64_t rng = frr_item_rng(wc, it);
+
+		if (!len)
+			continue;
+		if (!z) {
+			frr_err("lda: no item state for document %llu of "
+				"worker %d: the runtime lost it",
+				(unsigned long long)d, owner);
+			rc = -EPROTO;
+			break;
+		}
+		ll += lda_sample_doc(&a->h, words, len, z, v->nwk, v->nk,
+				     v->scratch, &rng);
+		ntok += len;
+		for (uint64_t i = 0; i < len; i++)
+			if (!v->touched[words[i]]) {
+				v->touched[words[i]] = 1;
+				v->tlist[v->ntouched++] = words[i];
+			}
+	}
+	lda_view_push(a, wc, v);
+	frr_stat_add(wc, ST_LOGLIK, ll);
+	frr_stat_add(wc, ST_TOKENS, (double)ntok);
+	if (me == owner)
+		return rc;
+free_tmp:
+	lda_view_free(&tmp);
+	return rc;
+}
+
+static int lda_save_row(void *ctx, int t, uint64_t r, float *out)
+{
+	return frr_eval_row_read(ctx, t, r, out);
+}
+
+static int lda_save(void *app, struct frr_eval_ctx *ec, const char *path)
+{
+	struct lda_app *a = app;
+	struct frr_model_table t[2];
+
+	lda_shape(a, t);
+	return frr_model_save(path, "lda", t, 2, lda_save_row, ec);
+}
+
+/* Rank 0 keeps the latest listing; destroy() prints it at the end. */
+static int lda_top(struct lda_app *a, struct frr_eval_ctx *ec)
+{
+	uint32_t K = a->h.K, V = a->h.V, n = (uint32_t)a->top_words;
+	float *nwk = malloc((size_t)V * K * sizeof(float));
+	uint32_t *top = malloc(n * sizeof(*top));
+	size_t cap = (size_t)K * (n + 2) * 24 + 64, len = 0;
+	char *txt = malloc(cap);
+	int rc = 0;
+
+	if (n > V)
+		n = V;
+	if (!nwk || !top || !txt) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (uint64_t w = 0; w < V && !rc; w++)
+		rc = frr_eval_row_read(ec, TB_WORD_TOPIC, w, nwk + w * K);
+	for (uint32_t k = 0; k < K && !rc; k++) {
+		uint32_t m = 0;
+
+		for (uint32_t w = 0; w < V; w++) {
+			float c = nwk[(uint64_t)w * K + k];
+			uint32_t i;
+
+			if (m == n && c <= nwk[(uint64_t)top[n - 1] * K + k])
+				continue;
+			i = m < n ? m++ : n - 1;
+			while (i > 0 && nwk[(uint64_t)top[i - 1] * K + k] < c) {
+				top[i] = top[i - 1];
+				i--;
+			}
+			top[i] = w;
+		}
+		len += (size_t)snprintf(txt + len, cap - len, "topic %3u:", k);
+		for (uint32_t i = 0; i < m && len + 40 < cap; i++) {
+			const char *s = a->c.vocab && a->c.vocab[top[i]]
+					    ? a->c.vocab[top[i]]
+					    : NULL;
+
+			if (s)
+				len += (size_t)snprintf(txt + len, cap - len,
+							" %.30s", s);
+			else
+				len += (size_t)snprintf(txt + len, cap - len,
+							" w%u", top[i] + 1);
+		}
+		len += (size_t)snprintf(txt + len, cap - len, "\n");
+	}
+	if (!rc) {
+		free(a->top_text);
+		a->top_text = txt;
+		txt = NULL;
+	}
+out:
+	free(txt);
+	free(top);
+	free(nwk);
+	return rc;
+}
+
+static int lda_clock_local(void *app, struct frr_eval_ctx *ec, int clock)
+{
+	struct lda_app *a = app;
+	int rc = 0;
+
+	(void)clock;
+	if (frr_eval_job(ec)->rank != 0)
+		return 0;
+	if (a->save_path)
+		rc = lda_save(a, ec, a->save_path);
+	if (!rc && a->top_words)
+		rc = lda_top(a, ec);
+	return rc;
+}
+
+static int lda_clock_global(void *app, const double *st, int nstats, int clock,
+			    double *objective, char *metrics, size_t len)
+{
+	struct lda_app *a = app;
+	double n = st[ST_TOKENS] > 0 ? st[ST_TOKENS] : 1;
+
+	(void)nstats;
+	(void)clock;
+	*objective = st[ST_LOGLIK] / n;
+	snprintf(metrics, len, "topics=%u tokens=%.0f loglik_per_token=%.5f",
+		 a->h.K, st[ST_TOKENS], *objective);
+	return 0;
+}
+
+const struct frr_app_ops frr_app_lda = {
+	.size = sizeof(struct frr_app_ops),
+	.name = "lda",
+	.summary = "LDA by collapsed Gibbs sampling: UCI bag-of-words, plain "
+		   "text (KJV)",
+	.usage = lda_usage,
+	.create = lda_create,
+	.destroy = lda_destroy,
+	.tables = lda_tables,
+	.load_partition = lda_load_partition,
+	.item_state_size = lda_state_size,
+	.item_state_init = lda_state_init,
+	.process = lda_process,
+	.clock_local = lda_clock_local,
+	.clock_global = lda_clock_global,
+	.save = lda_save,
+	.nstats = ST_COUNT,
+	.maximize = 1,
+};

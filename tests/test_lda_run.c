@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: MIT
+/* `flexrr run ... lda` end to end on the real KJV corpus: the log-likelihood
+ * per token rises clock after clock, topics are distinct, runs are
+ * deterministic across runs and backends (BSP, fixed seed, one thread per
+ * process), the saved counts are consistent with the corpus (also with
+ * helpers sampling documents), UCI input, and errors at the CLI. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "app_run_util.h"
+#include "lda/lda_corpus.h"
+#include "lda_test_util.h"
+#include "test_util.h"
+
+TestSuite(lda_run, .timeout = 240);
+
+static char dir[64];
+
+static const char *tmp(const char *name)
+{
+	static char p[4][160];
+	static int k;
+
+	if (!dir[0]) {
+		snprintf(dir, sizeof(dir), "/tmp/frr-lda-run-XXXXXX");
+		cr_assert_not_null(mkdtemp(dir));
+	}
+	k = (k + 1) % 4;
+	snprintf(p[k], sizeof(p[k]), "%s/%s", dir, name);
+	return p[k];
+}
+
+static void rm_tmp(void)
+{
+	char cmd[128];
+
+	if (!dir[0])
+		return;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	cr_assert_eq(system(cmd), 0);
+	dir[0] = '\0';
+}
+
+/* objective of every "clock N objective=V" progress line */
+static int clock_values(const struct app_run *r, double *v, int max)
+{
+	const char *s = r->out;
+	int n = 0;
+
+	while (n < max && (s = strstr(s, "flexrr: clock ")) != NULL) {
+		const char *o = strstr(s, "objective=");
+
+		if (!o)
+			break;
+		v[n++] = strtod(o + 10, NULL);
+		s = o;
+	}
+	return n;
+}
+
+Test(lda_run, help)
+{
+	struct app_run r;
+
+	app_run(&r, "run lda --help");
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert_not_null(strstr(r.out, "--uci DOCWORD"));
+	cr_assert_not_null(strstr(r.out, "--top-words N"));
+	cr_assert_not_null(strstr(r.out, "make-kjv-corpus.sh"));
+}
+
+/* 2 processes, 12 clocks, K = 20 on the KJV by chapter. */
+Test(lda_run, kjv_rises_and_topics_distinct)
+{
+	int clocks = frr_lda_quick() ? 6 : 12, maxov = 0, npairs = 0, sumov = 0;
+	char args[4096], topics[20][10][32];
+	double ll[64];
+	struct app_run r;
+	const char *s;
+
+	snprintf(args, sizeof(args),
+		 "run -n 2 --clocks %d --seed 5 lda --text %s --max-doc-frac "
+		 "0.25 --topics 20 --top-words 10",
+		 clocks, lda_test_kjv());
+	app_run(&r, args);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_log_info("%s\n", r.done);
+	cr_assert_eq(clock_values(&r, ll, 64), clocks, "%s", r.out);
+	lda_assert_rising(ll, clocks);
+	cr_assert_eq(strrchr(r.done, ' ') -
+			 strstr(r.done, " loglik_per_token="),
+		     0, "summary must end with loglik_per_token=: %s", r.done);
+	cr_assert_float_eq(app_metric(&r, "loglik_per_token"), ll[clocks - 1],
+			   1e-4);
+	/* the top-words listing after the done line */
+	s = strstr(r.out, "topic   0:");
+	cr_assert_not_null(s, "%s", r.out);
+	for (int k = 0; k < 20; k++) {
+		char want[16];
+		const char *t;
+		int n = 0;
+
+		snprintf(want, sizeof(want), "topic %3d:", k);
+		t = strstr(s, want);
+		cr_assert_not_null(t, "%s", s);
+		t += strlen(want);
+		while (n < 10 && sscanf(t, " %31s", topics[k][n]) == 1) {
+			t = strstr(t, topics[k][n]) + strlen(topics[k][n]);
+			n++;
+		}
+		cr_assert_eq(n, 10);
+	}
+	for (int a = 0; a < 20; a++)
+		for (int b = a + 1; b < 20; b++, npairs++) {
+			int ov = 0;
+
+			for (int i = 0; i < 10; i++)
+				for (int j = 0; j < 10; j++)
+					ov +=
+					    !strcmp(topics[a][i], topics[b][j]);
+			sumov += ov;
+			maxov = ov > maxov ? ov : maxov;
+		}
+	cr_log_info("top-10 overlap: max %d, mean %.3f\n", maxov,
+		    (double)sumov / npairs);
+	cr_assert_leq(maxov, 4);
+	cr_assert_lt((double)sumov / npairs, 0.6);
+}
+
+/* Saved counts: non-negative integers, each word's row sums to its corpus
+ * frequency, columns sum to the topic totals.  A helper that sampled with
+ * stale assignments would break these (counts drift below zero). */
+static void check_counts(const char *model, const struct lda_corpus *c,
+			 uint32_t K)
+{
+	char head[256];
+	uint64_t *freq = calloc(c->nwords, sizeof(*freq));
+	double *col = calloc(K, sizeof(*col));
+	float *row = malloc(K * sizeof(*row)), *tot = malloc(K * sizeof(*tot));
+	FILE *f = fopen(model, "rb");
+
+	cr_assert_not_null(f);
+	for (uint64_t i = 0; i < c->ntokens; i++)
+		freq[c->word[i]]++;
+	cr_assert_not_null(fgets(head, sizeof(head), f));
+	cr_assert_not_null(fgets(head, sizeof(head), f));
+	for (uint32_t w = 0; w < c->nwords; w++) {
+		double sum = 0;
+
+		cr_assert_eq(fread(row, sizeof(float), K, f), K);
+		for (uint32_t k = 0; k < K; k++) {
+			cr_assert_geq(row[k], 0, "word %u topic %u: %g", w, k,
+				      row[k]);
+			cr_assert_eq(row[k], floorf(row[k]));
+			sum += row[k];
+			col[k] += row[k];
+		}
+		cr_assert_eq(sum, (double)freq[w], "word %u", w);
+	}
+	cr_assert_not_null(fgets(head, sizeof(head), f));
+	cr_assert_eq(fread(tot, sizeof(float), K, f), K);
+	for (uint32_t k = 0; k < K; k++)
+		cr_assert_eq(col[k], tot[k], "topic %u", k);
+	fclose(f);
+	free(freq);
+	free(col);
+	free(row);
+	free(tot);
+}
+
+static void kjv_corpus(struct lda_corpus *c)
+{
+	struct lda_text_opts o;
+
+	lda_text_opts_default(&o);
+	o.max_doc_frac = 0.25;
+	cr_assert_eq(lda_load_text(lda_test_kjv(), &o, c), 0);
+}
+
+Test(lda_run, deterministic_and_consistent)
+{
+	enum frr_tp_backend be[FRR_TEST_MAX_BACKENDS];
+	int nb = frr_test_backends(be, FRR_TEST_MAX_BACKENDS);
+	char first[4096] = "", res[4096], args[4096];
+	struct lda_corpus c;
+
+	kjv_corpus(&c);
+	for (int b = 0; b < nb; b++)
+		for (int rep = 0; rep < (nb == 1 ? 2 : 1); rep++) {
+			struct app_run r;
+
+			snprintf(args, sizeof(args),
+				 "run -q -n 2 -t 1 --mode bsp --backend %s "
+				 "--clocks 3 --seed 9 lda --text %s "
+				 "--max-doc-frac 0.25 --topics 16 --save %s",
+				 frr_tp_backend_name(be[b]), lda_test_kjv(),
+				 tmp("m.bin"));
+			app_run(&r, args);
+			cr_assert_eq(r.status, 0, "%s", r.out);
+			app_result(&r, res, sizeof(res));
+			check_counts(tmp("m.bin"), &c, 16);
+			if (!first[0])
+				snprintf(first, sizeof(first), "%s", res);
+			else
+				cr_assert_str_eq(res, first, "backend %s",
+						 frr_tp_backend_name(be[b]));
+		}
+	cr_log_info("%s\n", first);
+	lda_corpus_free(&c);
+	rm_tmp();
+}
+
+/* With RapidReassignment and a persistent straggler, helpers sample some
+ * of the slow worker's documents: counts stay consistent with the
+ * assignments and the likelihood still rises. */
+Test(lda_run, helpers_keep_counts_consistent)
+{
+	char args[4096];
+	struct app_run r;
+	struct lda_corpus c;
+	double ll[16];
+
+	snprintf(args, sizeof(args),
+		 "run -n 2 -t 2 --mode rr --stragglers persistent:0,4 "
+		 "--clocks 6 --seed 4 lda --text %s --max-doc-frac 0.25 "
+		 "--topics 16 --save %s",
+		 lda_test_kjv(), tmp("m.bin"));
+	app_run(&r, args);
+	if (strstr(r.out, "not built into this binary"))
+		cr_skip_test("RapidReassignment not built yet");
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	kjv_corpus(&c);
+	check_counts(tmp("m.bin"), &c, 16);
+	cr_assert_eq(clock_values(&r, ll, 16), 6);
+	lda_assert_rising(ll, 6);
+	lda_corpus_free(&c);
+	rm_tmp();
+}
+
+Test(lda_run, uci_from_write_uci)
+{
+	char args[4096];
+	struct app_run r, u;
+
+	cr_assert_eq(mkdir(tmp("uci"), 0700), 0);
+	snprintf(args, sizeof(args),
+		 "run -q --clocks 1 lda --text %s --max-doc-frac 0.25 "
+		 "--write-uci %s",
+		 lda_test_kjv(), tmp("uci"));
+	app_run(&r, args);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	snprintf(args, sizeof(args),
+		 "run -q -n 2 --clocks 4 lda --uci %s --vocab %s --top-words "
+		 "5",
+		 tmp("uci/docword.txt"), tmp("uci/vocab.txt"));
+	app_run(&u, args);
+	cr_assert_eq(u.status, 0, "%s", u.out);
+	cr_assert_eq(app_metric(&u, "tokens"), app_metric(&r, "tokens"));
+	cr_assert_gt(app_metric(&u, "loglik_per_token"),
+		     app_metric(&r, "loglik_per_token"));
+	cr_assert_not_null(strstr(u.out, "topic  19:"), "%s", u.out);
+	rm_tmp();
+}
+
+static void expect_fail(const char *args, const char *needle,
+			const char *needle2)
+{
+	struct app_run r;
+
+	app_run(&r, args);
+	cr_assert(r.status != 0 && r.status < 128,
+		  "exit %d (want a clean non-zero exit): %s", r.status, r.out);
+	cr_assert_not_null(strstr(r.out, needle), "no '%s' in: %s", needle,
+			   r.out);
+	if (needle2)
+		cr_assert_not_null(strstr(r.out, needle2), "no '%s' in: %s",
+				   needle2, r.out);
+}
+
+static void put(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	cr_assert_not_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+Test(lda_run, bad_input_is_a_clear_error)
+{
+	char args[4096];
+
+	expect_fail("run lda", "give either --uci", NULL);
+	expect_fail("run lda --text /x --topics 1", "--topics wants", NULL);
+	put(tmp("dw"), "2\n3\n2\n1 1 1\n2 3 2\n");
+	put(tmp("voc"), "a\nb\n");
+	snprintf(args, sizeof(args), "run lda --uci %s --vocab %s", tmp("dw"),
+		 tmp("voc"));
+	expect_fail(args, "voc: vocabulary mismatch: 2 words", NULL);
+	put(tmp("dw"), "2\n3\n2\n1 1 1\n2 4 2\n");
+	snprintf(args, sizeof(args), "run lda --uci %s", tmp("dw"));
+	expect_fail(args, "dw:5:", "wordID 4 (1..3)");
+	/* a model saved with another vocabulary */
+	put(tmp("dw"), "2\n3\n2\n1 1 1\n2 3 2\n");
+	snprintf(args, sizeof(args), "run -q --clocks 1 lda --uci %s --save %s",
+		 tmp("dw"), tmp("m"));
+	{
+		struct app_run r;
+
+		app_run(&r, args);
+		cr_assert_eq(r.status, 0, "%s", r.out);
+	}
+	put(tmp("dw4"), "2\n4\n2\n1 1 1\n2 4 2\n");
+	snprintf(args, sizeof(args), "run -q --clocks 1 lda --uci %s --load %s",
+		 tmp("dw4"), tmp("m"));
+	expect_fail(args, "expected 'table word_topic 4 20'", "m:2:");
+	/* truncated gzip */
+	{
+		gzFile g = gzopen(tmp("big.gz"), "wb");
+		char cmd[512];
+
+		gzprintf(g, "1000\n50\n100000\n");
+		for (int i = 0; i < 100000; i++)
+			gzprintf(g, "%d %d %d\n", i / 100 + 1,
+				 (i * 7919) % 50 + 1, i % 7 + 1);
+		gzclose(g);
+		snprintf(cmd, sizeof(cmd), "head -c 100000 %s > %s && mv %s %s",
+			 tmp("big.gz"), tmp("cut"), tmp("cut"), tmp("big.gz"));
+		cr_assert_eq(system(cmd), 0);
+	}
+	snprintf(args, sizeof(args), "run lda --uci %s", tmp("big.gz"));
+	expect_fail(args, "big.gz: byte", "truncated gzip");
+	put(tmp("empty"), "");
+	snprintf(args, sizeof(args), "run lda --uci %s", tmp("empty"));
+	expect_fail(args, "empty:", "unexpected end of file");
+	snprintf(args, sizeof(args), "run lda --text %s", tmp("empty"));
+	expect_fail(args, "empty", "no documents");
+	rm_tmp();
+}
