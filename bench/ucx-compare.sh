@@ -92,7 +92,7 @@ json_field() { sed -n "s/.*\"$2\": \([0-9.]*\).*/\1/p" "$1" | head -1; }
 median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 
 echo "flexrr: $FLEXRR"
-echo "ucx:    $(ucx_info -v 2>/dev/null | sed -n 's/# Library version: //p' | head -1) (UCX_TLS=$UCX_TLS)"
+echo "ucx:    $(ucx_info -v 2>/dev/null | sed -n 's/^# Version //p' | head -1) (UCX_TLS=$UCX_TLS)"
 echo "host:   $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "rounds: $ROUNDS (medians compared); latency $LAT_ITERS iterations, bandwidth $BW_ITERS"
 echo
