@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * RapidReassignment protocol engine (docs/rapidreassignment.md).
+ *
+ * Pure protocol: helper groups, offers, the cancel race, waits with
+ * timeouts.  It talks to the world only through struct rr_env_ops, so the
+ * same code runs on the runtime (rr.c binds the env to frr_rt_* calls) and on
+ * an in-process fake in the tests.
+ *
+ * Threading: one struct rr_worker per worker; every function taking one is
+ * called on the thread running that worker and touches nothing shared except
+ * through env (mailboxes, progress words, run_range) and the rank-wide
+ * per-clock counters (atomic adds).
+ */
+#ifndef FLEXRR_RUNTIME_RR_PROTO_H
+#define FLEXRR_RUNTIME_RR_PROTO_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "rr_hooks.h"
+
+#define RR_MAX_GROUP 16
+
+/* Message types (struct frr_rr_msg.type); w[0] = offer id. */
+enum rr_msg_type {
+	RR_MSG_DO_THIS = 1, /* helpee -> helper: do [a, b) of clock */
+	RR_MSG_BEGUN,	    /* helper -> helpee: accepted, running */
+	RR_MSG_COMPLETED,   /* helper -> helpee: done, updates flushed */
+	RR_MSG_CANCEL,	    /* helpee -> helper: I reached a */
+	RR_MSG_CANCELLED,   /* helper -> helpee: not started, never will */
+	RR_MSG_NTYPES,
+};
+extern const char *const rr_msg_names[RR_MSG_NTYPES];
+
+/* Helpee-side states of one offer. */
+enum rr_offer_state {
+	RR_OFFER_SENT = 0,    /* DoThis sent, no answer yet */
+	RR_OFFER_CANCEL_SENT, /* we reached a and sent CancelHelp */
+	RR_OFFER_ACCEPTED,    /* BegunHelping received */
+	RR_OFFER_COMPLETED,   /* HelpCompleted received */
+	RR_OFFER_CANCELLED,   /* Cancelled received: ours to do */
+	RR_OFFER_RECLAIMED,   /* cancelled and handed back to our list */
+	RR_OFFER_NSTATES,
+};
+extern const char *const rr_offer_state_names[RR_OFFER_NSTATES];
+
+/* States of the engine inside one hook call (rxe_comp style: one function
+ * per state, each returns the next). */
+enum rr_state {
+	RR_ST_CHECK = 0,   /* progress check: read the mailbox */
+	RR_ST_HELP_AHEAD,  /* run queued help of an older clock at once */
+	RR_ST_OFFER,	   /* maybe offer the tail of our list */
+	RR_ST_RESUME,	   /* exit: back to our own items */
+	RR_ST_REACHED_END, /* own list done: cancel unanswered offers */
+	RR_ST_CANCEL_WAIT, /* wait for Cancelled / BegunHelping */
+	RR_ST_RECLAIM,	   /* cancelled ranges are ours again */
+	RR_ST_SERVE,	   /* help others (oldest clock first) */
+	RR_ST_HELP_WAIT,   /* wait for HelpCompleted of accepted offers */
+	RR_ST_DONE,	   /* exit: clock's work complete */
+	RR_ST_ERROR,	   /* exit: fail the job */
+	RR_NSTATES,
+};
+extern const char *const rr_state_names[RR_NSTATES];
+
+struct rr_env_ops {
+	int (*send)(void *env, int from, int to, const struct frr_rr_msg *m);
+	int (*recv)(void *env, int w, struct frr_rr_msg *m, int timeout_ms);
+	struct frr_progress (*progress)(void *env, int v);
+	int (*publish)(void *env, int w, int clock,
+		       const struct frr_rr_list *list);
+	/* run [a, b) of owner's clock on helper's thread, updates attributed
+	 * to (owner, clock) and flushed before it returns */
+	int (*run_range)(void *env, int helper, int owner, int clock,
+			 uint64_t a, uint64_t b);
+	/* make helper's copy of owner's item states [a, b) current */
+	int (*state_push)(void *env, int owner, int helper, uint64_t a,
+			  uint64_t b);
+	uint64_t (*nitems)(void *env, int v);
+};
+
+/* Test hook points (tests force the cancel race both ways). */
+enum rr_hook_point {
+	RR_HOOK_TASK_QUEUED = 0, /* helper queued a DoThis (before serving) */
+	RR_HOOK_BEGUN_SENT,	 /* helper sent BegunHelping */
+	RR_HOOK_BEFORE_CANCEL,	 /* helpee about to send CancelHelp */
+	RR_HOOK_CANCEL_SENT,	 /* helpee sent CancelHelp */
+	RR_HOOK_CANCEL_ANSWERED, /* helper answered Cancelled */
+	RR_HOOK_RUN_RANGE,	 /* helper about to run a range */
+};
+typedef void (*rr_test_hook_fn)(void *arg, int worker, enum rr_hook_point pt,
+				const struct frr_rr_msg *m);
+
+struct rr_config {
+	int P, T, W;
+	int group_size;
+	double threshold;
+	double min_share;
+	int max_helpers;
+	int timeout_ms;	      /* any single wait; a dead helper is an error */
+	int remote_ok;	      /* 0: offer only to same-rank helpers */
+	int prog_shift;	      /* progress words count items in 2^shift */
+	rr_test_hook_fn hook; /* tests only */
+	void *hook_arg;
+};
+
+/* Rank-wide per-clock counters (slot clock % RR_CLOCK_RING). */
+#define RR_CLOCK_RING 64
+enum rr_counter {
+	RR_C_OFFERS = 0,
+	RR_C_ACCEPTED,
+	RR_C_CANCELLED,
+	RR_C_ITEMS, /* items reassigned: done by a helper */
+	RR_C_NCOUNTERS,
+};
+extern const char *const rr_counter_names[RR_C_NCOUNTERS];
+struct rr_clock_counters {
+	_Atomic int clock;
+	_Atomic uint64_t c[RR_C_NCOUNTERS];
+};
+
+struct rr_offer {
+	int helper;
+	enum rr_offer_state state;
+	uint64_t a, b;
+	uint64_t id;
+};
+
+struct rr_task {
+	int helpee;
+	int clock;
+	uint64_t a, b;
+	uint64_t id;
+	uint64_t seq; /* arrival order */
+};
+
+struct rr_worker {
+	const struct rr_config *cfg;
+	const struct rr_env_ops *env_ops;
+	void *env;
+	struct rr_clock_counters *counters; /* RR_CLOCK_RING, may be NULL */
+	int w, clock;
+	int nhelpers, helpers[RR_MAX_GROUP];
+	int nhelpees, *helpees;	 /* workers whose group holds w */
+	uint64_t remote_refused; /* bitmap over helpers[]: state push refused */
+	/* helpee side: this clock */
+	int noffers, k_done;
+	struct rr_offer offers[RR_MAX_GROUP];
+	uint64_t next_id;
+	/* helper side: queued DoThis, at most one per helpee per clock */
+	int ntasks, cap_tasks;
+	struct rr_task *tasks;
+	uint64_t task_seq;
+	int own_done; /* own items of this clock finished */
+	/* job totals (for the summary) */
+	uint64_t tot[RR_C_NCOUNTERS];
+	uint64_t helped_ranges, helped_items;
+	/* per-hook observers (rr.c: trace and straggler accounting) */
+	void (*on_help)(void *arg, int owner, int clock, uint64_t a, uint64_t b,
+			uint64_t t0, uint64_t t1);
+	void (*on_event)(void *arg, int kind, int peer, int clock, uint64_t a,
+			 uint64_t b);
+	void *obs_arg;
+	int err;
+};
+
+/* Helper group of w: g workers, deterministic in (P, T, g), other processes
+ * first.  Returns the count (<= RR_MAX_GROUP). */
+int rr_helper_group(int P, int T, int g, int w, int *out);
+
+int rr_worker_init(struct rr_worker *rw, const struct rr_config *cfg,
+		   const struct rr_env_ops *ops, void *env, int w,
+		   struct rr_clock_counters *counters);
+void rr_worker_fini(struct rr_worker *rw);
+
+/* The hooks (same contract as struct frr_rr_ops). */
+int rr_clock_begin(struct rr_worker *rw, int clock);
+int rr_idle(struct rr_worker *rw, int clock);
+int rr_progress_check(struct rr_worker *rw, int clock,
+		      struct frr_rr_list *list);
+int rr_own_list_done(struct rr_worker *rw, int clock, struct frr_rr_list *list);
+int rr_clock_end(struct rr_worker *rw, int clock);
+/* After the worker's last clock: keep answering until every helpee has
+ * finished too (their progress shows clock >= last_clock + 1). */
+int rr_worker_exit(struct rr_worker *rw, int last_clock);
+
+#endif /* FLEXRR_RUNTIME_RR_PROTO_H */
