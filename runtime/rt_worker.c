@@ -228,6 +228,12 @@ int frr_rt_batch_send(struct frr_rt *rt, struct frr_worker *wk,
 		      struct frr_delta *d, int owner, int clock, int final,
 		      int nextra, struct frr_wclock *rec)
 {
+	/* rec belongs to the server once the local slot is published: every
+	 * write to it happens before that release store */
+	_Atomic uint64_t *local_seq = NULL;
+	uint64_t lseq = 0, bytes = 0;
+	double t0 = frr_rt_clock_now();
+
 	for (int o = 0; o < rt->P; o++) {
 		uint64_t seq = ++wk->sent_seq[o];
 		int k = (int)((seq - 1) % (uint64_t)rt->K);
@@ -264,13 +270,13 @@ int frr_rt_batch_send(struct frr_rt *rt, struct frr_worker *wk,
 				memcpy(pay + li * rb, src, rb);
 				memset(src, 0, rb);
 			}
-			rec->bytes += (hi - lo) * rb;
+			bytes += (hi - lo) * rb;
 			d->lo[t][o] = UINT64_MAX;
 			d->hi[t][o] = 0;
 		}
 		if (o == rt->rank) {
-			atomic_store_explicit((_Atomic uint64_t *)&h->seq, seq,
-					      memory_order_release);
+			local_seq = (_Atomic uint64_t *)&h->seq;
+			lseq = seq;
 			continue;
 		}
 		pthread_mutex_lock(&rt->tp_lock);
@@ -301,7 +307,10 @@ int frr_rt_batch_send(struct frr_rt *rt, struct frr_worker *wk,
 				     o, err, o, rt->rank);
 	}
 	rec->updates += d->updates;
+	rec->bytes += bytes;
+	rec->flush_s += frr_rt_clock_now() - t0;
 	d->updates = 0;
+	atomic_store_explicit(local_seq, lseq, memory_order_release);
 	return 0;
 }
 
@@ -643,9 +652,7 @@ static void one_clock(struct frr_rt *rt, struct frr_worker *wk, int c)
 	t2 = frr_rt_clock_now();
 	wait_eval(rt, wk, c);
 	rec->wait_s += frr_rt_clock_now() - t2;
-	t2 = frr_rt_clock_now();
 	frr_rt_batch_send(rt, wk, &wk->own, wk->id, c, 1, nextra, rec);
-	rec->flush_s += frr_rt_clock_now() - t2;
 	list.next = list.end = list.n;
 	frr_rt_progress_publish(rt, wk->id, c, &list);
 }
@@ -678,8 +685,6 @@ void *frr_rt_worker_main(void *arg)
 		if (c >= cur_end(rt))
 			break;
 		one_clock(rt, wk, c);
-		if (rec->min_data_clock == INT64_MAX)
-			rec->min_data_clock = -1;
 		if (rt->rr && rt->rr->clock_end)
 			hook(rt, rt->rr->clock_end(rt, rt->rr_state, wk->id, c),
 			     "clock_end", wk->id, c);
