@@ -104,6 +104,8 @@ struct bench {
 	FILE *json;
 	int json_rows;
 	double *samples;
+	size_t cur_size; /* for error messages */
+	long cur_iter;
 };
 
 struct lat_row {
@@ -152,10 +154,14 @@ static int __attribute__((noinline))
 wait_failed(struct bench *b, const char *what)
 {
 	if (!frr_tp_ep_alive(b->ep)) {
-		frr_err("bench: the peer has gone while waiting for %s", what);
+		frr_err("bench: the peer has gone while waiting for %s (size "
+			"%zu, iteration %ld)",
+			what, b->cur_size, b->cur_iter);
 		return -ENOTCONN;
 	}
-	frr_err("bench: no %s from the peer within %d s", what, WAIT_MS / 1000);
+	frr_err("bench: rank %d: no %s from the peer within %d s (size %zu, "
+		"iteration %ld); is the host overloaded or the peer stopped?",
+		b->rank, what, WAIT_MS / 1000, b->cur_size, b->cur_iter);
 	return -ETIMEDOUT;
 }
 
@@ -254,7 +260,9 @@ static int lat_loop(struct bench *b, size_t size, long n, double *samples)
 	uint64_t t0 = ticks(), t1;
 	int ret = 0;
 
+	b->cur_size = size;
 	for (long i = 0; i < n && !ret; i++) {
+		b->cur_iter = i;
 		if (b->rank == 1) {
 			ret = ping(b, size, i);
 			if (!ret)
