@@ -521,9 +521,8 @@ static void flush_all(struct frr_rt *rt)
 	pthread_mutex_lock(&rt->tp_lock);
 	for (int r = 0; r < rt->P; r++)
 		if (r != rt->rank)
-			tp_check(rt,
-				 frr_tp_flush(rt->eps[r], rt->o->timeout_ms), r,
-				 "flushing writes");
+			tp_check(rt, frr_tp_flush(rt->eps[r], rt->o->dead_ms),
+				 r, "flushing writes");
 	pthread_mutex_unlock(&rt->tp_lock);
 }
 
@@ -777,7 +776,7 @@ static void eval_local(struct frr_rt *rt, int c)
 			 frr_tp_write_u64(rt->eps[0], rt->rctl[0], dst,
 					  (uint64_t)c + 1, 0, 0),
 			 0, "sending clock stats");
-		tp_check(rt, frr_tp_flush(rt->eps[0], rt->o->timeout_ms), 0,
+		tp_check(rt, frr_tp_flush(rt->eps[0], rt->o->dead_ms), 0,
 			 "sending clock stats");
 		pthread_mutex_unlock(&rt->tp_lock);
 	}
@@ -878,12 +877,38 @@ static int try_global(struct frr_rt *rt, int c)
 /* ---- server: heartbeats -------------------------------------------------- */
 #define HB_FINISHED UINT64_MAX
 
+/*
+ * Every 200 ms: write our heartbeat into every peer and ask the transport
+ * whether each peer is alive.  Both need the transport lock; a worker may
+ * hold it in a flush to a dead peer, so they are skipped (trylock) rather
+ * than waited for.  Reading the peers' heartbeats is lock-free and runs on
+ * every call, so a silent peer is always noticed after dead_ms.
+ */
 static void heartbeat(struct frr_rt *rt, double now, int finished)
 {
-	if (now >= rt->hb_next || finished) {
+	int beat = now >= rt->hb_next || finished;
+
+	if (beat && (finished ? !pthread_mutex_lock(&rt->tp_lock)
+			      : !pthread_mutex_trylock(&rt->tp_lock))) {
+		uint64_t v = finished ? HB_FINISHED : ++rt->hb_count;
+		size_t off = rt->off_hb + (size_t)rt->rank * 64;
+
 		rt->hb_next = now + 0.2;
-		ctl_broadcast_u64(rt, rt->off_hb + (size_t)rt->rank * 64,
-				  finished ? HB_FINISHED : ++rt->hb_count);
+		for (int r = 0; r < rt->P; r++) {
+			if (r == rt->rank)
+				continue;
+			if (!finished && !frr_tp_ep_alive(rt->eps[r]))
+				frr_rt_fatal(rt,
+					     "rank %d has gone: its connection "
+					     "dropped (it crashed or was "
+					     "killed); stopping rank %d",
+					     r, rt->rank);
+			tp_check(rt,
+				 frr_tp_write_u64(rt->eps[r], rt->rctl[r], off,
+						  v, 0, 0),
+				 r, "a heartbeat");
+		}
+		pthread_mutex_unlock(&rt->tp_lock);
 	}
 	for (int r = 0; r < rt->P; r++) {
 		uint64_t v;
@@ -903,16 +928,6 @@ static void heartbeat(struct frr_rt *rt, double now, int finished)
 				     "stopping rank %d",
 				     r, rt->o->dead_ms, rt->rank);
 		}
-		pthread_mutex_lock(&rt->tp_lock);
-		if (!frr_tp_ep_alive(rt->eps[r])) {
-			pthread_mutex_unlock(&rt->tp_lock);
-			frr_rt_fatal(rt,
-				     "rank %d has gone: its connection "
-				     "dropped (it crashed or was killed); "
-				     "stopping rank %d",
-				     r, rt->rank);
-		}
-		pthread_mutex_unlock(&rt->tp_lock);
 	}
 }
 

@@ -298,7 +298,7 @@ int frr_rt_batch_send(struct frr_rt *rt, struct frr_worker *wk,
 			err = frr_tp_write_u64(rt->eps[o], rt->rinbox[o], soff,
 					       seq, 0, 0);
 		if (!err)
-			err = frr_tp_flush(rt->eps[o], rt->o->timeout_ms);
+			err = frr_tp_flush(rt->eps[o], rt->o->dead_ms);
 		pthread_mutex_unlock(&rt->tp_lock);
 		if (err)
 			frr_rt_fatal(rt,
@@ -362,7 +362,7 @@ int frr_rt_msg_send(struct frr_rt *rt, int from, int to,
 				       slot + offsetof(struct frr_rr_msg, seq),
 				       seq, 0, 0);
 	if (!err)
-		err = frr_tp_flush(rt->eps[tr], rt->o->timeout_ms);
+		err = frr_tp_flush(rt->eps[tr], rt->o->dead_ms);
 	pthread_mutex_unlock(&rt->tp_lock);
 	if (err)
 		frr_rt_fatal(rt,
