@@ -81,6 +81,7 @@
 #ifndef FLEXRR_RR_HOOKS_H
 #define FLEXRR_RR_HOOKS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "flexrr/flexrr.h"
@@ -168,7 +169,20 @@ struct frr_rr_ops {
 	int (*own_list_done)(struct frr_rt *rt, void *state, int w, int clock,
 			     struct frr_rr_list *list);
 	int (*clock_end)(struct frr_rt *rt, void *state, int w, int clock);
+	/* (rr, additive) After w's last clock, on its thread: keep answering
+	 * helpees until they finish too.  last_clock = last clock run. */
+	int (*worker_exit)(struct frr_rt *rt, void *state, int w,
+			   int last_clock);
+	/* (rr, additive) Rank 'rank' is gone; called on the thread that
+	 * noticed, just before the job fails: rr names the helpers that were
+	 * helping. */
+	void (*peer_dead)(struct frr_rt *rt, void *state, int rank);
 };
+/* The runtime calls an optional op only if the table is big enough. */
+#define FRR_RR_HAS(ops, fn)                                                    \
+	((ops) &&                                                              \
+	 (ops)->size >= offsetof(struct frr_rr_ops, fn) + sizeof((ops)->fn) && \
+	 (ops)->fn)
 
 /* Defined by runtime/rr*.c when linked; weak reference in the runtime. */
 extern const struct frr_rr_ops frr_rr_ops;

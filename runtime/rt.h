@@ -31,7 +31,8 @@
 #define FRR_RT_STAT_RING 32    /* per-worker per-clock records kept */
 #define FRR_RT_STATS_SLOTS 4   /* per-rank clock stats in flight to rank 0 */
 #define FRR_RT_HELP_SLOTS 8    /* extra inbox slots for helper batches */
-#define FRR_RT_NMETRICS 7
+#define FRR_RT_NRR 4 /* rr counters per clock (rr_proto.h rr_counter) */
+#define FRR_RT_NMETRICS (7 + FRR_RT_NRR)
 
 /* Options of `flexrr run` (run.c parses them). */
 struct frr_run_opts {
@@ -77,6 +78,7 @@ struct frr_wclock {
 	uint64_t bytes;		/* payload bytes sent */
 	int64_t min_data_clock; /* oldest clock seen complete by a read */
 	uint64_t stale_reads;	/* reads older than the bound (must be 0) */
+	double rr[FRR_RT_NRR];	/* rr: offers, accepted, cancelled, items */
 	uint64_t reads;
 };
 
@@ -172,7 +174,11 @@ struct frr_rt {
 	float *accum[FRR_MAX_TABLES]; /* AdaGrad sum of g^2 */
 
 	struct frr_part *parts; /* W */
-	uint64_t *nitems;	/* W */
+	/* item state of held partitions, in remote-writable regions so a
+	 * range's state can be shipped to a helper and back (rr only) */
+	struct frr_tp_mr **state_mr; /* W */
+	struct frr_tp_rmr **rstate;  /* [rank * W + v] */
+	uint64_t *nitems;	     /* W */
 	int prog_shift;
 	struct frr_worker *wk; /* T */
 
@@ -207,6 +213,8 @@ void frr_rt_fatal(struct frr_rt *rt, const char *fmt, ...)
 int frr_rt_owner_rank(const struct frr_rt *rt, uint64_t row);
 uint64_t frr_rt_shard_done(const struct frr_rt *rt, int o);
 int frr_rt_stop_clock(const struct frr_rt *rt);
+
+int frr_rt_state_return(struct frr_rt *rt, int owner, uint64_t a, uint64_t b);
 
 /* ---- rt_worker.c ---- */
 void *frr_rt_worker_main(void *arg);

@@ -160,17 +160,105 @@ int frr_rt_want_replica(struct frr_rt *rt, int v)
 	return part_load(rt, v);
 }
 
+/* Write item states [a, b) of worker owner from this rank's copy into rank
+ * r's copy, flushed on return. */
+static int state_ship(struct frr_rt *rt, int owner, int r, uint64_t a,
+		      uint64_t b)
+{
+	struct frr_part *p = &rt->parts[owner];
+	struct frr_tp_rmr *rm;
+	size_t off, len;
+	int err;
+
+	if (r == rt->rank || !p->state || a >= b)
+		return 0;
+	if (!rt->state_mr || !rt->state_mr[owner] || b > p->n)
+		return -EINVAL;
+	rm = rt->rstate[(size_t)r * rt->W + owner];
+	if (!rm) {
+		frr_err("rank %d holds no replica of worker %d's partition: "
+			"rr must ask for it with frr_rt_want_replica() in "
+			"job_init",
+			r, owner);
+		return -EINVAL;
+	}
+	off = p->state_off[a];
+	len = p->state_off[b] - off;
+	pthread_mutex_lock(&rt->tp_lock);
+	err = frr_tp_write(rt->eps[r], rt->state_mr[owner], off, rm, off, len,
+			   0, 0);
+	if (!err)
+		err = frr_tp_flush(rt->eps[r], rt->o->dead_ms);
+	pthread_mutex_unlock(&rt->tp_lock);
+	if (err)
+		frr_rt_fatal(rt,
+			     "shipping item state to rank %d failed (%d): "
+			     "rank %d has gone",
+			     r, err, r);
+	return 0;
+}
+
 int frr_rt_state_push(struct frr_rt *rt, int owner, int helper, uint64_t a,
 		      uint64_t b)
 {
-	(void)a;
-	(void)b;
-	if (owner < 0 || owner >= rt->W || helper < 0 || helper >= rt->W)
+	if (owner < 0 || owner >= rt->W || helper < 0 || helper >= rt->W ||
+	    owner / rt->T != rt->rank)
 		return -EINVAL;
-	/* same rank shares the buffer; no state: nothing to ship */
-	if (owner / rt->T == helper / rt->T || !rt->parts[owner].state)
-		return 0;
-	return -EOPNOTSUPP;
+	return state_ship(rt, owner, helper / rt->T, a, b);
+}
+
+int frr_rt_state_return(struct frr_rt *rt, int owner, uint64_t a, uint64_t b)
+{
+	return state_ship(rt, owner, owner / rt->T, a, b);
+}
+
+/* Collective (rr with item state only): move held partitions' item state
+ * into remote-writable regions and import every rank's. */
+static int state_setup(struct frr_rt *rt)
+{
+	size_t dl = (size_t)rt->W * sizeof(struct frr_tp_desc);
+	struct frr_tp_desc *mine = calloc(1, dl), *all = NULL;
+	int err = 0;
+
+	rt->state_mr = calloc((size_t)rt->W, sizeof(*rt->state_mr));
+	rt->rstate = calloc((size_t)rt->W * rt->P, sizeof(*rt->rstate));
+	all = calloc((size_t)rt->P, dl);
+	if (!mine || !all || !rt->state_mr || !rt->rstate) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (int v = 0; v < rt->W && !err; v++) {
+		struct frr_part *p = &rt->parts[v];
+		size_t len;
+
+		if (!p->state)
+			continue;
+		len = p->state_off[p->n];
+		err = frr_tp_mr_alloc(rt->tp, len, FRR_TP_ACCESS_REMOTE_WRITE,
+				      &rt->state_mr[v]);
+		if (err)
+			break;
+		memcpy(frr_tp_mr_ptr(rt->state_mr[v]), p->state, len);
+		free(p->state);
+		p->state = frr_tp_mr_ptr(rt->state_mr[v]);
+		err = frr_tp_mr_export(rt->state_mr[v], &mine[v]);
+	}
+	if (err)
+		goto out;
+	err = frr_oob_allgather(rt->oob, mine, dl, all, rt->o->timeout_ms);
+	for (int r = 0; r < rt->P && !err; r++)
+		for (int v = 0; v < rt->W && !err; v++) {
+			struct frr_tp_desc *d = &all[(size_t)r * rt->W + v];
+
+			if (r == rt->rank || d->magic != FRR_TP_DESC_MAGIC)
+				continue;
+			err = frr_tp_rmr_import(
+			    rt->eps[r], d, &rt->rstate[(size_t)r * rt->W + v]);
+		}
+out:
+	free(mine);
+	free(all);
+	return err;
 }
 
 /* ---- eval ctx ------------------------------------------------------------ */
@@ -424,6 +512,16 @@ out:
 
 static void tp_teardown(struct frr_rt *rt)
 {
+	for (int i = 0; rt->rstate && i < rt->W * rt->P; i++)
+		if (rt->rstate[i])
+			frr_tp_rmr_release(rt->rstate[i]);
+	for (int v = 0; rt->state_mr && v < rt->W; v++)
+		if (rt->state_mr[v]) {
+			frr_tp_mr_free(rt->state_mr[v]);
+			rt->parts[v].state = NULL;
+		}
+	free(rt->rstate);
+	free(rt->state_mr);
 	for (int r = 0; rt->eps && r < rt->P; r++) {
 		if (rt->rctl[r])
 			frr_tp_rmr_release(rt->rctl[r]);
@@ -451,9 +549,19 @@ static void tp_teardown(struct frr_rt *rt)
 	free(rt->rrepl);
 }
 
+/* rr names the helpers that were helping on a dead rank (rr_hooks.h) */
+static void rr_peer_dead(struct frr_rt *rt, int rank)
+{
+	if (FRR_RR_HAS(rt->rr, peer_dead) && rt->rr_state &&
+	    !atomic_load(&rt->failed))
+		rt->rr->peer_dead(rt, rt->rr_state, rank);
+}
+
 /* A transport call that fails on the data path means a peer is gone. */
 static void tp_check(struct frr_rt *rt, int err, int peer, const char *what)
 {
+	if (err)
+		rr_peer_dead(rt, peer);
 	if (err)
 		frr_rt_fatal(rt,
 			     "%s to rank %d failed (%d: %s): rank %d has gone "
@@ -754,6 +862,8 @@ static void eval_local(struct frr_rt *rt, int c)
 		m[3] = (double)rc->updates;
 		m[4] = (double)rc->bytes;
 		m[5] = (double)rc->stale_reads;
+		for (int i = 0; i < FRR_RT_NRR; i++)
+			m[7 + i] = rc->rr[i];
 		m[6] = rc->min_data_clock == INT64_MAX
 			   ? -1
 			   : (double)rc->min_data_clock;
@@ -791,9 +901,10 @@ static void write_metrics(struct frr_rt *rt, int c, int r, const double *d)
 		const double *m = d + FRR_MAX_STATS + t * FRR_RT_NMETRICS;
 
 		fprintf(rt->metrics_f,
-			"%d,%d,%d,%.6f,%.6f,%.6f,%.0f,%.0f,%.0f,%.0f\n", c,
-			r * rt->T + t, r, m[0], m[1], m[2], m[3], m[4], m[5],
-			m[6]);
+			"%d,%d,%d,%.6f,%.6f,%.6f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,"
+			"%.0f,%.0f\n",
+			c, r * rt->T + t, r, m[0], m[1], m[2], m[3], m[4], m[5],
+			m[6], m[7], m[8], m[9], m[10]);
 	}
 }
 
@@ -898,6 +1009,8 @@ static void heartbeat(struct frr_rt *rt, double now, int finished)
 			if (r == rt->rank)
 				continue;
 			if (!finished && !frr_tp_ep_alive(rt->eps[r]))
+				rr_peer_dead(rt, r);
+			if (!finished && !frr_tp_ep_alive(rt->eps[r]))
 				frr_rt_fatal(rt,
 					     "rank %d has gone: its connection "
 					     "dropped (it crashed or was "
@@ -922,6 +1035,7 @@ static void heartbeat(struct frr_rt *rt, double now, int finished)
 			rt->hb_last[r] = v;
 			rt->hb_seen[r] = now;
 		} else if ((now - rt->hb_seen[r]) * 1000 > rt->o->dead_ms) {
+			rr_peer_dead(rt, r);
 			frr_rt_fatal(rt,
 				     "rank %d has gone: no heartbeat for %d ms "
 				     "(it crashed, was killed or hangs); "
@@ -1114,6 +1228,9 @@ static int rt_init(struct frr_rt *rt, struct frr_oob *oob,
 		err = check_memory(rt);
 	if (!err)
 		err = tp_setup(rt);
+	/* same decision on every rank: it is collective */
+	if (!err && rt->rr_reassign && rt->app->item_state_size)
+		err = state_setup(rt);
 	if (err)
 		return err;
 	{
@@ -1186,7 +1303,8 @@ int frr_rt_job_run(struct frr_oob *oob, struct frr_run_opts *o)
 		}
 		fprintf(rt->metrics_f, "clock,worker,rank,compute_s,wait_s,"
 				       "flush_s,updates,bytes,stale_reads,"
-				       "min_data_clock\n");
+				       "min_data_clock,rr_offers,rr_accepted,"
+				       "rr_cancelled,rr_items_reassigned\n");
 	}
 	/* initial rows everywhere before anyone reads */
 	for (int t = 0; t < rt->ntables; t++)

@@ -549,6 +549,10 @@ static void wait_eval(struct frr_rt *rt, struct frr_worker *wk, int c)
 				     "worker %d waited %d ms for the "
 				     "evaluation of clock %d",
 				     wk->id, rt->o->timeout_ms, c - 1);
+		/* rr: a helpee may wait on us (CancelHelp) for that clock */
+		if (rt->rr && rt->rr->idle)
+			hook(rt, rt->rr->idle(rt, rt->rr_state, wk->id, c),
+			     "idle", wk->id, c);
 		nap_us(50);
 	}
 }
@@ -669,6 +673,8 @@ void *frr_rt_worker_main(void *arg)
 			     "out of memory for worker %d's update "
 			     "buffers",
 			     wk->id);
+	int last = -1;
+
 	for (int c = 0; c < cur_end(rt); c++) {
 		struct frr_wclock *rec = &wk->rec[c % FRR_RT_STAT_RING];
 		double t0;
@@ -688,7 +694,11 @@ void *frr_rt_worker_main(void *arg)
 		if (rt->rr && rt->rr->clock_end)
 			hook(rt, rt->rr->clock_end(rt, rt->rr_state, wk->id, c),
 			     "clock_end", wk->id, c);
+		last = c;
 	}
+	if (FRR_RR_HAS(rt->rr, worker_exit))
+		hook(rt, rt->rr->worker_exit(rt, rt->rr_state, wk->id, last),
+		     "worker_exit", wk->id, last);
 	frr_rt_delta_fini(&wk->own);
 	frr_rt_delta_fini(&wk->help);
 	return NULL;
