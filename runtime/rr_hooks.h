@@ -54,9 +54,11 @@
  * rank holding a replica.  Same-rank helpers share the buffer.  Before
  * offering [a, b) to a helper on another rank, the owner calls
  * frr_rt_state_push(rt, w, helper, a, b) so the helper's copy is current;
- * frr_rt_run_range writes it back.  (Status: see docs/runtime.md; until the
- * remote path is implemented, state_push returns -EOPNOTSUPP for apps with
- * item state and rr must then offer only to same-rank helpers.)
+ * frr_rt_run_range writes it back (both are one-sided writes of the bytes of
+ * items [a, b), flushed before return).  The buffers of held partitions live
+ * in remote-writable regions, set up collectively in flexrr/rr mode when the
+ * app has item state.  The helper's rank must hold a replica of w (else
+ * -EINVAL with a message).
  *
  * ---- Progress ---------------------------------------------------------
  * One 64-bit word per worker (frr_prog_pack), written by the worker's thread
