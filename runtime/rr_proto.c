@@ -112,6 +112,8 @@ static void count(struct rr_worker *rw, int clock, enum rr_counter c,
 	struct rr_clock_counters *cc;
 
 	rw->tot[c] += v;
+	if (rw->on_count)
+		rw->on_count(rw->obs_arg, clock, (int)c, v);
 	if (!rw->counters || clock < 0)
 		return;
 	cc = &rw->counters[clock % RR_CLOCK_RING];

@@ -160,6 +160,7 @@ struct rr_worker {
 			uint64_t t0, uint64_t t1);
 	void (*on_event)(void *arg, int kind, int peer, int clock, uint64_t a,
 			 uint64_t b);
+	void (*on_count)(void *arg, int clock, int counter, uint64_t v);
 	void *obs_arg;
 	int err;
 };
