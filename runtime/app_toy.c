@@ -226,7 +226,7 @@ static int toy_tables(void *app, struct frr_table_spec *s, int max)
 	return n;
 }
 
-static int toy_load(void *app, int worker, uint64_t *n)
+static int toy_load_partition(void *app, int worker, uint64_t *n)
 {
 	struct toy *t = app;
 
@@ -355,6 +355,35 @@ static int toy_save(void *app, struct frr_eval_ctx *ec, const char *path)
 	return err;
 }
 
+/* Every rank loads the rows it owns (row d lives on rank d % nranks). */
+static int toy_load(void *app, struct frr_eval_ctx *ec, const char *path)
+{
+	struct toy *t = app;
+	FILE *f = fopen(path, "r");
+	int err = 0;
+
+	if (!f) {
+		frr_err("toy: cannot read %s", path);
+		return -errno;
+	}
+	for (int d = 0; d < t->p.dim && !err; d++) {
+		double v;
+		float x;
+
+		if (fscanf(f, "%la", &v) != 1) {
+			frr_err("toy: %s has fewer than %d values (--dim)",
+				path, t->p.dim);
+			err = -EINVAL;
+			break;
+		}
+		x = (float)v;
+		if (d % t->job.nranks == t->job.rank)
+			err = frr_eval_row_write(ec, 0, (uint64_t)d, &x);
+	}
+	fclose(f);
+	return err;
+}
+
 const struct frr_app_ops frr_app_toy = {
 	.size = sizeof(struct frr_app_ops),
 	.name = "toy",
@@ -363,10 +392,11 @@ const struct frr_app_ops frr_app_toy = {
 	.create = toy_create,
 	.destroy = toy_destroy,
 	.tables = toy_tables,
-	.load_partition = toy_load,
+	.load_partition = toy_load_partition,
 	.process = toy_process,
 	.clock_global = toy_global,
 	.save = toy_save,
+	.load = toy_load,
 	.nstats = ST_NSTATS,
 	.maximize = 0,
 };

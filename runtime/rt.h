@@ -49,6 +49,7 @@ struct frr_run_opts {
 	int pin;
 	const char *metrics_path;
 	const char *save_path;
+	const char *load_path;
 	const char *rendezvous; /* HOST:PORT of rank 0 */
 	int rendezvous_fd;	/* inherited listening socket (local jobs) */
 	uint64_t job_token;
@@ -192,6 +193,7 @@ struct frr_rt {
 	double objective;
 	char metrics[512];
 	FILE *metrics_f;
+	int metrics_json;
 	uint64_t *hb_last;
 	double *hb_seen;
 	uint64_t hb_count;

@@ -900,6 +900,31 @@ static void write_metrics(struct frr_rt *rt, int c, int r, const double *d)
 	for (int t = 0; t < rt->T; t++) {
 		const double *m = d + FRR_MAX_STATS + t * FRR_RT_NMETRICS;
 
+		if (rt->metrics_json) {
+			static const char *const names[] = {
+				"compute_s",
+				"wait_s",
+				"flush_s",
+				"updates",
+				"bytes",
+				"stale_reads",
+				"min_data_clock",
+				"rr_offers",
+				"rr_accepted",
+				"rr_cancelled",
+				"rr_items_reassigned",
+			};
+
+			fprintf(rt->metrics_f,
+				"{\"clock\":%d,\"worker\":%d,\"rank\":%d", c,
+				r * rt->T + t, r);
+			for (size_t i = 0; i < sizeof(names) / sizeof(*names);
+			     i++)
+				fprintf(rt->metrics_f, ",\"%s\":%.9g", names[i],
+					m[i]);
+			fprintf(rt->metrics_f, "}\n");
+			continue;
+		}
 		fprintf(rt->metrics_f,
 			"%d,%d,%d,%.6f,%.6f,%.6f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,"
 			"%.0f,%.0f\n",
@@ -1301,10 +1326,29 @@ int frr_rt_job_run(struct frr_oob *oob, struct frr_run_opts *o)
 			err = -errno;
 			goto out;
 		}
-		fprintf(rt->metrics_f, "clock,worker,rank,compute_s,wait_s,"
-				       "flush_s,updates,bytes,stale_reads,"
-				       "min_data_clock,rr_offers,rr_accepted,"
-				       "rr_cancelled,rr_items_reassigned\n");
+		/* FILE.json / FILE.jsonl: one JSON object per line */
+		rt->metrics_json = strstr(o->metrics_path, ".json") != NULL;
+		if (!rt->metrics_json)
+			fprintf(rt->metrics_f,
+				"clock,worker,rank,compute_s,wait_s,"
+				"flush_s,updates,bytes,stale_reads,"
+				"min_data_clock,rr_offers,rr_accepted,"
+				"rr_cancelled,rr_items_reassigned\n");
+	}
+	if (o->load_path) {
+		struct frr_eval_ctx ec = { .rt = rt };
+
+		/* every rank overwrites the rows it owns, before the push */
+		err = rt->app->load
+			  ? rt->app->load(rt->app_state, &ec, o->load_path)
+			  : -EOPNOTSUPP;
+		if (err) {
+			frr_err(
+			    "app %s: loading the model from %s failed (%d)%s",
+			    rt->app->name, o->load_path, err,
+			    rt->app->load ? "" : ": the app cannot load");
+			goto out;
+		}
 	}
 	/* initial rows everywhere before anyone reads */
 	for (int t = 0; t < rt->ntables; t++)

@@ -62,6 +62,8 @@ static void usage(FILE *out)
 	    "it)\n"
 	    "  --save FILE            save the model at the end (apps that "
 	    "can)\n"
+	    "  --load FILE            start from a saved model (apps that "
+	    "can)\n"
 	    "  --no-pin               do not pin worker threads to cores\n"
 	    "  --timeout S            a wait with no progress for S s fails "
 	    "(60)\n"
@@ -105,6 +107,7 @@ enum {
 	OPT_SEED,
 	OPT_METRICS,
 	OPT_SAVE,
+	OPT_LOAD,
 	OPT_NOPIN,
 	OPT_TIMEOUT,
 	OPT_DEAD,
@@ -134,6 +137,7 @@ static const struct option long_opts[] = {
 	{ "seed", required_argument, NULL, OPT_SEED },
 	{ "metrics", required_argument, NULL, OPT_METRICS },
 	{ "save", required_argument, NULL, OPT_SAVE },
+	{ "load", required_argument, NULL, OPT_LOAD },
 	{ "no-pin", no_argument, NULL, OPT_NOPIN },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 	{ "dead-timeout", required_argument, NULL, OPT_DEAD },
@@ -269,6 +273,9 @@ static int parse_opt(struct cli *c, int opt, const char *arg)
 		break;
 	case OPT_SAVE:
 		o->save_path = arg;
+		break;
+	case OPT_LOAD:
+		o->load_path = arg;
 		break;
 	case OPT_NOPIN:
 		o->pin = 0;

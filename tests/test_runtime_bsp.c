@@ -177,3 +177,58 @@ Test(runtime_bsp, rng_is_deterministic_and_uniform)
 		sum += frr_rng_normal(&a);
 	cr_assert(fabs(sum / 10000) < 0.05);
 }
+
+/* --save then --load continues the run exactly (BSP): 5 + 5 clocks = 10. */
+Test(runtime_bsp, save_load_continues_exactly)
+{
+	enum frr_tp_backend bs[FRR_TEST_MAX_BACKENDS];
+	char path[128];
+	struct rt_run *r = calloc(1, sizeof(*r));
+	double full, resumed;
+
+	frr_test_backends(bs, FRR_TEST_MAX_BACKENDS);
+	snprintf(path, sizeof(path), "/tmp/frr-rt-load-%d.txt", getpid());
+	char *be = (char *)frr_tp_backend_name(bs[0]);
+	char *a1[] = { (char *)rt_bin(), "run", "-n", "2",   "--backend", be,
+		       "--clocks",	 "10",	"-q", "toy", NULL };
+	char *a2[] = { (char *)rt_bin(),
+		       "run",
+		       "-n",
+		       "2",
+		       "--backend",
+		       be,
+		       "--clocks",
+		       "5",
+		       "-q",
+		       "--save",
+		       path,
+		       "toy",
+		       NULL };
+	char *a3[] = { (char *)rt_bin(),
+		       "run",
+		       "-n",
+		       "2",
+		       "--backend",
+		       be,
+		       "--clocks",
+		       "5",
+		       "-q",
+		       "--load",
+		       path,
+		       "toy",
+		       NULL };
+
+	rt_exec(r, a1, NULL, 60);
+	cr_assert_eq(r->code, 0);
+	full = rt_summary_value(r->out, "objective");
+	rt_exec(r, a2, NULL, 60);
+	cr_assert_eq(r->code, 0);
+	cr_assert(rt_summary_value(r->out, "objective") != full);
+	rt_exec(r, a3, NULL, 60);
+	cr_assert_eq(r->code, 0);
+	resumed = rt_summary_value(r->out, "objective");
+	cr_assert_eq(resumed, full, "resumed %.9g, straight %.9g", resumed,
+		     full);
+	unlink(path);
+	free(r);
+}
