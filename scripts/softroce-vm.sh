@@ -238,7 +238,9 @@ run_vm() {
 	if [ -f "$CACHE/vmlinux" ]; then qargs+=(-kernel "$CACHE/vmlinux"); else qargs+=(-kernel "$CACHE/vmlinuz"); fi
 	case $accel in
 	kvm) qargs+=(-accel kvm -cpu host) ;;
-	tcg) qargs+=(-accel tcg,thread=multi -cpu max) ;;
+	# no ERMS/FSRM: the guest kernel's memcpy then copies with 8-byte
+	# moves, so rxe places aligned 8-byte payloads untorn (docs/verbs.md)
+	tcg) qargs+=(-accel tcg,thread=multi -cpu max,-erms,-fsrm) ;;
 	*) die "--accel must be tcg or kvm" ;;
 	esac
 	if [ -n "$share" ]; then

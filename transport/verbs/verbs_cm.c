@@ -1,0 +1,741 @@
+// SPDX-License-Identifier: MIT
+/*
+ * verbs backend connections: rdma_cm resolve/connect/accept with deadlines
+ * and retries, RC QP creation and INIT/RTR/RTS transitions (ours, so path
+ * MTU, timeouts and retry counts are ours), disconnect detection.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "flexrr/log.h"
+#include "verbs.h"
+
+/* RC QP attributes (docs/verbs.md): ack timeout 4.096 us * 2^14 = 67 ms, 7
+ * transport retries (a silent peer is detected in about 0.5 s), infinite
+ * RNR retries (a target that does not poll notifications stalls the writer,
+ * whose SQ-full and flush waits then time out), RNR delay 0.64 ms. */
+#define VB_ACK_TIMEOUT 14
+#define VB_RETRY_CNT 7
+#define VB_RNR_RETRY 7
+#define VB_MIN_RNR_TIMER 12
+#define VB_RESOLVE_STEP_MS 2000
+#define VB_BACKOFF_MAX_MS 500
+
+static const char *rej_reason_str(unsigned r)
+{
+	switch (r) {
+	case VB_REJ_TOKEN:
+		return "job token mismatch (a process of another job?)";
+	case VB_REJ_RANK:
+		return "rank outside the job or equal to the acceptor's";
+	case VB_REJ_VERSION:
+		return "flexrr connection protocol version mismatch";
+	case VB_REJ_FULL:
+		return "the acceptor has no endpoint slot left";
+	case VB_REJ_SETUP:
+		return "the acceptor failed to set up its queue pair";
+	}
+	return "unknown reason";
+}
+
+static void priv_fill(struct vb_ctx *c, struct vb_priv *p, unsigned reason)
+{
+	memset(p, 0, sizeof(*p));
+	p->magic = VB_PRIV_MAGIC;
+	p->version = VB_PRIV_VERSION;
+	p->reason = (uint16_t)reason;
+	p->job_token = c->base.cfg.job_token;
+	p->rank = c->base.cfg.rank;
+	p->nranks = c->base.cfg.nranks;
+	p->active_mtu = (uint32_t)c->active_mtu;
+	p->flags = c->u64_cas ? VB_PRIV_F_U64_CAS : 0;
+}
+
+/* Private data of an event, or NULL when it is not ours. */
+static int priv_get(const struct rdma_cm_event *ev, struct vb_priv *p)
+{
+	const struct rdma_conn_param *cp = &ev->param.conn;
+
+	if (!cp->private_data || cp->private_data_len < sizeof(*p))
+		return -1;
+	memcpy(p, cp->private_data, sizeof(*p));
+	return p->magic == VB_PRIV_MAGIC ? 0 : -1;
+}
+
+static unsigned priv_check(struct vb_ctx *c, const struct vb_priv *p)
+{
+	if (p->version != VB_PRIV_VERSION)
+		return VB_REJ_VERSION;
+	if (p->job_token != c->base.cfg.job_token)
+		return VB_REJ_TOKEN;
+	if (p->rank < 0 || p->rank >= c->base.cfg.nranks ||
+	    p->rank == c->base.cfg.rank || p->nranks != c->base.cfg.nranks)
+		return VB_REJ_RANK;
+	if (p->active_mtu < IBV_MTU_256 || p->active_mtu > IBV_MTU_4096)
+		return VB_REJ_VERSION;
+	return VB_REJ_NONE;
+}
+
+/* Next CM event on ch before deadline: 0, -ETIMEDOUT or -errno. */
+static int wait_event(struct rdma_event_channel *ch, long long deadline,
+		      struct rdma_cm_event **ev)
+{
+	for (;;) {
+		struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+		long long left;
+
+		if (!rdma_get_cm_event(ch, ev))
+			return 0;
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			return -errno;
+		left = deadline - vb_now_ms();
+		if (left <= 0)
+			return -ETIMEDOUT;
+		if (poll(&pfd, 1, (int)left) < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+static struct rdma_event_channel *channel_open(void)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+
+	if (ch && fcntl(ch->fd, F_SETFL, O_NONBLOCK)) {
+		rdma_destroy_event_channel(ch);
+		return NULL;
+	}
+	return ch;
+}
+
+static struct vb_ep *ep_alloc(struct vb_ctx *c)
+{
+	struct vb_ep *e;
+
+	for (int i = 0; i < c->max_eps; i++) {
+		if (c->eps[i])
+			continue;
+		e = calloc(1, sizeof(*e));
+		if (!e)
+			return NULL;
+		e->ctx = c;
+		e->slot = (uint16_t)i;
+		e->gen = ++c->gens[i];
+		e->base.peer_rank = -1;
+		c->eps[i] = e;
+		return e;
+	}
+	errno = ENOSPC;
+	return NULL;
+}
+
+/* Undo a connection attempt (QP, id, channel); keeps the slot. */
+static void ep_teardown(struct vb_ep *e)
+{
+	if (e->qp && ibv_destroy_qp(e->qp))
+		frr_warn("verbs: ibv_destroy_qp: %s", strerror(errno));
+	e->qp = NULL;
+	if (e->scratch_mr)
+		ibv_dereg_mr(e->scratch_mr);
+	e->scratch_mr = NULL;
+	free(e->scratch);
+	e->scratch = NULL;
+	if (e->id)
+		rdma_destroy_id(e->id);
+	e->id = NULL;
+	if (e->ch)
+		rdma_destroy_event_channel(e->ch);
+	e->ch = NULL;
+	e->sq_posted = e->sq_done = 0;
+	e->since_signal = 0;
+	e->rq_consumed = 0;
+	/* stale completions of the old QP must not match the new one */
+	e->gen = ++e->ctx->gens[e->slot];
+}
+
+static int qp_create(struct vb_ep *e)
+{
+	struct vb_ctx *c = e->ctx;
+	struct ibv_qp_init_attr ia;
+	uint32_t inl = VB_INLINE_WANT;
+
+	for (;;) {
+		memset(&ia, 0, sizeof(ia));
+		ia.send_cq = c->scq;
+		ia.recv_cq = c->rcq;
+		ia.qp_type = IBV_QPT_RC;
+		ia.cap.max_send_wr = VB_SQ_DEPTH;
+		ia.cap.max_recv_wr = VB_RQ_DEPTH;
+		ia.cap.max_send_sge = 1;
+		ia.cap.max_recv_sge = 1;
+		ia.cap.max_inline_data = inl;
+		e->qp = ibv_create_qp(c->pd, &ia);
+		if (e->qp)
+			break;
+		if (errno != EINVAL || !inl)
+			return frr_tp_err(&c->base, -errno,
+					  "verbs: ibv_create_qp(RC, %u send / "
+					  "%u recv WRs) on %s: %s",
+					  VB_SQ_DEPTH, VB_RQ_DEPTH, c->devname,
+					  strerror(errno));
+		inl /= 2; /* ask for less inline data until granted */
+	}
+	/* the granted value, which may exceed the request */
+	e->max_inline = ia.cap.max_inline_data;
+	if (posix_memalign((void **)&e->scratch, 4096,
+			   VB_SQ_DEPTH * sizeof(uint64_t)))
+		return frr_tp_err(&c->base, -ENOMEM, "verbs: out of memory");
+	e->scratch_mr =
+	    ibv_reg_mr(c->pd, e->scratch, VB_SQ_DEPTH * sizeof(uint64_t),
+		       IBV_ACCESS_LOCAL_WRITE);
+	if (!e->scratch_mr)
+		return frr_tp_err(&c->base, -errno,
+				  "verbs: ibv_reg_mr(counter buffer): %s; "
+				  "check 'ulimit -l'",
+				  strerror(errno));
+	return 0;
+}
+
+static int qp_modify(struct vb_ep *e, struct ibv_qp_attr *a, int mask,
+		     const char *state)
+{
+	int ret = ibv_modify_qp(e->qp, a, mask);
+
+	if (ret)
+		return frr_tp_err(&e->ctx->base, -ret,
+				  "verbs: moving the QP to %s failed: %s",
+				  state, strerror(ret));
+	return 0;
+}
+
+static int qp_init(struct vb_ep *e)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT };
+	int mask;
+
+	if (rdma_init_qp_attr(e->id, &a, &mask))
+		return frr_tp_err(&e->ctx->base, -errno,
+				  "verbs: rdma_init_qp_attr(INIT): %s",
+				  strerror(errno));
+	/* peers only ever write into our regions (counters by atomics on
+	 * devices that need it, verbs.h) */
+	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	if (e->ctx->u64_cas)
+		a.qp_access_flags |= IBV_ACCESS_REMOTE_ATOMIC;
+	mask |= IBV_QP_ACCESS_FLAGS;
+	return qp_modify(e, &a, mask, "INIT");
+}
+
+static int qp_rtr_rts(struct vb_ep *e, enum ibv_mtu peer_mtu)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTR };
+	int mask, ret;
+
+	if (rdma_init_qp_attr(e->id, &a, &mask))
+		return frr_tp_err(&e->ctx->base, -errno,
+				  "verbs: rdma_init_qp_attr(RTR): %s",
+				  strerror(errno));
+	a.path_mtu =
+	    e->ctx->active_mtu < peer_mtu ? e->ctx->active_mtu : peer_mtu;
+	a.min_rnr_timer = VB_MIN_RNR_TIMER;
+	a.max_dest_rd_atomic = e->ctx->rd_atom;
+	mask |=
+	    IBV_QP_PATH_MTU | IBV_QP_MIN_RNR_TIMER | IBV_QP_MAX_DEST_RD_ATOMIC;
+	ret = qp_modify(e, &a, mask, "RTR");
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	if (rdma_init_qp_attr(e->id, &a, &mask))
+		return frr_tp_err(&e->ctx->base, -errno,
+				  "verbs: rdma_init_qp_attr(RTS): %s",
+				  strerror(errno));
+	a.timeout = VB_ACK_TIMEOUT;
+	a.retry_cnt = VB_RETRY_CNT;
+	a.rnr_retry = VB_RNR_RETRY;
+	a.max_rd_atomic = e->ctx->rd_atom;
+	mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+		IBV_QP_MAX_QP_RD_ATOMIC;
+	return qp_modify(e, &a, mask, "RTS");
+}
+
+/* QP up to INIT with its receives posted (before the peer may write). */
+static int qp_setup(struct vb_ep *e)
+{
+	int ret = qp_create(e);
+
+	if (!ret)
+		ret = qp_init(e);
+	if (!ret)
+		ret = vb_post_recvs(e, VB_RQ_DEPTH);
+	return ret;
+}
+
+static void log_connected(struct vb_ep *e, enum ibv_mtu peer_mtu)
+{
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+	struct vb_ctx *c = e->ctx;
+
+	if (ibv_query_qp(e->qp, &a, IBV_QP_AV | IBV_QP_PATH_MTU, &ia))
+		return;
+	frr_info("verbs: rank %d <-> rank %d (%s) connected: QP %u, path MTU "
+		 "%s (active %s here, %s there), sgid index %u, inline %u B%s",
+		 c->base.cfg.rank, e->base.peer_rank, e->peer_addr,
+		 e->qp->qp_num, vb_mtu_str(a.path_mtu),
+		 vb_mtu_str(c->active_mtu), vb_mtu_str(peer_mtu),
+		 a.ah_attr.grh.sgid_index, e->max_inline,
+		 e->u64_cas ? ", counters by atomics" : "");
+	if (c->link_layer == IBV_LINK_LAYER_ETHERNET &&
+	    a.ah_attr.grh.sgid_index != c->gid_index)
+		frr_warn("verbs: rdma_cm chose GID index %u for rank %d, not "
+			 "%d (check the RoCE mode in rdma_cm's configfs)",
+			 a.ah_attr.grh.sgid_index, e->base.peer_rank,
+			 c->gid_index);
+}
+
+/* ---- active side ------------------------------------------------------ */
+
+struct attempt {
+	int err;       /* what the last retryable failure means */
+	char why[160]; /* and its text */
+};
+
+static int retry(struct attempt *at, int err, const char *fmt, int status)
+{
+	at->err = err;
+	snprintf(at->why, sizeof(at->why), fmt,
+		 strerror(status < 0 ? -status : status));
+	return -EAGAIN;
+}
+
+/* Wait for one of the expected event; other events are skipped. */
+static int expect(struct vb_ep *e, long long deadline,
+		  enum rdma_cm_event_type want, struct attempt *at,
+		  struct vb_priv *priv)
+{
+	struct rdma_cm_event *ev;
+	int ret, status;
+
+	for (;;) {
+		ret = wait_event(e->ch, deadline, &ev);
+		if (ret == -ETIMEDOUT)
+			return retry(at, -ETIMEDOUT, "no answer (%s)",
+				     ETIMEDOUT);
+		if (ret)
+			return frr_tp_err(&e->ctx->base, ret,
+					  "verbs: rdma_get_cm_event: %s",
+					  strerror(-ret));
+		status = ev->status;
+		if (ev->event == want) {
+			if (priv && priv_get(ev, priv))
+				memset(priv, 0, sizeof(*priv));
+			rdma_ack_cm_event(ev);
+			return 0;
+		}
+		switch (ev->event) {
+		case RDMA_CM_EVENT_ADDR_ERROR:
+			rdma_ack_cm_event(ev);
+			return retry(at, -EHOSTUNREACH,
+				     "address resolution failed (%s): no "
+				     "neighbour answers for that IP",
+				     status);
+		case RDMA_CM_EVENT_ROUTE_ERROR:
+			rdma_ack_cm_event(ev);
+			return retry(at, -EHOSTUNREACH,
+				     "route resolution failed (%s)", status);
+		case RDMA_CM_EVENT_UNREACHABLE:
+		case RDMA_CM_EVENT_CONNECT_ERROR:
+			rdma_ack_cm_event(ev);
+			return retry(at, -EHOSTUNREACH, "peer unreachable (%s)",
+				     status);
+		case RDMA_CM_EVENT_REJECTED: {
+			struct vb_priv p;
+
+			if (!priv_get(ev, &p) && p.reason) {
+				rdma_ack_cm_event(ev);
+				return frr_tp_err(
+				    &e->ctx->base, -ECONNREFUSED,
+				    "verbs: rank %d at %s refused the "
+				    "connection: %s",
+				    e->base.peer_rank, e->peer_addr,
+				    rej_reason_str(p.reason));
+			}
+			rdma_ack_cm_event(ev);
+			at->err = -ECONNREFUSED;
+			snprintf(at->why, sizeof(at->why),
+				 "rejected (reason %d): nobody listens on "
+				 "that port",
+				 status);
+			return -EAGAIN;
+		}
+		default:
+			rdma_ack_cm_event(ev);
+		}
+	}
+}
+
+static int try_connect(struct vb_ep *e, struct sockaddr_in *dst,
+		       long long deadline, struct attempt *at)
+{
+	struct vb_ctx *c = e->ctx;
+	struct sockaddr_in src = c->bind_sa;
+	struct rdma_conn_param cp;
+	struct vb_priv mine, theirs;
+	long long left = deadline - vb_now_ms();
+	int step = left < VB_RESOLVE_STEP_MS ? (int)left : VB_RESOLVE_STEP_MS;
+	int ret;
+
+	if (step < 1)
+		step = 1;
+	src.sin_port = 0;
+	e->ch = channel_open();
+	if (!e->ch)
+		return frr_tp_err(&c->base, -errno,
+				  "verbs: rdma_create_event_channel: %s",
+				  strerror(errno));
+	if (rdma_create_id(e->ch, &e->id, e, RDMA_PS_TCP))
+		return frr_tp_err(&c->base, -errno, "verbs: rdma_create_id: %s",
+				  strerror(errno));
+	if (rdma_resolve_addr(e->id, (struct sockaddr *)&src,
+			      (struct sockaddr *)dst, step))
+		return retry(at, -EHOSTUNREACH, "rdma_resolve_addr: %s", errno);
+	ret = expect(e, deadline, RDMA_CM_EVENT_ADDR_RESOLVED, at, NULL);
+	if (ret)
+		return ret;
+	if (rdma_resolve_route(e->id, step))
+		return retry(at, -EHOSTUNREACH, "rdma_resolve_route: %s",
+			     errno);
+	ret = expect(e, deadline, RDMA_CM_EVENT_ROUTE_RESOLVED, at, NULL);
+	if (ret)
+		return ret;
+	if (e->id->verbs != c->verbs)
+		return frr_tp_err(
+		    &c->base, -EINVAL,
+		    "verbs: %s is reached through device %s, "
+		    "not %s; bind every rank to addresses of "
+		    "one device",
+		    e->peer_addr,
+		    e->id->verbs ? ibv_get_device_name(e->id->verbs->device)
+				 : "none",
+		    c->devname);
+	ret = qp_setup(e);
+	if (ret)
+		return ret;
+	priv_fill(c, &mine, VB_REJ_NONE);
+	memset(&cp, 0, sizeof(cp));
+	cp.private_data = &mine;
+	cp.private_data_len = sizeof(mine);
+	cp.retry_count = VB_RETRY_CNT;
+	cp.rnr_retry_count = VB_RNR_RETRY;
+	cp.responder_resources = (uint8_t)c->rd_atom;
+	cp.initiator_depth = (uint8_t)c->rd_atom;
+	cp.qp_num = e->qp->qp_num;
+	if (rdma_connect(e->id, &cp))
+		return retry(at, -ECONNREFUSED, "rdma_connect: %s", errno);
+	ret = expect(e, deadline, RDMA_CM_EVENT_CONNECT_RESPONSE, at, &theirs);
+	if (ret)
+		return ret;
+	if (theirs.magic != VB_PRIV_MAGIC || priv_check(c, &theirs) ||
+	    theirs.rank != e->base.peer_rank) {
+		rdma_reject(e->id, NULL, 0);
+		return frr_tp_err(&c->base, -EPROTO,
+				  "verbs: the process at %s is not rank %d "
+				  "of this job (it answered as rank %d, "
+				  "token %016llx); check the address "
+				  "exchange",
+				  e->peer_addr, e->base.peer_rank, theirs.rank,
+				  (unsigned long long)theirs.job_token);
+	}
+	e->u64_cas = !!(theirs.flags & VB_PRIV_F_U64_CAS);
+	ret = qp_rtr_rts(e, (enum ibv_mtu)theirs.active_mtu);
+	if (ret)
+		return ret;
+	if (rdma_establish(e->id))
+		return frr_tp_err(&c->base, -errno, "verbs: rdma_establish: %s",
+				  strerror(errno));
+	log_connected(e, (enum ibv_mtu)theirs.active_mtu);
+	return 0;
+}
+
+static int parse_addr(struct vb_ctx *c, const char *s, struct sockaddr_in *sa)
+{
+	char ip[64];
+	const char *colon = strrchr(s, ':');
+	char *end;
+	long port;
+
+	memset(sa, 0, sizeof(*sa));
+	if (!colon || (size_t)(colon - s) >= sizeof(ip))
+		goto bad;
+	memcpy(ip, s, (size_t)(colon - s));
+	ip[colon - s] = '\0';
+	port = strtol(colon + 1, &end, 10);
+	if (*end || port <= 0 || port > 65535 ||
+	    inet_pton(AF_INET, ip, &sa->sin_addr) != 1)
+		goto bad;
+	sa->sin_family = AF_INET;
+	sa->sin_port = htons((uint16_t)port);
+	return 0;
+bad:
+	return frr_tp_err(&c->base, -EINVAL,
+			  "verbs: peer address '%s' is not IPv4:port; pass "
+			  "what frr_tp_addr_get returned on the peer",
+			  s);
+}
+
+int vb_ep_connect(struct frr_tp_ctx *ctx, const struct frr_tp_addr *peer,
+		  int timeout_ms, struct frr_tp_ep **out)
+{
+	struct vb_ctx *c = vb_ctx_of(ctx);
+	long long start = vb_now_ms(), deadline = start + timeout_ms;
+	struct attempt at = { .err = -ETIMEDOUT, .why = "no answer" };
+	struct sockaddr_in dst;
+	int ret, attempts = 0, backoff = 10;
+	struct vb_ep *e;
+
+	ret = parse_addr(c, peer->str, &dst);
+	if (ret)
+		return ret;
+	e = ep_alloc(c);
+	if (!e)
+		return frr_tp_err(ctx, -ENOSPC,
+				  "verbs: no endpoint slot left (%d per "
+				  "context on %s)",
+				  c->max_eps, c->devname);
+	e->base.peer_rank = peer->rank;
+	snprintf(e->peer_addr, sizeof(e->peer_addr), "%s", peer->str);
+	for (;;) {
+		attempts++;
+		ret = try_connect(e, &dst, deadline, &at);
+		if (ret != -EAGAIN)
+			break;
+		ep_teardown(e);
+		if (vb_now_ms() + backoff >= deadline) {
+			ret = frr_tp_err(
+			    ctx, at.err,
+			    "verbs: connecting to rank %d at %s failed after "
+			    "%lld ms (%d attempts): %s; is rank %d running "
+			    "and listening there? ('flexrr doctor' checks "
+			    "this host)",
+			    peer->rank, peer->str, vb_now_ms() - start,
+			    attempts, at.why, peer->rank);
+			break;
+		}
+		usleep((useconds_t)backoff * 1000);
+		backoff = backoff * 2 > VB_BACKOFF_MAX_MS ? VB_BACKOFF_MAX_MS
+							  : backoff * 2;
+	}
+	if (ret) {
+		vb_ep_close(&e->base);
+		return ret;
+	}
+	*out = &e->base;
+	return 0;
+}
+
+/* ---- passive side ----------------------------------------------------- */
+
+static void refuse(struct rdma_cm_id *id, struct vb_ctx *c, unsigned reason)
+{
+	struct vb_priv p;
+
+	priv_fill(c, &p, reason);
+	rdma_reject(id, &p, sizeof(p));
+	rdma_destroy_id(id);
+}
+
+static int accept_one(struct vb_ctx *c, struct rdma_cm_id *id,
+		      const struct vb_priv *theirs, long long deadline,
+		      struct vb_ep **out)
+{
+	struct rdma_conn_param cp;
+	struct rdma_cm_event *ev;
+	struct vb_priv mine;
+	struct sockaddr_in *sa;
+	struct vb_ep *e;
+	int ret;
+
+	e = ep_alloc(c);
+	if (!e) {
+		refuse(id, c, VB_REJ_FULL);
+		return frr_tp_err(&c->base, -ENOSPC,
+				  "verbs: no endpoint slot left for rank %d "
+				  "(%d per context on %s)",
+				  theirs->rank, c->max_eps, c->devname);
+	}
+	e->base.peer_rank = theirs->rank;
+	e->u64_cas = !!(theirs->flags & VB_PRIV_F_U64_CAS);
+	sa = (struct sockaddr_in *)rdma_get_peer_addr(id);
+	inet_ntop(AF_INET, &sa->sin_addr, e->peer_addr, sizeof(e->peer_addr));
+	e->ch = channel_open();
+	if (!e->ch || rdma_migrate_id(id, e->ch)) {
+		ret = frr_tp_err(&c->base, -errno,
+				 "verbs: moving rank %d's connection to its "
+				 "own event channel: %s",
+				 theirs->rank, strerror(errno));
+		refuse(id, c, VB_REJ_SETUP);
+		goto close_ep;
+	}
+	e->id = id;
+	ret = qp_setup(e);
+	if (!ret)
+		ret = qp_rtr_rts(e, (enum ibv_mtu)theirs->active_mtu);
+	if (ret) {
+		struct vb_priv p;
+
+		priv_fill(c, &p, VB_REJ_SETUP);
+		rdma_reject(id, &p, sizeof(p));
+		goto close_ep;
+	}
+	priv_fill(c, &mine, VB_REJ_NONE);
+	memset(&cp, 0, sizeof(cp));
+	cp.private_data = &mine;
+	cp.private_data_len = sizeof(mine);
+	cp.retry_count = VB_RETRY_CNT;
+	cp.rnr_retry_count = VB_RNR_RETRY;
+	cp.responder_resources = (uint8_t)c->rd_atom;
+	cp.initiator_depth = (uint8_t)c->rd_atom;
+	cp.qp_num = e->qp->qp_num;
+	if (rdma_accept(id, &cp)) {
+		ret = frr_tp_err(&c->base, -errno, "verbs: rdma_accept: %s",
+				 strerror(errno));
+		goto close_ep;
+	}
+	ret = wait_event(e->ch, deadline, &ev);
+	if (ret) {
+		ret = frr_tp_err(&c->base, ret == -ETIMEDOUT ? -ETIMEDOUT : ret,
+				 "verbs: rank %d did not complete the "
+				 "connection: %s",
+				 theirs->rank, strerror(-ret));
+		goto close_ep;
+	}
+	if (ev->event != RDMA_CM_EVENT_ESTABLISHED) {
+		ret = frr_tp_err(&c->base, -ECONNRESET,
+				 "verbs: rank %d's connection failed during "
+				 "set-up (%s, status %d); did it exit?",
+				 theirs->rank, rdma_event_str(ev->event),
+				 ev->status);
+		rdma_ack_cm_event(ev);
+		goto close_ep;
+	}
+	rdma_ack_cm_event(ev);
+	log_connected(e, (enum ibv_mtu)theirs->active_mtu);
+	*out = e;
+	return 0;
+
+close_ep:
+	vb_ep_close(&e->base);
+	return ret;
+}
+
+int vb_ep_accept(struct frr_tp_ctx *ctx, int timeout_ms, struct frr_tp_ep **out)
+{
+	struct vb_ctx *c = vb_ctx_of(ctx);
+	long long deadline = vb_now_ms() + timeout_ms;
+	struct rdma_cm_event *ev;
+	struct vb_priv theirs;
+	struct vb_ep *e = NULL;
+	unsigned reason;
+	int ret;
+
+	for (;;) {
+		ret = wait_event(c->lch, deadline, &ev);
+		if (ret == -ETIMEDOUT)
+			return frr_tp_err(ctx, -ETIMEDOUT,
+					  "verbs: no peer connected to %s "
+					  "within %d ms; did the other ranks "
+					  "start, with this address?",
+					  c->addr, timeout_ms);
+		if (ret)
+			return frr_tp_err(ctx, ret,
+					  "verbs: rdma_get_cm_event: %s",
+					  strerror(-ret));
+		if (ev->event != RDMA_CM_EVENT_CONNECT_REQUEST) {
+			rdma_ack_cm_event(ev);
+			continue;
+		}
+		struct rdma_cm_id *id = ev->id;
+
+		reason = priv_get(ev, &theirs) ? VB_REJ_VERSION
+					       : priv_check(c, &theirs);
+		rdma_ack_cm_event(ev);
+		if (reason) {
+			frr_warn("verbs: refused a connection to %s: %s",
+				 c->addr, rej_reason_str(reason));
+			refuse(id, c, reason);
+			continue;
+		}
+		ret = accept_one(c, id, &theirs, deadline, &e);
+		if (ret)
+			return ret;
+		*out = &e->base;
+		return 0;
+	}
+}
+
+/* ---- liveness and teardown -------------------------------------------- */
+
+void vb_ep_fail(struct vb_ep *e, int err)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+
+	if (e->err)
+		return;
+	e->err = err;
+	/* outstanding WRs complete (flushed) instead of waiting on a peer
+	 * that is gone */
+	if (e->qp)
+		ibv_modify_qp(e->qp, &a, IBV_QP_STATE);
+}
+
+int vb_ep_check_cm(struct vb_ep *e)
+{
+	struct rdma_cm_event *ev;
+
+	while (e->ch && !rdma_get_cm_event(e->ch, &ev)) {
+		switch (ev->event) {
+		case RDMA_CM_EVENT_DISCONNECTED:
+			if (!e->err)
+				frr_warn("verbs: rank %d (%s) disconnected: "
+					 "it exited or closed the endpoint",
+					 e->base.peer_rank, e->peer_addr);
+			vb_ep_fail(e, -ENOTCONN);
+			break;
+		case RDMA_CM_EVENT_DEVICE_REMOVAL:
+			frr_err("verbs: device %s was removed",
+				e->ctx->devname);
+			vb_ep_fail(e, -ENODEV);
+			break;
+		default:
+			break;
+		}
+		rdma_ack_cm_event(ev);
+	}
+	return e->err;
+}
+
+int vb_ep_alive(struct frr_tp_ep *ep)
+{
+	struct vb_ep *e = vb_ep_of(ep);
+
+	return vb_ep_check_cm(e) == 0;
+}
+
+void vb_ep_close(struct frr_tp_ep *ep)
+{
+	struct vb_ep *e = vb_ep_of(ep);
+	struct vb_ctx *c = e->ctx;
+
+	/* DREQ: the peer learns now, not at its next write */
+	if (e->id && e->qp && !e->err)
+		rdma_disconnect(e->id);
+	ep_teardown(e);
+	c->eps[e->slot] = NULL;
+	free(e);
+}
