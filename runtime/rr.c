@@ -13,6 +13,7 @@
  * runtime's server thread reads when a rank dies, to name the helper.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,7 @@ struct rr_job {
 	struct frr_stragglers strag;
 	struct frr_trace *trace;
 	struct rr_wstate *ws; /* T, this rank's workers */
+	_Atomic int named;    /* helpers named once when the job fails */
 };
 
 /* Work time of a chunk: wall time between hooks (the time spent inside the
@@ -95,6 +97,10 @@ static int env_run_range(void *env, int helper, int owner, int clock,
 	uint64_t c0 = work_now_ns(), c1;
 	int err = frr_rt_run_range(j->rt, helper, owner, clock, a, b);
 
+	/* the owner's authoritative item states must hold our changes before
+	 * HelpCompleted (no-op without item state or on the owner's rank) */
+	if (!err && owner / j->T != j->rank)
+		err = frr_rt_state_return(j->rt, owner, a, b);
 	if (ws) {
 		/* the helper runs at its own speed: its own slow-down */
 		c1 = work_now_ns();
@@ -475,11 +481,15 @@ static int rr_hook_worker_exit(struct frr_rt *rt, void *state, int w,
 	return err;
 }
 
+/* rank = the rank that is gone, or -1 when the job fails for any reason:
+ * name every remote helper a worker of ours is waiting on. */
 static void rr_hook_peer_dead(struct frr_rt *rt, void *state, int rank)
 {
 	struct rr_job *j = state;
 
 	(void)rt;
+	if (!j || !j->reassign || atomic_exchange(&j->named, 1))
+		return;
 	for (int l = 0; j && l < j->T; l++) {
 		const struct rr_worker *rw = &j->ws[l].rw;
 
@@ -487,16 +497,18 @@ static void rr_hook_peer_dead(struct frr_rt *rt, void *state, int rank)
 		for (int i = 0; i < rw->noffers && i < RR_MAX_GROUP; i++) {
 			const struct rr_offer *o = &rw->offers[i];
 
-			if (o->helper / j->T == rank &&
+			if ((rank < 0 ? o->helper / j->T != j->rank
+				      : o->helper / j->T == rank) &&
 			    (o->state == RR_OFFER_ACCEPTED ||
 			     o->state == RR_OFFER_SENT ||
 			     o->state == RR_OFFER_CANCEL_SENT))
-				frr_err("rr: helper worker %d (rank %d) died "
+				frr_err("rr: helper worker %d (rank %d) %s "
 					"while helping worker %d with items "
 					"[%llu, %llu) of clock %d; the job "
 					"fails (nothing is reclaimed "
 					"silently)",
-					o->helper, rank, rw->w,
+					o->helper, o->helper / j->T,
+					rank < 0 ? "was lost" : "died", rw->w,
 					(unsigned long long)o->a,
 					(unsigned long long)o->b, rw->clock);
 		}

@@ -37,8 +37,12 @@ void frr_rt_fatal(struct frr_rt *rt, const char *fmt, ...)
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	/* one message per rank even if several threads detect it */
-	if (!rt || !atomic_exchange(&rt->failed, 1))
+	if (!rt || !atomic_exchange(&rt->failed, 1)) {
 		frr_err("%s", buf);
+		/* rr (additive): name the helpers we were waiting on */
+		if (rt && FRR_RR_HAS(rt->rr, peer_dead) && rt->rr_state)
+			rt->rr->peer_dead(rt, rt->rr_state, -1);
+	}
 	fflush(stdout);
 	fflush(stderr);
 	_exit(3);

@@ -1,0 +1,401 @@
+// SPDX-License-Identifier: MIT
+/*
+ * RapidReassignment end to end: real runtime, real transports (the backends
+ * of frr_test_backends(): shm, and verbs in the soft-RoCE VM), ranks forked
+ * by frr_launch_local, and a counting app:
+ *   - table "count" has one cell per item of every worker; processing an item
+ *     adds 1, so after C clocks every cell must be exactly C (save() checks
+ *     it on rank 0);
+ *   - every clock, the items processed (summed over all workers and helpers)
+ *     must equal the items of the job (clock_global checks it);
+ *   - with --state, each item keeps a counter as item state that must equal
+ *     the clock when the item is processed (state travels to helpers on
+ *     other ranks and back), else a violation is counted;
+ *   - random per-item delays plus injected stragglers drive reassignment.
+ * Any violation fails the job, so the launch returns non-zero.
+ */
+#include <criterion/criterion.h>
+#include <criterion/redirect.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "flexrr/flexrr.h"
+#include "flexrr/log.h"
+#include "rt.h"
+#include "test_util.h"
+
+TestSuite(rr_job, .timeout = 240);
+
+#define NMAX 64
+
+enum { ST_COUNT = 0, ST_VIOL, ST_NSTATS };
+
+struct cnt {
+	struct frr_job_info job;
+	uint64_t items;
+	int state, clocks, delay_us, die_helping;
+};
+
+struct cnt_args {
+	uint64_t items;
+	int state, clocks, delay_us, die_helping;
+};
+
+static struct cnt_args g_args;
+
+static int cnt_create(const struct frr_job_info *job, int argc, char **argv,
+		      void **app)
+{
+	struct cnt *c = calloc(1, sizeof(*c));
+
+	(void)argc;
+	(void)argv;
+	if (!c)
+		return -ENOMEM;
+	c->job = *job;
+	c->items = g_args.items;
+	c->state = g_args.state;
+	c->clocks = g_args.clocks;
+	c->delay_us = g_args.delay_us;
+	c->die_helping = g_args.die_helping;
+	*app = c;
+	return 0;
+}
+
+static void cnt_destroy(void *app)
+{
+	free(app);
+}
+
+static int cnt_tables(void *app, struct frr_table_spec *s, int max)
+{
+	struct cnt *c = app;
+
+	(void)max;
+	s[0] = (struct frr_table_spec){
+		.name = "count",
+		.rows = (uint64_t)c->job.nworkers * NMAX,
+		.cols = 1,
+		.rule = FRR_UPDATE_ADD,
+	};
+	return 1;
+}
+
+static uint64_t cnt_n(const struct cnt *c, int w)
+{
+	return c->items - (uint64_t)(w % 3); /* uneven lists */
+}
+
+static int cnt_load(void *app, int w, uint64_t *n)
+{
+	*n = cnt_n(app, w);
+	return 0;
+}
+
+static size_t cnt_state_size(void *app, int w, uint64_t i)
+{
+	(void)w;
+	(void)i;
+	return ((struct cnt *)app)->state ? sizeof(uint32_t) : 0;
+}
+
+static void cnt_state_init(void *app, int w, uint64_t i, void *st)
+{
+	(void)app;
+	(void)w;
+	(void)i;
+	*(uint32_t *)st = 0;
+}
+
+static int cnt_process(void *app, struct frr_wctx *wc, int owner, int clock,
+		       uint64_t a, uint64_t b)
+{
+	struct cnt *c = app;
+	float one = 1.0f;
+
+	if (c->die_helping && frr_wctx_worker(wc) != owner &&
+	    c->job.rank == 1) {
+		/* the helper dies in the middle of helping */
+		fflush(NULL);
+		kill(getpid(), SIGKILL);
+	}
+	for (uint64_t i = a; i < b; i++) {
+		struct frr_rng r;
+
+		(void)frr_row_read(wc, 0, (uint64_t)owner * NMAX + i);
+		frr_row_update(wc, 0, (uint64_t)owner * NMAX + i, &one);
+		frr_stat_add(wc, ST_COUNT, 1);
+		if (c->state) {
+			uint32_t *st = frr_item_state(wc, i);
+
+			if (!st || *st != (uint32_t)clock)
+				frr_stat_add(wc, ST_VIOL, 1);
+			else
+				*st = (uint32_t)clock + 1;
+		}
+		frr_rng_seed(&r, frr_item_rng(wc, i));
+		if (c->delay_us) {
+			long us =
+			    (long)frr_rng_below(&r, (uint64_t)c->delay_us);
+			struct timespec ts = { 0, us * 1000 };
+
+			nanosleep(&ts, NULL);
+		}
+	}
+	return 0;
+}
+
+static int cnt_global(void *app, const double *stats, int nstats, int clock,
+		      double *objective, char *metrics, size_t len)
+{
+	struct cnt *c = app;
+	double want = 0;
+
+	(void)nstats;
+	for (int w = 0; w < c->job.nworkers; w++)
+		want += (double)cnt_n(c, w);
+	*objective = stats[ST_COUNT];
+	snprintf(metrics, len, "count=%.0f violations=%.0f", stats[ST_COUNT],
+		 stats[ST_VIOL]);
+	if (stats[ST_COUNT] != want || stats[ST_VIOL] != 0) {
+		frr_err("clock %d: %.0f items processed (want %.0f), %.0f "
+			"item-state violations",
+			clock, stats[ST_COUNT], want, stats[ST_VIOL]);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+static int cnt_save(void *app, struct frr_eval_ctx *ec, const char *path)
+{
+	struct cnt *c = app;
+
+	(void)path;
+	for (int w = 0; w < c->job.nworkers; w++)
+		for (uint64_t i = 0; i < cnt_n(c, w); i++) {
+			float v;
+			int err = frr_eval_row_read(ec, 0,
+						    (uint64_t)w * NMAX + i, &v);
+
+			if (err)
+				return err;
+			if (v != (float)c->clocks) {
+				frr_err("worker %d item %llu processed %.0f "
+					"times in %d clocks",
+					w, (unsigned long long)i, (double)v,
+					c->clocks);
+				return -EPROTO;
+			}
+		}
+	return 0;
+}
+
+static const struct frr_app_ops cnt_app = {
+	.size = sizeof(struct frr_app_ops),
+	.name = "rrcount",
+	.summary = "counts every item's processing (rr tests)",
+	.create = cnt_create,
+	.destroy = cnt_destroy,
+	.tables = cnt_tables,
+	.load_partition = cnt_load,
+	.item_state_size = cnt_state_size,
+	.item_state_init = cnt_state_init,
+	.process = cnt_process,
+	.clock_global = cnt_global,
+	.save = cnt_save,
+	.nstats = ST_NSTATS,
+};
+
+struct job_cfg {
+	enum frr_tp_backend backend;
+	int P, T;
+	enum frr_mode mode;
+	int slack, clocks, group, dead_ms;
+	uint64_t seed;
+	const char *stragglers;
+	char metrics[128];
+};
+
+static int job_main(struct frr_oob *oob, void *arg)
+{
+	struct job_cfg *j = arg;
+	static char *argv[] = { "rrcount", NULL };
+	struct frr_run_opts o = {
+		.nprocs = j->P,
+		.threads = j->T,
+		.backend = j->backend,
+		.mode = j->mode,
+		.slack = j->slack,
+		.clocks = j->clocks,
+		.seed = j->seed,
+		.quiet = 1,
+		.pin = 0,
+		.metrics_path = j->metrics[0] ? j->metrics : NULL,
+		.save_path = "unused",
+		.job_token = oob->job_token,
+		.timeout_ms = 20000,
+		.dead_ms = j->dead_ms ? j->dead_ms : 5000,
+		.delay_worker = -1,
+		.rr = { .group_size = j->group,
+			.threshold = 0.2,
+			.min_share = 0.05,
+			.report_interval = 16,
+			.stragglers = j->stragglers },
+		.rr_engaged = 1,
+		.app = &cnt_app,
+		.app_argc = 1,
+		.app_argv = argv,
+	};
+
+	return frr_rt_job_run(oob, &o) ? -EPROTO : 0;
+}
+
+/* Sum of column col (0-based) of the metrics CSV; -1 if unreadable. */
+static double metrics_sum(const char *path, int col, int *rows)
+{
+	FILE *f = fopen(path, "r");
+	char line[512];
+	double s = 0;
+
+	if (!f)
+		return -1;
+	*rows = 0;
+	if (!fgets(line, sizeof(line), f)) {
+		fclose(f);
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line;
+
+		for (int i = 0; i < col && p; i++) {
+			p = strchr(p, ',');
+			if (p)
+				p++;
+		}
+		if (p)
+			s += atof(p);
+		(*rows)++;
+	}
+	fclose(f);
+	return s;
+}
+
+static void run_ok(struct job_cfg *j)
+{
+	enum frr_tp_backend bs[FRR_TEST_MAX_BACKENDS];
+	int nb = frr_test_backends(bs, FRR_TEST_MAX_BACKENDS);
+
+	for (int b = 0; b < nb; b++) {
+		j->backend = bs[b];
+		cr_assert_eq(frr_launch_local(j->P, job_main, j, 60000), 0,
+			     "%s mode %d P %d T %d slack %d group %d state %d "
+			     "seed %llu stragglers %s: the job failed (the "
+			     "ranks' messages are above)",
+			     frr_tp_backend_name(bs[b]), j->mode, j->P, j->T,
+			     j->slack, j->group, g_args.state,
+			     (unsigned long long)j->seed,
+			     j->stragglers ? j->stragglers : "none");
+	}
+}
+
+Test(rr_job, every_item_exactly_once_with_helpers)
+{
+	long runs = frr_test_quick() ? 4 : 16;
+	double items = 0;
+
+	for (long r = 0; r < runs; r++) {
+		struct job_cfg j = {
+			.P = 1 + (int)(r % 2),
+			.T = 2 + (int)(r / 2 % 2),
+			.mode = r % 4 < 2 ? FRR_MODE_RR : FRR_MODE_FLEXRR,
+			.clocks = 4,
+			.group = 1 + (int)(r % 4),
+			.seed = 100 + (uint64_t)r,
+			.stragglers = "slow-worker:0.3,3",
+		};
+		int rows;
+		double s;
+
+		j.slack = j.mode == FRR_MODE_RR ? 0 : (int)(r / 4 % 4);
+		g_args = (struct cnt_args){ .items = 48,
+					    .state = (int)(r / 3 % 2),
+					    .clocks = j.clocks,
+					    .delay_us = 300 };
+		snprintf(j.metrics, sizeof(j.metrics), "/tmp/rr-job-%d.csv",
+			 getpid());
+		run_ok(&j);
+		s = metrics_sum(j.metrics, 13, &rows);
+		cr_assert_eq(rows, j.P * j.T * j.clocks, "metrics rows");
+		items += s;
+		/* the runtime's own SSP checker: no stale read */
+		cr_assert_eq(metrics_sum(j.metrics, 8, &rows), 0,
+			     "stale reads with helpers");
+		unlink(j.metrics);
+	}
+	cr_assert_gt(items, 0,
+		     "no item was ever reassigned: the test does "
+		     "not exercise RapidReassignment");
+	cr_log_info("%ld jobs, %.0f items reassigned", runs, items);
+}
+
+Test(rr_job, item_state_travels_to_remote_helpers)
+{
+	/* group 1 on 2 ranks: the only helper is on the other rank */
+	struct job_cfg j = { .P = 2,
+			     .T = 2,
+			     .mode = FRR_MODE_FLEXRR,
+			     .slack = 1,
+			     .clocks = 5,
+			     .group = 1,
+			     .seed = 7,
+			     .stragglers = "persistent:0,6" };
+	int rows;
+
+	g_args = (struct cnt_args){
+		.items = 48, .state = 1, .clocks = j.clocks, .delay_us = 200
+	};
+	snprintf(j.metrics, sizeof(j.metrics), "/tmp/rr-job-st-%d.csv",
+		 getpid());
+	run_ok(&j);
+	cr_assert_gt(metrics_sum(j.metrics, 13, &rows), 0,
+		     "worker 0 was never helped");
+	unlink(j.metrics);
+}
+
+Test(rr_job, helper_killed_while_helping_fails_naming_it)
+{
+	enum frr_tp_backend bs[FRR_TEST_MAX_BACKENDS];
+	struct job_cfg j = { .P = 2,
+			     .T = 1,
+			     .mode = FRR_MODE_RR,
+			     .clocks = 6,
+			     .group = 1,
+			     .seed = 3,
+			     .dead_ms = 1000,
+			     .stragglers = "persistent:0,20" };
+	char buf[65536] = "";
+	FILE *e;
+	size_t n;
+	int rc;
+
+	frr_test_backends(bs, FRR_TEST_MAX_BACKENDS);
+	j.backend = bs[0];
+	g_args = (struct cnt_args){ .items = 48,
+				    .clocks = j.clocks,
+				    .delay_us = 200,
+				    .die_helping = 1 };
+	cr_redirect_stderr();
+	rc = frr_launch_local(j.P, job_main, &j, 30000);
+	fflush(stderr);
+	cr_assert_neq(rc, 0, "the job survived a dead helper");
+	e = cr_get_redirected_stderr();
+	n = fread(buf, 1, sizeof(buf) - 1, e);
+	buf[n] = 0;
+	cr_assert(strstr(buf, "helper worker 1 (rank 1)"),
+		  "no message names the dead helper:\n%s", buf);
+}
