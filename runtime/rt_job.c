@@ -1172,6 +1172,41 @@ static void print_summary(struct frr_rt *rt, double secs)
 	fflush(stdout);
 }
 
+/*
+ * Rank 0 creates the app first and tells the others how it went: bad app
+ * options or a missing input file are reported once, by rank 0, not P
+ * times; the others then exit quietly with the same failure.
+ */
+static int app_create(struct frr_rt *rt)
+{
+	const struct frr_run_opts *o = rt->o;
+	int32_t st = 0, *all = calloc((size_t)rt->P, sizeof(int32_t));
+	int err;
+
+	if (!all)
+		return -ENOMEM;
+	if (rt->rank == 0) {
+		st = rt->app->create(&rt->job, o->app_argc, o->app_argv,
+				     &rt->app_state);
+		if (st > 0)
+			st = -EINVAL;
+	}
+	err = frr_oob_allgather(rt->oob, &st, sizeof(st), all, o->timeout_ms);
+	if (!err && all[0] && rt->rank != 0) {
+		frr_dbg("rank 0 could not create app %s (%d); exiting",
+			rt->app->name, all[0]);
+		err = all[0];
+	} else if (!err) {
+		err = st;
+	}
+	free(all);
+	if (err || rt->rank == 0)
+		return err;
+	err =
+	    rt->app->create(&rt->job, o->app_argc, o->app_argv, &rt->app_state);
+	return err > 0 ? -EINVAL : err;
+}
+
 static int rt_init(struct frr_rt *rt, struct frr_oob *oob,
 		   struct frr_run_opts *o)
 {
@@ -1214,10 +1249,9 @@ static int rt_init(struct frr_rt *rt, struct frr_oob *oob,
 	if (!rt->parts || !rt->nitems || !rt->wk || !rt->hb_last ||
 	    !rt->hb_seen)
 		return -ENOMEM;
-	err =
-	    rt->app->create(&rt->job, o->app_argc, o->app_argv, &rt->app_state);
+	err = app_create(rt);
 	if (err)
-		return err < 0 ? err : -EINVAL;
+		return err;
 	rt->ntables = rt->app->tables(rt->app_state, rt->spec, FRR_MAX_TABLES);
 	if (rt->ntables < 0 || rt->ntables > FRR_MAX_TABLES) {
 		frr_err("app %s declared %d tables (at most %d)", rt->app->name,

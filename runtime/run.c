@@ -510,28 +510,6 @@ static int engage_rr(struct frr_run_opts *o)
 	return 0;
 }
 
-static int check_app(struct frr_run_opts *o, int size)
-{
-	struct frr_job_info job = {
-		.rank = 0,
-		.nranks = size,
-		.threads = o->threads,
-		.nworkers = size * o->threads,
-		.mode = o->mode,
-		.slack = o->slack,
-		.seed = o->seed,
-	};
-	void *st = NULL;
-	int err;
-
-	/* parse the app's options once up front: one message, not P */
-	err = o->app->create(&job, o->app_argc, o->app_argv, &st);
-	if (err)
-		return err;
-	o->app->destroy(st);
-	return 0;
-}
-
 int frr_run_main(int argc, char **argv)
 {
 	struct cli c = { 0 };
@@ -618,11 +596,8 @@ int frr_run_main(int argc, char **argv)
 	timeout_ms = (int)(c.rdv_timeout * 1000);
 
 	launched = launcher_rank(&rank, &size);
-	if (!launched) {
-		if (check_app(o, o->nprocs))
-			return 2;
+	if (!launched)
 		return run_local(o, timeout_ms);
-	}
 	if (rank < 0 || size < 1 || rank >= size) {
 		fprintf(stderr, "flexrr run: the launcher gave rank %d of %d\n",
 			rank, size);
