@@ -145,6 +145,7 @@ build_initramfs() {
 	for m in $(/bin/busybox --list); do
 		[ "$m" = busybox ] || ln -sf busybox "$root/bin/$m"
 	done
+	ln -sf ../../bin/busybox "$root/usr/bin/env" # '#!/usr/bin/env bash' scripts
 	for b in bash ip rdma ibv_devinfo ibv_devices ibv_rc_pingpong ib_write_lat \
 		ib_write_bw ib_read_lat ib_send_lat rping setpriv prlimit; do
 		command -v "$b" >/dev/null || die "'$b' not found on the host (apt-get install $PKGS)"
