@@ -311,6 +311,11 @@ static int handle(struct rr_worker *rw, const struct frr_rr_msg *m)
 	}
 }
 
+/* Between polls of a wait loop: answers come within a chunk of items of the
+ * peer (tens of us to ms); a short sleep leaves the shared cores to workers
+ * that have work. */
+#define RR_WAIT_POLL_US 100
+
 /* Handle what is in the mailbox; wait up to timeout_ms for the first. */
 static int drain(struct rr_worker *rw, int timeout_ms)
 {
@@ -324,6 +329,20 @@ static int drain(struct rr_worker *rw, int timeout_ms)
 		timeout_ms = 0;
 	}
 	return got;
+}
+
+static int drain_or_nap(struct rr_worker *rw)
+{
+	struct frr_rr_msg m;
+	int got = rw->env_ops->recv(rw->env, rw->w, &m, 0), err;
+
+	if (got <= 0) {
+		if (!got)
+			nap_us(RR_WAIT_POLL_US);
+		return got;
+	}
+	err = handle(rw, &m);
+	return err ? err : drain(rw, 0);
 }
 
 /* Oldest (clock, arrival) task with clock <= max_clock, or -1. */
@@ -600,7 +619,7 @@ static enum rr_state st_cancel_wait(struct rr_run *r)
 	int err;
 
 	while ((o = first_in(rw, RR_OFFER_CANCEL_SENT, RR_OFFER_CANCEL_SENT))) {
-		err = drain(rw, 1);
+		err = drain_or_nap(rw);
 		if (err < 0)
 			return timed_out(r, o, "did not answer CancelHelp",
 					 err);
@@ -667,7 +686,7 @@ static enum rr_state st_help_wait(struct rr_run *r)
 	int done = rw->k_done, err;
 
 	while ((o = first_in(rw, RR_OFFER_ACCEPTED, RR_OFFER_SENT))) {
-		err = drain(rw, 1);
+		err = drain_or_nap(rw);
 		if (err < 0)
 			return timed_out(r, o, "did not complete its help",
 					 err);
@@ -825,7 +844,7 @@ int rr_worker_exit(struct rr_worker *rw, int last_clock)
 	if (err)
 		return err;
 	for (;;) {
-		err = drain(rw, 1);
+		err = drain_or_nap(rw);
 		if (err < 0)
 			return err;
 		err = serve(rw, last_clock);
