@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: MIT
+/*
+ * RapidReassignment from the command line: `flexrr run --mode flexrr|rr`,
+ * --stragglers (bad SPEC shows the grammar; injected delays are logged),
+ * --trace (a Perfetto / Chrome JSON file with workers, clocks, help and
+ * delays) and the rr counters in the metrics file.
+ */
+#include <criterion/criterion.h>
+
+#include "test_runtime_util.h"
+
+TestSuite(rr_cli, .timeout = 180);
+
+static const char *backend(void)
+{
+	enum frr_tp_backend bs[FRR_TEST_MAX_BACKENDS];
+
+	frr_test_backends(bs, FRR_TEST_MAX_BACKENDS);
+	return frr_tp_backend_name(bs[0]);
+}
+
+Test(rr_cli, invalid_stragglers_spec_shows_the_grammar)
+{
+	static struct rt_run r;
+	char *argv[] = { (char *)rt_bin(),
+			 "run",
+			 "-n",
+			 "1",
+			 "--mode",
+			 "flexrr",
+			 "--stragglers",
+			 "slow-worker:2,1",
+			 "toy",
+			 NULL };
+
+	rt_exec(&r, argv, NULL, 60);
+	cr_assert_neq(r.code, 0, "a bad spec was accepted");
+	cr_assert(strstr(r.err, "slow-worker:p,d") &&
+		      strstr(r.err, "disrupted-machine:p,d,len") &&
+		      strstr(r.err, "power-law:alpha") &&
+		      strstr(r.err, "persistent:w,f") &&
+		      strstr(r.err, "contention"),
+		  "no grammar in:\n%s", r.err);
+	cr_assert(strstr(r.err, "0 <= p <= 1"), "no reason in:\n%s", r.err);
+}
+
+Test(rr_cli, flexrr_run_with_trace_and_metrics)
+{
+	static struct rt_run r;
+	char trace[128], metrics[128], cmd[512];
+	char *env[] = { "FLEXRR_LOG=info", NULL };
+
+	snprintf(trace, sizeof(trace), "/tmp/rr-cli-%d.json", getpid());
+	snprintf(metrics, sizeof(metrics), "/tmp/rr-cli-%d.csv", getpid());
+	char *argv[] = { (char *)rt_bin(),
+			 "run",
+			 "-n",
+			 "2",
+			 "-t",
+			 "2",
+			 "--backend",
+			 (char *)backend(),
+			 "--mode",
+			 "flexrr",
+			 "--slack",
+			 "1",
+			 "--clocks",
+			 "6",
+			 "--no-pin",
+			 "-q",
+			 "--stragglers",
+			 "persistent:0,4",
+			 "--trace",
+			 trace,
+			 "--metrics",
+			 metrics,
+			 "toy",
+			 "--items",
+			 "64",
+			 "--work-us",
+			 "100",
+			 "--check-ssp",
+			 NULL };
+
+	rt_exec(&r, argv, env, 120);
+	cr_assert_eq(r.code, 0, "flexrr run failed:\n%s", r.err);
+	cr_assert(strstr(r.out, "mode=flexrr"), "%s", r.out);
+	cr_assert_eq(rt_summary_value(r.out, "ssp_violations"), 0);
+	/* injected delays are logged */
+	cr_assert(strstr(r.err, "stragglers: worker 0 clock 0 slowed x4.00"),
+		  "no delay log in:\n%s", r.err);
+	/* the trace: valid JSON with worker tracks, clocks, delays, help */
+	snprintf(cmd, sizeof(cmd),
+		 "python3 -c \"import json,sys; e=json.load(open('%s')); "
+		 "n=set(x['name'] for x in e); "
+		 "t=set(x['args']['name'] for x in e if x['name']=="
+		 "'thread_name'); "
+		 "sys.exit(0 if {'worker 0','worker 3'} <= t and "
+		 "'injected delay' in n and 'work' in n and "
+		 "any(s.startswith('clock ') for s in n) and "
+		 "any(s.startswith('help w0') for s in n) and "
+		 "'DoThis' in n else 1)\"",
+		 trace);
+	cr_assert_eq(system(cmd), 0, "trace %s lacks workers/help/delays",
+		     trace);
+	/* rr counters in the metrics file */
+	snprintf(cmd, sizeof(cmd),
+		 "head -1 %s | grep -q rr_items_reassigned && "
+		 "awk -F, 'NR>1{s+=$14} END{exit !(s>0)}' %s",
+		 metrics, metrics);
+	cr_assert_eq(system(cmd), 0, "no reassigned items in %s", metrics);
+	unlink(trace);
+	unlink(metrics);
+}
