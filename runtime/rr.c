@@ -32,6 +32,7 @@ struct rr_wstate {
 	struct frr_trace_buf *tb;
 	struct rr_job *job;
 	int w, started, clock, checks;
+	uint64_t next_report; /* publish progress when next reaches it */
 	uint64_t mark_ns;
 	uint64_t t_clock, t_idle0, t_idle1, t_work;
 } __attribute__((aligned(64)));
@@ -39,7 +40,7 @@ struct rr_wstate {
 struct rr_job {
 	struct frr_rt *rt;
 	struct rr_config cfg;
-	int reassign;
+	int reassign, report_interval;
 	int P, T, W, rank;
 	struct frr_stragglers strag;
 	struct frr_trace *trace;
@@ -250,6 +251,8 @@ static int rr_job_init(struct frr_rt *rt, const struct frr_rr_opts *opts,
 	j->W = job->nworkers;
 	j->rank = job->rank;
 	j->reassign = frr_rt_rr_reassign(rt);
+	j->report_interval =
+	    opts->report_interval > 0 ? opts->report_interval : 16;
 	j->cfg = (struct rr_config){
 		.P = j->P,
 		.T = j->T,
@@ -370,6 +373,7 @@ static int rr_hook_clock_begin(struct frr_rt *rt, void *state, int w, int clock)
 	}
 	ws->clock = clock;
 	ws->checks = 0;
+	ws->next_report = 0;
 	ws->t_clock = frr_trace_now();
 	ws->t_idle0 = ws->t_idle1 = 0;
 	frr_strag_clock_begin(&ws->sw, clock);
@@ -418,7 +422,16 @@ static int rr_hook_progress_check(struct frr_rt *rt, void *state, int w,
 			      clock, -1, 0, 0);
 	/* the chunk just run (hooks excluded) */
 	frr_strag_account(&ws->sw, now - ws->mark_ns);
-	if (j->reassign)
+	if (j->reassign && j->report_interval > 16 &&
+	    list->next >= ws->next_report) {
+		/* --rr-report N > 16: the runtime publishes every 1/16 of the
+		 * list; we add reports every 1/N */
+		err = frr_rt_progress_publish(rt, w, clock, list);
+		ws->next_report =
+		    list->next + (list->n + (uint64_t)j->report_interval - 1) /
+				     (uint64_t)j->report_interval;
+	}
+	if (j->reassign && !err)
 		err = rr_progress_check(&ws->rw, clock, list);
 	ws->mark_ns = work_now_ns();
 	return err;
