@@ -37,19 +37,33 @@ struct mf_opts {
 };
 
 /*
- * A worker thread's working copies of the rows it touches.  SSP reads do
- * not reflect the reader's own recent updates (its batches of the last
- * clocks may not be applied yet), and SGD that re-applies its own step on a
- * row that lacks it oscillates and diverges.  So the thread keeps, per row:
+ * A worker thread's working copies of the rows it touches.  Within a clock
+ * SGD runs on these copies (reads through the table do not reflect the
+ * reader's own updates), and what changed is pushed at the end of every
+ * process() call.  Per row:
  *   val    the working copy for this clock (valid while stamp == gen),
- *   acc    the change not pushed yet (pushed at the end of process()),
- *   pend   (home side only) what it pushed in each of the last 'ring'
- *          clocks, tagged with the clock in ptag,
- * and on a row's first touch in a clock takes the table's row plus its own
- * pushes the table does not have yet: read-my-writes across clocks.  Which
- * of its clocks a shard has applied it learns from the "clock" table: the
- * owner adds 1 to row (worker * P + shard) in every clock it processes
- * items, and shards apply clocks whole and in order.
+ *   acc    the change not pushed yet,
+ *   pend   (user rows of the home view only) what it pushed in each of the
+ *          last 'ring' clocks, tagged with the clock in ptag.
+ *
+ * User rows belong to one worker.  An SSP read lacks that worker's own
+ * unapplied clocks, and SGD that re-applies its own steps on such a row
+ * oscillates and diverges; so on a user row's first touch in a clock the
+ * worker takes the table's row plus its own pushes the shard has not applied
+ * yet (read-my-writes across clocks).  Which of its clocks a shard has
+ * applied it learns from the "clock" table: the owner adds 1 to row
+ * (worker * P + shard) in every clock it processes items, and shards apply
+ * clocks whole and in order.
+ *
+ * Item rows are shared by every worker, and each worker's pass moves a
+ * popular item most of the way to its own local optimum: summing W such
+ * moves overshoots W-fold (diverges for W >= 4), so a worker pushes 1/W of
+ * its item change (the clock's item update is the workers' average, as in
+ * local SGD with averaging).  Adding a worker's own unapplied item pushes
+ * back, as for users, measured worse under SSP (users then fit an item view
+ * the other workers' pushes pull away from), so item rows are read as the
+ * table has them.
+ *
  * Used only by the thread that owns the scratch.
  */
 struct mf_side {
@@ -98,6 +112,7 @@ struct mf_app {
 	int *loaded;
 	struct mf_scratch *scratch; /* [threads] */
 	float *model;		    /* --load: rows to start from */
+	float item_scale; /* share of a worker's item-row change pushed */
 	float *eval_items, *eval_users;
 	uint32_t eval_users_cap;
 };
@@ -402,6 +417,7 @@ static int mf_create(const struct frr_job_info *job, int argc, char **argv,
 	if (ret)
 		goto out_free;
 	m->cols = m->o.rank + 1;
+	m->item_scale = 1.0f / (float)job->nworkers;
 	if (m->o.synthetic) {
 		m->nusers = m->o.synth.users;
 		m->nitems = m->o.synth.items;
@@ -636,7 +652,7 @@ static float *side_row(struct mf_view *v, struct mf_side *s,
 }
 
 static void side_push(struct mf_view *v, struct mf_side *s, struct frr_wctx *wc,
-		      int table, const uint32_t *ids, int cols)
+		      int table, const uint32_t *ids, int cols, float scale)
 {
 	const int slot = v->clock % (s->ring ? s->ring : 1);
 
@@ -644,6 +660,9 @@ static void side_push(struct mf_view *v, struct mf_side *s, struct frr_wctx *wc,
 		uint32_t l = s->dirty[k];
 		float *acc = s->acc + (size_t)l * cols;
 
+		if (scale != 1.0f)
+			for (int f = 0; f < cols; f++)
+				acc[f] *= scale;
 		frr_row_update(wc, table, ids ? ids[l] : l, acc);
 		if (s->ring) {
 			size_t at = (size_t)l * s->ring + slot;
@@ -673,8 +692,9 @@ static int view_enter(struct mf_app *m, struct mf_view *v, struct frr_wctx *wc,
 		ring = (job->mode == FRR_MODE_ASYNC ? 16 : job->slack) + 2;
 		ring = ring > MF_MAX_RING ? MF_MAX_RING : ring;
 	}
+	/* item rows: no pending log, see mf_side */
 	if ((ret = side_reserve(&v->user, p->nusers, m->cols, ring)) ||
-	    (ret = side_reserve(&v->item, m->nitems, m->cols, ring)))
+	    (ret = side_reserve(&v->item, m->nitems, m->cols, 0)))
 		return ret;
 	if (v->owner != owner || v->clock != clock || v->part != p || !v->gen) {
 		if (!v->gen)
@@ -755,8 +775,8 @@ static int mf_process(void *app, struct frr_wctx *wc, int owner, int clock,
 				v->item.acc + (size_t)x->item * cols, &h, x->r);
 		sse += (double)e * e;
 	}
-	side_push(v, &v->user, wc, T_USER, p->users, cols);
-	side_push(v, &v->item, wc, T_ITEM, NULL, cols);
+	side_push(v, &v->user, wc, T_USER, p->users, cols, 1.0f);
+	side_push(v, &v->item, wc, T_ITEM, NULL, cols, m->item_scale);
 	frr_stat_add(wc, S_TRAIN_SSE, sse);
 	frr_stat_add(wc, S_TRAIN_N, (double)(end - begin));
 	if (ret)
