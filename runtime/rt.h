@@ -205,6 +205,16 @@ struct frr_rt {
 	int test_break_ssp; /* env FLEXRR_TEST_BREAK_SSP: checker self-test */
 };
 
+/* A wait's stall detector: the deadline restarts whenever any worker's
+ * progress word changes, so long clocks are not mistaken for hangs. */
+struct frr_stall {
+	uint64_t sig;
+	double since;
+};
+void frr_rt_stall_init(const struct frr_rt *rt, struct frr_stall *s);
+/* 1 when nobody made progress for --timeout. */
+int frr_rt_stalled(const struct frr_rt *rt, struct frr_stall *s);
+
 /* ---- rt_job.c ---- */
 int frr_rt_job_run(struct frr_oob *oob, struct frr_run_opts *o);
 double frr_rt_clock_now(void);

@@ -73,6 +73,36 @@ static size_t align64(size_t x)
 	return (x + 63) & ~(size_t)63;
 }
 
+static uint64_t progress_sig(const struct frr_rt *rt)
+{
+	uint64_t sig = 0;
+
+	for (int v = 0; v < rt->W; v++)
+		sig =
+		    sig * 31 +
+		    frr_tp_load_u64(ctl_u64(rt, rt->off_prog + (size_t)v * 64));
+	return sig;
+}
+
+void frr_rt_stall_init(const struct frr_rt *rt, struct frr_stall *s)
+{
+	s->sig = progress_sig(rt);
+	s->since = frr_rt_clock_now();
+}
+
+int frr_rt_stalled(const struct frr_rt *rt, struct frr_stall *s)
+{
+	double now = frr_rt_clock_now();
+	uint64_t sig = progress_sig(rt);
+
+	if (sig != s->sig) {
+		s->sig = sig;
+		s->since = now;
+		return 0;
+	}
+	return (now - s->since) * 1000 > rt->o->timeout_ms;
+}
+
 /* ---- rr-facing getters (rr_hooks.h) ------------------------------------- */
 const struct frr_job_info *frr_rt_job(const struct frr_rt *rt)
 {
@@ -1078,9 +1108,11 @@ static void server_loop(struct frr_rt *rt)
 {
 	int *sel = NULL, selcap = 0;
 	double last_progress = frr_rt_clock_now();
+	struct frr_stall stall;
 
 	for (int r = 0; r < rt->P; r++)
 		rt->hb_seen[r] = last_progress;
+	frr_rt_stall_init(rt, &stall);
 	for (;;) {
 		int end = frr_rt_stop_clock(rt), busy = 0;
 		uint64_t stop = frr_tp_load_u64(ctl_u64(rt, rt->off_stop));
@@ -1111,15 +1143,21 @@ static void server_loop(struct frr_rt *rt)
 			break;
 		heartbeat(rt, now, 0);
 		if (busy) {
-			last_progress = now;
+			frr_rt_stall_init(rt, &stall);
 			continue;
 		}
-		if ((now - last_progress) * 1000 > rt->o->timeout_ms)
-			frr_rt_fatal(rt,
-				     "no clock completed for %d ms (waiting "
-				     "for clock %d): a worker hangs; raise "
-				     "--timeout if clocks are that long",
-				     rt->o->timeout_ms, rt->next_apply);
+		if (now - last_progress > 0.01) {
+			last_progress = now;
+			if (frr_rt_stalled(rt, &stall))
+				frr_rt_fatal(
+				    rt,
+				    "no worker made progress for %d ms "
+				    "(waiting for clock %d): a worker "
+				    "hangs; raise --timeout if one "
+				    "sixteenth of a clock takes that "
+				    "long",
+				    rt->o->timeout_ms, rt->next_apply);
+		}
 		struct timespec ts = { 0, 50000 };
 		nanosleep(&ts, NULL);
 	}
@@ -1157,6 +1195,30 @@ static int workers_start(struct frr_rt *rt)
 				     strerror(err));
 	}
 	return 0;
+}
+
+/* Test hook: every worker's last progress word, as this rank sees it, says
+ * it finished the job's last clock with its whole list done. */
+static int check_final_progress(struct frr_rt *rt)
+{
+	int last = frr_rt_stop_clock(rt) - 1, bad = 0;
+
+	for (int v = 0; v < rt->W; v++) {
+		struct frr_progress p = frr_rt_progress(rt, v);
+		uint64_t n = rt->nitems[v] >> rt->prog_shift;
+
+		if (p.clock != last || p.done != n || p.total != n) {
+			frr_err(
+			    "progress of worker %d seen on rank %d: clock %d "
+			    "done %llu of %llu; expected clock %d, %llu of "
+			    "%llu",
+			    v, rt->rank, p.clock, (unsigned long long)p.done,
+			    (unsigned long long)p.total, last,
+			    (unsigned long long)n, (unsigned long long)n);
+			bad = 1;
+		}
+	}
+	return bad ? -EPROTO : 0;
 }
 
 static void print_summary(struct frr_rt *rt, double secs)
@@ -1430,6 +1492,9 @@ int frr_rt_job_run(struct frr_oob *oob, struct frr_run_opts *o)
 	flush_all(rt);
 	if (!err)
 		err = frr_oob_barrier(oob, o->timeout_ms);
+	/* every peer flushed before the barrier: all final words are in */
+	if (!err && getenv("FLEXRR_TEST_CHECK_PROGRESS"))
+		err = check_final_progress(rt);
 out:
 	rt_fini(rt);
 	return err;

@@ -210,12 +210,13 @@ static void wait_ack(struct frr_rt *rt, struct frr_worker *wk, int o,
 	int k = (int)((seq - 1) % (uint64_t)rt->K);
 	size_t off =
 	    rt->off_ack + (((size_t)o * rt->T + wk->local) * rt->K + k) * 8;
-	double t0 = frr_rt_clock_now();
+	struct frr_stall st;
 
 	if (seq <= (uint64_t)rt->K)
 		return;
+	frr_rt_stall_init(rt, &st);
 	while (frr_tp_load_u64(ctl_u64(rt, off)) < seq - rt->K) {
-		if ((frr_rt_clock_now() - t0) * 1000 > rt->o->timeout_ms)
+		if (frr_rt_stalled(rt, &st))
 			frr_rt_fatal(rt,
 				     "worker %d waited %d ms for rank %d to "
 				     "take its update batches: rank %d hangs",
@@ -510,10 +511,11 @@ static void hook(struct frr_rt *rt, int err, const char *name, int w, int c)
 static void ssp_wait(struct frr_rt *rt, struct frr_worker *wk, int c)
 {
 	int64_t need = (int64_t)c - rt->eff_slack;
-	double t0 = frr_rt_clock_now(), last = t0;
+	struct frr_stall st;
 
 	if (need <= 0 || rt->test_break_ssp)
 		return;
+	frr_rt_stall_init(rt, &st);
 	for (;;) {
 		int ok = 1;
 
@@ -526,8 +528,7 @@ static void ssp_wait(struct frr_rt *rt, struct frr_worker *wk, int c)
 		if (rt->rr && rt->rr->idle)
 			hook(rt, rt->rr->idle(rt, rt->rr_state, wk->id, c),
 			     "idle", wk->id, c);
-		last = frr_rt_clock_now();
-		if ((last - t0) * 1000 > rt->o->timeout_ms)
+		if (frr_rt_stalled(rt, &st))
 			frr_rt_fatal(rt,
 				     "worker %d waited %d ms to start clock %d "
 				     "(needs clock %lld applied everywhere): "
@@ -541,10 +542,11 @@ static void ssp_wait(struct frr_rt *rt, struct frr_worker *wk, int c)
 
 static void wait_eval(struct frr_rt *rt, struct frr_worker *wk, int c)
 {
-	double t0 = frr_rt_clock_now();
+	struct frr_stall st;
 
+	frr_rt_stall_init(rt, &st);
 	while (atomic_load_explicit(&rt->eval_done, memory_order_acquire) < c) {
-		if ((frr_rt_clock_now() - t0) * 1000 > rt->o->timeout_ms)
+		if (frr_rt_stalled(rt, &st))
 			frr_rt_fatal(rt,
 				     "worker %d waited %d ms for the "
 				     "evaluation of clock %d",

@@ -19,8 +19,8 @@ static void kill_case(const char *backend, int victim, int k)
 	pid_t pid[P];
 	double t_kill, waited;
 
-	snprintf(addr, sizeof(addr), "127.0.0.1:%d",
-		 30000 + (getpid() * 13 + k * 101) % 20000);
+	(void)k;
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", rt_free_port());
 	char *argv[] = { (char *)rt_bin(),
 			 "run",
 			 "-t",
@@ -47,8 +47,13 @@ static void kill_case(const char *backend, int victim, int k)
 	/* let the job get going: several clocks of ~20 ms each */
 	usleep(frr_test_quick() ? 4000000 : 1500000);
 	for (int r = 0; r < P; r++)
-		cr_assert_eq(waitpid(pid[r], NULL, WNOHANG), 0,
-			     "rank %d ended before the kill", r);
+		if (waitpid(pid[r], NULL, WNOHANG) != 0) {
+			struct rt_run *e = calloc(1, sizeof(*e));
+
+			rt_collect(tag[r], e);
+			cr_assert_fail("%s: rank %d ended before the kill: %s",
+				       backend, r, e->err);
+		}
 	kill(pid[victim], SIGKILL);
 	t_kill = rt_now();
 	rt_wait(pid[victim], 5);

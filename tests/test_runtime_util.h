@@ -7,7 +7,10 @@
 #define FLEXRR_TEST_RUNTIME_UTIL_H
 
 #include <fcntl.h>
+#include <arpa/inet.h>
 #include <math.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -139,6 +142,22 @@ static inline double rt_summary_value(const char *out, const char *key)
 	if (!p)
 		return NAN;
 	return strtod(p + strlen(pat), NULL);
+}
+
+/* A loopback TCP port free right now (the kernel's pick). */
+static inline int rt_free_port(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t sl = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port = 0;
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd >= 0 && !bind(fd, (struct sockaddr *)&sa, sizeof(sa)) &&
+	    !getsockname(fd, (struct sockaddr *)&sa, &sl))
+		port = ntohs(sa.sin_port);
+	if (fd >= 0)
+		close(fd);
+	return port;
 }
 
 static inline const char *rt_bin(void)
