@@ -79,8 +79,14 @@ static int env_recv(void *env, int w, struct frr_rr_msg *m, int timeout_ms)
 static struct frr_progress env_progress(void *env, int v)
 {
 	struct rr_job *j = env;
+	struct frr_progress p = frr_rt_progress(j->rt, v);
+	uint64_t n = frr_rt_nitems(j->rt, v);
+	int s = frr_rt_prog_shift(j->rt);
 
-	return frr_rt_progress(j->rt, v);
+	/* back to items (the word counts units of 2^shift items) */
+	p.done = p.done == n >> s ? n : p.done << s;
+	p.total = p.total == n >> s ? n : p.total << s;
+	return p;
 }
 
 static int env_publish(void *env, int w, int clock,

@@ -435,8 +435,7 @@ static double helper_fraction(struct rr_worker *rw, int h, int clock)
 		return 1.0 + (p.clock - clock);
 	if (!n || p.total <= p.done)
 		return 1.0;
-	/* progress counts units of 2^shift items; n is in items */
-	rem = (double)((p.total - p.done) << rw->cfg->prog_shift) / (double)n;
+	rem = (double)(p.total - p.done) / (double)n;
 	return rem >= 1.0 ? 0.0 : 1.0 - rem;
 }
 
@@ -831,18 +830,27 @@ int rr_clock_end(struct rr_worker *rw, int clock)
 	return 0;
 }
 
+/* v has finished last_clock: its final word (last, n, n) is published only
+ * after its own list and every offer of its clock are settled. */
+static int helpee_finished(struct rr_worker *rw, int v, int last_clock)
+{
+	struct frr_progress p = rw->env_ops->progress(rw->env, v);
+	uint64_t n = rw->env_ops->nitems(rw->env, v);
+
+	if (p.clock != last_clock)
+		return p.clock > last_clock;
+	return p.done == p.total && p.total >= n;
+}
+
 int rr_worker_exit(struct rr_worker *rw, int last_clock)
 {
-	struct frr_rr_list none = { 0, 0, 0 };
 	uint64_t deadline =
 	    frr_trace_now() + (uint64_t)rw->cfg->timeout_ms * 1000000ull;
 	int err, pending;
 
-	/* "in a later clock": helpees may still offer to us, we answer */
+	/* our final word says we are done with last_clock (100%): helpees
+	 * still in it may offer to us, and we answer until they finish */
 	rw->clock = last_clock + 1;
-	err = rw->env_ops->publish(rw->env, rw->w, last_clock + 1, &none);
-	if (err)
-		return err;
 	for (;;) {
 		err = drain_or_nap(rw);
 		if (err < 0)
@@ -852,8 +860,7 @@ int rr_worker_exit(struct rr_worker *rw, int last_clock)
 			return err;
 		pending = 0;
 		for (int i = 0; i < rw->nhelpees; i++)
-			if (rw->env_ops->progress(rw->env, rw->helpees[i])
-				.clock <= last_clock)
+			if (!helpee_finished(rw, rw->helpees[i], last_clock))
 				pending = 1;
 		if (!pending && !rw->ntasks)
 			return 0;

@@ -66,6 +66,7 @@ extern const char *const rr_state_names[RR_NSTATES];
 struct rr_env_ops {
 	int (*send)(void *env, int from, int to, const struct frr_rr_msg *m);
 	int (*recv)(void *env, int w, struct frr_rr_msg *m, int timeout_ms);
+	/* in items (not in units of 2^shift) */
 	struct frr_progress (*progress)(void *env, int v);
 	int (*publish)(void *env, int w, int clock,
 		       const struct frr_rr_list *list);
