@@ -54,7 +54,7 @@ else
 		[ -x "$t" ] && { libs+=(--libs-of "$t"); break; }
 	done
 	rc=0
-	"$ROOT/scripts/softroce-vm.sh" run --timeout 570 --share "$ROOT" "${libs[@]}" -- \
+	"$ROOT/scripts/softroce-vm.sh" run --timeout 1200 --share "$ROOT" "${libs[@]}" -- \
 		"bash $ROOT/scripts/softroce/run-suites.sh $build $per" || rc=$?
 fi
 echo "test-verbs: $mode run finished in $((SECONDS - t0)) s, status $rc"
