@@ -427,16 +427,15 @@ static double helper_fraction(struct rr_worker *rw, int h, int clock)
 {
 	struct frr_progress p = rw->env_ops->progress(rw->env, h);
 	uint64_t n = rw->env_ops->nitems(rw->env, h);
-	double rem;
+	double rem, f;
 
 	if (p.clock < clock)
 		return -1.0;
-	if (p.clock > clock)
-		return 1.0 + (p.clock - clock);
-	if (!n || p.total <= p.done)
-		return 1.0;
-	rem = (double)(p.total - p.done) / (double)n;
-	return rem >= 1.0 ? 0.0 : 1.0 - rem;
+	rem = n && p.total > p.done ? (double)(p.total - p.done) / (double)n
+				    : 0.0;
+	f = rem >= 1.0 ? 0.0 : 1.0 - rem;
+	/* each clock it is ahead counts as a whole clock done */
+	return f + (double)(p.clock - clock);
 }
 
 static int offered_to(const struct rr_worker *rw, int h)
