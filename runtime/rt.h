@@ -160,8 +160,8 @@ struct frr_rt {
 	int K; /* inbox slots per sender */
 
 	/* control region layout (byte offsets) */
-	size_t off_prog, off_done, off_hb, off_stop, off_stats, off_ack,
-	    off_mbox, off_mack, off_mstage, stats_rec;
+	size_t off_prog, off_done, off_hb, off_stop, off_notice, off_stats,
+	    off_ack, off_mbox, off_mack, off_mstage, stats_rec;
 	size_t ctl_len, inbox_len, repl_len;
 
 	pthread_mutex_t tp_lock;
@@ -185,6 +185,7 @@ struct frr_rt {
 
 	/* server state */
 	uint64_t *consumed; /* [sender * K + slot] */
+	int *scratch;	    /* 3 * W ints for try_apply */
 	int next_apply, next_eval, next_global;
 	_Atomic int eval_done; /* clocks evaluated locally */
 	_Atomic int end_clock; /* clocks the job runs */
@@ -222,6 +223,10 @@ double frr_rt_clock_now(void);
  * other ranks notice by heartbeat and stop too. */
 void frr_rt_fatal(struct frr_rt *rt, const char *fmt, ...)
     __attribute__((format(printf, 2, 3), noreturn));
+/* Peer `peer` is gone (how: what showed it): notify the other ranks, log
+ * naming the rank that really died, exit. */
+void frr_rt_peer_fatal(struct frr_rt *rt, int peer, const char *how)
+    __attribute__((noreturn));
 int frr_rt_owner_rank(const struct frr_rt *rt, uint64_t row);
 uint64_t frr_rt_shard_done(const struct frr_rt *rt, int o);
 int frr_rt_stop_clock(const struct frr_rt *rt);

@@ -53,6 +53,67 @@ static inline uint64_t *ctl_u64(const struct frr_rt *rt, size_t off)
 	return (uint64_t *)(rt->ctlp + off);
 }
 
+/* rr names the helpers that were helping on a dead rank (rr_hooks.h) */
+static void rr_peer_dead(struct frr_rt *rt, int rank)
+{
+	if (FRR_RR_HAS(rt->rr, peer_dead) && rt->rr_state &&
+	    !atomic_load(&rt->failed))
+		rt->rr->peer_dead(rt, rt->rr_state, rank);
+}
+
+/*
+ * A peer is gone.  Before exiting, tell every other rank which one (a
+ * counter write into its notice slot for us, flushed briefly): a rank that
+ * then sees *us* disappear reports the rank that really died, not us.
+ */
+void frr_rt_peer_fatal(struct frr_rt *rt, int peer, const char *how)
+{
+	int dead = peer, reporter = -1;
+	struct timespec ts = { 0, 1000000 };
+
+	for (int q = 0; q < rt->P; q++) {
+		uint64_t v = frr_tp_load_u64(
+		    ctl_u64(rt, rt->off_notice + (size_t)q * 64));
+
+		if (v && (reporter < 0 || q == peer)) {
+			dead = (int)(v - 1);
+			reporter = q;
+		}
+	}
+	if (dead < 0 || dead >= rt->P)
+		dead = peer;
+	rr_peer_dead(rt, dead);
+	/* the lock is recursive: this thread may hold it already */
+	for (int i = 0; i < 100; i++) {
+		if (!pthread_mutex_trylock(&rt->tp_lock)) {
+			for (int r = 0; r < rt->P; r++)
+				if (r != rt->rank && r != dead && r != peer)
+					frr_tp_write_u64(
+					    rt->eps[r], rt->rctl[r],
+					    rt->off_notice +
+						(size_t)rt->rank * 64,
+					    (uint64_t)dead + 1, 0, 0);
+			for (int r = 0; r < rt->P; r++)
+				if (r != rt->rank && r != dead && r != peer)
+					frr_tp_flush(rt->eps[r], 200);
+			pthread_mutex_unlock(&rt->tp_lock);
+			break;
+		}
+		nanosleep(&ts, NULL);
+	}
+	if (reporter >= 0 && dead != peer)
+		frr_rt_fatal(
+		    rt,
+		    "rank %d has gone (crashed or was killed), as rank "
+		    "%d reported before it stopped too; stopping rank "
+		    "%d",
+		    dead, reporter, rt->rank);
+	frr_rt_fatal(rt,
+		     "rank %d has gone (%s: it crashed or was killed); "
+		     "stopping rank %d",
+		     dead, how, rt->rank);
+}
+
 int frr_rt_owner_rank(const struct frr_rt *rt, uint64_t row)
 {
 	return (int)(row % (uint64_t)rt->P);
@@ -225,10 +286,7 @@ static int state_ship(struct frr_rt *rt, int owner, int r, uint64_t a,
 		err = frr_tp_flush(rt->eps[r], rt->o->dead_ms);
 	pthread_mutex_unlock(&rt->tp_lock);
 	if (err)
-		frr_rt_fatal(rt,
-			     "shipping item state to rank %d failed (%d): "
-			     "rank %d has gone",
-			     r, err, r);
+		frr_rt_peer_fatal(rt, r, "shipping item state to it failed");
 	return 0;
 }
 
@@ -398,6 +456,8 @@ static int layout(struct frr_rt *rt)
 	off += (size_t)P * 64;
 	rt->off_stop = off;
 	off += 64;
+	rt->off_notice = off; /* [writer rank]: dead rank + 1 */
+	off += (size_t)P * 64;
 	rt->off_stats = off; /* + one staging record after the P slots */
 	off += ((size_t)P * FRR_RT_STATS_SLOTS + 1) * rt->stats_rec;
 	rt->off_ack = off;
@@ -583,24 +643,16 @@ static void tp_teardown(struct frr_rt *rt)
 	free(rt->rrepl);
 }
 
-/* rr names the helpers that were helping on a dead rank (rr_hooks.h) */
-static void rr_peer_dead(struct frr_rt *rt, int rank)
-{
-	if (FRR_RR_HAS(rt->rr, peer_dead) && rt->rr_state &&
-	    !atomic_load(&rt->failed))
-		rt->rr->peer_dead(rt, rt->rr_state, rank);
-}
-
 /* A transport call that fails on the data path means a peer is gone. */
 static void tp_check(struct frr_rt *rt, int err, int peer, const char *what)
 {
-	if (err)
-		rr_peer_dead(rt, peer);
-	if (err)
-		frr_rt_fatal(rt,
-			     "%s to rank %d failed (%d: %s): rank %d has gone "
-			     "(crashed or was killed); stopping rank %d",
-			     what, peer, err, strerror(-err), peer, rt->rank);
+	char how[160];
+
+	if (!err)
+		return;
+	snprintf(how, sizeof(how), "%s to rank %d failed: %s", what, peer,
+		 strerror(-err));
+	frr_rt_peer_fatal(rt, peer, how);
 }
 
 /* Write u64 into every peer's control region at off, then set it locally. */
@@ -773,14 +825,11 @@ static void validate_hdr(struct frr_rt *rt, const struct frr_slot_hdr *h, int v)
 static int try_apply(struct frr_rt *rt, int c, int **sel, int *selcap)
 {
 	int W = rt->W, n = 0;
-	int *finals = calloc((size_t)W, sizeof(int));
-	int *extra = calloc((size_t)W, sizeof(int));
-	int *want = calloc((size_t)W, sizeof(int));
+	/* per-worker tallies, allocated once: this runs every loop turn */
+	int *finals = rt->scratch, *extra = finals + W, *want = extra + W;
 	uint64_t dlo[FRR_MAX_TABLES], dhi[FRR_MAX_TABLES];
-	int done = 0;
 
-	if (!finals || !extra || !want)
-		frr_rt_fatal(rt, "out of memory in the server loop");
+	memset(rt->scratch, 0, 3 * (size_t)W * sizeof(int));
 	for (int v = 0; v < W; v++)
 		for (int k = 0; k < rt->K; k++) {
 			struct frr_slot_hdr *h = slot_hdr(rt, v, k);
@@ -809,7 +858,7 @@ static int try_apply(struct frr_rt *rt, int c, int **sel, int *selcap)
 		}
 	for (int w = 0; w < W; w++)
 		if (finals[w] != 1 || extra[w] != want[w])
-			goto out;
+			return 0;
 	qsort_r(*sel, (size_t)n, 2 * sizeof(int), cmp_slot, rt);
 	for (int t = 0; t < FRR_MAX_TABLES; t++) {
 		dlo[t] = UINT64_MAX;
@@ -848,12 +897,7 @@ static int try_apply(struct frr_rt *rt, int c, int **sel, int *selcap)
 	/* G3: shard_done travels after the rows on each endpoint */
 	ctl_broadcast_u64(rt, rt->off_done + (size_t)rt->rank * 64,
 			  (uint64_t)c + 1);
-	done = 1;
-out:
-	free(finals);
-	free(extra);
-	free(want);
-	return done;
+	return 1;
 }
 
 /* ---- server: evaluation ------------------------------------------------- */
@@ -1068,13 +1112,8 @@ static void heartbeat(struct frr_rt *rt, double now, int finished)
 			if (r == rt->rank)
 				continue;
 			if (!finished && !frr_tp_ep_alive(rt->eps[r]))
-				rr_peer_dead(rt, r);
-			if (!finished && !frr_tp_ep_alive(rt->eps[r]))
-				frr_rt_fatal(rt,
-					     "rank %d has gone: its connection "
-					     "dropped (it crashed or was "
-					     "killed); stopping rank %d",
-					     r, rt->rank);
+				frr_rt_peer_fatal(rt, r,
+						  "its connection dropped");
 			tp_check(rt,
 				 frr_tp_write_u64(rt->eps[r], rt->rctl[r], off,
 						  v, 0, 0),
@@ -1094,12 +1133,11 @@ static void heartbeat(struct frr_rt *rt, double now, int finished)
 			rt->hb_last[r] = v;
 			rt->hb_seen[r] = now;
 		} else if ((now - rt->hb_seen[r]) * 1000 > rt->o->dead_ms) {
-			rr_peer_dead(rt, r);
-			frr_rt_fatal(rt,
-				     "rank %d has gone: no heartbeat for %d ms "
-				     "(it crashed, was killed or hangs); "
-				     "stopping rank %d",
-				     r, rt->o->dead_ms, rt->rank);
+			char how[64];
+
+			snprintf(how, sizeof(how), "no heartbeat for %d ms",
+				 rt->o->dead_ms);
+			frr_rt_peer_fatal(rt, r, how);
 		}
 	}
 }
@@ -1109,6 +1147,7 @@ static void server_loop(struct frr_rt *rt)
 	int *sel = NULL, selcap = 0;
 	double last_progress = frr_rt_clock_now();
 	struct frr_stall stall;
+	long idle_ns = 0;
 
 	for (int r = 0; r < rt->P; r++)
 		rt->hb_seen[r] = last_progress;
@@ -1144,6 +1183,7 @@ static void server_loop(struct frr_rt *rt)
 		heartbeat(rt, now, 0);
 		if (busy) {
 			frr_rt_stall_init(rt, &stall);
+			idle_ns = 0;
 			continue;
 		}
 		if (now - last_progress > 0.01) {
@@ -1158,7 +1198,11 @@ static void server_loop(struct frr_rt *rt)
 				    "long",
 				    rt->o->timeout_ms, rt->next_apply);
 		}
-		struct timespec ts = { 0, 50000 };
+		/* idle: back off from 20 us to 200 us (many ranks share cores)
+		 */
+		idle_ns =
+		    idle_ns ? (idle_ns < 200000 ? idle_ns * 2 : 200000) : 20000;
+		struct timespec ts = { 0, idle_ns };
 		nanosleep(&ts, NULL);
 	}
 	heartbeat(rt, frr_rt_clock_now(), 1);
@@ -1296,7 +1340,15 @@ static int rt_init(struct frr_rt *rt, struct frr_oob *oob,
 	atomic_init(&rt->end_clock, o->clocks);
 	/* tests prove the staleness checker can fail by breaking SSP */
 	rt->test_break_ssp = getenv("FLEXRR_TEST_BREAK_SSP") != NULL;
-	pthread_mutex_init(&rt->tp_lock, NULL);
+	{
+		pthread_mutexattr_t ma;
+
+		/* recursive: a fatal path may re-take it to send a notice */
+		pthread_mutexattr_init(&ma);
+		pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
+		pthread_mutex_init(&rt->tp_lock, &ma);
+		pthread_mutexattr_destroy(&ma);
+	}
 	frr_log_set_rank(rt->rank);
 	if (o->rr_engaged) {
 		rt->rr = &frr_rr_ops;
@@ -1368,7 +1420,8 @@ static int rt_init(struct frr_rt *rt, struct frr_oob *oob,
 			rt->prog_shift++;
 	}
 	rt->consumed = calloc((size_t)rt->W * rt->K, sizeof(uint64_t));
-	if (!rt->consumed)
+	rt->scratch = calloc(3 * (size_t)rt->W, sizeof(int));
+	if (!rt->consumed || !rt->scratch)
 		return -ENOMEM;
 	return tables_init(rt);
 }
@@ -1401,6 +1454,7 @@ static void rt_fini(struct frr_rt *rt)
 	free(rt->hb_last);
 	free(rt->hb_seen);
 	free(rt->consumed);
+	free(rt->scratch);
 	free(rt->shard_rows);
 	free(rt->repl_off);
 	free(rt->pay_off);

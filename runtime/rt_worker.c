@@ -190,16 +190,17 @@ int frr_rt_progress_publish(struct frr_rt *rt, int w, int clock,
 	atomic_store_explicit((_Atomic uint64_t *)ctl_u64(rt, off), v,
 			      memory_order_release);
 	pthread_mutex_lock(&rt->tp_lock);
+	int bad = -1;
+
 	for (int r = 0; r < rt->P && !err; r++)
-		if (r != rt->rank)
+		if (r != rt->rank) {
 			err = frr_tp_write_u64(rt->eps[r], rt->rctl[r], off, v,
 					       0, 0);
+			bad = r;
+		}
 	pthread_mutex_unlock(&rt->tp_lock);
 	if (err)
-		frr_rt_fatal(rt,
-			     "publishing progress failed (%d): a rank has "
-			     "gone; stopping rank %d",
-			     err, rt->rank);
+		frr_rt_peer_fatal(rt, bad, "publishing progress to it failed");
 	return 0;
 }
 
@@ -302,10 +303,8 @@ int frr_rt_batch_send(struct frr_rt *rt, struct frr_worker *wk,
 			err = frr_tp_flush(rt->eps[o], rt->o->dead_ms);
 		pthread_mutex_unlock(&rt->tp_lock);
 		if (err)
-			frr_rt_fatal(rt,
-				     "sending updates to rank %d failed (%d): "
-				     "rank %d has gone; stopping rank %d",
-				     o, err, o, rt->rank);
+			frr_rt_peer_fatal(rt, o,
+					  "sending updates to it failed");
 	}
 	rec->updates += d->updates;
 	rec->bytes += bytes;
@@ -366,10 +365,7 @@ int frr_rt_msg_send(struct frr_rt *rt, int from, int to,
 		err = frr_tp_flush(rt->eps[tr], rt->o->dead_ms);
 	pthread_mutex_unlock(&rt->tp_lock);
 	if (err)
-		frr_rt_fatal(rt,
-			     "sending a message to worker %d on rank %d "
-			     "failed (%d): rank %d has gone",
-			     to, tr, err, tr);
+		frr_rt_peer_fatal(rt, tr, "sending a message to it failed");
 	return 0;
 }
 
@@ -387,10 +383,7 @@ static void mbox_ack(struct frr_rt *rt, int w, int from, uint64_t n)
 	int err = frr_tp_write_u64(rt->eps[fr], rt->rctl[fr], off, n, 0, 0);
 	pthread_mutex_unlock(&rt->tp_lock);
 	if (err)
-		frr_rt_fatal(rt,
-			     "acknowledging messages of rank %d failed "
-			     "(%d): rank %d has gone",
-			     fr, err, fr);
+		frr_rt_peer_fatal(rt, fr, "acknowledging its messages failed");
 }
 
 int frr_rt_msg_recv(struct frr_rt *rt, int w, struct frr_rr_msg *m,
