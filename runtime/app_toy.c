@@ -20,6 +20,7 @@ struct toy {
 	int check_ssp;
 	int adagrad;
 	double work_us;
+	double sleep_us; /* --sleep-us (rr engineer): work as a sleep */
 	double jitter_us;
 	uint64_t pad_rows; /* --table-rows: an extra, unused table */
 };
@@ -36,6 +37,8 @@ static void toy_usage(FILE *out)
 		"  --adagrad      AdaGrad update rule instead of add\n"
 		"  --work-us U    extra CPU work per item, microseconds of\n"
 		"                 thread CPU time\n"
+		"  --sleep-us U   work per item: a sleep of U us\n"
+		"                 (one core per worker, emulated)\n"
 		"  --jitter-us J  random sleep per chunk of items, up to J us\n"
 		"                 (and 20 J at a quarter of the clock starts)\n"
 		"  --total N      N items split across the workers instead\n"
@@ -122,6 +125,7 @@ static int toy_create(const struct frr_job_info *job, int argc, char **argv,
 		{ "lr", required_argument, NULL, 'l' },
 		{ "adagrad", no_argument, NULL, 'a' },
 		{ "work-us", required_argument, NULL, 'w' },
+		{ "sleep-us", required_argument, NULL, 's' },
 		{ "jitter-us", required_argument, NULL, 'j' },
 		{ "check-ssp", no_argument, NULL, 'c' },
 		{ "total", required_argument, NULL, 'T' },
@@ -157,6 +161,9 @@ static int toy_create(const struct frr_job_info *job, int argc, char **argv,
 			break;
 		case 'w':
 			t->work_us = atof(optarg);
+			break;
+		case 's':
+			t->sleep_us = atof(optarg);
 			break;
 		case 'j':
 			t->jitter_us = atof(optarg);
@@ -265,6 +272,16 @@ static void jitter(struct toy *t, struct frr_wctx *wc, uint64_t a)
 	nanosleep(&ts, NULL);
 }
 
+/* --sleep-us: one sleep per chunk; a waiting worker leaves the CPU */
+static void sleep_chunk(double us)
+{
+	struct timespec ts = { (time_t)(us / 1e6),
+			       (long)((us - (double)(time_t)(us / 1e6) * 1e6) *
+				      1e3) };
+
+	nanosleep(&ts, NULL);
+}
+
 static void check_ssp(struct toy *t, struct frr_wctx *wc, int clock)
 {
 	const float *cnt = frr_row_read(wc, 1, 0);
@@ -296,6 +313,8 @@ static int toy_process(void *app, struct frr_wctx *wc, int owner, int clock,
 
 	if (t->jitter_us > 0)
 		jitter(t, wc, a);
+	if (t->sleep_us > 0)
+		sleep_chunk(t->sleep_us * (double)(b - a));
 	if (t->check_ssp) {
 		check_ssp(t, wc, clock);
 		frr_cell_update(wc, 1, 0, (uint32_t)owner, (float)(b - a));
