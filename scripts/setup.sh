@@ -26,7 +26,7 @@ pkgs=(cmake make gcc libc6-dev pkg-config libibverbs-dev librdmacm-dev
       libcriterion-dev iproute2)
 [ $want_tests = 1 ] && pkgs+=(qemu-system-x86 busybox-static perftest
       rdmacm-utils cpio kmod xz-utils openmpi-bin dataset-fashion-mnist
-      bible-kjv-text clang-format)
+      bible-kjv-text bible-kjv clang-format)
 [ $want_bench = 1 ] && pkgs+=(perftest ucx-utils python3-sklearn python3-gensim
       python3-numpy openmpi-bin)
 
