@@ -125,7 +125,12 @@ struct frr_app_ops {
 
 /* ---- worker-side calls (inside process()) ----------------------------- */
 /* SSP read: a row reflecting every update of clocks <= clock - slack - 1.
- * The pointer stays valid until process() returns; do not write to it. */
+ * The pointer stays valid until process() returns; do not write to it.
+ * With slack > 0 (and async) the row may be overwritten by a newer version
+ * while you read it (values only get newer, never older than the bound):
+ * copy it first if one computation needs a consistent snapshot.  In BSP it
+ * is stable for the whole clock.  Your own updates are not in it until the
+ * clock's batch is applied (no read-my-writes). */
 const float *frr_row_read(struct frr_wctx *wc, int table, uint64_t row);
 /* Add delta[0..cols) to a row (batched, flushed at clock end). */
 void frr_row_update(struct frr_wctx *wc, int table, uint64_t row,
