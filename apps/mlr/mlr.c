@@ -485,7 +485,7 @@ static void mlr_view_read(struct mlr_app *a, struct frr_wctx *wc,
 }
 
 static void mlr_view_push(struct mlr_app *a, struct frr_wctx *wc,
-			  struct mlr_view *v)
+			  struct mlr_view *v, float scale)
 {
 	uint32_t K = a->classes;
 	float delta[MLR_MAX_CLASSES];
@@ -495,7 +495,7 @@ static void mlr_view_push(struct mlr_app *a, struct frr_wctx *wc,
 		int any = 0;
 
 		for (uint32_t k = 0; k < K; k++) {
-			delta[k] = (c[k] - b[k]) * a->combine;
+			delta[k] = (c[k] - b[k]) * scale;
 			any |= delta[k] != 0;
 		}
 		if (any)
@@ -514,6 +514,7 @@ static int mlr_process(void *app, struct frr_wctx *wc, int owner, int clock,
 	struct mlr_view tmp, *v;
 	double loss = 0, lr;
 	uint64_t hits = 0, lo = mlr_lo(a, owner);
+	float scale = a->combine;
 
 	if (me == owner) {
 		v = &a->views[owner - a->job.rank * a->job.threads];
@@ -528,11 +529,19 @@ static int mlr_process(void *app, struct frr_wctx *wc, int owner, int clock,
 			goto free_tmp;
 		v = &tmp;
 		mlr_view_read(a, wc, v);
+		/* The owner's own run already moves its share of the model
+		 * about as far as its data takes it; a helper's run restarts
+		 * from the clock's view, so averaged at full weight it would
+		 * move the owner's share twice.  Weigh it by the fraction of
+		 * the owner's items it covers. */
+		if (a->combine != 1.0f)
+			scale *= (float)(end - begin) /
+				 (float)(mlr_lo(a, owner + 1) - lo);
 	}
 	lr = a->lr / (1.0 + a->lr_decay * clock);
 	mlr_sgd_run(&v->sgd, &a->train, lo + begin, lo + end, v->cur, (float)lr,
 		    (float)a->l2, &loss, &hits);
-	mlr_view_push(a, wc, v);
+	mlr_view_push(a, wc, v, scale);
 	frr_stat_add(wc, ST_TRAIN_LOSS, loss);
 	frr_stat_add(wc, ST_TRAIN_N, (double)(end - begin));
 	frr_stat_add(wc, ST_TRAIN_HIT, (double)hits);
