@@ -20,14 +20,17 @@ usage() {
 usage: bench/flexrr-stragglers.sh [options]
   --bin PATH        flexrr binary (default: build/bin/flexrr, then build-*/bin/flexrr)
   -n P -t T         processes x threads (default 2 x 4)
-  --clocks N        clocks per run (default 30)
-  --reps R          repetitions, median reported (default 3)
+  --clocks N        clocks per run (default 50)
+  --reps R          repetitions (default 5)
+  --stat median|min statistic over the repetitions (default median; min is
+                    the least disturbed run on a busy machine)
   --slack S         SSP / FlexRR slack (default 1)
   --seed S          seed of data and stragglers (default 7)
   --backend B       shm | verbs | auto (default shm)
-  --app-args "..."  toy options (default "--items 200 --work-us 100")
+  --app-args "..."  toy options (default "--items 200 --sleep-us 100": item work
+                    as a sleep, one core per worker emulated; "--work-us 100" burns CPU)
   --slow SPEC       slow-worker spec (default slow-worker:0.1,1.0)
-  --disrupted SPEC  disrupted-machine spec (default disrupted-machine:0.1,2,3)
+  --disrupted SPEC  disrupted-machine spec (default disrupted-machine:0.05,2,2)
   --plot FILE.png   also draw a bar chart (gnuplot or python3-matplotlib)
   --csv FILE        also write the raw times
   -h, --help        this text
@@ -36,11 +39,11 @@ EOF
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 bin=""
-P=2 T=4 clocks=30 reps=3 slack=1 seed=7 backend=shm
-app_args="--items 200 --work-us 100"
+P=2 T=4 clocks=50 reps=5 slack=1 seed=7 backend=shm
+app_args="--items 200 --sleep-us 100"
 slow="slow-worker:0.1,1.0"
-disrupted="disrupted-machine:0.1,2,3"
-plot="" csv=""
+disrupted="disrupted-machine:0.05,2,2"
+plot="" csv="" stat=median
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--bin) bin=$2; shift ;;
@@ -55,6 +58,7 @@ while [ $# -gt 0 ]; do
 	--slow) slow=$2; shift ;;
 	--disrupted) disrupted=$2; shift ;;
 	--plot) plot=$2; shift ;;
+	--stat) stat=$2; shift ;;
 	--csv) csv=$2; shift ;;
 	-h|--help) usage; exit 0 ;;
 	*) echo "flexrr-stragglers.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
@@ -66,6 +70,7 @@ if [ -z "$bin" ]; then
 		[ -x "$b" ] && { bin=$b; break; }
 	done
 fi
+case "$stat" in median|min) ;; *) echo "flexrr-stragglers.sh: --stat median|min" >&2; exit 2 ;; esac
 [ -x "${bin:-}" ] || { echo "flexrr-stragglers.sh: no flexrr binary; build first or pass --bin" >&2; exit 2; }
 
 # name | mode args | stragglers
@@ -97,7 +102,7 @@ run_one() { # name margs spec -> seconds
 }
 
 echo "# flexrr-stragglers: $P x $T workers, $clocks clocks, slack $slack, seed $seed," \
-	"backend $backend, toy $app_args, $reps reps (median), $(nproc) cpus," \
+	"backend $backend, toy $app_args, $reps reps ($stat), $(nproc) cpus," \
 	"load $(cut -d' ' -f1 /proc/loadavg)" >&2
 for ((r = 1; r <= reps; r++)); do
 	for c in "${configs[@]}"; do
@@ -109,7 +114,7 @@ for ((r = 1; r <= reps; r++)); do
 done
 [ -n "$csv" ] && awk 'BEGIN{print "config,rep,time_s"} {print $1","$2","$3}' "$tmp/times" >"$csv"
 
-median() { grep "^$1 " "$tmp/times" | awk '{print $3}' | sort -g | awk '{a[NR]=$1} END{print (NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2}'; }
+median() { grep "^$1 " "$tmp/times" | awk '{print $3}' | sort -g | awk -v st="$stat" '{a[NR]=$1} END{print st=="min" ? a[1] : (NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2}'; }
 declare -A med
 for c in "${configs[@]}"; do
 	name=${c%%|*}
@@ -132,7 +137,7 @@ goal() { # label value op limit
 	ok=$(awk -v v="$2" -v l="$4" -v op="$3" 'BEGIN{print (op=="<=" ? v<=l : v>=l) ? "met" : "MISSED"}')
 	printf '  %-44s %6s %s %-5s %s\n' "$1" "$2" "$3" "$4" "$ok"
 }
-echo "goals:"
+echo "goals ($stat of $reps runs per cell):"
 goal "FlexRR / ideal (slow-worker)" "$(ratio "${med[slow-flexrr]}" "$ideal")" "<=" 1.15
 goal "FlexRR / ideal (disrupted-machine)" "$(ratio "${med[disr-flexrr]}" "$ideal")" "<=" 1.15
 goal "SSP / FlexRR (slow-worker)" "$(ratio "${med[slow-ssp]}" "${med[slow-flexrr]}")" ">=" 1.3
@@ -149,7 +154,7 @@ EOF
 		gnuplot <<EOF
 set terminal pngcairo size 800,500 noenhanced
 set output "$plot"
-set title "time to $clocks clocks, $P x $T workers (median of $reps)"
+set title "time to $clocks clocks, $P x $T workers ($stat of $reps)"
 set ylabel "seconds"
 set style data histograms
 set style histogram clustered gap 1
