@@ -1157,7 +1157,8 @@ static void server_loop(struct frr_rt *rt)
 		uint64_t stop = frr_tp_load_u64(ctl_u64(rt, rt->off_stop));
 		double now = frr_rt_clock_now();
 
-		if (stop && (int)stop < end) {
+		/* remote-written: only ever an earlier end than ours */
+		if (stop && stop < (uint64_t)end) {
 			end = (int)stop;
 			atomic_store(&rt->end_clock, end);
 		}

@@ -33,7 +33,8 @@ static int cur_end(const struct frr_rt *rt)
 	int end = frr_rt_stop_clock(rt);
 	uint64_t stop = frr_tp_load_u64(ctl_u64(rt, rt->off_stop));
 
-	return stop && (int)stop < end ? (int)stop : end;
+	/* remote-written: only ever an earlier end than ours */
+	return stop && stop < (uint64_t)end ? (int)stop : end;
 }
 
 /* ---- update accumulators ------------------------------------------------ */
