@@ -272,3 +272,31 @@ Test(mlr_run, bad_input_is_a_clear_error)
 		    "unexpected end of file after 0 bytes");
 	rm_tmp();
 }
+
+/* RapidReassignment with a persistent straggler: helpers run parts of its
+ * list and the accuracy still climbs without a dip. */
+Test(mlr_run, helpers_keep_learning)
+{
+	double acc[8] = { 0 };
+	struct app_run r;
+	const char *s;
+	int n = 0;
+
+	need_fmnist();
+	app_run(&r, "run -n 2 -t 2 --mode rr --stragglers persistent:0,3 "
+		    "--clocks 5 --seed 2 mlr --data fashion-mnist "
+		    "--train-limit 20000 --test-limit 5000");
+	if (strstr(r.out, "not built into this binary"))
+		cr_skip_test("RapidReassignment not built yet");
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	for (s = r.out; n < 8 && (s = strstr(s, "flexrr: clock ")); n++) {
+		s = strstr(s, "objective=");
+		cr_assert_not_null(s);
+		acc[n] = strtod(s + 10, NULL);
+	}
+	cr_assert_eq(n, 5, "%s", r.out);
+	for (int i = 1; i < n; i++)
+		cr_assert_geq(acc[i], acc[i - 1] - 0.03,
+			      "accuracy dipped at clock %d: %s", i, r.out);
+	cr_assert_geq(acc[n - 1], 0.79, "%s", r.done);
+}
