@@ -70,7 +70,7 @@ static void usage(FILE *out)
 		"Takes about a minute on 2 cores with the defaults.\n"
 		"\n"
 		"  --size U,I,R          synthetic users,items,ratings "
-		"(default 50000,5000,4000000)\n"
+		"(default 50000,5000,10000000)\n"
 		"  --rank K              MF rank (default 8)\n"
 		"  --clocks N            clocks per run (default 20)\n"
 		"  --target RMSE         held-out RMSE the 'time to target' "
@@ -114,7 +114,7 @@ static double now_s(void)
 static int parse_args(int argc, char **argv, struct demo_opts *o)
 {
 	*o = (struct demo_opts){
-		.size = "50000,5000,4000000",
+		.size = "50000,5000,10000000",
 		.modes = "bsp,ssp,flexrr",
 		.stragglers = "slow-worker:0.25,1.0",
 		.backend = "shm",

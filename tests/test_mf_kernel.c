@@ -195,6 +195,7 @@ Test(mf_kernel, sgd_recovers_low_rank_truth)
 	struct mf_hyper h = {
 		.rank = k,
 		.lr = 0.03f,
+		.lr_item = 0.03f,
 		.reg = 0.02f,
 		.breg = 0.02f,
 		.mu = (float)s.mean,
@@ -214,6 +215,7 @@ Test(mf_kernel, sgd_recovers_low_rank_truth)
 		if (!c)
 			first = sqrt(sse / p.ntrain);
 		h.lr *= 0.95f;
+		h.lr_item = h.lr;
 	}
 	train = sqrt(mf_sse(P, Q, p.train, p.ntrain, k, h.mu) / p.ntrain);
 	test = sqrt(mf_sse(P, Q, p.test, p.ntest, k, h.mu) / p.ntest);

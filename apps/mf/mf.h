@@ -169,10 +169,11 @@ int mf_synth_partition(const struct mf_synth *s, int w, int nworkers,
 /* ---- the SGD kernel ---------------------------------------------------- */
 struct mf_hyper {
 	int rank;
-	float lr;   /* this clock's step size */
-	float reg;  /* L2 on factors */
-	float breg; /* L2 on biases */
-	float mu;   /* global mean */
+	float lr;      /* this clock's step size (user rows) */
+	float lr_item; /* the same for item rows */
+	float reg;     /* L2 on factors */
+	float breg;    /* L2 on biases */
+	float mu;      /* global mean */
 };
 
 /* Prediction for a user row p and item row q (rank factors + bias each). */
@@ -195,12 +196,12 @@ static inline float mf_sgd_step(float *restrict p, float *restrict q,
 {
 	const int k = h->rank;
 	const float e = r - mf_predict(p, q, k, h->mu);
-	const float lr = h->lr;
+	const float lr = h->lr, lri = h->lr_item;
 
 	for (int f = 0; f < k; f++) {
 		const float pf = p[f], qf = q[f];
 		const float gp = lr * (e * qf - h->reg * pf);
-		const float gq = lr * (e * pf - h->reg * qf);
+		const float gq = lri * (e * pf - h->reg * qf);
 
 		p[f] = pf + gp;
 		q[f] = qf + gq;
@@ -208,7 +209,7 @@ static inline float mf_sgd_step(float *restrict p, float *restrict q,
 		dq[f] += gq;
 	}
 	const float gbu = lr * (e - h->breg * p[k]);
-	const float gbi = lr * (e - h->breg * q[k]);
+	const float gbi = lri * (e - h->breg * q[k]);
 
 	p[k] += gbu;
 	q[k] += gbi;
