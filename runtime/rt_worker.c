@@ -477,20 +477,29 @@ int frr_rt_run_range(struct frr_rt *rt, int helper, int owner, int clock,
 }
 
 /* ---- the loop ------------------------------------------------------------ */
+/* Pin to the k-th CPU this process may use (cgroups and taskset respected),
+ * k = node-local rank * T + thread. */
 static void pin_self(struct frr_worker *wk)
 {
 	struct frr_rt *rt = wk->rt;
 	const char *lr = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
-	int local = lr ? atoi(lr) : rt->rank;
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	cpu_set_t set;
+	int local = lr ? atoi(lr) : rt->rank, n, k, cpu = -1;
+	cpu_set_t allowed, set;
 
-	if (!rt->o->pin || ncpu < 1)
+	if (!rt->o->pin || sched_getaffinity(0, sizeof(allowed), &allowed))
 		return;
+	n = CPU_COUNT(&allowed);
+	if (n < 1)
+		return;
+	k = (local * rt->T + wk->local) % n;
+	for (int c = 0; c < CPU_SETSIZE && cpu < 0; c++)
+		if (CPU_ISSET(c, &allowed) && k-- == 0)
+			cpu = c;
 	CPU_ZERO(&set);
-	CPU_SET((int)((local * rt->T + wk->local) % ncpu), &set);
+	CPU_SET(cpu, &set);
 	if (sched_setaffinity(0, sizeof(set), &set))
-		frr_dbg("pinning worker %d failed; running unpinned", wk->id);
+		frr_dbg("pinning worker %d to CPU %d failed; running unpinned",
+			wk->id, cpu);
 	if (numa_available() >= 0)
 		numa_set_localalloc();
 }
