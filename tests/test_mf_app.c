@@ -265,14 +265,14 @@ Test(mf_app, bad_input_names_file_and_line)
 Test(mf_app, help_lists_every_option)
 {
 	static char out[1 << 16];
-	const char *opts[] = { "--data",	"--format",
-			       "--synthetic",	"--synth-rank",
-			       "--synth-noise", "--synth-signal",
-			       "--synth-mean",	"--synth-skew",
-			       "--data-seed",	"--rank",
-			       "--lr",		"--lr-decay",
-			       "--reg",		"--bias-reg",
-			       "--test-frac",	"--load" };
+	const char *opts[] = {
+		"--data",	"--format",	 "--synthetic",
+		"--synth-rank", "--synth-noise", "--synth-signal",
+		"--synth-mean", "--synth-skew",	 "--data-seed",
+		"--rank",	"--lr",		 "--lr-decay",
+		"--reg",	"--bias-reg",	 "--test-frac",
+		"--load",	"--steps"
+	};
 
 	cr_assert_eq(flexrr(out, sizeof(out), "run mf --help"), 0, "%s", out);
 	for (size_t k = 0; k < sizeof(opts) / sizeof(opts[0]); k++)
