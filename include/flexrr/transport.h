@@ -41,7 +41,9 @@
  * -ETIMEDOUT means the peer did not answer in time.  A peer that has exited
  * gives -ENOTCONN (ECONNRESET while connecting).  Remote offsets and lengths
  * are bounds-checked against the imported region: -ERANGE, never a write
- * outside a registered region.
+ * outside a registered region.  A write into a region its owner has freed
+ * fails: at post time (shm: -ESTALE) or as an error completion / an error
+ * from frr_tp_flush (verbs).
  */
 #ifndef FLEXRR_TRANSPORT_H
 #define FLEXRR_TRANSPORT_H
