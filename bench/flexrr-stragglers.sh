@@ -75,6 +75,7 @@ case "$stat" in median|min) ;; *) echo "flexrr-stragglers.sh: --stat median|min"
 
 # name | mode args | stragglers
 configs=(
+	"ideal-bsp|--mode bsp|none"
 	"ideal-ssp|--mode ssp --slack $slack|none"
 	"ideal-flexrr|--mode flexrr --slack $slack|none"
 	"slow-bsp|--mode bsp|$slow"
@@ -124,7 +125,7 @@ ideal=${med[ideal-ssp]}
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.2f", a/b}'; }
 
 printf '\n%-22s %10s %10s %10s %10s\n' "stragglers" "BSP" "SSP" "FlexRR" "RR(BSP+RR)"
-printf '%-22s %10s %10.3f %10.3f %10s\n' "none (ideal)" "-" "${med[ideal-ssp]}" "${med[ideal-flexrr]}" "-"
+printf '%-22s %10.3f %10.3f %10.3f %10s\n' "none (ideal)" "${med[ideal-bsp]}" "${med[ideal-ssp]}" "${med[ideal-flexrr]}" "-"
 printf '%-22s %10.3f %10.3f %10.3f %10.3f\n' "${slow}" "${med[slow-bsp]}" "${med[slow-ssp]}" "${med[slow-flexrr]}" "${med[slow-rr]}"
 printf '%-22s %10s %10s %10s %10s\n' "  x ideal" "$(ratio "${med[slow-bsp]}" "$ideal")" "$(ratio "${med[slow-ssp]}" "$ideal")" \
 	"$(ratio "${med[slow-flexrr]}" "$ideal")" "$(ratio "${med[slow-rr]}" "$ideal")"
@@ -146,7 +147,7 @@ goal "FlexRR / SSP without stragglers" "$(ratio "${med[ideal-flexrr]}" "${med[id
 
 if [ -n "$plot" ]; then
 	cat >"$tmp/data" <<EOF
-none ${med[ideal-ssp]} ${med[ideal-ssp]} ${med[ideal-flexrr]}
+none ${med[ideal-bsp]} ${med[ideal-ssp]} ${med[ideal-flexrr]}
 slow-worker ${med[slow-bsp]} ${med[slow-ssp]} ${med[slow-flexrr]}
 disrupted ${med[disr-bsp]} ${med[disr-ssp]} ${med[disr-flexrr]}
 EOF
