@@ -15,7 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-procs=2 threads=2 clocks=50 slack=3 repeat=3 backend=shm victim=-1 work=--sleep-us
+procs=2 threads=2 clocks=50 slack=3 repeat=5 backend=shm victim=-1 work=--sleep-us
 bin=${FLEXRR_BIN:-build/bin/flexrr}
 while [ $# -gt 0 ]; do
 	case $1 in

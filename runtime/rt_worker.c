@@ -543,17 +543,27 @@ static void ssp_wait(struct frr_rt *rt, struct frr_worker *wk, int c)
 	}
 }
 
+/*
+ * Before its clock-c batch leaves, this rank must have evaluated clock
+ * c - s - 1.  In BSP (s = 0) that keeps clock c's updates out of the
+ * replicas while clock_local(c - 1) reads them: a deterministic objective.
+ * With slack it is only back-pressure on a slow evaluation (it keeps the
+ * per-clock records ring from being overtaken), never a tighter bound
+ * than SSP's own.
+ */
 static void wait_eval(struct frr_rt *rt, struct frr_worker *wk, int c)
 {
+	int need = c - rt->eff_slack;
 	struct frr_stall st;
 
 	frr_rt_stall_init(rt, &st);
-	while (atomic_load_explicit(&rt->eval_done, memory_order_acquire) < c) {
+	while (atomic_load_explicit(&rt->eval_done, memory_order_acquire) <
+	       need) {
 		if (frr_rt_stalled(rt, &st))
 			frr_rt_fatal(rt,
 				     "worker %d waited %d ms for the "
 				     "evaluation of clock %d",
-				     wk->id, rt->o->timeout_ms, c - 1);
+				     wk->id, rt->o->timeout_ms, need - 1);
 		/* rr: a helpee may wait on us (CancelHelp) for that clock */
 		if (rt->rr && rt->rr->idle)
 			hook(rt, rt->rr->idle(rt, rt->rr_state, wk->id, c),
