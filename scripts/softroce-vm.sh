@@ -20,6 +20,8 @@
 #                    paths (repeatable)
 #   --libs-of FILE   pack only FILE's shared libraries (the file itself comes
 #                    through --share; repeatable)
+#   --ro DIR         also mount host DIR read-only at the same path (repeatable;
+#                    e.g. a Python stdlib for a packed python3)
 #   --mem MB (1024)  --smp N (2; 1 makes busy-polling peers 5-10x slower)
 #   --timeout S (600): qemu is killed after S seconds, exit status 124
 #   --accel tcg|kvm (tcg)   --verbose (kernel console messages too)
@@ -198,12 +200,15 @@ setup() {
 # ---------------------------------------------------------------------------
 run_vm() {
 	local share="" mem=1024 smp=2 timeout=600 accel=tcg verbose=0
-	local bins=() libsof=()
+	local bins=() libsof=() ros=()
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--share) share=$(cd "$2" && pwd) || die "--share: no directory $2"; shift 2 ;;
-		--bin) bins+=("$(readlink -f "$2")"); shift 2 ;;
+		# keep the name (a symlink like python3 -> python3.11 is packed
+		# under its own name, with the target's content)
+		--bin) bins+=("$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"); shift 2 ;;
 		--libs-of) libsof+=("$(readlink -f "$2")"); shift 2 ;;
+		--ro) ros+=("$(cd "$2" && pwd)") || die "--ro: no directory $2"; shift 2 ;;
 		--mem) mem=$2; shift 2 ;;
 		--smp) smp=$2; shift 2 ;;
 		--timeout) timeout=$2; shift 2 ;;
@@ -248,6 +253,12 @@ run_vm() {
 		qargs+=(-virtfs "local,path=$share,mount_tag=share,security_model=none,id=share")
 		append="$append softroce.share=$share"
 	fi
+	local i=0
+	for b in ${ros[@]+"${ros[@]}"}; do
+		qargs+=(-virtfs "local,path=$b,mount_tag=ro$i,security_model=none,readonly=on,id=ro$i")
+		append="$append softroce.ro$i=$b"
+		i=$((i + 1))
+	done
 	qargs+=(-append "$append")
 
 	log "booting: accel=$accel mem=${mem}M smp=$smp share=${share:-none} timeout=${timeout}s"

@@ -74,6 +74,19 @@ if [ -n "$SHARE" ]; then
 		fail "9p mount of $SHARE"
 	cd "$SHARE"
 fi
+# read-only host directories (--ro), at the same paths
+for x in $(cat /proc/cmdline); do
+	case $x in
+	softroce.ro*=*)
+		tag=${x%%=*}
+		tag=${tag#softroce.}
+		dir=${x#*=}
+		mkdir -p "$dir"
+		mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,ro "$tag" "$dir" ||
+			fail "9p mount of $dir"
+		;;
+	esac
+done
 ulimit -l unlimited
 /usr/bin/bash -c "$(cat /softroce/cmd)"
 rc=$?

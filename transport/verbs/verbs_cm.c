@@ -495,6 +495,9 @@ int vb_ep_connect(struct frr_tp_ctx *ctx, const struct frr_tp_addr *peer,
 	struct vb_ctx *c = vb_ctx_of(ctx);
 	long long start = vb_now_ms(), deadline = start + timeout_ms;
 	struct attempt at = { .err = -ETIMEDOUT, .why = "no answer" };
+	/* the last definite cause (refused, unreachable): a final attempt cut
+	 * short by the deadline must not hide it */
+	struct attempt cause = { .err = 0 };
 	struct sockaddr_in dst;
 	int ret, attempts = 0, backoff = 10;
 	struct vb_ep *e;
@@ -506,7 +509,8 @@ int vb_ep_connect(struct frr_tp_ctx *ctx, const struct frr_tp_addr *peer,
 	if (!e)
 		return frr_tp_err(ctx, -ENOSPC,
 				  "verbs: no endpoint slot left (%d per "
-				  "context on %s)",
+				  "context on %s: job size + 3, at most 64); "
+				  "close endpoints no longer used",
 				  c->max_eps, c->devname);
 	e->base.peer_rank = peer->rank;
 	snprintf(e->peer_addr, sizeof(e->peer_addr), "%s", peer->str);
@@ -515,8 +519,12 @@ int vb_ep_connect(struct frr_tp_ctx *ctx, const struct frr_tp_addr *peer,
 		ret = try_connect(e, &dst, deadline, &at);
 		if (ret != -EAGAIN)
 			break;
+		if (at.err != -ETIMEDOUT)
+			cause = at;
 		ep_teardown(e);
 		if (vb_now_ms() + backoff >= deadline) {
+			if (cause.err)
+				at = cause;
 			ret = frr_tp_err(
 			    ctx, at.err,
 			    "verbs: connecting to rank %d at %s failed after "
@@ -566,7 +574,8 @@ static int accept_one(struct vb_ctx *c, struct rdma_cm_id *id,
 		refuse(id, c, VB_REJ_FULL);
 		return frr_tp_err(&c->base, -ENOSPC,
 				  "verbs: no endpoint slot left for rank %d "
-				  "(%d per context on %s)",
+				  "(%d per context on %s: job size + 3, at "
+				  "most 64)",
 				  theirs->rank, c->max_eps, c->devname);
 	}
 	e->base.peer_rank = theirs->rank;

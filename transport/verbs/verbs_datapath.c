@@ -226,7 +226,9 @@ static int wait_sq(struct vb_ep *e, uint64_t limit, int timeout_ms,
 			return n;
 		if (unlikely(e->err))
 			return ep_dead(e);
-		if (n > 0 || ++spins % VB_SPIN_CHECK)
+		/* by count, not only when idle: other endpoints' completions
+		 * must not keep this wait from timing out */
+		if (++spins % VB_SPIN_CHECK)
 			continue;
 		if (vb_ep_check_cm(e))
 			return ep_dead(e);
@@ -239,7 +241,8 @@ static int wait_sq(struct vb_ep *e, uint64_t limit, int timeout_ms,
 			    what, e->base.peer_rank,
 			    (unsigned long long)(e->sq_posted - e->sq_done),
 			    timeout_ms);
-		sched_yield();
+		if (!n)
+			sched_yield();
 	}
 	return 0;
 }

@@ -470,7 +470,7 @@ static int copy_may_tear(void)
 #endif
 }
 
-static int open_queues(struct vb_ctx *c)
+static int open_queues(struct vb_ctx *c, int nranks)
 {
 	struct ibv_device_attr da;
 	int scqe, rcqe;
@@ -497,7 +497,11 @@ static int open_queues(struct vb_ctx *c)
 				  "verbs: ibv_alloc_pd(%s): %s", c->devname,
 				  strerror(errno));
 	/* Every endpoint's SQ/RQ fits: CQs never overflow (verbs.h). */
-	c->max_eps = VB_MAX_EPS;
+	/* a full mesh needs nranks - 1; a few spare for reconnects.  Sized
+	 * by the job: rxe allocates and zeroes every CQ entry up front */
+	c->max_eps = nranks + 3 < 8 ? 8 : nranks + 3;
+	if (c->max_eps > VB_MAX_EPS)
+		c->max_eps = VB_MAX_EPS;
 	if (c->max_eps * (int)VB_RQ_DEPTH > da.max_cqe)
 		c->max_eps = da.max_cqe / (int)VB_RQ_DEPTH;
 	if (c->max_eps < 1)
@@ -543,7 +547,7 @@ int vb_open(const struct frr_tp_config *cfg, struct frr_tp_ctx **out)
 	ret = open_listener(c, cfg->port);
 	if (ret)
 		goto close_ctx;
-	ret = open_queues(c);
+	ret = open_queues(c, cfg->nranks);
 	if (ret)
 		goto close_ctx;
 	c->numa_node = vb_numa_node(c->devname);
