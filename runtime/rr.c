@@ -267,6 +267,8 @@ static int rr_job_init(struct frr_rt *rt, const struct frr_rr_opts *opts,
 		.threshold = opts->threshold,
 		.min_share = opts->min_share,
 		.timeout_ms = env_timeout_ms(rt),
+		.slack = job->slack,
+		.max_unapplied = FRR_RT_HELP_SLOTS,
 		.remote_ok = 1,
 	};
 	j->cfg.max_helpers =

@@ -345,11 +345,33 @@ static int drain_or_nap(struct rr_worker *rw)
 	return err ? err : drain(rw, 0);
 }
 
-/* Oldest (clock, arrival) task with clock <= max_clock, or -1. */
+/* Ranges we ran whose clock may not be applied yet. */
+static int unapplied(const struct rr_worker *rw)
+{
+	int n = 0, low = rw->clock - rw->cfg->slack - 1;
+	unsigned k = rw->nran < RR_RAN_RING ? rw->nran : RR_RAN_RING;
+
+	for (unsigned i = 0; i < k; i++)
+		n += rw->ran_clock[i] >= low;
+	return n;
+}
+
+static void ran_range(struct rr_worker *rw, int clock)
+{
+	rw->ran_clock[rw->nran++ % RR_RAN_RING] = clock;
+}
+
+/* Oldest (clock, arrival) task with clock <= max_clock, or -1.  None while
+ * the runtime's help-batch slots are nearly used up (two are kept for our
+ * own cancelled ranges): a queued offer is then cancelled by its helpee
+ * rather than blocking us inside run_range. */
 static int pick_task(const struct rr_worker *rw, int max_clock)
 {
 	int best = -1;
 
+	if (rw->cfg->max_unapplied &&
+	    unapplied(rw) >= rw->cfg->max_unapplied - 2)
+		return -1;
 	for (int i = 0; i < rw->ntasks; i++) {
 		const struct rr_task *t = &rw->tasks[i];
 
@@ -396,6 +418,7 @@ static int run_task(struct rr_worker *rw, int i)
 	}
 	if (rw->on_help)
 		rw->on_help(rw->obs_arg, t.helpee, t.clock, t.a, t.b, t0, t1);
+	ran_range(rw, t.clock);
 	rw->helped_ranges++;
 	rw->helped_items += t.b - t.a;
 	return send_msg(rw, t.helpee, RR_MSG_COMPLETED, t.clock, t.a, t.b,
@@ -661,6 +684,7 @@ static enum rr_state st_reclaim(struct rr_run *r)
 		if (err)
 			return fail(r, err);
 		o->state = RR_OFFER_RECLAIMED;
+		ran_range(rw, r->clock);
 		rw->k_done++;
 	}
 	return RR_ST_SERVE;

@@ -21,6 +21,7 @@
 #include "rr_hooks.h"
 
 #define RR_MAX_GROUP 16
+#define RR_RAN_RING 64
 
 /* Message types (struct frr_rr_msg.type); w[0] = offer id. */
 enum rr_msg_type {
@@ -98,7 +99,11 @@ struct rr_config {
 	double threshold;
 	double min_share;
 	int max_helpers;
-	int timeout_ms;	      /* any single wait; a dead helper is an error */
+	int timeout_ms; /* any single wait; a dead helper is an error */
+	int slack;	/* clocks <= ours - slack - 1 are applied */
+	/* help batches of not-yet-applied clocks a worker may have in the
+	 * runtime at once (rr_hooks.h: FRR_RT_HELP_SLOTS); 0 = no limit */
+	int max_unapplied;
 	int remote_ok;	      /* 0: offer only to same-rank helpers */
 	int prog_shift;	      /* progress words count items in 2^shift */
 	rr_test_hook_fn hook; /* tests only */
@@ -153,6 +158,9 @@ struct rr_worker {
 	struct rr_task *tasks;
 	uint64_t task_seq;
 	int own_done; /* own items of this clock finished */
+	/* clocks of the last ranges we ran with run_range (capacity) */
+	int ran_clock[RR_RAN_RING];
+	unsigned nran;
 	/* job totals (for the summary) */
 	uint64_t tot[RR_C_NCOUNTERS];
 	uint64_t helped_ranges, helped_items;

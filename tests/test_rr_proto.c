@@ -286,6 +286,9 @@ static void fake_init(struct fake *f, int P, int T, int g, int slack, int C,
 		.max_helpers = g,
 		.timeout_ms = 10000,
 		.remote_ok = 1,
+		.slack = slack,
+		/* odd seeds: the runtime's help-batch capacity, tiny */
+		.max_unapplied = seed & 1 ? 4 : 0,
 	};
 	f->C = C;
 	f->slack = slack;
