@@ -144,6 +144,12 @@ static void write_rec(FILE *f, int pid, int tid, const struct frr_trace_rec *r)
 			r->clock, (double)r->a / 100.0);
 		return;
 	}
+	if (r->kind == FRR_TR_OFFER) /* arrow to the helper's span */
+		fprintf(f,
+			"{\"ph\":\"s\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,"
+			"\"name\":\"help\",\"cat\":\"rr\","
+			"\"id\":\"%d-%d-%llu\"},\n",
+			pid, tid, ts, tid, r->clock, (unsigned long long)r->a);
 	if (r->t1 == r->t0 && r->kind >= FRR_TR_OFFER) {
 		fprintf(f,
 			"{\"ph\":\"i\",\"s\":\"t\",\"pid\":%d,\"tid\":%d,"
@@ -155,6 +161,12 @@ static void write_rec(FILE *f, int pid, int tid, const struct frr_trace_rec *r)
 		return;
 	}
 	if (r->kind == FRR_TR_HELP_GIVEN) {
+		fprintf(f,
+			"{\"ph\":\"f\",\"bp\":\"e\",\"pid\":%d,\"tid\":%d,"
+			"\"ts\":%.3f,\"name\":\"help\",\"cat\":\"rr\","
+			"\"id\":\"%d-%d-%llu\"},\n",
+			pid, tid, ts, r->peer, r->clock,
+			(unsigned long long)r->a);
 		fprintf(f,
 			"{\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,"
 			"\"dur\":%.3f,\"name\":\"help w%d\",\"cat\":\"rr\","
