@@ -92,6 +92,8 @@ Test(lda_run, kjv_rises_and_topics_distinct)
 	cr_assert_eq(r.status, 0, "%s", r.out);
 	cr_log_info("%s\n", r.done);
 	cr_assert_eq(clock_values(&r, ll, 64), clocks, "%s", r.out);
+	cr_assert_not_null(strstr(r.out, "lda: clock 1 topics=20 tokens="),
+			   "%s", r.out);
 	lda_assert_rising(ll, clocks);
 	cr_assert_eq(strrchr(r.done, ' ') -
 			 strstr(r.done, " loglik_per_token="),

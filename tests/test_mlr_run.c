@@ -93,6 +93,8 @@ Test(mlr_run, fashion_mnist_accuracy)
 
 		snprintf(want, sizeof(want), "clock %d objective=", c);
 		cr_assert_not_null(strstr(r.out, want), "%s", r.out);
+		snprintf(want, sizeof(want), "mlr: clock %d train_loss=", c);
+		cr_assert_not_null(strstr(r.out, want), "%s", r.out);
 	}
 	cr_assert_not_null(strstr(r.done, " test_accuracy="), "%s", r.done);
 	cr_assert_eq(strrchr(r.done, ' ') - strstr(r.done, " test_accuracy="),

@@ -58,6 +58,7 @@ struct lda_app {
 	uint64_t top_words;
 	char *top_text; /* rank 0: the latest top-words listing */
 	const char *save_path;
+	int progress;		/* print the metrics every clock */
 	struct lda_view *views; /* one per local worker thread */
 };
 
@@ -107,6 +108,8 @@ static void lda_usage(FILE *out)
 	    "  --load FILE     draw the initial topics from a saved model's "
 	    "counts (same\n"
 	    "                  vocabulary and K)\n"
+	    "  --no-progress   no 'lda: clock N <metrics>' line per clock on "
+	    "stderr\n"
 	    "\nprinted per clock: loglik_per_token, the mean over training "
 	    "tokens of\nlog sum_k theta_dk phi_kw (theta, phi: the "
 	    "smoothed count estimates after\nthe clock's sweep); it is the "
@@ -135,6 +138,8 @@ static int lda_parse(struct lda_app *a, int argc, char **argv,
 	     : m)
 		if (!strcmp(argv[i], "--no-stopwords")) {
 			o->t.builtin_stop = 0;
+		} else if (!strcmp(argv[i], "--no-progress")) {
+			a->progress = 0;
 		} else if (OPT("--uci")) {
 			o->uci = v;
 		} else if (OPT("--vocab")) {
@@ -335,6 +340,7 @@ static int lda_create(const struct frr_job_info *job, int argc, char **argv,
 		return -ENOMEM;
 	a->job = *job;
 	a->h = (struct lda_hyper){ .K = 20, .alpha = 0.1, .beta = 0.01 };
+	a->progress = 1;
 	lda_text_opts_default(&o.t);
 	rc = lda_parse(a, argc, argv, &o);
 	if (rc)
@@ -635,10 +641,12 @@ static int lda_clock_global(void *app, const double *st, int nstats, int clock,
 	double n = st[ST_TOKENS] > 0 ? st[ST_TOKENS] : 1;
 
 	(void)nstats;
-	(void)clock;
 	*objective = st[ST_LOGLIK] / n;
 	snprintf(metrics, len, "topics=%u tokens=%.0f loglik_per_token=%.5f",
 		 a->h.K, st[ST_TOKENS], *objective);
+	/* the runtime's progress line shows the objective only */
+	if (a->progress)
+		fprintf(stderr, "lda: clock %d %s\n", clock, metrics);
 	return 0;
 }
 

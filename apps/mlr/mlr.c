@@ -66,6 +66,7 @@ struct mlr_app {
 	double lr, lr_decay, l2;
 	uint64_t batch;
 	float combine; /* scale of a pushed change: 1/W or 1 */
+	int progress;  /* print the metrics every clock */
 	const char *save_path;
 	float *loaded;		/* --load: initial rows */
 	struct mlr_view *views; /* one per local worker thread */
@@ -105,8 +106,16 @@ static void mlr_usage(FILE *out)
 	    "  --batch N       minibatch size (default 16)\n"
 	    "  --l2 F          L2 penalty on the feature weights (default "
 	    "1e-5)\n"
+	    "  --combine average|sum  how the workers' changes of a clock add "
+	    "up: average\n"
+	    "                  (default: each scaled by 1/W; a helper's by its "
+	    "share of the\n"
+	    "                  owner's items) or sum (only for a very small "
+	    "--lr)\n"
 	    "  --save FILE     write the model after every clock (rank 0)\n"
 	    "  --load FILE     start from a saved model (same data shape)\n"
+	    "  --no-progress   no 'mlr: clock N <metrics>' line per clock on "
+	    "stderr\n"
 	    "\nprinted per clock: train_loss (mean cross-entropy of the "
 	    "examples as they\nwere visited), train_accuracy, test_loss, "
 	    "test_accuracy (full test set).\nThe objective is test_accuracy "
@@ -164,6 +173,8 @@ static int mlr_parse(struct mlr_app *a, int argc, char **argv,
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			mlr_usage(stdout);
 			return 1;
+		} else if (!strcmp(argv[i], "--no-progress")) {
+			a->progress = 0;
 		} else if (OPT("--data")) {
 			o->data = v;
 		} else if (OPT("--train")) {
@@ -390,6 +401,7 @@ static int mlr_create(const struct frr_job_info *job, int argc, char **argv,
 	a->l2 = 1e-5;
 	a->batch = 16;
 	a->combine = 1.0f / (float)job->nworkers;
+	a->progress = 1;
 	rc = mlr_parse(a, argc, argv, &o);
 	if (rc == 1) { /* --help */
 		rc = -ECANCELED;
@@ -619,7 +631,6 @@ static int mlr_clock_global(void *app, const double *st, int nstats, int clock,
 	double tn = st[ST_TEST_N] > 0 ? st[ST_TEST_N] : 1;
 
 	(void)nstats;
-	(void)clock;
 	if (a->have_test) {
 		*objective = st[ST_TEST_HIT] / tn;
 		snprintf(metrics, len,
@@ -632,6 +643,9 @@ static int mlr_clock_global(void *app, const double *st, int nstats, int clock,
 		snprintf(metrics, len, "train_loss=%.5f train_accuracy=%.4f",
 			 st[ST_TRAIN_LOSS] / n, *objective);
 	}
+	/* the runtime's progress line shows the objective only */
+	if (a->progress)
+		fprintf(stderr, "mlr: clock %d %s\n", clock, metrics);
 	return 0;
 }
 
