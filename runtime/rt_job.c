@@ -69,8 +69,6 @@ static void rr_peer_dead(struct frr_rt *rt, int rank)
 void frr_rt_peer_fatal(struct frr_rt *rt, int peer, const char *how)
 {
 	int dead = peer, reporter = -1;
-	struct timespec ts = { 0, 1000000 };
-
 	for (int q = 0; q < rt->P; q++) {
 		uint64_t v = frr_tp_load_u64(
 		    ctl_u64(rt, rt->off_notice + (size_t)q * 64));
@@ -83,9 +81,20 @@ void frr_rt_peer_fatal(struct frr_rt *rt, int peer, const char *how)
 	if (dead < 0 || dead >= rt->P)
 		dead = peer;
 	rr_peer_dead(rt, dead);
-	/* the lock is recursive: this thread may hold it already */
-	for (int i = 0; i < 100; i++) {
-		if (!pthread_mutex_trylock(&rt->tp_lock)) {
+	/* The lock is recursive (this thread may hold it already); another
+	 * thread may hold it in a flush to the dead peer, bounded by flush_ms:
+	 * wait that long, the notice is what lets the others name `dead`. */
+	{
+		struct timespec dl;
+
+		clock_gettime(CLOCK_REALTIME, &dl);
+		dl.tv_sec += (rt->flush_ms + 500) / 1000;
+		dl.tv_nsec += (long)((rt->flush_ms + 500) % 1000) * 1000000;
+		if (dl.tv_nsec >= 1000000000) {
+			dl.tv_sec++;
+			dl.tv_nsec -= 1000000000;
+		}
+		if (!pthread_mutex_timedlock(&rt->tp_lock, &dl)) {
 			for (int r = 0; r < rt->P; r++)
 				if (r != rt->rank && r != dead && r != peer)
 					frr_tp_write_u64(
@@ -95,11 +104,9 @@ void frr_rt_peer_fatal(struct frr_rt *rt, int peer, const char *how)
 					    (uint64_t)dead + 1, 0, 0);
 			for (int r = 0; r < rt->P; r++)
 				if (r != rt->rank && r != dead && r != peer)
-					frr_tp_flush(rt->eps[r], 200);
+					frr_tp_flush(rt->eps[r], 500);
 			pthread_mutex_unlock(&rt->tp_lock);
-			break;
 		}
-		nanosleep(&ts, NULL);
 	}
 	if (reporter >= 0 && dead != peer)
 		frr_rt_fatal(
@@ -283,7 +290,7 @@ static int state_ship(struct frr_rt *rt, int owner, int r, uint64_t a,
 	err = frr_tp_write(rt->eps[r], rt->state_mr[owner], off, rm, off, len,
 			   0, 0);
 	if (!err)
-		err = frr_tp_flush(rt->eps[r], rt->o->dead_ms);
+		err = frr_tp_flush(rt->eps[r], rt->flush_ms);
 	pthread_mutex_unlock(&rt->tp_lock);
 	if (err)
 		frr_rt_peer_fatal(rt, r, "shipping item state to it failed");
@@ -710,13 +717,15 @@ static void push_rows(struct frr_rt *rt, int t, uint64_t lo, uint64_t hi)
 	pthread_mutex_unlock(&rt->tp_lock);
 }
 
-static void flush_all(struct frr_rt *rt)
+/* timeout_ms: flush_ms while the job runs (the server must get back to
+ * its heartbeats), the long --timeout at start-up and at the end. */
+static void flush_all(struct frr_rt *rt, int timeout_ms)
 {
 	pthread_mutex_lock(&rt->tp_lock);
 	for (int r = 0; r < rt->P; r++)
 		if (r != rt->rank)
-			tp_check(rt, frr_tp_flush(rt->eps[r], rt->o->dead_ms),
-				 r, "flushing writes");
+			tp_check(rt, frr_tp_flush(rt->eps[r], timeout_ms), r,
+				 "flushing writes");
 	pthread_mutex_unlock(&rt->tp_lock);
 }
 
@@ -868,7 +877,7 @@ static int try_apply(struct frr_rt *rt, int c, int **sel, int *selcap)
 		apply_slot(rt, slot_hdr(rt, (*sel)[2 * i], (*sel)[2 * i + 1]),
 			   dlo, dhi);
 	/* the previous push's source rows must be settled before reuse */
-	flush_all(rt);
+	flush_all(rt, rt->flush_ms);
 	for (int t = 0; t < rt->ntables; t++)
 		push_rows(rt, t, dlo[t], dhi[t]);
 	/* free the slots: acks go to the sender's rank */
@@ -964,7 +973,7 @@ static void eval_local(struct frr_rt *rt, int c)
 			 frr_tp_write_u64(rt->eps[0], rt->rctl[0], dst,
 					  (uint64_t)c + 1, 0, 0),
 			 0, "sending clock stats");
-		tp_check(rt, frr_tp_flush(rt->eps[0], rt->o->dead_ms), 0,
+		tp_check(rt, frr_tp_flush(rt->eps[0], rt->flush_ms), 0,
 			 "sending clock stats");
 		pthread_mutex_unlock(&rt->tp_lock);
 	}
@@ -1336,6 +1345,9 @@ static int rt_init(struct frr_rt *rt, struct frr_oob *oob,
 		.slack = o->slack,
 		.seed = o->seed,
 	};
+	/* data-path flushes: a live peer answers in ms; a dead one must not
+	 * hold the transport lock for long (see frr_rt_peer_fatal) */
+	rt->flush_ms = o->dead_ms / 2 > 200 ? o->dead_ms / 2 : 200;
 	rt->eff_slack =
 	    o->mode == FRR_MODE_ASYNC ? FRR_RT_ASYNC_WINDOW : o->slack;
 	atomic_init(&rt->end_clock, o->clocks);
@@ -1508,7 +1520,7 @@ int frr_rt_job_run(struct frr_oob *oob, struct frr_run_opts *o)
 	/* initial rows everywhere before anyone reads */
 	for (int t = 0; t < rt->ntables; t++)
 		push_rows(rt, t, 0, rt->shard_rows[t * rt->P + rt->rank]);
-	flush_all(rt);
+	flush_all(rt, o->timeout_ms);
 	err = frr_oob_barrier(oob, o->timeout_ms);
 	if (err) {
 		frr_err("the start-up barrier failed (%d): another rank "
@@ -1544,7 +1556,7 @@ int frr_rt_job_run(struct frr_oob *oob, struct frr_run_opts *o)
 		if (!err)
 			print_summary(rt, frr_rt_clock_now() - t_start);
 	}
-	flush_all(rt);
+	flush_all(rt, o->timeout_ms);
 	if (!err)
 		err = frr_oob_barrier(oob, o->timeout_ms);
 	/* every peer flushed before the barrier: all final words are in */

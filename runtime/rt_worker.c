@@ -301,7 +301,7 @@ int frr_rt_batch_send(struct frr_rt *rt, struct frr_worker *wk,
 			err = frr_tp_write_u64(rt->eps[o], rt->rinbox[o], soff,
 					       seq, 0, 0);
 		if (!err)
-			err = frr_tp_flush(rt->eps[o], rt->o->dead_ms);
+			err = frr_tp_flush(rt->eps[o], rt->flush_ms);
 		pthread_mutex_unlock(&rt->tp_lock);
 		if (err)
 			frr_rt_peer_fatal(rt, o,
@@ -363,7 +363,7 @@ int frr_rt_msg_send(struct frr_rt *rt, int from, int to,
 				       slot + offsetof(struct frr_rr_msg, seq),
 				       seq, 0, 0);
 	if (!err)
-		err = frr_tp_flush(rt->eps[tr], rt->o->dead_ms);
+		err = frr_tp_flush(rt->eps[tr], rt->flush_ms);
 	pthread_mutex_unlock(&rt->tp_lock);
 	if (err)
 		frr_rt_peer_fatal(rt, tr, "sending a message to it failed");
