@@ -148,7 +148,7 @@ struct frr_rt {
 	struct frr_oob *oob;
 	int P, T, W, rank;
 	int eff_slack; /* slack used for waits (async: window) */
-	int flush_ms;  /* data-path flush timeout: --dead-timeout / 2 */
+	int flush_ms;  /* data-path flush timeout: --dead-timeout / 3 */
 	double t0;
 
 	int ntables;

@@ -88,8 +88,8 @@ void frr_rt_peer_fatal(struct frr_rt *rt, int peer, const char *how)
 		struct timespec dl;
 
 		clock_gettime(CLOCK_REALTIME, &dl);
-		dl.tv_sec += (rt->flush_ms + 500) / 1000;
-		dl.tv_nsec += (long)((rt->flush_ms + 500) % 1000) * 1000000;
+		dl.tv_sec += (rt->flush_ms + 300) / 1000;
+		dl.tv_nsec += (long)((rt->flush_ms + 300) % 1000) * 1000000;
 		if (dl.tv_nsec >= 1000000000) {
 			dl.tv_sec++;
 			dl.tv_nsec -= 1000000000;
@@ -522,7 +522,9 @@ static int tp_setup(struct frr_rt *rt)
 		.job_token = rt->o->job_token,
 		.rank = rt->rank,
 		.nranks = rt->P,
-		.timeout_ms = 10000,
+		/* a write waiting for send-queue room must not hold the
+		 * transport lock past what a dead peer is allowed */
+		.timeout_ms = rt->flush_ms,
 		.gid_index = -1,
 	};
 	size_t ilen = rank_info_len(rt);
@@ -1347,7 +1349,7 @@ static int rt_init(struct frr_rt *rt, struct frr_oob *oob,
 	};
 	/* data-path flushes: a live peer answers in ms; a dead one must not
 	 * hold the transport lock for long (see frr_rt_peer_fatal) */
-	rt->flush_ms = o->dead_ms / 2 > 200 ? o->dead_ms / 2 : 200;
+	rt->flush_ms = o->dead_ms / 3 > 200 ? o->dead_ms / 3 : 200;
 	rt->eff_slack =
 	    o->mode == FRR_MODE_ASYNC ? FRR_RT_ASYNC_WINDOW : o->slack;
 	atomic_init(&rt->end_clock, o->clocks);
