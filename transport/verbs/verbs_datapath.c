@@ -126,6 +126,28 @@ static inline void stash_push(struct vb_ctx *c, const struct frr_tp_wc *w)
 	c->stash[c->stash_tail++ & (c->stash_cap - 1)] = *w;
 }
 
+/*
+ * One entry per address: only the latest value matters, and retirement is in
+ * posting order, so a later miss overwrites an earlier one.  Distinct
+ * addresses <= outstanding WRs <= VB_SQ_DEPTH: the array cannot overflow.
+ */
+static void repair_add(struct vb_ep *e, const struct vb_wr *w, uint64_t seen)
+{
+	uint32_t i;
+
+	for (i = 0; i < e->nrepair; i++)
+		if (e->repair[i].raddr == w->raddr)
+			break;
+	if (i == e->nrepair)
+		e->nrepair++;
+	e->repair[i] = (struct vb_repair){
+		.raddr = w->raddr,
+		.value = w->swp,
+		.seen = seen,
+		.rkey = w->rkey,
+	};
+}
+
 /* Retired WRs [from, to): queue a repair for each swap that missed. */
 static void cas_check(struct vb_ep *e, uint64_t from, uint64_t to)
 {
@@ -138,12 +160,7 @@ static void cas_check(struct vb_ep *e, uint64_t from, uint64_t to)
 		w->cas = 0;
 		if (seen == w->cmp)
 			continue;
-		e->repair[e->nrepair++] = (struct vb_repair){
-			.raddr = w->raddr,
-			.value = w->swp,
-			.seen = seen,
-			.rkey = w->rkey,
-		};
+		repair_add(e, w, seen);
 	}
 }
 
@@ -422,18 +439,19 @@ cas_sync(struct vb_ep *e, uint64_t raddr, uint32_t rkey, uint64_t seen,
 /* Redo the swaps that found another writer's value (verbs.h). */
 static int __attribute__((noinline, cold)) repair_run(struct vb_ep *e)
 {
-	/* in posting order, so the last value written ends up in place;
-	 * waits inside may append more */
-	for (uint32_t i = 0; i < e->nrepair; i++) {
-		struct vb_repair r = e->repair[i];
-		int ret = cas_sync(e, r.raddr, r.rkey, r.seen, r.value);
+	/* take entries out before redoing them: misses found while waiting
+	 * inside are added again, with their (later) values */
+	while (e->nrepair) {
+		struct vb_repair r = e->repair[0];
+		int ret;
 
+		e->repair[0] = e->repair[--e->nrepair];
+		ret = cas_sync(e, r.raddr, r.rkey, r.seen, r.value);
 		if (ret) {
 			e->nrepair = 0;
 			return ret;
 		}
 	}
-	e->nrepair = 0;
 	return 0;
 }
 
