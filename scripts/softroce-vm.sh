@@ -90,7 +90,7 @@ kernel_setup() {
 	kver=${pkg#linux-image-}
 	log "downloading $pkg (about 70 MB, once) into $CACHE"
 	rm -rf "$CACHE/kpkg" "$CACHE"/linux-image-*.deb "$CACHE/vmlinux" "$CACHE/vmlinuz"
-	(cd "$CACHE" && apt-get download -qq "$pkg") || die "apt-get download $pkg failed (network or apt sources?)"
+	(cd "$CACHE" && apt-get download -qq -o APT::Sandbox::User=root "$pkg") || die "apt-get download $pkg failed (network or apt sources?)"
 	dpkg -x "$CACHE"/linux-image-*.deb "$CACHE/kpkg"
 	rm -f "$CACHE"/linux-image-*.deb
 	depmod -b "$CACHE/kpkg" "$kver"
