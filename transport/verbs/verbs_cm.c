@@ -291,6 +291,13 @@ static void log_connected(struct vb_ep *e, enum ibv_mtu peer_mtu)
 		 vb_mtu_str(c->active_mtu), vb_mtu_str(peer_mtu),
 		 a.ah_attr.grh.sgid_index, e->max_inline,
 		 e->u64_cas ? ", counters by atomics" : "");
+	if (peer_mtu != c->active_mtu)
+		frr_warn(
+		    "verbs: rank %d's active MTU %s differs from ours (%s): "
+		    "the connection uses %s; give both netdevs the same "
+		    "MTU to use the larger one",
+		    e->base.peer_rank, vb_mtu_str(peer_mtu),
+		    vb_mtu_str(c->active_mtu), vb_mtu_str(a.path_mtu));
 	if (c->link_layer == IBV_LINK_LAYER_ETHERNET &&
 	    a.ah_attr.grh.sgid_index != c->gid_index)
 		frr_warn("verbs: rdma_cm chose GID index %u for rank %d, not "
