@@ -88,10 +88,10 @@ static void usage(FILE *out)
 		"time); 'none' for none\n"
 		"  --ideal               also run BSP without stragglers (the "
 		"'ideal' baseline)\n"
-		"  --slack S             slack of ssp and flexrr (default 2)\n"
+		"  --slack S             slack of ssp and flexrr (default 1)\n"
 		"  -n, --procs P         processes (default 2)\n"
 		"  -t, --threads T       worker threads per process (default "
-		"1)\n"
+		"2)\n"
 		"  --backend B           transport: shm (default) or verbs\n"
 		"  --seed N              seed of data, model and stragglers "
 		"(default 1)\n"
@@ -119,9 +119,9 @@ static int parse_args(int argc, char **argv, struct demo_opts *o)
 		.stragglers = "slow-worker:0.25,1.0",
 		.backend = "shm",
 		.procs = 2,
-		.threads = 1,
+		.threads = 2,
 		.clocks = 20,
-		.slack = 2,
+		.slack = 1,
 		.rank = 8,
 		.target = 0.59,
 		.seed = 1,
