@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fails (and shows the diff) when a C file differs from .clang-format.
 set -euo pipefail
+case ${1:-} in -h|--help) echo "usage: scripts/check-format.sh  (checks every tracked .c/.h against .clang-format)"; exit 0 ;; esac
 cd "$(dirname "$0")/.."
 bad=0
 while IFS= read -r f; do
