@@ -33,6 +33,13 @@ for pat in test_transport_ test_verbs_ test_runtime_ test_rr_; do
 		run "$(basename "$t")" "$t" --jobs 1
 	done
 done
+# Determinism across backends: the same BSP job (one thread per process,
+# fixed seed) must print the same summary line on shm and on verbs.
+mf_same_on_shm_and_verbs() {
+	FLEXRR_TEST_BACKENDS=shm,verbs timeout "$per" "$build/tests/test_mf_app" \
+		--jobs 1 --filter 'mf_app/bsp_deterministic_across_backends'
+}
+[ -x "$build/tests/test_mf_app" ] && run "test_mf_app: BSP equal on shm and verbs" mf_same_on_shm_and_verbs
 run "flexrr doctor" "$build/bin/flexrr" doctor
 
 # Bad input, in the VM only (RXE_NETDEV is ours there; never touch a real
