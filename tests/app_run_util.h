@@ -5,6 +5,7 @@
 #define FLEXRR_TESTS_APP_RUN_UTIL_H
 
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,37 @@ struct app_run {
 	char out[65536]; /* stdout then stderr */
 	char done[4096]; /* the "flexrr: done ..." line, or "" */
 };
+
+/* A scratch directory per test process under /tmp, made on first use:
+ * tmp("x") names a file in it (the last four names stay valid at once);
+ * rm_tmp() deletes the directory. */
+static char tmp_dir[64];
+
+static inline const char *tmp(const char *name)
+{
+	static char p[4][160];
+	static int k;
+
+	if (!tmp_dir[0]) {
+		snprintf(tmp_dir, sizeof(tmp_dir), "/tmp/frr-%s-XXXXXX",
+			 program_invocation_short_name);
+		cr_assert_not_null(mkdtemp(tmp_dir));
+	}
+	k = (k + 1) % 4;
+	snprintf(p[k], sizeof(p[k]), "%s/%s", tmp_dir, name);
+	return p[k];
+}
+
+static inline void rm_tmp(void)
+{
+	char cmd[128];
+
+	if (!tmp_dir[0])
+		return;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp_dir);
+	cr_assert_eq(system(cmd), 0);
+	tmp_dir[0] = '\0';
+}
 
 /* Run FLEXRR_BIN with args (a shell fragment). */
 static inline void app_run(struct app_run *r, const char *args)

@@ -20,33 +20,6 @@
 
 TestSuite(lda_run, .timeout = 240);
 
-static char dir[64];
-
-static const char *tmp(const char *name)
-{
-	static char p[4][160];
-	static int k;
-
-	if (!dir[0]) {
-		snprintf(dir, sizeof(dir), "/tmp/frr-lda-run-XXXXXX");
-		cr_assert_not_null(mkdtemp(dir));
-	}
-	k = (k + 1) % 4;
-	snprintf(p[k], sizeof(p[k]), "%s/%s", dir, name);
-	return p[k];
-}
-
-static void rm_tmp(void)
-{
-	char cmd[128];
-
-	if (!dir[0])
-		return;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	cr_assert_eq(system(cmd), 0);
-	dir[0] = '\0';
-}
-
 /* objective of every "clock N objective=V" progress line */
 static int clock_values(const struct app_run *r, double *v, int max)
 {

@@ -23,33 +23,6 @@ static void need_fmnist(void)
 		cr_skip_test("dataset-fashion-mnist not installed");
 }
 
-static char dir[64];
-
-static const char *tmp(const char *name)
-{
-	static char p[4][128];
-	static int k;
-
-	if (!dir[0]) {
-		snprintf(dir, sizeof(dir), "/tmp/frr-mlr-run-XXXXXX");
-		cr_assert_not_null(mkdtemp(dir));
-	}
-	k = (k + 1) % 4;
-	snprintf(p[k], sizeof(p[k]), "%s/%s", dir, name);
-	return p[k];
-}
-
-static void rm_tmp(void)
-{
-	char cmd[128];
-
-	if (!dir[0])
-		return;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	cr_assert_eq(system(cmd), 0);
-	dir[0] = '\0';
-}
-
 static char *slurp(const char *path, size_t *n)
 {
 	FILE *f = fopen(path, "rb");
