@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Shared by tests/test_mlr_run.c and tests/test_lda_run.c: run
- * `flexrr run ...` as a user would and pick its output apart. */
+/* Shared by the app test suites: a scratch directory, and running
+ * `flexrr run ...` as a user would and picking its output apart. */
 #ifndef FLEXRR_TESTS_APP_RUN_UTIL_H
 #define FLEXRR_TESTS_APP_RUN_UTIL_H
 

@@ -12,47 +12,22 @@
 #include <zlib.h>
 
 #include "lda/lda_corpus.h"
+#include "app_run_util.h"
 
 TestSuite(lda_corpus, .timeout = 30);
-
-static char dir[64];
-
-static void mkdir_tmp(void)
-{
-	snprintf(dir, sizeof(dir), "/tmp/frr-lda-XXXXXX");
-	cr_assert_not_null(mkdtemp(dir));
-}
-
-static void rm_tmp(void)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	cr_assert_eq(system(cmd), 0);
-}
-
-static const char *path(const char *name)
-{
-	static char p[4][128];
-	static int k;
-
-	k = (k + 1) % 4;
-	snprintf(p[k], sizeof(p[k]), "%s/%s", dir, name);
-	return p[k];
-}
 
 static void put(const char *name, const char *text, int gz)
 {
 	size_t n = strlen(text);
 
 	if (gz) {
-		gzFile g = gzopen(path(name), "wb");
+		gzFile g = gzopen(tmp(name), "wb");
 
 		cr_assert_not_null(g);
 		cr_assert_eq(gzwrite(g, text, (unsigned)n), (int)n);
 		gzclose(g);
 	} else {
-		FILE *f = fopen(path(name), "wb");
+		FILE *f = fopen(tmp(name), "wb");
 
 		cr_assert_not_null(f);
 		cr_assert_eq(fwrite(text, 1, n, f), n);
@@ -80,13 +55,11 @@ Test(lda_corpus, uci_plain_and_gzip)
 {
 	struct lda_corpus c;
 
-	mkdir_tmp();
 	for (int gz = 0; gz < 2; gz++) {
 		put("docword.txt", docword, gz);
 		put("vocab.txt", vocab, gz);
 		cr_assert_eq(
-		    lda_load_uci(path("docword.txt"), path("vocab.txt"), &c),
-		    0);
+		    lda_load_uci(tmp("docword.txt"), tmp("vocab.txt"), &c), 0);
 		cr_assert_eq(c.ndocs, 3);
 		cr_assert_eq(c.nwords, 4);
 		cr_assert_eq(c.ntokens, 8);
@@ -106,16 +79,13 @@ Test(lda_corpus, uci_round_trip)
 {
 	struct lda_corpus c, d;
 
-	mkdir_tmp();
 	put("docword.txt", docword, 0);
 	put("vocab.txt", vocab, 0);
-	cr_assert_eq(lda_load_uci(path("docword.txt"), path("vocab.txt"), &c),
-		     0);
-	cr_assert_eq(mkdir(path("out"), 0700), 0);
-	cr_assert_eq(lda_write_uci(&c, path("out")), 0);
+	cr_assert_eq(lda_load_uci(tmp("docword.txt"), tmp("vocab.txt"), &c), 0);
+	cr_assert_eq(mkdir(tmp("out"), 0700), 0);
+	cr_assert_eq(lda_write_uci(&c, tmp("out")), 0);
 	cr_assert_eq(
-	    lda_load_uci(path("out/docword.txt"), path("out/vocab.txt"), &d),
-	    0);
+	    lda_load_uci(tmp("out/docword.txt"), tmp("out/vocab.txt"), &d), 0);
 	cr_assert_eq(d.ndocs, c.ndocs);
 	cr_assert_eq(d.ntokens, c.ntokens);
 	cr_assert_arr_eq(d.doc, c.doc, (c.ndocs + 1) * sizeof(*c.doc));
@@ -138,10 +108,9 @@ static void uci_bad(const char *dw, const char *voc, int want,
 {
 	struct lda_corpus c;
 
-	mkdir_tmp();
 	put("docword.txt", dw, 1);
 	put("vocab.txt", voc, 0);
-	cr_assert_eq(lda_load_uci(path("docword.txt"), path("vocab.txt"), &c),
+	cr_assert_eq(lda_load_uci(tmp("docword.txt"), tmp("vocab.txt"), &c),
 		     want);
 	stderr_has(needle, needle2);
 	rm_tmp();
@@ -201,24 +170,23 @@ Test(lda_corpus, uci_truncated_gzip, .init = cr_redirect_stderr)
 	long sz;
 	FILE *f;
 
-	mkdir_tmp();
 	big = malloc(4 << 20);
 	n += (size_t)sprintf(big, "100000\n4\n200000\n");
 	for (int i = 0; i < 200000; i++)
 		n += (size_t)sprintf(big + n, "%d %d %d\n", i / 2 + 1,
 				     i % 4 + 1, (i * 7919) % 13 + 1);
 	put("docword.txt", big, 1);
-	f = fopen(path("docword.txt"), "rb");
+	f = fopen(tmp("docword.txt"), "rb");
 	fseek(f, 0, SEEK_END);
 	sz = ftell(f);
 	rewind(f);
 	raw = malloc((size_t)sz);
 	cr_assert_eq(fread(raw, 1, (size_t)sz, f), (size_t)sz);
 	fclose(f);
-	f = fopen(path("docword.txt"), "wb");
+	f = fopen(tmp("docword.txt"), "wb");
 	fwrite(raw, 1, (size_t)sz / 2, f);
 	fclose(f);
-	cr_assert_eq(lda_load_uci(path("docword.txt"), NULL, &c), -EIO);
+	cr_assert_eq(lda_load_uci(tmp("docword.txt"), NULL, &c), -EIO);
 	stderr_has("docword.txt", "truncated gzip");
 	free(raw);
 	free(big);
@@ -238,11 +206,10 @@ Test(lda_corpus, text_blocks)
 	struct lda_text_opts o;
 	struct lda_corpus c;
 
-	mkdir_tmp();
 	put("t.txt", blocks, 1);
 	lda_text_opts_default(&o);
 	o.min_count = 2;
-	cr_assert_eq(lda_load_text(path("t.txt"), &o, &c), 0);
+	cr_assert_eq(lda_load_text(tmp("t.txt"), &o, &c), 0);
 	cr_assert_eq(c.ndocs, 3);
 	/* fox (4), dog (4), cat (3) survive; the rest is stop words, short
 	 * or seen once */
@@ -257,7 +224,7 @@ Test(lda_corpus, text_blocks)
 
 	/* a document-frequency cut: dog is in 3 of 3 documents, > 0.7 */
 	o.max_doc_frac = 0.7;
-	cr_assert_eq(lda_load_text(path("t.txt"), &o, &c), 0);
+	cr_assert_eq(lda_load_text(tmp("t.txt"), &o, &c), 0);
 	cr_assert_eq(c.nwords, 2);
 	cr_assert_str_eq(c.vocab[0], "fox");
 	cr_assert_str_eq(c.vocab[1], "cat");
@@ -270,16 +237,15 @@ Test(lda_corpus, text_directory_and_stopfile)
 	struct lda_text_opts o;
 	struct lda_corpus c;
 
-	mkdir_tmp();
-	cr_assert_eq(mkdir(path("docs"), 0700), 0);
+	cr_assert_eq(mkdir(tmp("docs"), 0700), 0);
 	put("docs/b.txt", "zebra zebra lion\n\nlion zebra", 0);
 	put("docs/a.txt", "lion lion tiger tiger", 1);
 	put("docs/.hidden", "zebra zebra zebra", 0);
 	put("stop", "# comment\nTIGER\n", 0);
 	lda_text_opts_default(&o);
 	o.min_count = 1;
-	o.stopfile = path("stop");
-	cr_assert_eq(lda_load_text(path("docs"), &o, &c), 0);
+	o.stopfile = tmp("stop");
+	cr_assert_eq(lda_load_text(tmp("docs"), &o, &c), 0);
 	cr_assert_eq(c.ndocs, 2); /* one per file, blank lines inside */
 	cr_assert_eq(c.nwords, 2);
 	cr_assert_str_eq(c.vocab[0], "lion"); /* a.txt first */
@@ -294,15 +260,14 @@ Test(lda_corpus, text_nothing_left, .init = cr_redirect_stderr)
 	struct lda_text_opts o;
 	struct lda_corpus c;
 
-	mkdir_tmp();
 	put("t.txt", "the and of\n\nto be or not\n", 0);
 	lda_text_opts_default(&o);
-	cr_assert_eq(lda_load_text(path("t.txt"), &o, &c), -EINVAL);
+	cr_assert_eq(lda_load_text(tmp("t.txt"), &o, &c), -EINVAL);
 	stderr_has("t.txt", "no words left");
 	put("e.txt", "", 0);
-	cr_assert_eq(lda_load_text(path("e.txt"), &o, &c), -EINVAL);
+	cr_assert_eq(lda_load_text(tmp("e.txt"), &o, &c), -EINVAL);
 	stderr_has("e.txt", "no documents");
-	cr_assert_eq(lda_load_text(path("missing"), &o, &c), -ENOENT);
+	cr_assert_eq(lda_load_text(tmp("missing"), &o, &c), -ENOENT);
 	rm_tmp();
 }
 
@@ -312,12 +277,11 @@ Test(lda_corpus, text_binary_refused, .init = cr_redirect_stderr)
 	struct lda_corpus c;
 	FILE *f;
 
-	mkdir_tmp();
-	f = fopen(path("bin"), "wb");
+	f = fopen(tmp("bin"), "wb");
 	fwrite("word\0word\n", 1, 10, f);
 	fclose(f);
 	lda_text_opts_default(&o);
-	cr_assert_eq(lda_load_text(path("bin"), &o, &c), -EINVAL);
+	cr_assert_eq(lda_load_text(tmp("bin"), &o, &c), -EINVAL);
 	stderr_has("bin:1:", "NUL byte");
 	rm_tmp();
 }

@@ -11,45 +11,20 @@
 #include <zlib.h>
 
 #include "mlr/mlr_data.h"
+#include "app_run_util.h"
 
 TestSuite(mlr_data, .timeout = 30);
-
-static char dir[64];
-
-static void mkdir_tmp(void)
-{
-	snprintf(dir, sizeof(dir), "/tmp/frr-mlr-XXXXXX");
-	cr_assert_not_null(mkdtemp(dir));
-}
-
-static void rm_tmp(void)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	cr_assert_eq(system(cmd), 0);
-}
-
-static const char *path(const char *name)
-{
-	static char p[4][128];
-	static int k;
-
-	k = (k + 1) % 4;
-	snprintf(p[k], sizeof(p[k]), "%s/%s", dir, name);
-	return p[k];
-}
 
 static void put(const char *name, const void *buf, size_t n, int gz)
 {
 	if (gz) {
-		gzFile g = gzopen(path(name), "wb");
+		gzFile g = gzopen(tmp(name), "wb");
 
 		cr_assert_not_null(g);
 		cr_assert_eq(gzwrite(g, buf, (unsigned)n), (int)n);
 		gzclose(g);
 	} else {
-		FILE *f = fopen(path(name), "wb");
+		FILE *f = fopen(tmp(name), "wb");
 
 		cr_assert_not_null(f);
 		cr_assert_eq(fwrite(buf, 1, n, f), n);
@@ -103,10 +78,9 @@ Test(mlr_data, idx_plain_and_gzip)
 {
 	struct mlr_data d;
 
-	mkdir_tmp();
 	for (int gz = 0; gz < 2; gz++) {
 		put_idx("i", "l", 0x803, gz);
-		cr_assert_eq(mlr_load_idx(path("i"), path("l"), 0, 0, &d), 0);
+		cr_assert_eq(mlr_load_idx(tmp("i"), tmp("l"), 0, 0, &d), 0);
 		cr_assert_eq(d.n, 3);
 		cr_assert_eq(d.dim, 4);
 		cr_assert_eq(d.classes, 3);
@@ -114,7 +88,7 @@ Test(mlr_data, idx_plain_and_gzip)
 		cr_assert_eq(d.pix[5], 100);
 		cr_assert_eq(d.label[1], 2);
 		mlr_data_free(&d);
-		cr_assert_eq(mlr_load_idx(path("i"), path("l"), 2, 0, &d), 0);
+		cr_assert_eq(mlr_load_idx(tmp("i"), tmp("l"), 2, 0, &d), 0);
 		cr_assert_eq(d.n, 2);
 		cr_assert_eq(d.classes, 3);
 		mlr_data_free(&d);
@@ -126,10 +100,9 @@ Test(mlr_data, idx_wrong_magic, .init = cr_redirect_stderr)
 {
 	struct mlr_data d;
 
-	mkdir_tmp();
 	put_idx("i", "l", 0x801, 1);
-	cr_assert_eq(mlr_load_idx(path("i"), path("l"), 0, 0, &d), -EINVAL);
-	stderr_has(path("i"), "expected IDX magic 0x00000803");
+	cr_assert_eq(mlr_load_idx(tmp("i"), tmp("l"), 0, 0, &d), -EINVAL);
+	stderr_has(tmp("i"), "expected IDX magic 0x00000803");
 	rm_tmp();
 }
 
@@ -138,12 +111,11 @@ Test(mlr_data, idx_count_mismatch, .init = cr_redirect_stderr)
 	unsigned char lb[8 + 2] = { 0 };
 	struct mlr_data d;
 
-	mkdir_tmp();
 	put_idx("i", "l", 0x803, 1);
 	be32(lb, 0x801);
 	be32(lb + 4, 2);
 	put("l", lb, sizeof(lb), 1);
-	cr_assert_eq(mlr_load_idx(path("i"), path("l"), 0, 0, &d), -EINVAL);
+	cr_assert_eq(mlr_load_idx(tmp("i"), tmp("l"), 0, 0, &d), -EINVAL);
 	stderr_has("3 images", "2 labels");
 	rm_tmp();
 }
@@ -156,7 +128,6 @@ Test(mlr_data, idx_truncated_gzip_body, .init = cr_redirect_stderr)
 	char *raw;
 	FILE *f;
 
-	mkdir_tmp();
 	be32(big, 0x803);
 	be32(big + 4, 100000);
 	be32(big + 8, 2);
@@ -168,7 +139,7 @@ Test(mlr_data, idx_truncated_gzip_body, .init = cr_redirect_stderr)
 	lab[9] = 1;
 	put("l", lab, sizeof(lab), 1);
 	put("i", big, sizeof(big), 1);
-	f = fopen(path("i"), "rb");
+	f = fopen(tmp("i"), "rb");
 	fseek(f, 0, SEEK_END);
 	sz = ftell(f);
 	rewind(f);
@@ -177,8 +148,8 @@ Test(mlr_data, idx_truncated_gzip_body, .init = cr_redirect_stderr)
 	fclose(f);
 	put("i", raw, (size_t)sz * 2 / 3, 0);
 	free(raw);
-	cr_assert_eq(mlr_load_idx(path("i"), path("l"), 0, 0, &d), -EIO);
-	stderr_has(path("i"), "truncated");
+	cr_assert_eq(mlr_load_idx(tmp("i"), tmp("l"), 0, 0, &d), -EIO);
+	stderr_has(tmp("i"), "truncated");
 	rm_tmp();
 }
 
@@ -186,11 +157,10 @@ Test(mlr_data, idx_empty_file, .init = cr_redirect_stderr)
 {
 	struct mlr_data d;
 
-	mkdir_tmp();
 	put_idx("i", "l", 0x803, 0);
 	put("i", "", 0, 0);
-	cr_assert_eq(mlr_load_idx(path("i"), path("l"), 0, 0, &d), -EIO);
-	stderr_has(path("i"), "unexpected end of file after 0 bytes");
+	cr_assert_eq(mlr_load_idx(tmp("i"), tmp("l"), 0, 0, &d), -EIO);
+	stderr_has(tmp("i"), "unexpected end of file after 0 bytes");
 	rm_tmp();
 }
 
@@ -198,11 +168,10 @@ Test(mlr_data, idx_label_out_of_range, .init = cr_redirect_stderr)
 {
 	struct mlr_data d;
 
-	mkdir_tmp();
 	put_idx("i", "l", 0x803, 0);
 	/* a test set checked against a 2-class model: label 2 is too big */
-	cr_assert_eq(mlr_load_idx(path("i"), path("l"), 0, 2, &d), -EINVAL);
-	stderr_has(path("l"), "label 2 out of range");
+	cr_assert_eq(mlr_load_idx(tmp("i"), tmp("l"), 0, 2, &d), -EINVAL);
+	stderr_has(tmp("l"), "label 2 out of range");
 	rm_tmp();
 }
 
@@ -217,11 +186,10 @@ Test(mlr_data, libsvm_plain_and_gzip)
 	struct mlr_labels map = { 0 };
 	struct mlr_data d;
 
-	mkdir_tmp();
 	for (int gz = 0; gz < 2; gz++) {
 		memset(&map, 0, sizeof(map));
 		put("s", svm, sizeof(svm) - 1, gz);
-		cr_assert_eq(mlr_load_libsvm(path("s"), 0, 0, &map, &d), 0);
+		cr_assert_eq(mlr_load_libsvm(tmp("s"), 0, 0, &map, &d), 0);
 		cr_assert_eq(d.n, 3);
 		cr_assert_eq(d.dim, 4);
 		cr_assert_eq(d.classes, 2);
@@ -235,7 +203,7 @@ Test(mlr_data, libsvm_plain_and_gzip)
 	}
 	/* test file against the training map and dim: feature 9 dropped */
 	put("t", "1 1:1 9:3\n-1 2:2\n", 18, 0);
-	cr_assert_eq(mlr_load_libsvm(path("t"), 0, 4, &map, &d), 0);
+	cr_assert_eq(mlr_load_libsvm(tmp("t"), 0, 4, &map, &d), 0);
 	cr_assert_eq(d.n, 2);
 	cr_assert_eq(d.dim, 4);
 	cr_assert_eq(d.rowptr[1], 1);
@@ -248,10 +216,9 @@ static void svm_bad(const char *text, const char *needle)
 	struct mlr_labels map = { 0 };
 	struct mlr_data d;
 
-	mkdir_tmp();
 	put("bad", text, strlen(text), 1);
-	cr_assert_eq(mlr_load_libsvm(path("bad"), 0, 0, &map, &d), -EINVAL);
-	stderr_has(path("bad"), needle);
+	cr_assert_eq(mlr_load_libsvm(tmp("bad"), 0, 0, &map, &d), -EINVAL);
+	stderr_has(tmp("bad"), needle);
 	rm_tmp();
 }
 
@@ -295,12 +262,11 @@ Test(mlr_data, libsvm_unknown_test_label, .init = cr_redirect_stderr)
 	struct mlr_labels map = { 0 };
 	struct mlr_data d;
 
-	mkdir_tmp();
 	put("s", svm, sizeof(svm) - 1, 0);
-	cr_assert_eq(mlr_load_libsvm(path("s"), 0, 0, &map, &d), 0);
+	cr_assert_eq(mlr_load_libsvm(tmp("s"), 0, 0, &map, &d), 0);
 	mlr_data_free(&d);
 	put("t", "1 1:1\n7 2:2\n", 12, 0);
-	cr_assert_eq(mlr_load_libsvm(path("t"), 0, 4, &map, &d), -EINVAL);
+	cr_assert_eq(mlr_load_libsvm(tmp("t"), 0, 4, &map, &d), -EINVAL);
 	stderr_has("example 2: label 7", "training");
 	rm_tmp();
 }
