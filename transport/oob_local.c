@@ -22,6 +22,7 @@
 
 #include "flexrr/log.h"
 #include "flexrr/oob.h"
+#include "transport_impl.h"
 
 #define GRACE_MS 2000
 #define MAX_FRAME (64u << 20)
@@ -37,14 +38,6 @@ struct oob_child {
 	int fd;
 	int broken; /* a timed-out collective left the stream mid-frame */
 };
-
-static long long mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int write_full(int fd, const void *buf, size_t len)
 {
@@ -99,7 +92,8 @@ static int child_allgather(struct frr_oob *oob, const void *mine, size_t len,
 {
 	struct oob_child *c = (struct oob_child *)oob; /* base is first */
 	struct frame f = { .len = len };
-	long long deadline = mono_ms() + (timeout_ms > 0 ? timeout_ms : 10000);
+	long long deadline =
+	    frr_tp_now_ms() + (timeout_ms > 0 ? timeout_ms : 10000);
 	int ret;
 
 	if (c->broken)
@@ -114,7 +108,7 @@ static int child_allgather(struct frr_oob *oob, const void *mine, size_t len,
 	if (!ret && len)
 		ret = write_full(c->fd, mine, len);
 	if (!ret) {
-		long long left = deadline - mono_ms();
+		long long left = deadline - frr_tp_now_ms();
 
 		ret = read_full(c->fd, &f, sizeof(f), left > 0 ? (int)left : 1);
 	}
@@ -306,7 +300,7 @@ static void reap(struct launch *l)
 		s->reaped = 1;
 		if (child_failed(s->status) && l->failed_rank < 0) {
 			l->failed_rank = i;
-			l->kill_at = mono_ms() + GRACE_MS;
+			l->kill_at = frr_tp_now_ms() + GRACE_MS;
 		}
 	}
 }
@@ -332,7 +326,7 @@ static void kill_all(struct launch *l, int timeout)
 
 static void supervise(struct launch *l, int timeout_ms)
 {
-	long long deadline = mono_ms() + timeout_ms;
+	long long deadline = frr_tp_now_ms() + timeout_ms;
 	struct pollfd *pfd = calloc((size_t)l->n, sizeof(*pfd));
 	int killed = 0;
 
@@ -359,10 +353,11 @@ static void supervise(struct launch *l, int timeout_ms)
 			maybe_complete(l);
 		}
 		reap(l);
-		if (!killed && mono_ms() > deadline) {
+		if (!killed && frr_tp_now_ms() > deadline) {
 			kill_all(l, 1);
 			killed = 1;
-		} else if (!killed && l->kill_at && mono_ms() > l->kill_at) {
+		} else if (!killed && l->kill_at &&
+			   frr_tp_now_ms() > l->kill_at) {
 			kill_all(l, 0);
 			killed = 1;
 		}
@@ -417,7 +412,7 @@ static uint64_t new_token(void)
 	uint64_t t;
 
 	if (getrandom(&t, sizeof(t), 0) != sizeof(t))
-		t = (uint64_t)getpid() << 32 ^ (uint64_t)mono_ms();
+		t = (uint64_t)getpid() << 32 ^ (uint64_t)frr_tp_now_ms();
 	return t | 1; /* never 0: a zeroed config is not a job */
 }
 

@@ -372,17 +372,9 @@ int frr_tp_ep_alive(struct frr_tp_ep *ep)
 	return ep->ctx->ops->ep_alive(ep);
 }
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int remaining_ms(long long deadline)
 {
-	long long left = deadline - now_ms();
+	long long left = deadline - frr_tp_now_ms();
 
 	return left > 0 ? (int)left : 1;
 }
@@ -412,7 +404,7 @@ int frr_tp_connect_all(struct frr_tp_ctx *ctx, const struct frr_tp_addr *addrs,
 				  nranks, ctx->cfg.nranks);
 	if (timeout_ms <= 0)
 		timeout_ms = ctx->cfg.timeout_ms;
-	deadline = now_ms() + timeout_ms;
+	deadline = frr_tp_now_ms() + timeout_ms;
 	me = ctx->cfg.rank;
 	for (int r = 0; r < nranks; r++)
 		eps[r] = NULL;

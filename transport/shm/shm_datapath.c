@@ -110,18 +110,10 @@ int shm_write_u64(struct frr_tp_ep *ep, struct frr_tp_rmr *rmr, size_t roff,
 	return 0;
 }
 
-static long long mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Slow path: the target's ring is full; wait for it with the ctx timeout. */
 static int __attribute__((noinline)) ring_wait(struct shm_ep *e)
 {
-	long long deadline = mono_ms() + e->base.ctx->cfg.timeout_ms;
+	long long deadline = frr_tp_now_ms() + e->base.ctx->cfg.timeout_ms;
 	unsigned spins = 0;
 
 	for (;;) {
@@ -132,7 +124,7 @@ static int __attribute__((noinline)) ring_wait(struct shm_ep *e)
 		if (atomic_load_explicit(&e->gone, memory_order_relaxed))
 			return ep_gone(e);
 		if ((++spins & 1023) == 0) {
-			if (mono_ms() > deadline)
+			if (frr_tp_now_ms() > deadline)
 				return frr_tp_err(
 				    e->base.ctx, -ETIMEDOUT,
 				    "notification ring to rank %d stayed full "

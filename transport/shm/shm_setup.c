@@ -53,14 +53,6 @@ size_t shm_page_round(size_t len)
 	return (len + pg - 1) & ~(pg - 1);
 }
 
-static long long mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* ---- messages --------------------------------------------------------- */
 
 static int msg_send(int fd, const struct shm_msg *m, int pass_fd)
@@ -190,7 +182,7 @@ static int sockaddr_of(const char *addr, struct sockaddr_un *sa,
 /* Connect to an shm address, retrying while the listener's backlog is full. */
 static int dial(const char *addr, int timeout_ms)
 {
-	long long deadline = mono_ms() + timeout_ms;
+	long long deadline = frr_tp_now_ms() + timeout_ms;
 	struct sockaddr_un sa;
 	socklen_t salen;
 	int fd, ret;
@@ -208,7 +200,7 @@ static int dial(const char *addr, int timeout_ms)
 		close(fd);
 		if (ret != -EAGAIN && ret != -EINTR)
 			return ret == -ECONNREFUSED ? -ECONNRESET : ret;
-		if (mono_ms() > deadline)
+		if (frr_tp_now_ms() > deadline)
 			return -ETIMEDOUT;
 		usleep(1000);
 	}
@@ -721,7 +713,7 @@ static int shm_ep_connect(struct frr_tp_ctx *ctx,
 			  struct frr_tp_ep **out)
 {
 	struct shm_ctx *c = shm_ctx_of(ctx);
-	long long deadline = mono_ms() + timeout_ms;
+	long long deadline = frr_tp_now_ms() + timeout_ms;
 	struct shm_msg m;
 	struct shm_ep *e;
 	int ring_fd = -1, peer_ring = -1, ret;
@@ -751,9 +743,10 @@ static int shm_ep_connect(struct frr_tp_ctx *ctx,
 	msg_init(&m, c, SHM_HELLO);
 	ret = msg_send(e->fd, &m, ring_fd);
 	if (!ret)
-		ret = msg_recv(
-		    e->fd, &m, &peer_ring,
-		    (int)(deadline - mono_ms() > 0 ? deadline - mono_ms() : 1));
+		ret = msg_recv(e->fd, &m, &peer_ring,
+			       (int)(deadline - frr_tp_now_ms() > 0
+					 ? deadline - frr_tp_now_ms()
+					 : 1));
 	if (ret) {
 		frr_tp_err(ctx, ret,
 			   "shm: rank %d did not accept the connection: %s%s",

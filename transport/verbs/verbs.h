@@ -208,7 +208,6 @@ struct vb_gid {
 };
 
 /* verbs_setup.c */
-long long vb_now_ms(void);
 /* 0 when entry idx exists and is non-zero, else -ENOENT. */
 int vb_gid_read(const char *dev, int port, int idx, struct vb_gid *g);
 const char *vb_gid_type_str(enum vb_gid_type t);

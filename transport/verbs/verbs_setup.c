@@ -24,14 +24,6 @@
 #define VB_STASH_CAP 8192u /* power of two; like shm's completion queue */
 #define VB_RXE_VENDOR_ID 0xffffffu /* soft-RoCE (rdma_rxe) */
 
-long long vb_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 const char *vb_mtu_str(enum ibv_mtu mtu)
 {
 	switch (mtu) {
