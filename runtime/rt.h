@@ -229,7 +229,29 @@ void frr_rt_fatal(struct frr_rt *rt, const char *fmt, ...)
 void frr_rt_peer_fatal(struct frr_rt *rt, int peer, const char *how)
     __attribute__((noreturn));
 int frr_rt_owner_rank(const struct frr_rt *rt, uint64_t row);
-uint64_t frr_rt_shard_done(const struct frr_rt *rt, int o);
+
+/* Control words: 8-byte counters in the ctl region, written by peers with
+ * counter writes (G2) and read with acquire loads. */
+static inline uint64_t *ctl_u64(const struct frr_rt *rt, size_t off)
+{
+	return (uint64_t *)(rt->ctlp + off);
+}
+
+/* 1 + the last clock shard o has applied (its "done" word). */
+static inline uint64_t frr_rt_shard_done(const struct frr_rt *rt, int o)
+{
+	return frr_tp_load_u64(ctl_u64(rt, rt->off_done + (size_t)o * 64));
+}
+
+/* Every shard has applied clocks < v. */
+static inline int frr_rt_all_done_ge(const struct frr_rt *rt, uint64_t v)
+{
+	for (int o = 0; o < rt->P; o++)
+		if (frr_rt_shard_done(rt, o) < v)
+			return 0;
+	return 1;
+}
+
 int frr_rt_stop_clock(const struct frr_rt *rt);
 
 int frr_rt_state_return(struct frr_rt *rt, int owner, uint64_t a, uint64_t b);

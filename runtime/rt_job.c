@@ -48,11 +48,6 @@ void frr_rt_fatal(struct frr_rt *rt, const char *fmt, ...)
 	_exit(3);
 }
 
-static inline uint64_t *ctl_u64(const struct frr_rt *rt, size_t off)
-{
-	return (uint64_t *)(rt->ctlp + off);
-}
-
 /* rr names the helpers that were helping on a dead rank (rr_hooks.h) */
 static void rr_peer_dead(struct frr_rt *rt, int rank)
 {
@@ -124,11 +119,6 @@ void frr_rt_peer_fatal(struct frr_rt *rt, int peer, const char *how)
 int frr_rt_owner_rank(const struct frr_rt *rt, uint64_t row)
 {
 	return (int)(row % (uint64_t)rt->P);
-}
-
-uint64_t frr_rt_shard_done(const struct frr_rt *rt, int o)
-{
-	return frr_tp_load_u64(ctl_u64(rt, rt->off_done + (size_t)o * 64));
 }
 
 int frr_rt_stop_clock(const struct frr_rt *rt)
@@ -912,14 +902,6 @@ static int try_apply(struct frr_rt *rt, int c, int **sel, int *selcap)
 }
 
 /* ---- server: evaluation ------------------------------------------------- */
-static int all_done_ge(struct frr_rt *rt, uint64_t v)
-{
-	for (int o = 0; o < rt->P; o++)
-		if (frr_rt_shard_done(rt, o) < v)
-			return 0;
-	return 1;
-}
-
 static void eval_local(struct frr_rt *rt, int c)
 {
 	struct frr_eval_ctx ec = { .rt = rt };
@@ -1180,7 +1162,7 @@ static void server_loop(struct frr_rt *rt)
 			busy = 1;
 		}
 		if (rt->next_eval < end && rt->next_eval < rt->next_apply &&
-		    all_done_ge(rt, (uint64_t)rt->next_eval + 1)) {
+		    frr_rt_all_done_ge(rt, (uint64_t)rt->next_eval + 1)) {
 			eval_local(rt, rt->next_eval++);
 			busy = 1;
 		}

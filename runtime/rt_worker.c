@@ -16,11 +16,6 @@
 #include "flexrr/log.h"
 #include "rt.h"
 
-static inline uint64_t *ctl_u64(const struct frr_rt *rt, size_t off)
-{
-	return (uint64_t *)(rt->ctlp + off);
-}
-
 static void nap_us(long us)
 {
 	struct timespec ts = { 0, us * 1000 };
@@ -79,9 +74,7 @@ const float *frr_row_read(struct frr_wctx *wc, int table, uint64_t row)
 			     rt->app->name, (unsigned long long)row, table);
 	/* the shard's done counter, loaded before the row: the row holds at
 	 * least every update of clocks < done */
-	dc = (int64_t)frr_tp_load_u64(
-		 ctl_u64(rt, rt->off_done + (size_t)o * 64)) -
-	     1;
+	dc = (int64_t)frr_rt_shard_done(rt, o) - 1;
 	wc->rec->reads++;
 	if (dc < wc->rec->min_data_clock)
 		wc->rec->min_data_clock = dc;
@@ -520,13 +513,7 @@ static void ssp_wait(struct frr_rt *rt, struct frr_worker *wk, int c)
 		return;
 	frr_rt_stall_init(rt, &st);
 	for (;;) {
-		int ok = 1;
-
-		for (int o = 0; o < rt->P && ok; o++)
-			ok = frr_tp_load_u64(
-				 ctl_u64(rt, rt->off_done + (size_t)o * 64)) >=
-			     (uint64_t)need;
-		if (ok || c >= cur_end(rt))
+		if (frr_rt_all_done_ge(rt, (uint64_t)need) || c >= cur_end(rt))
 			return;
 		if (rt->rr && rt->rr->idle)
 			hook(rt, rt->rr->idle(rt, rt->rr_state, wk->id, c),
