@@ -60,6 +60,8 @@ struct lda_app {
 	const char *save_path;
 	int progress;		/* print the metrics every clock */
 	struct lda_view *views; /* one per local worker thread */
+	struct lda_view
+	    *help; /* per local thread, for helping; made on first help */
 };
 
 static void lda_usage(FILE *out)
@@ -224,7 +226,10 @@ static void lda_destroy(void *app)
 	fflush(stdout);
 	for (int t = 0; a->views && t < a->job.threads; t++)
 		lda_view_free(&a->views[t]);
+	for (int t = 0; a->help && t < a->job.threads; t++)
+		lda_view_free(&a->help[t]);
 	free(a->views);
+	free(a->help);
 	free(a->top_text);
 	free(a->bound);
 	free(a->init_nwk);
@@ -368,7 +373,8 @@ static int lda_create(const struct frr_job_info *job, int argc, char **argv,
 	if (rc)
 		goto destroy;
 	a->views = calloc((size_t)job->threads, sizeof(*a->views));
-	if (!a->views) {
+	a->help = calloc((size_t)job->threads, sizeof(*a->help));
+	if (!a->views || !a->help) {
 		rc = -ENOMEM;
 		goto destroy;
 	}
@@ -493,7 +499,7 @@ static int lda_process(void *app, struct frr_wctx *wc, int owner, int clock,
 {
 	struct lda_app *a = app;
 	int me = frr_wctx_worker(wc), rc = 0;
-	struct lda_view tmp, *v;
+	struct lda_view *v;
 	double ll = 0;
 	uint64_t ntok = 0;
 
@@ -503,11 +509,17 @@ static int lda_process(void *app, struct frr_wctx *wc, int owner, int clock,
 			lda_view_read(a, wc, v);
 			v->clock = clock;
 		}
-	} else { /* helping: a one-off copy of the counts */
-		rc = lda_view_init(a, &tmp);
-		if (rc)
-			goto free_tmp;
-		v = &tmp;
+	} else { /* helping: this thread's help view, kept between helps
+		  * (a read overwrites it whole; a push clears 'touched') */
+		v = &a->help[me - a->job.rank * a->job.threads];
+		if (!v->nwk) {
+			rc = lda_view_init(a, v);
+			if (rc) {
+				lda_view_free(v);
+				memset(v, 0, sizeof(*v));
+				return rc;
+			}
+		}
 		lda_view_read(a, wc, v);
 	}
 	for (uint64_t it = begin; it < end; it++) {
@@ -537,10 +549,6 @@ static int lda_process(void *app, struct frr_wctx *wc, int owner, int clock,
 	lda_view_push(a, wc, v);
 	frr_stat_add(wc, ST_LOGLIK, ll);
 	frr_stat_add(wc, ST_TOKENS, (double)ntok);
-	if (me == owner)
-		return rc;
-free_tmp:
-	lda_view_free(&tmp);
 	return rc;
 }
 

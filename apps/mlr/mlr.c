@@ -70,6 +70,8 @@ struct mlr_app {
 	const char *save_path;
 	float *loaded;		/* --load: initial rows */
 	struct mlr_view *views; /* one per local worker thread */
+	struct mlr_view
+	    *help; /* per local thread, for helping; made on first help */
 };
 
 static void mlr_usage(FILE *out)
@@ -338,18 +340,25 @@ free_names:
 	return rc;
 }
 
+static void mlr_view_free(struct mlr_view *v)
+{
+	free(v->cur);
+	free(v->base);
+	mlr_sgd_free(&v->sgd);
+}
+
 static void mlr_destroy(void *app)
 {
 	struct mlr_app *a = app;
 
 	if (!a)
 		return;
-	for (int t = 0; a->views && t < a->job.threads; t++) {
-		free(a->views[t].cur);
-		free(a->views[t].base);
-		mlr_sgd_free(&a->views[t].sgd);
-	}
+	for (int t = 0; a->views && t < a->job.threads; t++)
+		mlr_view_free(&a->views[t]);
+	for (int t = 0; a->help && t < a->job.threads; t++)
+		mlr_view_free(&a->help[t]);
 	free(a->views);
+	free(a->help);
 	free(a->loaded);
 	mlr_data_free(&a->train);
 	mlr_data_free(&a->test);
@@ -366,13 +375,6 @@ static int mlr_view_init(struct mlr_app *a, struct mlr_view *v)
 	if (!v->cur || !v->base)
 		return -ENOMEM;
 	return mlr_sgd_init(&v->sgd, a->dim, a->classes, (uint32_t)a->batch);
-}
-
-static void mlr_view_free(struct mlr_view *v)
-{
-	free(v->cur);
-	free(v->base);
-	mlr_sgd_free(&v->sgd);
 }
 
 static const struct frr_model_table *mlr_shape(const struct mlr_app *a,
@@ -421,7 +423,8 @@ static int mlr_create(const struct frr_job_info *job, int argc, char **argv,
 			goto destroy;
 	}
 	a->views = calloc((size_t)job->threads, sizeof(*a->views));
-	if (!a->views) {
+	a->help = calloc((size_t)job->threads, sizeof(*a->help));
+	if (!a->views || !a->help) {
 		rc = -ENOMEM;
 		goto destroy;
 	}
@@ -523,7 +526,7 @@ static int mlr_process(void *app, struct frr_wctx *wc, int owner, int clock,
 {
 	struct mlr_app *a = app;
 	int me = frr_wctx_worker(wc), rc = 0;
-	struct mlr_view tmp, *v;
+	struct mlr_view *v;
 	double loss = 0, lr;
 	uint64_t hits = 0, lo = mlr_lo(a, owner);
 	float scale = a->combine;
@@ -534,12 +537,17 @@ static int mlr_process(void *app, struct frr_wctx *wc, int owner, int clock,
 			mlr_view_read(a, wc, v);
 			v->clock = clock;
 		}
-	} else { /* helping: a one-off view from the table */
-		memset(&tmp, 0, sizeof(tmp));
-		rc = mlr_view_init(a, &tmp);
-		if (rc)
-			goto free_tmp;
-		v = &tmp;
+	} else { /* helping: this thread's help view, kept between helps
+		  * (a read overwrites cur and base whole) */
+		v = &a->help[me - a->job.rank * a->job.threads];
+		if (!v->cur) {
+			rc = mlr_view_init(a, v);
+			if (rc) {
+				mlr_view_free(v);
+				memset(v, 0, sizeof(*v));
+				return rc;
+			}
+		}
 		mlr_view_read(a, wc, v);
 		/* The owner's own run already moves its share of the model
 		 * about as far as its data takes it; a helper's run restarts
@@ -557,11 +565,7 @@ static int mlr_process(void *app, struct frr_wctx *wc, int owner, int clock,
 	frr_stat_add(wc, ST_TRAIN_LOSS, loss);
 	frr_stat_add(wc, ST_TRAIN_N, (double)(end - begin));
 	frr_stat_add(wc, ST_TRAIN_HIT, (double)hits);
-	if (me == owner)
-		return 0;
-free_tmp:
-	mlr_view_free(&tmp);
-	return rc;
+	return 0;
 }
 
 static int mlr_read_model(struct frr_eval_ctx *ec, struct mlr_app *a, float *w)
