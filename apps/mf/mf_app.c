@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/reader.h"
 #include "flexrr/flexrr.h"
@@ -956,11 +957,18 @@ static int mf_save(void *app, struct frr_eval_ctx *ec, const char *path)
 		.mu = m->mu,
 	};
 	float *row = malloc(sizeof(float) * m->cols);
-	FILE *f = fopen(path, "wb");
+	char *tmp = NULL;
+	FILE *f = NULL;
 	int ret = 0;
 
+	/* write beside it and rename, so a failed save keeps the old model
+	 * (as frr_model_save does for mlr and lda) */
+	if (asprintf(&tmp, "%s.tmp", path) < 0)
+		tmp = NULL;
+	else
+		f = fopen(tmp, "wb");
 	memcpy(h.magic, model_magic, sizeof(h.magic));
-	if (!f || !row) {
+	if (!tmp || !f || !row) {
 		ret = f ? -ENOMEM : -errno;
 		frr_err("mf: cannot write the model to '%s': %s", path,
 			strerror(-ret));
@@ -981,12 +989,20 @@ static int mf_save(void *app, struct frr_eval_ctx *ec, const char *path)
 	if (fclose(f) && !ret)
 		ret = -EIO;
 	f = NULL;
+	if (!ret && rename(tmp, path)) {
+		ret = -errno;
+		frr_err("mf: cannot rename '%s' to '%s': %s", tmp, path,
+			strerror(errno));
+	}
 	if (ret == -EIO)
 		frr_err("mf: writing the model to '%s' failed (disk full?)",
 			path);
 out:
 	if (f)
 		fclose(f);
+	if (ret && tmp)
+		unlink(tmp);
+	free(tmp);
 	free(row);
 	return ret;
 }
