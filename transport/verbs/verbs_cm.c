@@ -57,6 +57,22 @@ static void priv_fill(struct vb_ctx *c, struct vb_priv *p, unsigned reason)
 	p->flags = c->u64_cas ? VB_PRIV_F_U64_CAS : 0;
 }
 
+/* The connection parameters both sides send (rdma_connect / rdma_accept):
+ * our private data and the QP's retry and RDMA-read limits. */
+static void conn_param_init(struct vb_ctx *c, struct vb_ep *e,
+			    struct vb_priv *mine, struct rdma_conn_param *cp)
+{
+	priv_fill(c, mine, VB_REJ_NONE);
+	memset(cp, 0, sizeof(*cp));
+	cp->private_data = mine;
+	cp->private_data_len = sizeof(*mine);
+	cp->retry_count = VB_RETRY_CNT;
+	cp->rnr_retry_count = VB_RNR_RETRY;
+	cp->responder_resources = (uint8_t)c->rd_atom;
+	cp->initiator_depth = (uint8_t)c->rd_atom;
+	cp->qp_num = e->qp->qp_num;
+}
+
 /* Private data of an event, or NULL when it is not ours. */
 static int priv_get(const struct rdma_cm_event *ev, struct vb_priv *p)
 {
@@ -434,15 +450,7 @@ static int try_connect(struct vb_ep *e, struct sockaddr_in *dst,
 	ret = qp_setup(e);
 	if (ret)
 		return ret;
-	priv_fill(c, &mine, VB_REJ_NONE);
-	memset(&cp, 0, sizeof(cp));
-	cp.private_data = &mine;
-	cp.private_data_len = sizeof(mine);
-	cp.retry_count = VB_RETRY_CNT;
-	cp.rnr_retry_count = VB_RNR_RETRY;
-	cp.responder_resources = (uint8_t)c->rd_atom;
-	cp.initiator_depth = (uint8_t)c->rd_atom;
-	cp.qp_num = e->qp->qp_num;
+	conn_param_init(c, e, &mine, &cp);
 	if (rdma_connect(e->id, &cp))
 		return retry(at, -ECONNREFUSED, "rdma_connect: %s", errno);
 	ret = expect(e, deadline, RDMA_CM_EVENT_CONNECT_RESPONSE, at, &theirs);
@@ -609,15 +617,7 @@ static int accept_one(struct vb_ctx *c, struct rdma_cm_id *id,
 		rdma_reject(id, &p, sizeof(p));
 		goto close_ep;
 	}
-	priv_fill(c, &mine, VB_REJ_NONE);
-	memset(&cp, 0, sizeof(cp));
-	cp.private_data = &mine;
-	cp.private_data_len = sizeof(mine);
-	cp.retry_count = VB_RETRY_CNT;
-	cp.rnr_retry_count = VB_RNR_RETRY;
-	cp.responder_resources = (uint8_t)c->rd_atom;
-	cp.initiator_depth = (uint8_t)c->rd_atom;
-	cp.qp_num = e->qp->qp_num;
+	conn_param_init(c, e, &mine, &cp);
 	if (rdma_accept(id, &cp)) {
 		ret = frr_tp_err(&c->base, -errno, "verbs: rdma_accept: %s",
 				 strerror(errno));
