@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/opts.h"
 #include "common/reader.h"
 #include "flexrr/flexrr.h"
 #include "flexrr/log.h"
@@ -183,39 +184,28 @@ void mf_usage(FILE *out)
 }
 
 /* ---- options ----------------------------------------------------------- */
+/* The apps' shared parsers (common/opts.h), under mf's name. */
 static int opt_double(const char *name, const char *s, double lo, double hi,
 		      double *out)
 {
-	char *end;
-	double v = strtod(s, &end);
-
-	if (end == s || *end || !(v >= lo && v <= hi)) {
-		frr_err("mf: %s '%s': expected a number in [%g, %g]", name, s,
-			lo, hi);
-		return -EINVAL;
-	}
-	*out = v;
-	return 0;
+	return frr_opt_double("mf", name, s, lo, hi, out);
 }
 
+/* lo >= 0 at every caller */
 static int opt_int(const char *name, const char *s, long lo, long hi, long *out)
 {
-	char *end;
-	long v = strtol(s, &end, 10);
+	uint64_t u;
+	int ret = frr_opt_u64("mf", name, s, (uint64_t)lo, (uint64_t)hi, &u);
 
-	if (end == s || *end || v < lo || v > hi) {
-		frr_err("mf: %s '%s': expected an integer in [%ld, %ld]", name,
-			s, lo, hi);
-		return -EINVAL;
-	}
-	*out = v;
-	return 0;
+	if (!ret)
+		*out = (long)u;
+	return ret;
 }
 
 static int parse_opts(int argc, char **argv, uint64_t seed, struct mf_opts *o)
 {
-	double skew = -1, d;
-	long l;
+	double skew = -1, d = 0; /* d, l: read even when a parse fails */
+	long l = 0;
 	int ret = 0;
 
 	*o = (struct mf_opts){
