@@ -596,8 +596,11 @@ static enum rr_state st_offer(struct rr_run *r)
 static enum rr_state st_reached_end(struct rr_run *r)
 {
 	struct rr_worker *rw = r->rw;
-	int err = drain(rw, 0);
+	int err;
 
+	/* our list is done: help of our own clock may start (rule 2) */
+	rw->own_done = 1;
+	err = drain(rw, 0);
 	if (err < 0)
 		return fail(r, err);
 	for (int i = 0; i < rw->noffers; i++) {
@@ -650,13 +653,25 @@ static enum rr_state timed_out(struct rr_run *r, const struct rr_offer *o,
 	return fail(r, err == -ETIMEDOUT ? -ETIMEDOUT : -ECONNRESET);
 }
 
+/* Liveness: no wait may hold back what another worker waits for.  Waiting
+ * for the answers to our CancelHelps we keep answering theirs (drain) and
+ * keep starting the help queued with us, exactly as HELP_WAIT does: the
+ * helpee of a queued offer may itself be waiting for our BegunHelping
+ * before it answers us (docs/protocol.md, "Liveness").  Serve before each
+ * poll: a DoThis may have come with the drain of REACHED_END. */
 static enum rr_state st_cancel_wait(struct rr_run *r)
 {
 	struct rr_worker *rw = r->rw;
 	const struct rr_offer *o;
 	int err;
 
-	while ((o = first_in(rw, RR_OFFER_CANCEL_SENT, RR_OFFER_CANCEL_SENT))) {
+	for (;;) {
+		err = serve(rw, r->clock);
+		if (err)
+			return fail(r, err);
+		o = first_in(rw, RR_OFFER_CANCEL_SENT, RR_OFFER_CANCEL_SENT);
+		if (!o)
+			break;
 		err = drain_or_nap(rw);
 		if (err < 0)
 			return timed_out(r, o, "did not answer CancelHelp",
@@ -688,8 +703,10 @@ static enum rr_state st_reclaim(struct rr_run *r)
 			}
 		}
 	}
-	if (extended)
+	if (extended) {
+		rw->own_done = 0; /* items of our own again first */
 		return RR_ST_RESUME;
+	}
 	/* one cut off by an accepted offer: run it as a range of our own */
 	for (int i = 0; i < rw->noffers; i++) {
 		struct rr_offer *o = &rw->offers[i];
@@ -839,7 +856,10 @@ int rr_idle(struct rr_worker *rw, int clock)
 
 	if (err < 0)
 		return err;
-	return serve(rw, clock - 1);
+	/* waiting to start `clock` (SSP): help of older clocks; waiting
+	 * after our list of `clock` is done (evaluation): of `clock` too */
+	return serve(rw,
+		     rw->own_done && clock == rw->clock ? clock : clock - 1);
 }
 
 int rr_progress_check(struct rr_worker *rw, int clock, struct frr_rr_list *list)
@@ -890,10 +910,9 @@ int rr_worker_exit(struct rr_worker *rw, int last_clock)
 	/* our final word says we are done with last_clock (100%): helpees
 	 * still in it may offer to us, and we answer until they finish */
 	rw->clock = last_clock + 1;
+	rw->own_done = 0;
 	for (;;) {
-		err = drain_or_nap(rw);
-		if (err < 0)
-			return err;
+		/* start what is queued before waiting (see st_cancel_wait) */
 		err = serve(rw, last_clock);
 		if (err)
 			return err;
@@ -903,6 +922,9 @@ int rr_worker_exit(struct rr_worker *rw, int last_clock)
 				pending = 1;
 		if (!pending && !rw->ntasks)
 			return 0;
+		err = drain_or_nap(rw);
+		if (err < 0)
+			return err;
 		if (now_ns(rw) > deadline) {
 			frr_warn("rr: worker %d stops answering its helpees "
 				 "after %d ms; one of them has not finished",
