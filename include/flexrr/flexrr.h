@@ -23,6 +23,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "flexrr/base.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -160,17 +162,7 @@ int frr_eval_row_write(struct frr_eval_ctx *ec, int table, uint64_t row,
 void frr_eval_stat_add(struct frr_eval_ctx *ec, int idx, double v);
 const struct frr_job_info *frr_eval_job(const struct frr_eval_ctx *ec);
 
-/* ---- small deterministic RNG (xoshiro256**, splitmix64 seeding) -------- */
-struct frr_rng {
-	uint64_t s[4];
-};
-void frr_rng_seed(struct frr_rng *r, uint64_t seed);
-uint64_t frr_rng_next(struct frr_rng *r);
-/* uniform in [0, 1) */
-double frr_rng_uniform(struct frr_rng *r);
-/* uniform integer in [0, n) */
-uint64_t frr_rng_below(struct frr_rng *r, uint64_t n);
-double frr_rng_normal(struct frr_rng *r);
+/* frr_rng_* (xoshiro256**, splitmix64 seeding): flexrr/base.h */
 
 /* ---- app registry ----------------------------------------------------- */
 /* Apps linked into the flexrr binary: "toy", "mf", "mlr", "lda". */
