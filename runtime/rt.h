@@ -23,7 +23,7 @@
 
 #include "flexrr/base.h"
 #include "flexrr/flexrr.h"
-#include "flexrr/oob.h"
+#include "flexrr/bootstrap.h"
 #include "flexrr/transport.h"
 #include "rr_hooks.h"
 
@@ -269,13 +269,5 @@ void frr_rt_delta_fini(struct frr_delta *d);
 int frr_rt_batch_send(struct frr_rt *rt, struct frr_worker *wk,
 		      struct frr_delta *d, int owner, int clock, int final,
 		      int nextra, struct frr_wclock *rec);
-
-/* ---- rt_rendezvous.c ---- */
-/* TCP bootstrap: rank 0 listens on addr (or inherited fd), others connect.
- * Refuses connections with another job token, binary or argument hash. */
-int frr_rdv_open(const char *addr, int listen_fd, int rank, int size,
-		 uint64_t token, uint64_t binhash, uint64_t argshash,
-		 int timeout_ms, struct frr_oob **oob);
-uint64_t frr_rdv_binary_hash(void);
 
 #endif /* FLEXRR_RUNTIME_RT_H */

@@ -24,7 +24,7 @@
 #include <time.h>
 
 #include "flexrr/log.h"
-#include "flexrr/oob.h"
+#include "flexrr/bootstrap.h"
 #include "flexrr/transport.h"
 
 /* weak: the verbs backend may not be linked into this binary */
