@@ -17,8 +17,6 @@
 #include "flexrr/log.h"
 #include "rt.h"
 
-extern const struct frr_rr_ops frr_rr_ops __attribute__((weak));
-
 /* ---- small helpers ------------------------------------------------------ */
 void frr_rt_fatal(struct frr_rt *rt, const char *fmt, ...)
 {

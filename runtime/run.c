@@ -19,18 +19,10 @@
 
 #include "flexrr/base.h"
 #include "flexrr/bootstrap.h"
+#include "flexrr/job.h"
 #include "rt.h"
 
-int frr_cmd_run(int argc, char **argv);
-
-extern const struct frr_rr_ops frr_rr_ops __attribute__((weak));
-/* The toy app lives in this static library: a strong reference makes the
- * linker keep it for apps/registry.c's weak one. */
-extern const struct frr_app_ops frr_app_toy;
-__attribute__((used)) static const struct frr_app_ops *const keep_toy =
-    &frr_app_toy;
-
-static void usage(FILE *out)
+static void usage(FILE *out, const struct frr_app_ops *const *apps)
 {
 	fprintf(
 	    out,
@@ -96,7 +88,7 @@ static void usage(FILE *out)
 	    "objective=V <app metrics>\n",
 	    FRR_RT_MAX_SLACK);
 	fprintf(out, "\napps:\n");
-	for (const struct frr_app_ops *const *a = frr_app_list(); *a; a++)
+	for (const struct frr_app_ops *const *a = apps; a && *a; a++)
 		fprintf(out, "  %-8s %s\n", (*a)->name, (*a)->summary);
 }
 
@@ -476,28 +468,15 @@ static int join_launched(struct cli *c, const struct frr_launcher_env *env)
 	return 0;
 }
 
-static int engage_rr(struct frr_run_opts *o)
+/* The rr layer (RapidReassignment, stragglers, trace) runs in modes flexrr
+ * and rr, and whenever stragglers or a trace are asked for. */
+static void engage_rr(struct frr_run_opts *o)
 {
-	int want = o->mode == FRR_MODE_FLEXRR || o->mode == FRR_MODE_RR ||
-		   o->rr.stragglers || o->rr.trace_path;
-
-	if (!want)
-		return 0;
-	if (!&frr_rr_ops) {
-		fprintf(stderr,
-			"flexrr run: %s needs RapidReassignment / straggler "
-			"support, which is not built into this binary "
-			"(runtime/rr*.c is missing); use --mode bsp|ssp|async "
-			"without --stragglers/--trace\n",
-			o->mode >= FRR_MODE_FLEXRR ? "--mode flexrr|rr"
-						   : "--stragglers/--trace");
-		return -EINVAL;
-	}
-	o->rr_engaged = 1;
-	return 0;
+	o->rr_engaged = o->mode == FRR_MODE_FLEXRR || o->mode == FRR_MODE_RR ||
+			o->rr.stragglers || o->rr.trace_path;
 }
 
-int frr_run_main(int argc, char **argv)
+int frr_run_main(int argc, char **argv, const struct frr_app_ops *const *apps)
 {
 	struct cli c = { 0 };
 	struct frr_run_opts *o = &c.o;
@@ -526,7 +505,7 @@ int frr_run_main(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "+n:t:qh", long_opts, NULL)) !=
 	       -1) {
 		if (opt == 'h') {
-			usage(stdout);
+			usage(stdout, apps);
 			return 0;
 		}
 		if (parse_opt(&c, opt, optarg))
@@ -537,12 +516,13 @@ int frr_run_main(int argc, char **argv)
 				"lists the options and apps\n");
 		return 2;
 	}
-	o->app = frr_app_find(argv[optind]);
+	for (const struct frr_app_ops *const *a = apps; a && *a && !o->app; a++)
+		if (!strcmp((*a)->name, argv[optind]))
+			o->app = *a;
 	if (!o->app) {
 		fprintf(stderr, "flexrr run: unknown app '%s'; known apps:",
 			argv[optind]);
-		for (const struct frr_app_ops *const *a = frr_app_list(); *a;
-		     a++)
+		for (const struct frr_app_ops *const *a = apps; a && *a; a++)
 			fprintf(stderr, " %s", (*a)->name);
 		fprintf(stderr, "\n");
 		return 2;
@@ -574,8 +554,7 @@ int frr_run_main(int argc, char **argv)
 	} else if (o->slack < 0) {
 		o->slack = o->mode == FRR_MODE_ASYNC ? 0 : 1;
 	}
-	if (engage_rr(o))
-		return 2;
+	engage_rr(o);
 	o->args_hash = 0;
 	for (int i = 0; i < argc; i++)
 		o->args_hash =
@@ -590,9 +569,4 @@ int frr_run_main(int argc, char **argv)
 	return rank_main(o, env.rank, env.size, o->rendezvous, -1, timeout_ms)
 		   ? 1
 		   : 0;
-}
-
-int frr_cmd_run(int argc, char **argv)
-{
-	return frr_run_main(argc, argv);
 }

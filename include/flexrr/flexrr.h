@@ -28,6 +28,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+FRR_API_BEGIN
 
 enum frr_mode {
 	FRR_MODE_BSP = 0,    /* slack 0 */
@@ -164,17 +165,9 @@ const struct frr_job_info *frr_eval_job(const struct frr_eval_ctx *ec);
 
 /* frr_rng_* (xoshiro256**, splitmix64 seeding): flexrr/base.h */
 
-/* ---- app registry ----------------------------------------------------- */
-/* Apps linked into the flexrr binary: "toy", "mf", "mlr", "lda". */
-const struct frr_app_ops *frr_app_find(const char *name);
-/* NULL-terminated list */
-const struct frr_app_ops *const *frr_app_list(void);
+/* Running a job with a program's own table of apps: flexrr/job.h */
 
-/* ---- running a job ---------------------------------------------------- */
-/* `flexrr run` entry point: parses the common run options (see
- * docs/runtime.md), starts or joins the job, returns the process exit code. */
-int frr_run_main(int argc, char **argv);
-
+FRR_API_END
 #ifdef __cplusplus
 }
 #endif
