@@ -44,6 +44,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "flexrr/base.h"
+#include "flexrr/base.h"
 #include "flexrr/flexrr.h"
 #include "flexrr/oob.h"
 #include "flexrr/transport.h"
@@ -271,11 +273,14 @@ static inline int frr_rt_failed(const struct frr_rt *rt)
 /* Run this rank's part of the job: 0, or a negative errno once every
  * thread has stopped (the message is logged).  Never exits. */
 int frr_rt_job_run(struct frr_oob *oob, struct frr_run_opts *o);
+static inline double frr_rt_clock_now(void) /* base's clock, old name */
+{
+	return frr_now_s();
+}
 
 /* ---- job/server.c ---- */
 /* The server loop until the last clock is evaluated: 0 or the job's error. */
 int frr_rt_server_loop(struct frr_rt *rt);
-double frr_rt_clock_now(void);
 
 /* ---- job/health.c ---- */
 /* Fail the job with err (negative errno): log the message (the first
@@ -378,6 +383,5 @@ int frr_rdv_open(const char *addr, int listen_fd, int rank, int size,
 		 uint64_t token, uint64_t binhash, uint64_t argshash,
 		 int timeout_ms, struct frr_oob **oob);
 uint64_t frr_rdv_binary_hash(void);
-uint64_t frr_hash64(const void *p, size_t n, uint64_t h);
 
 #endif /* FLEXRR_RUNTIME_RT_H */

@@ -15,14 +15,6 @@
 #include "flexrr/log.h"
 #include "rt.h"
 
-double frr_rt_clock_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /*
  * Rank 0 creates the app first and tells the others how it went: bad app
  * options or a missing input file are reported once, by rank 0, not P
