@@ -86,8 +86,8 @@ struct frr_run_opts {
 	int delay_worker;
 	int delay_every;
 	double delay_factor;
-	struct frr_rr_opts rr;
-	int rr_engaged;
+	struct frr_rr_opts rr; /* also --stragglers, --trace (any mode) */
+	int rr_engaged;	       /* unused: the mode decides */
 	const struct frr_app_ops *app;
 	int app_argc;
 	char **app_argv;
@@ -229,7 +229,8 @@ struct frr_rt {
 	uint64_t hb_count;
 	double hb_next;
 
-	const struct frr_rr_ops *rr;
+	struct frr_inst *inst;	     /* stragglers / trace, NULL if neither */
+	const struct frr_rr_ops *rr; /* RapidReassignment (flexrr, rr modes) */
 	void *rr_state;
 	int rr_reassign;
 	int test_break_ssp; /* env FLEXRR_TEST_BREAK_SSP: checker self-test */
@@ -358,6 +359,19 @@ void frr_rt_workers_fini(struct frr_rt *rt);
 int frr_rt_process(struct frr_ctx *c, uint64_t a, uint64_t b);
 /* rr hook result check: < 0 fails the job. */
 int frr_rt_hook(struct frr_rt *rt, int err, const char *name, int w, int c);
+
+/* ---- worker/instrument.c: stragglers and trace, every mode ---- */
+int frr_inst_init(struct frr_rt *rt);
+void frr_inst_fini(struct frr_rt *rt);
+int frr_inst_clock_begin(struct frr_worker *wk, int c);
+void frr_inst_ssp_wait(struct frr_worker *wk, int c, uint64_t t0, uint64_t t1);
+/* wk's thread ran items for work_ns (its own or, helping, another's). */
+void frr_inst_chunk(struct frr_worker *wk, uint64_t work_ns);
+void frr_inst_list_done(struct frr_worker *wk, int c, uint64_t end);
+void frr_inst_help_wait(struct frr_worker *wk, int c, uint64_t t0);
+void frr_inst_clock_end(struct frr_worker *wk, int c);
+void frr_inst_exit(struct frr_worker *wk);
+struct frr_trace_buf *frr_rt_trace_buf(const struct frr_rt *rt, int w);
 
 /* ---- worker/part.c ---- */
 int frr_rt_part_load(struct frr_rt *rt, int v);
