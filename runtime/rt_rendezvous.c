@@ -65,17 +65,6 @@ struct rdv {
 	int *fds; /* rank 0: fds[r] to rank r; others: fds[0] */
 };
 
-uint64_t frr_hash64(const void *p, size_t n, uint64_t h)
-{
-	const unsigned char *c = p;
-
-	if (!h)
-		h = 0xcbf29ce484222325ull;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ c[i]) * 0x100000001b3ull;
-	return h;
-}
-
 uint64_t frr_rdv_binary_hash(void)
 {
 	static uint64_t cached;
@@ -93,20 +82,15 @@ uint64_t frr_rdv_binary_hash(void)
 	if (fd < 0)
 		return 1;
 	while ((n = read(fd, buf, sizeof(buf))) > 0)
-		h = frr_hash64(buf, (size_t)n, h);
+		h = frr_fnv1a64(buf, (size_t)n, h);
 	close(fd);
 	cached = h ? h : 1;
 	return cached;
 }
 
-static double now_s(void)
-{
-	return frr_rt_clock_now();
-}
-
 static int left_ms(double deadline)
 {
-	double l = (deadline - now_s()) * 1000;
+	double l = (deadline - frr_now_s()) * 1000;
 
 	return l <= 0 ? 0 : (int)l + 1;
 }
@@ -178,7 +162,7 @@ static int rdv_allgather(struct frr_oob *oob, const void *mine, size_t len,
 			 void *all, int timeout_ms)
 {
 	struct rdv *r = (struct rdv *)oob;
-	double dl = now_s() + timeout_ms / 1000.0;
+	double dl = frr_now_s() + timeout_ms / 1000.0;
 	int err = 0;
 
 	if (oob->rank == 0) {
@@ -288,7 +272,7 @@ static int serve(struct rdv *r, int lfd, uint64_t binhash, uint64_t argshash,
 		fd = accept4(lfd, (struct sockaddr *)&peer, &pl, SOCK_CLOEXEC);
 		if (fd < 0)
 			continue;
-		if (io_full(fd, &h, sizeof(h), 0, now_s() + 2.0) ||
+		if (io_full(fd, &h, sizeof(h), 0, frr_now_s() + 2.0) ||
 		    h.magic != RDV_MAGIC || h.version != RDV_VERSION ||
 		    h.token != r->oob.job_token)
 			rep.status = RDV_BAD_TOKEN;
@@ -301,7 +285,7 @@ static int serve(struct rdv *r, int lfd, uint64_t binhash, uint64_t argshash,
 			rep.status = RDV_BAD_BINARY;
 		else if (h.argshash != argshash)
 			rep.status = RDV_BAD_ARGS;
-		io_full(fd, &rep, sizeof(rep), 1, now_s() + 2.0);
+		io_full(fd, &rep, sizeof(rep), 1, frr_now_s() + 2.0);
 		if (rep.status == RDV_BAD_TOKEN) {
 			/* a stray connection: ignore it, keep waiting */
 			frr_warn("rendezvous: refused a connection from %s: "
@@ -390,7 +374,7 @@ int frr_rdv_open(const char *addr, int listen_fd, int rank, int size,
 		 int timeout_ms, struct frr_oob **oob)
 {
 	struct rdv *r = calloc(1, sizeof(*r));
-	double dl = now_s() + timeout_ms / 1000.0;
+	double dl = frr_now_s() + timeout_ms / 1000.0;
 	int err = 0, lfd = listen_fd;
 
 	if (!r)

@@ -308,7 +308,7 @@ static int parse_opt(struct cli *c, int opt, const char *arg)
 		o->rendezvous = arg;
 		break;
 	case OPT_TOKEN:
-		o->job_token = frr_hash64(arg, strlen(arg), 0) | 1;
+		o->job_token = frr_fnv1a64(arg, strlen(arg), 0) | 1;
 		break;
 	case OPT_RDV_TIMEOUT:
 		err =
@@ -593,7 +593,7 @@ int frr_run_main(int argc, char **argv)
 	o->args_hash = 0;
 	for (int i = 0; i < argc; i++)
 		o->args_hash =
-		    frr_hash64(argv[i], strlen(argv[i]) + 1, o->args_hash);
+		    frr_fnv1a64(argv[i], strlen(argv[i]) + 1, o->args_hash);
 	timeout_ms = (int)(c.rdv_timeout * 1000);
 
 	launched = launcher_rank(&rank, &size);
@@ -617,7 +617,7 @@ int frr_run_main(int argc, char **argv)
 		o->rendezvous = env;
 	env = getenv("FLEXRR_JOB_TOKEN");
 	if (!o->job_token && env)
-		o->job_token = frr_hash64(env, strlen(env), 0) | 1;
+		o->job_token = frr_fnv1a64(env, strlen(env), 0) | 1;
 	{
 		static char addr[64];
 		const char *jid = launcher_job_id();
@@ -633,7 +633,7 @@ int frr_run_main(int argc, char **argv)
 				return 2;
 			}
 			snprintf(addr, sizeof(addr), "127.0.0.1:%u",
-				 20000u + (unsigned)(frr_hash64(
+				 20000u + (unsigned)(frr_fnv1a64(
 							 jid, strlen(jid), 0) %
 						     20000));
 			o->rendezvous = addr;
@@ -649,8 +649,8 @@ int frr_run_main(int argc, char **argv)
 				return 2;
 			}
 			o->job_token =
-			    frr_hash64(jid ? jid : "single",
-				       strlen(jid ? jid : "single"), 0x5eed) |
+			    frr_fnv1a64(jid ? jid : "single",
+					strlen(jid ? jid : "single"), 0x5eed) |
 			    1;
 		}
 	}

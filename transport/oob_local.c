@@ -93,7 +93,7 @@ static int child_allgather(struct frr_oob *oob, const void *mine, size_t len,
 	struct oob_child *c = (struct oob_child *)oob; /* base is first */
 	struct frame f = { .len = len };
 	long long deadline =
-	    frr_tp_now_ms() + (timeout_ms > 0 ? timeout_ms : 10000);
+	    frr_now_ms() + (timeout_ms > 0 ? timeout_ms : 10000);
 	int ret;
 
 	if (c->broken)
@@ -108,7 +108,7 @@ static int child_allgather(struct frr_oob *oob, const void *mine, size_t len,
 	if (!ret && len)
 		ret = write_full(c->fd, mine, len);
 	if (!ret) {
-		long long left = deadline - frr_tp_now_ms();
+		long long left = deadline - frr_now_ms();
 
 		ret = read_full(c->fd, &f, sizeof(f), left > 0 ? (int)left : 1);
 	}
@@ -300,7 +300,7 @@ static void reap(struct launch *l)
 		s->reaped = 1;
 		if (child_failed(s->status) && l->failed_rank < 0) {
 			l->failed_rank = i;
-			l->kill_at = frr_tp_now_ms() + GRACE_MS;
+			l->kill_at = frr_now_ms() + GRACE_MS;
 		}
 	}
 }
@@ -326,7 +326,7 @@ static void kill_all(struct launch *l, int timeout)
 
 static void supervise(struct launch *l, int timeout_ms)
 {
-	long long deadline = frr_tp_now_ms() + timeout_ms;
+	long long deadline = frr_now_ms() + timeout_ms;
 	struct pollfd *pfd = calloc((size_t)l->n, sizeof(*pfd));
 	int killed = 0;
 
@@ -353,11 +353,10 @@ static void supervise(struct launch *l, int timeout_ms)
 			maybe_complete(l);
 		}
 		reap(l);
-		if (!killed && frr_tp_now_ms() > deadline) {
+		if (!killed && frr_now_ms() > deadline) {
 			kill_all(l, 1);
 			killed = 1;
-		} else if (!killed && l->kill_at &&
-			   frr_tp_now_ms() > l->kill_at) {
+		} else if (!killed && l->kill_at && frr_now_ms() > l->kill_at) {
 			kill_all(l, 0);
 			killed = 1;
 		}
@@ -412,7 +411,7 @@ static uint64_t new_token(void)
 	uint64_t t;
 
 	if (getrandom(&t, sizeof(t), 0) != sizeof(t))
-		t = (uint64_t)getpid() << 32 ^ (uint64_t)frr_tp_now_ms();
+		t = (uint64_t)getpid() << 32 ^ (uint64_t)frr_now_ms();
 	return t | 1; /* never 0: a zeroed config is not a job */
 }
 

@@ -44,13 +44,8 @@ const char *frr_tp_last_error(const struct frr_tp_ctx *ctx)
 /* FNV-1a over the descriptor's fields before 'check', then a final mix. */
 uint64_t frr_tp_desc_check(const struct frr_tp_desc *d)
 {
-	const unsigned char *p = (const unsigned char *)d;
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t h = frr_fnv1a64(d, offsetof(struct frr_tp_desc, check), 0);
 
-	for (size_t i = 0; i < offsetof(struct frr_tp_desc, check); i++) {
-		h ^= p[i];
-		h *= 0x100000001b3ull;
-	}
 	h ^= h >> 33;
 	h *= 0xff51afd7ed558ccdull;
 	h ^= h >> 33;
@@ -374,7 +369,7 @@ int frr_tp_ep_alive(struct frr_tp_ep *ep)
 
 static int remaining_ms(long long deadline)
 {
-	long long left = deadline - frr_tp_now_ms();
+	long long left = deadline - frr_now_ms();
 
 	return left > 0 ? (int)left : 1;
 }
@@ -404,7 +399,7 @@ int frr_tp_connect_all(struct frr_tp_ctx *ctx, const struct frr_tp_addr *addrs,
 				  nranks, ctx->cfg.nranks);
 	if (timeout_ms <= 0)
 		timeout_ms = ctx->cfg.timeout_ms;
-	deadline = frr_tp_now_ms() + timeout_ms;
+	deadline = frr_now_ms() + timeout_ms;
 	me = ctx->cfg.rank;
 	for (int r = 0; r < nranks; r++)
 		eps[r] = NULL;

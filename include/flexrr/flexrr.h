@@ -37,6 +37,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "flexrr/base.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -264,17 +266,7 @@ void *frr_eval_local(const struct frr_eval_ctx *ec, int i, int *part);
 void frr_eval_share(const struct frr_eval_ctx *ec, uint64_t n, uint64_t *lo,
 		    uint64_t *hi);
 
-/* ---- small deterministic RNG (xoshiro256**, splitmix64 seeding) -------- */
-struct frr_rng {
-	uint64_t s[4];
-};
-void frr_rng_seed(struct frr_rng *r, uint64_t seed);
-uint64_t frr_rng_next(struct frr_rng *r);
-/* uniform in [0, 1) */
-double frr_rng_uniform(struct frr_rng *r);
-/* uniform integer in [0, n) */
-uint64_t frr_rng_below(struct frr_rng *r, uint64_t n);
-double frr_rng_normal(struct frr_rng *r);
+/* frr_rng_* (xoshiro256**, splitmix64 seeding): flexrr/base.h */
 
 /* ---- app registry (transitional: include/flexrr/job.h replaces it) ----- */
 const struct frr_app_ops *frr_app_find(const char *name);

@@ -182,7 +182,7 @@ static int sockaddr_of(const char *addr, struct sockaddr_un *sa,
 /* Connect to an shm address, retrying while the listener's backlog is full. */
 static int dial(const char *addr, int timeout_ms)
 {
-	long long deadline = frr_tp_now_ms() + timeout_ms;
+	long long deadline = frr_now_ms() + timeout_ms;
 	struct sockaddr_un sa;
 	socklen_t salen;
 	int fd, ret;
@@ -200,7 +200,7 @@ static int dial(const char *addr, int timeout_ms)
 		close(fd);
 		if (ret != -EAGAIN && ret != -EINTR)
 			return ret == -ECONNREFUSED ? -ECONNRESET : ret;
-		if (frr_tp_now_ms() > deadline)
+		if (frr_now_ms() > deadline)
 			return -ETIMEDOUT;
 		usleep(1000);
 	}
@@ -713,7 +713,7 @@ static int shm_ep_connect(struct frr_tp_ctx *ctx,
 			  struct frr_tp_ep **out)
 {
 	struct shm_ctx *c = shm_ctx_of(ctx);
-	long long deadline = frr_tp_now_ms() + timeout_ms;
+	long long deadline = frr_now_ms() + timeout_ms;
 	struct shm_msg m;
 	struct shm_ep *e;
 	int ring_fd = -1, peer_ring = -1, ret;
@@ -744,8 +744,8 @@ static int shm_ep_connect(struct frr_tp_ctx *ctx,
 	ret = msg_send(e->fd, &m, ring_fd);
 	if (!ret)
 		ret = msg_recv(e->fd, &m, &peer_ring,
-			       (int)(deadline - frr_tp_now_ms() > 0
-					 ? deadline - frr_tp_now_ms()
+			       (int)(deadline - frr_now_ms() > 0
+					 ? deadline - frr_now_ms()
 					 : 1));
 	if (ret) {
 		frr_tp_err(ctx, ret,
@@ -796,16 +796,9 @@ free_ep:
 static int take_pending(struct shm_ctx *c, int timeout_ms,
 			struct shm_pending *out)
 {
-	struct timespec ts;
+	struct timespec ts = frr_deadline_ts(timeout_ms);
 	int ret = 0;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += timeout_ms / 1000;
-	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
-	}
 	pthread_mutex_lock(&c->lock);
 	while (!c->acceptq_n && ret != ETIMEDOUT)
 		ret = pthread_cond_timedwait(&c->acceptq_cond, &c->lock, &ts);
