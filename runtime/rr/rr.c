@@ -20,11 +20,11 @@
 #include <time.h>
 
 #include "flexrr/log.h"
-#include "rr_hooks.h"
-#include "rr_proto.h"
+#include "rr/rr_hooks.h"
+#include "rr/rr_proto.h"
 #include "rt.h"
-#include "straggler.h"
-#include "trace.h"
+#include "straggler/straggler.h"
+#include "trace/trace.h"
 
 struct rr_wstate {
 	struct rr_worker rw;
@@ -241,7 +241,7 @@ static void job_free(struct rr_job *j)
 static int rr_job_init(struct frr_rt *rt, const struct frr_rr_opts *opts,
 		       void **state)
 {
-	const struct frr_job_info *job = frr_rt_job(rt);
+	const struct frr_rt_shape *job = frr_rt_shape(rt);
 	struct rr_job *j;
 	int err;
 
