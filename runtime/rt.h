@@ -44,6 +44,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "flexrr/base.h"
+#include "flexrr/base.h"
 #include "flexrr/flexrr.h"
 #include "flexrr/oob.h"
 #include "flexrr/transport.h"
@@ -84,8 +86,8 @@ struct frr_run_opts {
 	int delay_worker;
 	int delay_every;
 	double delay_factor;
-	struct frr_rr_opts rr;
-	int rr_engaged;
+	struct frr_rr_opts rr; /* also --stragglers, --trace (any mode) */
+	int rr_engaged;	       /* unused: the mode decides */
 	const struct frr_app_ops *app;
 	int app_argc;
 	char **app_argv;
@@ -227,7 +229,8 @@ struct frr_rt {
 	uint64_t hb_count;
 	double hb_next;
 
-	const struct frr_rr_ops *rr;
+	struct frr_inst *inst;	     /* stragglers / trace, NULL if neither */
+	const struct frr_rr_ops *rr; /* RapidReassignment (flexrr, rr modes) */
 	void *rr_state;
 	int rr_reassign;
 	int test_break_ssp; /* env FLEXRR_TEST_BREAK_SSP: checker self-test */
@@ -271,11 +274,14 @@ static inline int frr_rt_failed(const struct frr_rt *rt)
 /* Run this rank's part of the job: 0, or a negative errno once every
  * thread has stopped (the message is logged).  Never exits. */
 int frr_rt_job_run(struct frr_oob *oob, struct frr_run_opts *o);
+static inline double frr_rt_clock_now(void) /* base's clock, old name */
+{
+	return frr_now_s();
+}
 
 /* ---- job/server.c ---- */
 /* The server loop until the last clock is evaluated: 0 or the job's error. */
 int frr_rt_server_loop(struct frr_rt *rt);
-double frr_rt_clock_now(void);
 
 /* ---- job/health.c ---- */
 /* Fail the job with err (negative errno): log the message (the first
@@ -354,6 +360,19 @@ int frr_rt_process(struct frr_ctx *c, uint64_t a, uint64_t b);
 /* rr hook result check: < 0 fails the job. */
 int frr_rt_hook(struct frr_rt *rt, int err, const char *name, int w, int c);
 
+/* ---- worker/instrument.c: stragglers and trace, every mode ---- */
+int frr_inst_init(struct frr_rt *rt);
+void frr_inst_fini(struct frr_rt *rt);
+int frr_inst_clock_begin(struct frr_worker *wk, int c);
+void frr_inst_ssp_wait(struct frr_worker *wk, int c, uint64_t t0, uint64_t t1);
+/* wk's thread ran items for work_ns (its own or, helping, another's). */
+void frr_inst_chunk(struct frr_worker *wk, uint64_t work_ns);
+void frr_inst_list_done(struct frr_worker *wk, int c, uint64_t end);
+void frr_inst_help_wait(struct frr_worker *wk, int c, uint64_t t0);
+void frr_inst_clock_end(struct frr_worker *wk, int c);
+void frr_inst_exit(struct frr_worker *wk);
+struct frr_trace_buf *frr_rt_trace_buf(const struct frr_rt *rt, int w);
+
 /* ---- worker/part.c ---- */
 int frr_rt_part_load(struct frr_rt *rt, int v);
 void frr_rt_parts_fini(struct frr_rt *rt);
@@ -378,6 +397,5 @@ int frr_rdv_open(const char *addr, int listen_fd, int rank, int size,
 		 uint64_t token, uint64_t binhash, uint64_t argshash,
 		 int timeout_ms, struct frr_oob **oob);
 uint64_t frr_rdv_binary_hash(void);
-uint64_t frr_hash64(const void *p, size_t n, uint64_t h);
 
 #endif /* FLEXRR_RUNTIME_RT_H */

@@ -43,15 +43,8 @@ int frr_rt_fail(struct frr_rt *rt, int err, const char *fmt, ...)
  * `dead`. */
 static void notify_dead(struct frr_rt *rt, int dead, int peer)
 {
-	struct timespec dl;
+	struct timespec dl = frr_deadline_ts(rt->flush_ms + 300);
 
-	clock_gettime(CLOCK_REALTIME, &dl);
-	dl.tv_sec += (rt->flush_ms + 300) / 1000;
-	dl.tv_nsec += (long)((rt->flush_ms + 300) % 1000) * 1000000;
-	if (dl.tv_nsec >= 1000000000) {
-		dl.tv_sec++;
-		dl.tv_nsec -= 1000000000;
-	}
 	if (pthread_mutex_timedlock(&rt->tp_lock, &dl))
 		return;
 	for (int r = 0; r < rt->P; r++)

@@ -15,14 +15,6 @@
 #include "flexrr/log.h"
 #include "rt.h"
 
-double frr_rt_clock_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /*
  * Rank 0 creates the app first and tells the others how it went: bad app
  * options or a missing input file are reported once, by rank 0, not P
@@ -141,10 +133,9 @@ static void rt_setup_shape(struct frr_rt *rt, struct frr_oob *oob,
 	atomic_init(&rt->failed, 0);
 	/* tests prove the staleness checker can fail by breaking SSP */
 	rt->test_break_ssp = getenv("FLEXRR_TEST_BREAK_SSP") != NULL;
-	if (o->rr_engaged) {
+	if (o->mode == FRR_MODE_FLEXRR || o->mode == FRR_MODE_RR) {
 		rt->rr = &frr_rr_ops;
-		rt->rr_reassign =
-		    o->mode == FRR_MODE_FLEXRR || o->mode == FRR_MODE_RR;
+		rt->rr_reassign = 1;
 	}
 }
 
@@ -182,6 +173,8 @@ static int rt_init(struct frr_rt *rt, struct frr_oob *oob,
 		err = tables_declare(rt);
 	if (!err)
 		err = parts_load_own(rt);
+	if (!err)
+		err = frr_inst_init(rt);
 	if (!err && rt->rr)
 		err = rt->rr->job_init(rt, &o->rr, &rt->rr_state);
 	if (!err)
@@ -212,6 +205,7 @@ static void rt_fini(struct frr_rt *rt)
 {
 	if (rt->rr && rt->rr_state)
 		rt->rr->job_fini(rt, rt->rr_state);
+	frr_inst_fini(rt);
 	frr_rt_workers_fini(rt);
 	frr_rt_tp_teardown(rt);
 	frr_rt_tables_fini(rt);

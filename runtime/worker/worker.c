@@ -33,8 +33,11 @@ struct frr_wclock *frr_rt_clock_rec(struct frr_worker *wk, int clock)
 int frr_rt_process(struct frr_ctx *c, uint64_t a, uint64_t b)
 {
 	struct frr_rt *rt = c->rt;
+	uint64_t t0 = rt->inst ? frr_now_ns() : 0;
 	int err = rt->app->process(rt->app_state, c, a, b);
 
+	if (rt->inst)
+		frr_inst_chunk(c->wk, frr_now_ns() - t0);
 	c->cache->items += b - a;
 	if (err)
 		return frr_rt_fail(rt, err,
@@ -146,14 +149,19 @@ static int own_items(struct frr_ctx *c, struct frr_rr_list *list, int *nextra)
 
 	for (;;) {
 		int k, err = run_list(c, list);
+		uint64_t t0;
 
+		if (!err)
+			frr_inst_list_done(c->wk, c->clock, list->end);
 		if (err || !rt->rr || !rt->rr->own_list_done)
 			return err;
+		t0 = frr_now_ns();
 		k = rt->rr->own_list_done(rt, rt->rr_state, w, c->clock, list);
 		err = frr_rt_hook(rt, k, "own_list_done", w, c->clock);
 		if (err)
 			return err;
 		if (list->next >= list->end) {
+			frr_inst_help_wait(c->wk, c->clock, t0);
 			*nextra = k;
 			return 0;
 		}
@@ -238,17 +246,19 @@ static int worker_loop(struct frr_worker *wk)
 
 	for (int c = 0; c < frr_rt_cur_end(rt) && !err; c++) {
 		struct frr_wclock *rec = frr_rt_clock_rec(wk, c);
-		double t0;
+		uint64_t t0;
 
-		if (rt->rr && rt->rr->clock_begin)
+		err = frr_inst_clock_begin(wk, c);
+		if (!err && rt->rr && rt->rr->clock_begin)
 			err = frr_rt_hook(
 			    rt,
 			    rt->rr->clock_begin(rt, rt->rr_state, wk->id, c),
 			    "clock_begin", wk->id, c);
-		t0 = frr_rt_clock_now();
+		t0 = frr_now_ns();
 		if (!err)
 			err = frr_rt_ssp_wait(rt, wk, c);
-		rec->wait_s += frr_rt_clock_now() - t0;
+		frr_inst_ssp_wait(wk, c, t0, frr_now_ns());
+		rec->wait_s += (double)(frr_now_ns() - t0) * 1e-9;
 		if (err || c >= frr_rt_cur_end(rt))
 			break;
 		err = one_clock(wk, c);
@@ -256,12 +266,14 @@ static int worker_loop(struct frr_worker *wk)
 			err = frr_rt_hook(
 			    rt, rt->rr->clock_end(rt, rt->rr_state, wk->id, c),
 			    "clock_end", wk->id, c);
+		frr_inst_clock_end(wk, c);
 		last = c;
 	}
 	if (!err && FRR_RR_HAS(rt->rr, worker_exit))
 		err = frr_rt_hook(
 		    rt, rt->rr->worker_exit(rt, rt->rr_state, wk->id, last),
 		    "worker_exit", wk->id, last);
+	frr_inst_exit(wk);
 	return err;
 }
 
