@@ -446,10 +446,12 @@ int mlr_load_libsvm(const char *path, uint64_t limit, uint32_t dim,
 	}
 	if (rc < 0)
 		goto free_b;
-	if (!b.n) {
-		frr_err("%s: no examples (empty file or only comments); "
-			"expected LIBSVM lines 'label index:value ...'",
-			path);
+	if (!b.n || (!dim && !b.maxidx)) {
+		/* a training set without features would make dim 0, which
+		 * the test set's loader reads as "take the largest index" */
+		frr_err("%s: no %s (empty file or only comments); expected "
+			"LIBSVM lines 'label index:value ...'",
+			path, b.n ? "features" : "examples");
 		rc = -EINVAL;
 		goto free_b;
 	}
