@@ -362,3 +362,11 @@ Test(mlr_data, libsvm_nul_byte, .init = cr_redirect_stderr)
 
 	svm_bad_n(text, sizeof(text) - 1, ":2: NUL byte in a text line");
 }
+
+/* Found by fuzz_libsvm: 2.2e60 is a finite double but inf as the float a
+ * feature is stored in. */
+Test(mlr_data, libsvm_value_beyond_float, .init = cr_redirect_stderr)
+{
+	svm_bad("0 1:1\n1 1:2.2e60\n",
+		":2: expected a number after '1:' (at most");
+}
