@@ -4,9 +4,10 @@
 #   2. the same under ASan+UBSan, 3. under TSan
 #   4. the verbs suites over a real soft-RoCE device: natively when this host
 #      has an RDMA device, else inside the qemu soft-RoCE VM
-#   5. formatting (clang-format)
+#   5. two hosts: jobs with one rank in each of two soft-RoCE VMs
+#   6. formatting (clang-format)
 # Ends with one line 'N passed, N failed'.  Options:
-#   --quick   only stage 1 (development loop)      --no-vm  skip stage 4
+#   --quick   only stage 1 (development loop)      --no-vm  skip stages 4-5
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -72,6 +73,9 @@ if [ $quick = 0 ]; then
 	stage "tests (TSan)" run_tsan_suites
 	if [ $vm = 1 ] && [ -x scripts/test-verbs.sh ]; then
 		stage "verbs tests (soft-RoCE)" scripts/test-verbs.sh build
+	fi
+	if [ $vm = 1 ] && [ -x scripts/test-2vm.sh ]; then
+		stage "two hosts (soft-RoCE VM pair)" scripts/test-2vm.sh build
 	fi
 	if command -v clang-format >/dev/null; then
 		stage "format (clang-format)" scripts/check-format.sh
