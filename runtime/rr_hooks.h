@@ -6,8 +6,7 @@
  *
  * The runtime owns the loop over clocks and over the items of each worker's
  * list; rr plugs in through one const ops table, `frr_rr_ops`, that the
- * runtime references weakly.  If no object defines it, `--mode flexrr|rr`,
- * `--stragglers` and `--trace` fail with "not built".
+ * runtime sets explicitly (rt->rr) when the rr layer is engaged.
  *
  * ---- When the hooks run -----------------------------------------------
  * The rr layer is ENGAGED when mode is flexrr or rr (reassignment on:
@@ -191,7 +190,7 @@ struct frr_rr_ops {
 	 (ops)->size >= offsetof(struct frr_rr_ops, fn) + sizeof((ops)->fn) && \
 	 (ops)->fn)
 
-/* Defined by runtime/rr*.c when linked; weak reference in the runtime. */
+/* Defined by runtime/rr.c; the runtime points rt->rr at it when engaged. */
 extern const struct frr_rr_ops frr_rr_ops;
 
 /* ---- runtime calls for rr ----------------------------------------------- */

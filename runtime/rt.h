@@ -21,8 +21,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "flexrr/base.h"
 #include "flexrr/flexrr.h"
-#include "flexrr/oob.h"
+#include "flexrr/bootstrap.h"
 #include "flexrr/transport.h"
 #include "rr_hooks.h"
 
@@ -219,7 +220,10 @@ int frr_rt_stalled(const struct frr_rt *rt, struct frr_stall *s);
 
 /* ---- rt_job.c ---- */
 int frr_rt_job_run(struct frr_oob *oob, struct frr_run_opts *o);
-double frr_rt_clock_now(void);
+static inline double frr_rt_clock_now(void) /* base's clock, old name */
+{
+	return frr_now_s();
+}
 /* Log and terminate this rank (a dead peer or a broken transport): the
  * other ranks notice by heartbeat and stop too. */
 void frr_rt_fatal(struct frr_rt *rt, const char *fmt, ...)
@@ -265,14 +269,5 @@ void frr_rt_delta_fini(struct frr_delta *d);
 int frr_rt_batch_send(struct frr_rt *rt, struct frr_worker *wk,
 		      struct frr_delta *d, int owner, int clock, int final,
 		      int nextra, struct frr_wclock *rec);
-
-/* ---- rt_rendezvous.c ---- */
-/* TCP bootstrap: rank 0 listens on addr (or inherited fd), others connect.
- * Refuses connections with another job token, binary or argument hash. */
-int frr_rdv_open(const char *addr, int listen_fd, int rank, int size,
-		 uint64_t token, uint64_t binhash, uint64_t argshash,
-		 int timeout_ms, struct frr_oob **oob);
-uint64_t frr_rdv_binary_hash(void);
-uint64_t frr_hash64(const void *p, size_t n, uint64_t h);
 
 #endif /* FLEXRR_RUNTIME_RT_H */

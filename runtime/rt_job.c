@@ -17,17 +17,7 @@
 #include "flexrr/log.h"
 #include "rt.h"
 
-extern const struct frr_rr_ops frr_rr_ops __attribute__((weak));
-
 /* ---- small helpers ------------------------------------------------------ */
-double frr_rt_clock_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 void frr_rt_fatal(struct frr_rt *rt, const char *fmt, ...)
 {
 	char buf[512];
@@ -80,15 +70,8 @@ void frr_rt_peer_fatal(struct frr_rt *rt, int peer, const char *how)
 	 * thread may hold it in a flush to the dead peer, bounded by flush_ms:
 	 * wait that long, the notice is what lets the others name `dead`. */
 	{
-		struct timespec dl;
+		struct timespec dl = frr_deadline_ts(rt->flush_ms + 300);
 
-		clock_gettime(CLOCK_REALTIME, &dl);
-		dl.tv_sec += (rt->flush_ms + 300) / 1000;
-		dl.tv_nsec += (long)((rt->flush_ms + 300) % 1000) * 1000000;
-		if (dl.tv_nsec >= 1000000000) {
-			dl.tv_sec++;
-			dl.tv_nsec -= 1000000000;
-		}
 		if (!pthread_mutex_timedlock(&rt->tp_lock, &dl)) {
 			for (int r = 0; r < rt->P; r++)
 				if (r != rt->rank && r != dead && r != peer)

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "flexrr/log.h"
+#include "flexrr/base.h"
 #include "straggler.h"
 #include "trace.h"
 
@@ -259,23 +259,14 @@ void frr_stragglers_format(const struct frr_stragglers *s, char *buf,
 	}
 }
 
-/* splitmix64 finalizer: a stateless hash, so a draw depends only on its key */
-static uint64_t mix(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
 /* uniform [0, 1) keyed by (seed, term, who, clock) */
 static double draw(const struct frr_stragglers *s, int term, int who, int clock)
 {
-	uint64_t h = mix(s->seed ^ 0x5354524147ull);
+	uint64_t h = frr_mix64(s->seed ^ 0x5354524147ull);
 
-	h = mix(h ^ ((uint64_t)term << 48));
-	h = mix(h ^ (uint64_t)(uint32_t)who);
-	h = mix(h ^ (uint64_t)(uint32_t)clock);
+	h = frr_mix64(h ^ ((uint64_t)term << 48));
+	h = frr_mix64(h ^ (uint64_t)(uint32_t)who);
+	h = frr_mix64(h ^ (uint64_t)(uint32_t)clock);
 	return (double)(h >> 11) * 0x1.0p-53;
 }
 

@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "flexrr/base.h"
+
 enum frr_trace_kind {
 	FRR_TR_CLOCK = 0,  /* span: a worker's whole clock */
 	FRR_TR_WORK,	   /* span: own items [a, b) */
@@ -66,10 +68,7 @@ uint64_t frr_trace_dropped(const struct frr_trace *t);
 
 static inline uint64_t frr_trace_now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return frr_now_ns();
 }
 
 /* Hot path: append one record (b may be NULL: tracing off). */

@@ -23,9 +23,12 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "flexrr/base.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+FRR_API_BEGIN
 
 enum frr_mode {
 	FRR_MODE_BSP = 0,    /* slack 0 */
@@ -160,29 +163,11 @@ int frr_eval_row_write(struct frr_eval_ctx *ec, int table, uint64_t row,
 void frr_eval_stat_add(struct frr_eval_ctx *ec, int idx, double v);
 const struct frr_job_info *frr_eval_job(const struct frr_eval_ctx *ec);
 
-/* ---- small deterministic RNG (xoshiro256**, splitmix64 seeding) -------- */
-struct frr_rng {
-	uint64_t s[4];
-};
-void frr_rng_seed(struct frr_rng *r, uint64_t seed);
-uint64_t frr_rng_next(struct frr_rng *r);
-/* uniform in [0, 1) */
-double frr_rng_uniform(struct frr_rng *r);
-/* uniform integer in [0, n) */
-uint64_t frr_rng_below(struct frr_rng *r, uint64_t n);
-double frr_rng_normal(struct frr_rng *r);
+/* frr_rng_* (xoshiro256**, splitmix64 seeding): flexrr/base.h */
 
-/* ---- app registry ----------------------------------------------------- */
-/* Apps linked into the flexrr binary: "toy", "mf", "mlr", "lda". */
-const struct frr_app_ops *frr_app_find(const char *name);
-/* NULL-terminated list */
-const struct frr_app_ops *const *frr_app_list(void);
+/* Running a job with a program's own table of apps: flexrr/job.h */
 
-/* ---- running a job ---------------------------------------------------- */
-/* `flexrr run` entry point: parses the common run options (see
- * docs/runtime.md), starts or joins the job, returns the process exit code. */
-int frr_run_main(int argc, char **argv);
-
+FRR_API_END
 #ifdef __cplusplus
 }
 #endif

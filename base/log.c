@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flexrr/log.h"
+#include "flexrr/base.h"
 
 /* -2 = not yet read from the environment */
 static _Atomic int log_level = -2;

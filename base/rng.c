@@ -2,16 +2,7 @@
 /* frr_rng_*: xoshiro256** seeded by splitmix64 (deterministic everywhere). */
 #include <math.h>
 
-#include "flexrr/flexrr.h"
-
-static uint64_t splitmix64(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
+#include "flexrr/base.h"
 
 static inline uint64_t rotl(uint64_t x, int k)
 {
@@ -23,7 +14,7 @@ void frr_rng_seed(struct frr_rng *r, uint64_t seed)
 	uint64_t x = seed;
 
 	for (int i = 0; i < 4; i++)
-		r->s[i] = splitmix64(&x);
+		r->s[i] = frr_splitmix64(&x);
 }
 
 uint64_t frr_rng_next(struct frr_rng *r)
