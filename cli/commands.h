@@ -8,6 +8,7 @@ int frr_cmd_bench(int argc,
 		  char **argv); /* bench/: write_lat|write_bw|counter_lat|... */
 int frr_cmd_doctor(int argc,
 		   char **argv); /* transport/verbs/: RDMA health check */
-int frr_cmd_demo(int argc, char **argv); /* bench/: the README's main job */
+int frr_cmd_demo(int argc, char **argv);     /* bench/: the README's main job */
+int frr_cmd_simulate(int argc, char **argv); /* runtime/sim/: simulator */
 
 #endif
