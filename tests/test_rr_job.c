@@ -461,9 +461,16 @@ Test(rr_job, launcher_started_rank_across_hosts, .timeout = 300)
 	snprintf(j.metrics, sizeof(j.metrics), "/tmp/rr-job-launch-%d.csv",
 		 getpid());
 	frr_log_set_rank(rank);
-	rc = frr_rdv_open(addr, -1, rank, j.P,
-			  frr_hash64(token, strlen(token), 0) | 1,
-			  frr_rdv_binary_hash(), 0, 30000, &oob);
+	struct frr_tcp_cfg tc = {
+		.addr = addr,
+		.listen_fd = -1,
+		.rank = rank,
+		.size = j.P,
+		.job_token = frr_fnv1a64(token, strlen(token), 0) | 1,
+		.binary_hash = frr_binary_hash(),
+		.timeout_ms = 30000,
+	};
+	rc = frr_tcp_open(&tc, &oob);
 	cr_assert_eq(rc, 0, "rank %d: rendezvous at %s failed", rank, addr);
 	rc = job_main(oob, &j);
 	frr_oob_close(oob);
