@@ -45,9 +45,8 @@
 #include <stdio.h>
 
 #include "flexrr/base.h"
-#include "flexrr/base.h"
 #include "flexrr/flexrr.h"
-#include "flexrr/oob.h"
+#include "flexrr/bootstrap.h"
 #include "flexrr/transport.h"
 #include "rr/rr_hooks.h"
 #include "table/table.h"
@@ -389,13 +388,5 @@ int frr_rt_metrics_open(struct frr_rt *rt);
 /* Rank 0: 1 when clock c's stats of every rank are in and processed. */
 int frr_rt_try_global(struct frr_rt *rt, int c);
 void frr_rt_print_summary(struct frr_rt *rt, double secs);
-
-/* ---- rt_rendezvous.c (moving to bootstrap/) ---- */
-/* TCP bootstrap: rank 0 listens on addr (or inherited fd), others connect.
- * Refuses connections with another job token, binary or argument hash. */
-int frr_rdv_open(const char *addr, int listen_fd, int rank, int size,
-		 uint64_t token, uint64_t binhash, uint64_t argshash,
-		 int timeout_ms, struct frr_oob **oob);
-uint64_t frr_rdv_binary_hash(void);
 
 #endif /* FLEXRR_RUNTIME_RT_H */

@@ -270,3 +270,75 @@ Test(mlr_data, libsvm_unknown_test_label, .init = cr_redirect_stderr)
 	stderr_has("example 2: label 7", "training");
 	rm_tmp();
 }
+
+/* A header's count is checked against the file before memory is sized from
+ * it: 2^32 - 1 images in a 3-image file is a message, not -ENOMEM. */
+Test(mlr_data, idx_huge_image_count, .init = cr_redirect_stderr)
+{
+	unsigned char ib[16 + 12] = { 0 }, lb[8 + 3] = { 0 };
+	struct mlr_data d;
+
+	be32(ib, 0x803);
+	be32(ib + 4, 0xffffffffu);
+	be32(ib + 8, 2);
+	be32(ib + 12, 2);
+	be32(lb, 0x801);
+	be32(lb + 4, 0xffffffffu);
+	put("i", ib, sizeof(ib), 1);
+	put("l", lb, sizeof(lb), 0);
+	cr_assert_eq(mlr_load_idx(tmp("i"), tmp("l"), 0, 0, &d), -EINVAL);
+	stderr_has(": byte 28: the header declares 4294967295 images of 2x2",
+		   "the file ends after 3");
+	rm_tmp();
+}
+
+Test(mlr_data, idx_huge_label_count, .init = cr_redirect_stderr)
+{
+	unsigned char lb[8 + 3] = { 0 };
+	struct mlr_data d;
+
+	put_idx("i", "l", 0x803, 0);
+	be32(lb, 0x801);
+	be32(lb + 4, 3);
+	put("l", lb, 8 + 2, 0); /* one label short */
+	cr_assert_eq(mlr_load_idx(tmp("i"), tmp("l"), 0, 0, &d), -EINVAL);
+	stderr_has(": byte 10: the header declares 3 labels",
+		   "the file ends after 2");
+	rm_tmp();
+}
+
+Test(mlr_data, idx_trailing_bytes, .init = cr_redirect_stderr)
+{
+	unsigned char ib[16 + 12 + 1] = { 0 };
+	struct mlr_data d;
+
+	put_idx("i", "l", 0x803, 0);
+	be32(ib, 0x803);
+	be32(ib + 4, 3);
+	be32(ib + 8, 2);
+	be32(ib + 12, 2);
+	put("i", ib, sizeof(ib), 1);
+	cr_assert_eq(mlr_load_idx(tmp("i"), tmp("l"), 0, 0, &d), -EINVAL);
+	stderr_has(": byte 28: unexpected data after the last image", NULL);
+	/* a limit reads a prefix: the rest of the file is not an error */
+	cr_assert_eq(mlr_load_idx(tmp("i"), tmp("l"), 2, 0, &d), 0);
+	cr_assert_eq(d.n, 2);
+	mlr_data_free(&d);
+	rm_tmp();
+}
+
+Test(mlr_data, libsvm_huge_index, .init = cr_redirect_stderr)
+{
+	svm_bad("1 1:1\n2 4294967295:1\n",
+		":2: feature index 4294967295 (column 3) is above the 67108864 "
+		"features");
+}
+
+Test(mlr_data, libsvm_model_too_large, .init = cr_redirect_stderr)
+{
+	/* 2^26 features are allowed, but not with 5 classes: 5 x 2^26 > 2^28
+	 * weights; the message names the line of the widest example */
+	svm_bad("1 1:1\n2 67108864:1\n3 2:1\n4 3:1\n5 4:1\n",
+		":2: feature index 67108864 and 5 classes make a model of "
+		"335544325 weights");
+}

@@ -61,8 +61,18 @@ static int run_rank(const char *addr, int lfd, int rank, int clocks,
 	int err;
 
 	opts_init(&o, 2, clocks, backend);
-	err = frr_rdv_open(addr, lfd, rank, 2, o.job_token,
-			   frr_rdv_binary_hash(), o.args_hash, 20000, &oob);
+	struct frr_tcp_cfg tc = {
+		.addr = addr,
+		.listen_fd = lfd,
+		.rank = rank,
+		.size = 2,
+		.job_token = o.job_token,
+		.binary_hash = frr_binary_hash(),
+		.args_hash = o.args_hash,
+		.timeout_ms = 20000,
+	};
+
+	err = frr_tcp_open(&tc, &oob);
 	if (err)
 		return err;
 	err = frr_rt_job_run(oob, &o);

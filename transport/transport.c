@@ -15,12 +15,14 @@
 #include "flexrr/log.h"
 #include "transport_impl.h"
 
-/*
- * The verbs backend lives in verbs/ and may not be linked in (or not yet
- * written): weak references let AUTO fall back to shm when it is absent.
- */
-extern const struct frr_tp_ops frr_tp_verbs_ops __attribute__((weak));
-int frr_tp_verbs_available(void) __attribute__((weak));
+/* The backends built into this library, by enum frr_tp_backend. */
+static const struct frr_tp_ops *const backends[] = {
+	[FRR_TP_BACKEND_SHM] = &frr_tp_shm_ops,
+#ifdef FLEXRR_HAVE_VERBS
+	[FRR_TP_BACKEND_VERBS] = &frr_tp_verbs_ops,
+#endif
+};
+#define NBACKENDS (sizeof(backends) / sizeof(backends[0]))
 
 int frr_tp_err(struct frr_tp_ctx *ctx, int err, const char *fmt, ...)
 {
@@ -82,24 +84,35 @@ int frr_tp_backend_parse(const char *name, enum frr_tp_backend *out)
 	return -EINVAL;
 }
 
-static int verbs_linked(void)
+static const struct frr_tp_ops *built_in(enum frr_tp_backend b)
 {
-	return &frr_tp_verbs_ops != NULL && frr_tp_verbs_available != NULL;
+	return (size_t)b < NBACKENDS ? backends[b] : NULL;
+}
+
+/* Usable here and now: built in, and (if it can tell) a device is up. */
+static int usable(const struct frr_tp_ops *ops)
+{
+	if (!ops)
+		return 0;
+	if (ops->size <= offsetof(struct frr_tp_ops, available) ||
+	    !ops->available)
+		return 1;
+	return ops->available();
+}
+
+int frr_tp_backend_available(enum frr_tp_backend b)
+{
+	return b == FRR_TP_BACKEND_AUTO || usable(built_in(b));
 }
 
 static const struct frr_tp_ops *backend_ops(enum frr_tp_backend b)
 {
-	switch (b) {
-	case FRR_TP_BACKEND_SHM:
-		return &frr_tp_shm_ops;
-	case FRR_TP_BACKEND_VERBS:
-		return verbs_linked() ? &frr_tp_verbs_ops : NULL;
-	case FRR_TP_BACKEND_AUTO:
-		if (verbs_linked() && frr_tp_verbs_available())
-			return &frr_tp_verbs_ops;
-		return &frr_tp_shm_ops;
-	}
-	return NULL;
+	if (b != FRR_TP_BACKEND_AUTO)
+		return built_in(b);
+	/* AUTO: verbs when a device is up, else shm */
+	if (usable(built_in(FRR_TP_BACKEND_VERBS)))
+		return built_in(FRR_TP_BACKEND_VERBS);
+	return built_in(FRR_TP_BACKEND_SHM);
 }
 
 static const char *ops_name(const struct frr_tp_ctx *ctx)

@@ -71,6 +71,9 @@ struct frr_tp_ops {
 	int (*poll_notify)(struct frr_tp_ctx *ctx, struct frr_tp_notify *n,
 			   int max);
 	int (*flush)(struct frr_tp_ep *ep, int timeout_ms);
+	/* 1 when the backend can open a context on this host now (a device
+	 * is up); NULL = always. */
+	int (*available)(void);
 };
 
 struct frr_tp_ctx {

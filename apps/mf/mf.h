@@ -131,6 +131,26 @@ const char *mf_format_name(enum mf_format f);
 int mf_load_files(const char *const *paths, int npaths, enum mf_format fmt,
 		  struct mf_data *out);
 
+/* ---- model files (--save / --load) ------------------------------------ */
+/* A header, then the user rows and the item rows (cols floats each), in
+ * host byte order: models move between runs on like machines. */
+#define MF_MODEL_MAGIC "FRRMF01"
+struct mf_model_hdr {
+	char magic[8];
+	uint32_t rank;
+	uint32_t cols;
+	uint64_t nusers;
+	uint64_t nitems;
+	double mu;
+};
+
+/* Read a model saved for the shape in 'want' (magic ignored): on success
+ * *rows holds (nusers + nitems) * cols finite floats (malloc'ed).  Errors
+ * name the file and byte: another shape, a non-finite value, a short file
+ * or data after the last row; -EINVAL / -EIO / -ENOMEM. */
+int mf_model_read(const char *path, const struct mf_model_hdr *want,
+		  float **rows);
+
 /* ---- synthetic data ---------------------------------------------------- */
 /* Low-rank truth plus Gaussian noise: r = mean + p*_u . q*_i + noise * N(0,1)
  * with p*, q* entries N(0, (signal^2/rank)^(1/2)) so p*.q* has standard

@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include "common/opts.h"
-#include "common/reader.h"
 #include "flexrr/flexrr.h"
 #include "flexrr/log.h"
 #include "mf.h"
@@ -20,7 +19,6 @@ enum { T_USER = 0, T_ITEM = 1 };
 enum { S_TRAIN_SSE = 0, S_TRAIN_N, S_TEST_SSE, S_TEST_N, S_NSTATS };
 
 #define MF_MAX_FILES 16
-static const char model_magic[8] = "FRRMF01";
 
 struct mf_opts {
 	const char *data[MF_MAX_FILES];
@@ -281,65 +279,16 @@ static int parse_opts(int argc, char **argv, uint64_t seed, struct mf_opts *o)
 }
 
 /* ---- the model file ---------------------------------------------------- */
-struct model_hdr {
-	char magic[8];
-	uint32_t rank;
-	uint32_t cols;
-	uint64_t nusers;
-	uint64_t nitems;
-	double mu;
-};
-
 static int model_read(struct mf_app *m, const char *path)
 {
-	struct frr_reader *r;
-	struct model_hdr h;
-	size_t rows, bytes;
-	int ret;
+	const struct mf_model_hdr want = {
+		.rank = (uint32_t)m->o.rank,
+		.cols = (uint32_t)m->cols,
+		.nusers = m->nusers,
+		.nitems = m->nitems,
+	};
 
-	ret = frr_reader_open(path, &r);
-	if (ret)
-		return ret;
-	ret = frr_reader_bytes(r, &h, sizeof(h));
-	if (ret)
-		goto out_close;
-	if (memcmp(h.magic, model_magic, sizeof(h.magic))) {
-		ret = frr_reader_fail(r, "not an mf model (saved with "
-					 "'flexrr run --save FILE ... mf')");
-		goto out_close;
-	}
-	if (h.rank != (uint32_t)m->o.rank || h.nusers != m->nusers ||
-	    h.nitems != m->nitems || h.cols != (uint32_t)m->cols) {
-		ret = frr_reader_fail(
-		    r,
-		    "model is rank %" PRIu32 " with %" PRIu64
-		    " users x %" PRIu64
-		    " items, this run is rank %d with %" PRIu32 " x %" PRIu32
-		    "; load it with the same data and --rank",
-		    h.rank, h.nusers, h.nitems, m->o.rank, m->nusers,
-		    m->nitems);
-		goto out_close;
-	}
-	rows = (size_t)h.nusers + h.nitems;
-	bytes = rows * (size_t)m->cols * sizeof(float);
-	m->model = malloc(bytes ? bytes : 1);
-	if (!m->model) {
-		ret = -ENOMEM;
-		frr_err("%s: out of memory for the model (%zu bytes)", path,
-			bytes);
-		goto out_close;
-	}
-	ret = frr_reader_bytes(r, m->model, bytes);
-	for (size_t j = 0; !ret && j < rows * (size_t)m->cols; j++)
-		if (!isfinite(m->model[j]))
-			ret = frr_reader_fail(r,
-					      "value %zu of the model is "
-					      "not finite; the file is bad",
-					      j);
-	frr_info("%s: model loaded (%zu rows)", path, rows);
-out_close:
-	frr_reader_close(r);
-	return ret;
+	return mf_model_read(path, &want, &m->model);
 }
 
 /* ---- create / destroy -------------------------------------------------- */
@@ -703,7 +652,7 @@ static int mf_clock_global(void *app, const double *stats, int nstats,
 static int mf_save(void *app, struct frr_eval_ctx *ec, const char *path)
 {
 	struct mf_app *m = app;
-	struct model_hdr h = {
+	struct mf_model_hdr h = {
 		.rank = (uint32_t)m->o.rank,
 		.cols = (uint32_t)m->cols,
 		.nusers = m->nusers,
@@ -721,7 +670,7 @@ static int mf_save(void *app, struct frr_eval_ctx *ec, const char *path)
 		tmp = NULL;
 	else
 		f = fopen(tmp, "wb");
-	memcpy(h.magic, model_magic, sizeof(h.magic));
+	memcpy(h.magic, MF_MODEL_MAGIC, sizeof(h.magic));
 	if (!tmp || !f || !row) {
 		ret = f ? -ENOMEM : -errno;
 		frr_err("mf: cannot write the model to '%s': %s", path,

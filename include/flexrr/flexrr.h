@@ -42,6 +42,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+FRR_API_BEGIN
 
 enum frr_mode {
 	FRR_MODE_BSP = 0,    /* slack 0 */
@@ -268,11 +269,9 @@ void frr_eval_share(const struct frr_eval_ctx *ec, uint64_t n, uint64_t *lo,
 
 /* frr_rng_* (xoshiro256**, splitmix64 seeding): flexrr/base.h */
 
-/* ---- app registry (transitional: include/flexrr/job.h replaces it) ----- */
-const struct frr_app_ops *frr_app_find(const char *name);
-const struct frr_app_ops *const *frr_app_list(void);
-int frr_run_main(int argc, char **argv);
+/* Running a job with a program's own table of apps: flexrr/job.h */
 
+FRR_API_END
 #ifdef __cplusplus
 }
 #endif

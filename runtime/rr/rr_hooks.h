@@ -6,7 +6,7 @@
  *
  * The runtime owns the loop over clocks and over the items of each worker's
  * list; rr plugs in through one const ops table, `frr_rr_ops` (rr/rr.c),
- * that the runtime uses when the rr layer is engaged.
+ * that the runtime sets explicitly (rt->rr) when the rr layer is engaged.
  *
  * ---- When the hooks run -----------------------------------------------
  * The rr layer is ENGAGED when mode is flexrr or rr (reassignment on:

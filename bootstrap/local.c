@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * frr_launch_local: fork N ranks of one job on this host.  Collectives go
- * through the parent, which is connected to every child by a socketpair:
- * each child sends a request frame, the parent answers all of them once every
- * rank has asked (allgather; a barrier is an empty allgather).  The parent
- * also reaps children: a rank that fails makes pending collectives fail at
- * once and the other ranks are killed after a grace period, so nothing hangs.
+ * frr_launch: fork N ranks of one job on this host.  Collectives go through
+ * the parent, which is connected to every child by a socketpair: each child
+ * sends a request frame, the parent answers all of them once every rank has
+ * asked (allgather; a barrier is an empty allgather).  With
+ * FRR_LAUNCH_NO_RELAY the ranks open their own channel and no socketpair is
+ * made.  The parent also reaps children: a rank that fails makes pending
+ * collectives fail at once and the other ranks are killed after a grace
+ * period, so nothing hangs.
  */
 #include <errno.h>
 #include <poll.h>
@@ -20,9 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "flexrr/log.h"
-#include "flexrr/oob.h"
-#include "transport_impl.h"
+#include "flexrr/base.h"
+#include "flexrr/bootstrap.h"
 
 #define GRACE_MS 2000
 #define MAX_FRAME (64u << 20)
@@ -149,6 +150,29 @@ static const struct frr_oob_ops child_ops = {
 	.close = child_close,
 };
 
+/* FRR_LAUNCH_NO_RELAY: the rank opens its own channel */
+static int norelay_allgather(struct frr_oob *oob, const void *mine, size_t len,
+			     void *all, int timeout_ms)
+{
+	(void)mine, (void)len, (void)all, (void)timeout_ms;
+	frr_err("oob: rank %d: this launch relays no collectives (the rank "
+		"must open its own channel)",
+		oob->rank);
+	return -ENOTSUP;
+}
+
+static int norelay_barrier(struct frr_oob *oob, int timeout_ms)
+{
+	return norelay_allgather(oob, NULL, 0, NULL, timeout_ms);
+}
+
+static const struct frr_oob_ops norelay_ops = {
+	.size = sizeof(struct frr_oob_ops),
+	.allgather = norelay_allgather,
+	.barrier = norelay_barrier,
+	.close = child_close,
+};
+
 static int exit_code(int ret)
 {
 	if (ret == 0)
@@ -158,26 +182,33 @@ static int exit_code(int ret)
 	return ret > 255 ? 255 : ret;
 }
 
+/*
+ * The only place in libflexrr that ends a process: a child forked by
+ * frr_launch, after its rank's function returned.  It is the launcher's own
+ * process, not the caller's; _exit, not exit, so the child does not run the
+ * parent's atexit handlers (e.g. a test runner's) or flush its stdio twice.
+ */
 static void __attribute__((noreturn))
 run_child(int rank, int nprocs, uint64_t token, int fd, frr_launch_fn fn,
 	  void *arg)
 {
-	struct oob_child c = { .base = { .ops = &child_ops,
+	struct oob_child c = { .base = { .ops = fd >= 0 ? &child_ops
+							: &norelay_ops,
 					 .rank = rank,
 					 .size = nprocs,
 					 .job_token = token },
 			       .fd = fd };
-	int ret;
+	int code = 111; /* the launcher is already gone: do not run */
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() == 1)
-		_exit(111);
-	frr_log_set_rank(rank);
-	ret = fn(&c.base, arg);
+	if (getppid() != 1) {
+		frr_log_set_rank(rank);
+		code = exit_code(fn(&c.base, arg));
+	}
 	fflush(NULL);
-	close(fd);
-	/* _exit: no atexit handlers of the parent (e.g. a test runner) */
-	_exit(exit_code(ret));
+	if (fd >= 0)
+		close(fd);
+	_exit(code);
 }
 
 /* ---- parent side ------------------------------------------------------ */
@@ -194,6 +225,7 @@ struct rank_state {
 };
 
 struct launch {
+	const struct frr_launch_cfg *cfg;
 	struct rank_state *r;
 	int n;
 	int failed_rank;
@@ -300,7 +332,9 @@ static void reap(struct launch *l)
 		s->reaped = 1;
 		if (child_failed(s->status) && l->failed_rank < 0) {
 			l->failed_rank = i;
-			l->kill_at = frr_now_ms() + GRACE_MS;
+			l->kill_at = frr_now_ms() + (l->cfg->grace_ms > 0
+							 ? l->cfg->grace_ms
+							 : GRACE_MS);
 		}
 	}
 }
@@ -324,8 +358,9 @@ static void kill_all(struct launch *l, int timeout)
 	}
 }
 
-static void supervise(struct launch *l, int timeout_ms)
+static void supervise(struct launch *l)
 {
+	int timeout_ms = l->cfg->timeout_ms;
 	long long deadline = frr_now_ms() + timeout_ms;
 	struct pollfd *pfd = calloc((size_t)l->n, sizeof(*pfd));
 	int killed = 0;
@@ -353,7 +388,7 @@ static void supervise(struct launch *l, int timeout_ms)
 			maybe_complete(l);
 		}
 		reap(l);
-		if (!killed && frr_now_ms() > deadline) {
+		if (!killed && timeout_ms > 0 && frr_now_ms() > deadline) {
 			kill_all(l, 1);
 			killed = 1;
 		} else if (!killed && l->kill_at && frr_now_ms() > l->kill_at) {
@@ -371,11 +406,11 @@ static void supervise(struct launch *l, int timeout_ms)
 	free(pfd);
 }
 
-static int report(const struct launch *l, int nprocs, int timeout_ms)
+static int report(const struct launch *l)
 {
-	int ret = 0;
+	int ret = 0, quiet = !!(l->cfg->flags & FRR_LAUNCH_QUIET_EXITS);
 
-	for (int i = 0; i < nprocs; i++) {
+	for (int i = 0; i < l->n; i++) {
 		const struct rank_state *s = &l->r[i];
 
 		if (!child_failed(s->status))
@@ -383,7 +418,7 @@ static int report(const struct launch *l, int nprocs, int timeout_ms)
 		if (s->killed_timeout) {
 			frr_err("launch: rank %d still running after %d ms: "
 				"killed (raise the timeout or look for a hang)",
-				i, timeout_ms);
+				i, l->cfg->timeout_ms);
 			ret = -ETIMEDOUT;
 			continue;
 		}
@@ -394,7 +429,7 @@ static int report(const struct launch *l, int nprocs, int timeout_ms)
 				l->failed_rank >= 0 && l->failed_rank != i
 				    ? ", after another rank failed"
 				    : "");
-		else
+		else if (!quiet)
 			frr_err("launch: rank %d exited with code %d (%s)", i,
 				WEXITSTATUS(s->status),
 				strerror(WEXITSTATUS(s->status)));
@@ -406,75 +441,93 @@ static int report(const struct launch *l, int nprocs, int timeout_ms)
 	return ret;
 }
 
-static uint64_t new_token(void)
+/* Fork rank i; its end of the socketpair (relay) becomes the child's oob. */
+static int spawn(struct launch *l, int i, uint64_t token, frr_launch_fn fn,
+		 void *arg)
 {
-	uint64_t t;
+	int relay = !(l->cfg->flags & FRR_LAUNCH_NO_RELAY);
+	int sv[2] = { -1, -1 };
+	pid_t pid;
 
-	if (getrandom(&t, sizeof(t), 0) != sizeof(t))
-		t = (uint64_t)getpid() << 32 ^ (uint64_t)frr_now_ms();
-	return t | 1; /* never 0: a zeroed config is not a job */
+	if (relay && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
+		frr_err("frr_launch: socketpair: %s", strerror(errno));
+		return -errno;
+	}
+	pid = fork();
+	if (pid < 0) {
+		int err = -errno;
+
+		frr_err("frr_launch: fork of rank %d: %s (too many processes?)",
+			i, strerror(errno));
+		if (relay) {
+			close(sv[0]);
+			close(sv[1]);
+		}
+		return err;
+	}
+	if (pid == 0) {
+		for (int k = 0; k < i; k++)
+			if (l->r[k].fd >= 0)
+				close(l->r[k].fd);
+		if (relay)
+			close(sv[0]);
+		run_child(i, l->cfg->nprocs, token, sv[1], fn, arg);
+	}
+	if (relay)
+		close(sv[1]);
+	l->r[i].pid = pid;
+	l->r[i].fd = sv[0];
+	return 0;
 }
 
-int frr_launch_local(int nprocs, frr_launch_fn fn, void *arg, int timeout_ms)
+int frr_launch(const struct frr_launch_cfg *cfg, frr_launch_fn fn, void *arg)
 {
-	struct launch l = { .n = nprocs, .failed_rank = -1 };
-	uint64_t token = new_token();
-	int ret = 0, started = 0;
+	struct launch l = { .cfg = cfg, .failed_rank = -1 };
+	uint64_t token = frr_job_token_random();
+	int ret = 0;
 
-	if (nprocs < 1 || !fn || timeout_ms <= 0) {
-		frr_err("frr_launch_local: need nprocs >= 1, a function and a "
-			"positive timeout (got %d ranks, %d ms)",
-			nprocs, timeout_ms);
+	if (!cfg || cfg->nprocs < 1 || !fn || cfg->timeout_ms < 0) {
+		frr_err("frr_launch: need nprocs >= 1, a function and a "
+			"timeout >= 0 (got %d ranks, %d ms)",
+			cfg ? cfg->nprocs : 0, cfg ? cfg->timeout_ms : 0);
 		return -EINVAL;
 	}
-	l.r = calloc((size_t)nprocs, sizeof(*l.r));
+	l.r = calloc((size_t)cfg->nprocs, sizeof(*l.r));
 	if (!l.r)
 		return -ENOMEM;
 	fflush(NULL); /* children must not repeat buffered output */
-	for (int i = 0; i < nprocs; i++, started++) {
-		int sv[2];
-		pid_t pid;
-
-		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
-			ret = -errno;
-			frr_err("frr_launch_local: socketpair: %s",
-				strerror(errno));
+	for (; l.n < cfg->nprocs && !ret; l.n++) {
+		ret = spawn(&l, l.n, token, fn, arg);
+		if (ret)
 			break;
-		}
-		pid = fork();
-		if (pid < 0) {
-			ret = -errno;
-			frr_err("frr_launch_local: fork of rank %d: %s (too "
-				"many processes?)",
-				i, strerror(errno));
-			close(sv[0]);
-			close(sv[1]);
-			break;
-		}
-		if (pid == 0) {
-			for (int k = 0; k < i; k++)
-				close(l.r[k].fd);
-			close(sv[0]);
-			run_child(i, nprocs, token, sv[1], fn, arg);
-		}
-		close(sv[1]);
-		l.r[i].pid = pid;
-		l.r[i].fd = sv[0];
 	}
-	l.n = started;
 	if (ret) {
 		kill_all(&l, 0);
-		for (int i = 0; i < started; i++)
+		for (int i = 0; i < l.n; i++)
 			waitpid(l.r[i].pid, NULL, 0);
 	} else {
-		supervise(&l, timeout_ms);
-		ret = report(&l, nprocs, timeout_ms);
+		supervise(&l);
+		ret = report(&l);
 	}
-	for (int i = 0; i < started; i++) {
+	for (int i = 0; i < l.n; i++) {
 		if (l.r[i].fd >= 0)
 			close(l.r[i].fd);
 		free(l.r[i].buf);
 	}
 	free(l.r);
 	return ret;
+}
+
+int frr_launch_local(int nprocs, frr_launch_fn fn, void *arg, int timeout_ms)
+{
+	struct frr_launch_cfg cfg = { .nprocs = nprocs,
+				      .timeout_ms = timeout_ms };
+
+	if (timeout_ms <= 0) {
+		frr_err("frr_launch_local: need a positive timeout (got %d "
+			"ms)",
+			timeout_ms);
+		return -EINVAL;
+	}
+	return frr_launch(&cfg, fn, arg);
 }
