@@ -69,6 +69,7 @@ scripts/setup.sh --tests
 
 stage "build (-Werror)" build_cfg build
 stage "tests" run_ctest build
+stage "install + out-of-tree example" scripts/test-install.sh build
 if [ $quick = 0 ]; then
 	# sanitizer runs: halt on the first report so a finding fails the suite
 	export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
