@@ -30,21 +30,23 @@
 #include "flexrr/flexrr.h"
 #include "flexrr/log.h"
 #include "lda_corpus.h"
+#include "lda_heldout.h"
 #include "lda_model.h"
+#include "lda_sampler.h"
 
 enum { TB_WORD_TOPIC, TB_TOPIC_TOTAL };
-enum { ST_LOGLIK, ST_TOKENS, ST_COUNT };
+enum { ST_LOGLIK, ST_TOKENS, ST_HO_LL, ST_HO_TOKENS, ST_COUNT };
 
 /* A worker's private counts within a clock (only its thread uses it). */
 struct lda_view {
-	int clock;   /* clock the copy was read for; -1 = none */
-	float *nwk;  /* V x K, cur */
-	float *base; /* as last pushed */
-	float nk[LDA_MAX_TOPICS], nk_base[LDA_MAX_TOPICS];
-	uint8_t *touched; /* V */
-	uint32_t *tlist;
-	uint32_t ntouched;
-	double *scratch; /* 2K */
+	int clock; /* clock the copy was read for; -1 = none */
+	/* V x K as read; the sampler keeps the moves of the clock (the
+	 * sparse one in its own lists, the dense one here) */
+	float *nwk;
+	float *nk;	/* K, cur */
+	float *nk_base; /* K, as last pushed */
+	uint16_t *zold; /* a document's topics before its sweep */
+	struct lda_sampler *smp;
 };
 
 struct lda_app {
@@ -55,6 +57,11 @@ struct lda_app {
 	float *init_nwk; /* initial counts, V x K */
 	float *init_nk;	 /* K */
 	float *phi0;	 /* --load: word-topic counts to start from */
+	enum lda_sampler_kind sampler;
+	double heldout;		/* fraction of documents held out */
+	struct lda_corpus test; /* the held-out documents */
+	struct lda_heldout *ho;
+	uint64_t maxlen; /* longest training document */
 	uint64_t top_words;
 	char *top_text; /* rank 0: the latest top-words listing */
 	const char *save_path;
@@ -104,6 +111,16 @@ static void lda_usage(FILE *out)
 	    "  --topics K      (default 20, max %d)\n"
 	    "  --alpha F       document-topic prior (default 0.1)\n"
 	    "  --beta F        topic-word prior (default 0.01)\n"
+	    "  --sampler S     sparse (default): SparseLDA, cost per token "
+	    "~ the word's\n"
+	    "                  non-zero topics; dense: the O(K) Gibbs "
+	    "draw, for checking\n"
+	    "                  (both draw from the same conditional)\n"
+	    "  --heldout F     hold out every 1/F-th document; print "
+	    "heldout_loglik_per_token\n"
+	    "                  (document completion: theta from the even "
+	    "tokens, the odd\n"
+	    "                  ones scored; default 0 = off)\n"
 	    "  --top-words N   print each topic's N most frequent words at "
 	    "the end\n"
 	    "  --save FILE     write the counts after every clock (rank 0)\n"
@@ -114,8 +131,8 @@ static void lda_usage(FILE *out)
 	    "stderr\n"
 	    "\nprinted per clock: loglik_per_token, the mean over training "
 	    "tokens of\nlog sum_k theta_dk phi_kw (theta, phi: the "
-	    "smoothed count estimates after\nthe clock's sweep); it is the "
-	    "objective (--target V: reached when >= V).\n",
+	    "smoothed count estimates after\nthe document's sweep); it is "
+	    "the objective (--target V: reached when >= V).\n",
 	    LDA_MAX_TOPICS);
 }
 
@@ -181,6 +198,17 @@ static int lda_parse(struct lda_app *a, int argc, char **argv,
 			if (!rc)
 				rc = frr_opt_u64("lda", "--top-words", v, 1,
 						 1000, &a->top_words);
+		} else if (OPT("--sampler")) {
+			if (!rc && lda_sampler_kind_parse(v, &a->sampler)) {
+				frr_err("lda: --sampler wants sparse or dense, "
+					"not '%s'",
+					v);
+				rc = -EINVAL;
+			}
+		} else if (OPT("--heldout")) {
+			if (!rc)
+				rc = frr_opt_double("lda", "--heldout", v, 0,
+						    0.5, &a->heldout);
 		} else if (OPT("--save")) {
 			a->save_path = v;
 		} else if (OPT("--load")) {
@@ -209,10 +237,10 @@ static int lda_parse(struct lda_app *a, int argc, char **argv,
 static void lda_view_free(struct lda_view *v)
 {
 	free(v->nwk);
-	free(v->base);
-	free(v->touched);
-	free(v->tlist);
-	free(v->scratch);
+	free(v->nk);
+	free(v->nk_base);
+	free(v->zold);
+	lda_sampler_free(v->smp);
 }
 
 static void lda_destroy(void *app)
@@ -235,6 +263,8 @@ static void lda_destroy(void *app)
 	free(a->init_nwk);
 	free(a->init_nk);
 	free(a->phi0);
+	lda_heldout_free(a->ho);
+	lda_corpus_free(&a->test);
 	lda_corpus_free(&a->c);
 	free(a);
 }
@@ -246,11 +276,11 @@ static int lda_view_init(const struct lda_app *a, struct lda_view *v)
 	memset(v, 0, sizeof(*v));
 	v->clock = -1;
 	v->nwk = malloc(n * sizeof(float));
-	v->base = malloc(n * sizeof(float));
-	v->touched = calloc(a->h.V, 1);
-	v->tlist = malloc(a->h.V * sizeof(*v->tlist));
-	v->scratch = malloc(2 * a->h.K * sizeof(double));
-	if (!v->nwk || !v->base || !v->touched || !v->tlist || !v->scratch)
+	v->nk = malloc(a->h.K * sizeof(float));
+	v->nk_base = malloc(a->h.K * sizeof(float));
+	v->zold = malloc(a->maxlen * sizeof(*v->zold));
+	v->smp = lda_sampler_new(&a->h, a->sampler, &a->c);
+	if (!v->nwk || !v->nk || !v->nk_base || !v->zold || !v->smp)
 		return -ENOMEM;
 	return 0;
 }
@@ -297,6 +327,7 @@ static int lda_init_counts(struct lda_app *a)
 	for (uint64_t d = 0; d < a->c.ndocs; d++)
 		if (lda_len(a, d) > maxlen)
 			maxlen = lda_len(a, d);
+	a->maxlen = maxlen;
 	a->init_nwk = calloc((size_t)a->h.V * K, sizeof(float));
 	a->init_nk = calloc(K, sizeof(float));
 	z = malloc(maxlen * sizeof(*z));
@@ -359,6 +390,11 @@ static int lda_create(const struct frr_job_info *job, int argc, char **argv,
 		if (rc)
 			goto destroy;
 	}
+	if (a->heldout > 0) {
+		rc = lda_heldout_split(&a->c, a->heldout, &a->test);
+		if (rc)
+			goto destroy;
+	}
 	if (o.load) {
 		lda_shape(a, t);
 		rc = frr_model_load(o.load, "lda", t, 2, m);
@@ -372,6 +408,15 @@ static int lda_create(const struct frr_job_info *job, int argc, char **argv,
 		rc = lda_init_counts(a);
 	if (rc)
 		goto destroy;
+	if (a->heldout > 0) {
+		a->ho =
+		    lda_heldout_new(&a->h, &a->c, &a->test, job->rank,
+				    job->nranks, TB_WORD_TOPIC, TB_TOPIC_TOTAL);
+		if (!a->ho) {
+			rc = -ENOMEM;
+			goto destroy;
+		}
+	}
 	a->views = calloc((size_t)job->threads, sizeof(*a->views));
 	a->help = calloc((size_t)job->threads, sizeof(*a->help));
 	if (!a->views || !a->help) {
@@ -383,9 +428,13 @@ static int lda_create(const struct frr_job_info *job, int argc, char **argv,
 		if (rc)
 			goto destroy;
 	}
-	frr_info("lda: %llu documents, %u words, %llu tokens, %u topics",
+	frr_info("lda: %llu documents, %u words, %llu tokens, %u topics, "
+		 "%s sampler (%.1f MiB per thread), %llu held-out documents",
 		 (unsigned long long)a->c.ndocs, a->h.V,
-		 (unsigned long long)a->c.ntokens, a->h.K);
+		 (unsigned long long)a->c.ntokens, a->h.K,
+		 lda_sampler_kind_name(a->sampler),
+		 lda_sampler_bytes(a->views[0].smp) / 1048576.0,
+		 (unsigned long long)a->test.ndocs);
 	*app = a;
 	return 0;
 
@@ -460,38 +509,22 @@ static void lda_view_read(const struct lda_app *a, struct frr_wctx *wc,
 	for (uint64_t w = 0; w < a->h.V; w++)
 		memcpy(v->nwk + w * K, frr_row_read(wc, TB_WORD_TOPIC, w),
 		       K * sizeof(float));
-	memcpy(v->base, v->nwk, (size_t)a->h.V * K * sizeof(float));
 	memcpy(v->nk, frr_row_read(wc, TB_TOPIC_TOTAL, 0), K * sizeof(float));
 	memcpy(v->nk_base, v->nk, K * sizeof(float));
+	lda_sampler_clock(v->smp, v->nk);
 }
 
+/* The topic totals' net change since the last push (the word rows' moves
+ * went out as cell updates); nk_base then holds the delta's scratch. */
 static void lda_view_push(const struct lda_app *a, struct frr_wctx *wc,
 			  struct lda_view *v)
 {
-	float delta[LDA_MAX_TOPICS];
 	uint32_t K = a->h.K;
 
-	for (uint32_t t = 0; t < v->ntouched; t++) {
-		uint32_t w = v->tlist[t];
-		float *c = v->nwk + (uint64_t)w * K,
-		      *b = v->base + (uint64_t)w * K;
-		int any = 0;
-
-		for (uint32_t k = 0; k < K; k++) {
-			delta[k] = c[k] - b[k];
-			any |= delta[k] != 0;
-			b[k] = c[k];
-		}
-		if (any)
-			frr_row_update(wc, TB_WORD_TOPIC, w, delta);
-		v->touched[w] = 0;
-	}
-	v->ntouched = 0;
-	for (uint32_t k = 0; k < K; k++) {
-		delta[k] = v->nk[k] - v->nk_base[k];
-		v->nk_base[k] = v->nk[k];
-	}
-	frr_row_update(wc, TB_TOPIC_TOTAL, 0, delta);
+	for (uint32_t k = 0; k < K; k++)
+		v->nk_base[k] = v->nk[k] - v->nk_base[k];
+	frr_row_update(wc, TB_TOPIC_TOTAL, 0, v->nk_base);
+	memcpy(v->nk_base, v->nk, K * sizeof(float));
 }
 
 static int lda_process(void *app, struct frr_wctx *wc, int owner, int clock,
@@ -537,13 +570,26 @@ static int lda_process(void *app, struct frr_wctx *wc, int owner, int clock,
 			rc = -EPROTO;
 			break;
 		}
-		ll += lda_sample_doc(&a->h, words, len, z, v->nwk, v->nk,
-				     v->scratch, &rng);
-		ntok += len;
+		memcpy(v->zold, z, len * sizeof(*z));
+		lda_sampler_doc_begin(v->smp, z, len);
 		for (uint64_t i = 0; i < len; i++)
-			if (!v->touched[words[i]]) {
-				v->touched[words[i]] = 1;
-				v->tlist[v->ntouched++] = words[i];
+			lda_sampler_token(v->smp, i, words[i],
+					  v->nwk + (uint64_t)words[i] * a->h.K,
+					  v->nk, &rng);
+		for (uint64_t i = 0; i < len; i++)
+			ll += lda_sampler_loglik(v->smp, words[i],
+						 v->nwk + (uint64_t)words[i] *
+							      a->h.K);
+		lda_sampler_doc_end(v->smp);
+		ntok += len;
+		/* each move goes out as two cell updates: O(1) per token
+		 * where a diff of the touched rows costs O(K) */
+		for (uint64_t i = 0; i < len; i++)
+			if (z[i] != v->zold[i]) {
+				frr_cell_update(wc, TB_WORD_TOPIC, words[i],
+						v->zold[i], -1);
+				frr_cell_update(wc, TB_WORD_TOPIC, words[i],
+						z[i], 1);
 			}
 	}
 	lda_view_push(a, wc, v);
@@ -632,7 +678,17 @@ static int lda_clock_local(void *app, struct frr_eval_ctx *ec, int clock)
 	struct lda_app *a = app;
 	int rc = 0;
 
-	(void)clock;
+	if (a->ho) { /* every rank scores its share of the test documents */
+		double ll = 0, n = 0;
+
+		rc = lda_heldout_eval(a->ho, lda_save_row, ec,
+				      lda_doc_seed(a, (uint64_t)clock << 32),
+				      &ll, &n);
+		if (rc)
+			return rc;
+		frr_eval_stat_add(ec, ST_HO_LL, ll);
+		frr_eval_stat_add(ec, ST_HO_TOKENS, n);
+	}
 	if (frr_eval_job(ec)->rank != 0)
 		return 0;
 	if (a->save_path)
@@ -647,11 +703,22 @@ static int lda_clock_global(void *app, const double *st, int nstats, int clock,
 {
 	struct lda_app *a = app;
 	double n = st[ST_TOKENS] > 0 ? st[ST_TOKENS] : 1;
+	int m;
 
 	(void)nstats;
 	*objective = st[ST_LOGLIK] / n;
-	snprintf(metrics, len, "topics=%u tokens=%.0f loglik_per_token=%.5f",
-		 a->h.K, st[ST_TOKENS], *objective);
+	m = snprintf(metrics, len, "topics=%u tokens=%.0f ", a->h.K,
+		     st[ST_TOKENS]);
+	if (a->ho && m > 0 && (size_t)m < len)
+		m += snprintf(
+		    metrics + m, len - (size_t)m,
+		    "heldout_tokens=%.0f heldout_loglik_per_token=%.5f ",
+		    st[ST_HO_TOKENS],
+		    st[ST_HO_LL] /
+			(st[ST_HO_TOKENS] > 0 ? st[ST_HO_TOKENS] : 1));
+	if (m > 0 && (size_t)m < len)
+		snprintf(metrics + m, len - (size_t)m, "loglik_per_token=%.5f",
+			 *objective);
 	/* the runtime's progress line shows the objective only */
 	if (a->progress)
 		fprintf(stderr, "lda: clock %d %s\n", clock, metrics);
