@@ -152,7 +152,7 @@ struct lda_state {
 	struct lda_hyper h;
 	enum lda_sampler_kind kind;
 	const struct lda_corpus *c;
-	uint16_t *z, *zold;
+	uint16_t *z;
 	float *nwk, *nk;
 	struct lda_sampler *s;
 };
@@ -166,11 +166,10 @@ static void state_init(struct lda_state *st, const struct lda_corpus *c,
 	st->kind = kind;
 	st->c = c;
 	st->z = malloc(c->ntokens * sizeof(*st->z));
-	st->zold = malloc(c->ntokens * sizeof(*st->zold));
 	st->nwk = calloc((size_t)c->nwords * K, sizeof(*st->nwk));
 	st->nk = calloc(K, sizeof(*st->nk));
 	st->s = lda_sampler_new(&st->h, kind, c);
-	cr_assert(st->z && st->zold && st->nwk && st->nk && st->s);
+	cr_assert(st->z && st->nwk && st->nk && st->s);
 	for (uint64_t d = 0; d < c->ndocs; d++)
 		lda_init_doc(&st->h, c->word + c->doc[d],
 			     c->doc[d + 1] - c->doc[d], st->z + c->doc[d], NULL,
@@ -185,52 +184,46 @@ static void state_free(struct lda_state *st)
 {
 	lda_sampler_free(st->s);
 	free(st->z);
-	free(st->zold);
 	free(st->nwk);
 	free(st->nk);
 }
 
-/* One clock: the sampler's sweep; the sparse sampler keeps its moves in
- * its lists, so they are applied to nwk here as the table would.  With
- * check, each document's log-likelihood is compared with lda_doc_loglik's
- * O(K) formula.  Returns the log-likelihood per token. */
+/* One clock: the sampler's sweep (both samplers write their moves into
+ * the rows, as into the runtime's row cache).  With check, each
+ * document's log-likelihood is compared with lda_doc_loglik's O(K)
+ * formula.  Returns the log-likelihood per token. */
 static double sweep(struct lda_state *st, uint64_t rng, int check)
 {
 	const struct lda_corpus *c = st->c;
 	uint32_t K = st->h.K;
 	double ll = 0, *scratch = malloc(2 * K * sizeof(double));
+	float **rows = malloc(c->ntokens * sizeof(*rows));
 
 	lda_sampler_clock(st->s, st->nk);
 	for (uint64_t d = 0; d < c->ndocs; d++) {
 		const uint32_t *w = c->word + c->doc[d];
 		uint64_t len = c->doc[d + 1] - c->doc[d];
-		uint16_t *z = st->z + c->doc[d], *zo = st->zold + c->doc[d];
+		uint16_t *z = st->z + c->doc[d];
 		double dl = 0;
 
-		memcpy(zo, z, len * sizeof(*z));
+		for (uint64_t i = 0; i < len; i++)
+			rows[i] = st->nwk + (uint64_t)w[i] * K;
 		lda_sampler_doc_begin(st->s, z, len);
 		for (uint64_t i = 0; i < len; i++)
-			lda_sampler_token(st->s, i, w[i],
-					  st->nwk + (uint64_t)w[i] * K, st->nk,
+			lda_sampler_token(st->s, i, w[i], rows[i], st->nk,
 					  &rng);
 		for (uint64_t i = 0; i < len; i++)
-			dl += lda_sampler_loglik(st->s, w[i],
-						 st->nwk + (uint64_t)w[i] * K);
+			dl += lda_sampler_loglik(st->s, w[i], rows[i]);
 		lda_sampler_doc_end(st->s);
 		ll += dl;
-		for (uint64_t i = 0; st->kind == LDA_SAMPLER_SPARSE && i < len;
-		     i++) {
-			st->nwk[(uint64_t)w[i] * K + zo[i]] -= 1;
-			st->nwk[(uint64_t)w[i] * K + z[i]] += 1;
-		}
 		if (check)
 			cr_assert_float_eq(dl,
-					   lda_doc_loglik(&st->h, w, len, z,
-							  st->nwk, st->nk,
-							  scratch),
+					   lda_doc_loglik(&st->h, len, z, rows,
+							  st->nk, scratch),
 					   1e-6 * (double)len, "document %llu",
 					   (unsigned long long)d);
 	}
+	free(rows);
 	free(scratch);
 	return ll / (double)c->ntokens;
 }

@@ -350,7 +350,7 @@ static double lda_ho_doc(struct lda_heldout *ho, uint64_t d, uint64_t seed,
 	ho->ntop = ho->natop = 0;
 	ho->rsum = 0;
 	for (uint64_t j = 0; j < no; j++) {
-		ho->z[j] = (uint16_t)(lda_rng_next(&rng) % ho->h.K);
+		ho->z[j] = (uint16_t)(frr_splitmix64(&rng) % ho->h.K);
 		lda_ho_add(ho, ho->z[j], 1);
 	}
 	for (int sweep = 0; sweep < LDA_HO_BURN + LDA_HO_KEEP; sweep++) {

@@ -208,19 +208,6 @@ static void lda_word_build(struct lda_sampler *s, struct lda_word *lw,
 	lw->n = n;
 }
 
-/* The list no longer fits: the row takes over the counts for the rest of
- * the epoch (its entries are the counts, every other topic 0). */
-static void lda_word_spill(struct lda_sampler *s, struct lda_word *lw,
-			   float *row)
-{
-	const struct lda_ent *e = s->ent + lw->off;
-
-	memset(row, 0, s->h.K * sizeof(*row));
-	for (uint32_t m = 0; m < lw->n; m++)
-		row[e[m].k] = (float)e[m].c;
-	lw->over = 1;
-}
-
 /* Topic k's total and the document's count change by d: keep inv, the
  * sums and coef. */
 static inline void lda_topic_add(struct lda_sampler *s, float *nk, uint32_t k,
@@ -242,9 +229,9 @@ static inline void lda_topic_add(struct lda_sampler *s, float *nk, uint32_t k,
 /* One pass over the word's list: takes the token out of topic o (adding
  * an entry of -1 when o has none: a stale view), drops o's entry if that
  * emptied it, and returns q = sum of coef[k] c_k over c_k > 0 with its
- * terms in term[] by entry.  -1 when the list was full (spilled). */
-static double lda_q_take(struct lda_sampler *s, struct lda_word *lw, uint32_t o,
-			 float *row)
+ * terms in term[] by entry.  -1 when the list was full: the row, which
+ * holds the same counts, takes over for the rest of the epoch. */
+static double lda_q_take(struct lda_sampler *s, struct lda_word *lw, uint32_t o)
 {
 	struct lda_ent *e = s->ent + lw->off;
 	uint32_t n = lw->n, at = UINT32_MAX;
@@ -263,9 +250,8 @@ static double lda_q_take(struct lda_sampler *s, struct lda_word *lw, uint32_t o,
 		q += t;
 	}
 	if (at == UINT32_MAX) {
-		if (n == lw->cap) {
-			lda_word_spill(s, lw, row);
-			row[o] -= 1;
+		if (n == lw->cap) { /* the row (kept equal) takes over */
+			lw->over = 1;
 			return -1;
 		}
 		e[n] = (struct lda_ent){ o, -1 };
@@ -280,9 +266,10 @@ static double lda_q_take(struct lda_sampler *s, struct lda_word *lw, uint32_t o,
 }
 
 /* Topic k gains the token: entry j when the draw came from q (else
- * UINT32_MAX: looked up), a new entry, or the row when the list is full. */
+ * UINT32_MAX: looked up) or a new entry; when the list is full the row
+ * takes over. */
 static void lda_word_put(struct lda_sampler *s, struct lda_word *lw, uint32_t k,
-			 uint32_t j, float *row)
+			 uint32_t j)
 {
 	struct lda_ent *e = s->ent + lw->off;
 
@@ -294,8 +281,7 @@ static void lda_word_put(struct lda_sampler *s, struct lda_word *lw, uint32_t k,
 	} else if (lw->n < lw->cap) {
 		e[lw->n++] = (struct lda_ent){ k, 1 };
 	} else {
-		lda_word_spill(s, lw, row);
-		row[k] += 1;
+		lw->over = 1;
 	}
 }
 
@@ -365,19 +351,20 @@ uint32_t lda_sampler_token(struct lda_sampler *s, uint64_t i, uint32_t w,
 	if (lw->epoch != s->epoch)
 		lda_word_build(s, lw, row);
 	lda_topic_add(s, nk, k, -1);
+	/* the row gets every move (the runtime pushes its change); the
+	 * sparse draw reads the list, which holds the same counts */
+	row[k] -= 1;
 	if (!lw->over)
-		q = lda_q_take(s, lw, k, row);
-	else
-		row[k] -= 1;
+		q = lda_q_take(s, lw, k);
 	if (q >= 0) {
 		uint32_t j;
 
 		k = lda_sparse_draw(s, lw, q, rng, &j);
-		lda_word_put(s, lw, k, j, row);
-	} else { /* dense, or a spilled list */
+		lda_word_put(s, lw, k, j);
+	} else { /* dense, or an overflowed list */
 		k = lda_dense_draw(&s->h, row, nk, s->ndk, s->cdf, rng);
-		row[k] += 1;
 	}
+	row[k] += 1;
 	lda_topic_add(s, nk, k, 1);
 	if (s->tmark[k] != s->stamp) {
 		s->tmark[k] = s->stamp;

@@ -18,10 +18,11 @@
  *        + beta n_dk / (n_k + V beta)                r: the document's
  *        + (alpha + n_dk) n_wk / (n_k + V beta)      q: the word's
  * with the sums of s and r kept up to date in O(1) per move and q summed
- * over the word's non-zero topics, a list kept per word (built from the row
- * at the word's first token after lda_sampler_clock(), then kept exact
- * under the worker's own moves).  Cost per token: O(non-zero topics of the
- * word) for q, O(1) expected for s (rejection from a uniform topic), the
+ * over the word's non-zero topics: a contiguous (topic, count) list per word
+ * built from the row at the word's first token after lda_sampler_clock()
+ * and kept equal to it under the worker's own moves (the row gets every
+ * move too: the runtime pushes its change).  Cost per token: O(non-zero topics
+ * of the word) for q, O(1) expected for s (rejection from a uniform topic), the
  * document's topics only when r is drawn.
  *
  * LDA_SAMPLER_DENSE: the textbook O(K) draw (lda_dense_draw), for checking.
@@ -32,9 +33,11 @@
  *                 z[i] = lda_sampler_token(s, i, w_i, row(w_i), nk, &rng);
  *                 ll += lda_sampler_loglik(s, w_i, row(w_i))  (all i);
  *                 lda_sampler_doc_end(s);
- * Between two lda_sampler_clock() calls the rows and nk must change only
- * through lda_sampler_token() (the worker's own moves): the sampler's cached
- * sums and lists follow those moves.
+ * Call lda_sampler_clock() whenever the rows may have been fetched anew
+ * (a new batch of the runtime's row cache): between two calls the sampler
+ * samples against its lists and sums, which follow its own moves only.  A
+ * missed call costs freshness, never consistency: every move is written to
+ * the row it was drawn for.
  */
 #ifndef FLEXRR_APPS_LDA_SAMPLER_H
 #define FLEXRR_APPS_LDA_SAMPLER_H
