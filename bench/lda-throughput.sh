@@ -9,6 +9,9 @@
 # from random assignments, is the slowest for the sparse sampler: reported
 # apart); printed: the median over R runs, min-max, and sparse/dense.  The
 # two samplers alternate run by run so load changes hit both alike.
+# cpu_tok/s: the same tokens over CPU seconds instead (user + sys of the
+# process, all threads, for C clocks minus the median for 1 clock): on a
+# machine shared with other jobs, wall time counts the others' time too.
 # --callgrind: also instructions per token and clock, counted by
 # valgrind --tool=callgrind as (Ir of 3 clocks - Ir of 1 clock) / (2 x
 # tokens): immune to the machine's load, unlike the times.
@@ -36,41 +39,47 @@ kjv=$build/data/kjv-chapters.txt
 out=$(mktemp -d /tmp/lda-throughput.XXXXXX)
 trap 'rm -rf "$out"' EXIT
 
-# one run: prints "tokens_per_s clock0_tokens_per_s"
+# one run of $4 clocks: prints "tokens_per_s clock0_tokens_per_s cpu_s"
 run() {
-	"$flexrr" run -n 1 -t 1 --clocks "$clocks" --seed "$3" lda --text "$kjv" \
-		--max-doc-frac 0.25 --topics "$1" --sampler "$2" --no-progress \
-		>"$out/o" 2>"$out/e" || { cat "$out/e" >&2; exit 1; }
+	/usr/bin/time -f "%U %S" -o "$out/t" "$flexrr" run -n 1 -t 1 --clocks "$4" \
+		--seed "$3" lda --text "$kjv" --max-doc-frac 0.25 --topics "$1" \
+		--sampler "$2" --no-progress >"$out/o" 2>"$out/e" || { cat "$out/e" >&2; exit 1; }
 	tok=$(sed -n 's/.* tokens=\([0-9]*\).*/\1/p' "$out/o")
-	awk -v tok="$tok" '/^flexrr: clock / {
+	cpu=$(awk '{ print $1 + $2 }' "$out/t")
+	awk -v tok="$tok" -v cpu="$cpu" '/^flexrr: clock / {
 		for (i = 1; i <= NF; i++) if ($i ~ /^clock_s=/) { split($i, a, "="); s = a[2] }
 		if ($3 == 0) c0 = s; else { t += s; n++ }
-	} END { printf "%.0f %.0f\n", tok * n / t, tok / c0 }' "$out/e"
+	} END { printf "%.0f %.0f %s\n", n ? tok * n / t : 0, tok / c0, cpu }' "$out/e"
 }
 
-# median, min, max of the numbers on stdin
-stats() { sort -n | awk '{ v[NR] = $1 } END {
+# median, min, max of the numbers on stdin (printf format $1, default %.0f)
+stats() { sort -g | awk -v f="${1:-%.0f}" '{ v[NR] = $1 } END {
 	m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-	printf "%.0f %.0f %.0f\n", m, v[1], v[NR] }'; }
+	printf f " " f " " f "\n", m, v[1], v[NR] }'; }
 
 echo "# lda tokens/s per core: -n 1 -t 1, KJV (205,247 tokens), $clocks clocks, median of $runs runs (clocks 1..$((clocks - 1)))"
 echo "# load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-printf "%-6s %-7s %12s %25s %14s\n" K sampler tokens/s "min-max" clock0_tok/s
+printf "%-6s %-7s %12s %25s %14s %14s\n" K sampler tokens/s "min-max" clock0_tok/s cpu_tok/s
 for K in $topics; do
-	: >"$out/sparse" ; : >"$out/dense"
+	for s in sparse dense; do : >"$out/$s"; : >"$out/one.$s"; done
 	for r in $(seq 1 "$runs"); do
 		for s in sparse dense; do
-			run "$K" "$s" "$r" >>"$out/$s"
+			run "$K" "$s" "$r" "$clocks" >>"$out/$s"
+			run "$K" "$s" "$r" 1 | cut -d' ' -f3 >>"$out/one.$s"
 		done
 	done
 	for s in sparse dense; do
 		read -r med lo hi < <(cut -d' ' -f1 "$out/$s" | stats)
 		read -r c0 _ _ < <(cut -d' ' -f2 "$out/$s" | stats)
-		printf "%-6s %-7s %12s %25s %14s\n" "$K" "$s" "$med" "$lo-$hi" "$c0"
-		echo "$med" >"$out/med.$s"
+		one=$(stats %.4f <"$out/one.$s" | cut -d' ' -f1)
+		read -r cpu _ _ < <(awk -v one="$one" -v n=$((clocks - 1)) \
+			'{ print 205247 * n / ($3 - one) }' "$out/$s" | stats)
+		printf "%-6s %-7s %12s %25s %14s %14s\n" "$K" "$s" "$med" "$lo-$hi" "$c0" "$cpu"
+		echo "$med $cpu" >"$out/med.$s"
 	done
-	awk -v a="$(cat "$out/med.sparse")" -v b="$(cat "$out/med.dense")" -v K="$K" \
-		'BEGIN { printf "%-6s sparse/dense = %.2fx\n", K, a / b }'
+	awk -v K="$K" 'NR == 1 { a = $1; ac = $2 } NR == 2 { b = $1; bc = $2 }
+		END { printf "%-6s sparse/dense = %.2fx (wall), %.2fx (cpu)\n", K, a / b, ac / bc }' \
+		"$out/med.sparse" "$out/med.dense"
 done
 echo "# load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 
