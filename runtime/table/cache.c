@@ -117,7 +117,12 @@ static uint64_t load_exact(struct frr_rt *rt, int o, const float *src,
 		uint64_t d = frr_rt_shard_done(rt, o);
 
 		replica_load(dst, src, cols);
+#ifdef __SANITIZE_THREAD__
+		/* gcc refuses an acquire fence under TSan; seq_cst is stronger */
+		atomic_thread_fence(memory_order_seq_cst);
+#else
 		atomic_thread_fence(memory_order_acquire);
+#endif
 		if (frr_rt_shard_pushing(rt, o) == d || frr_rt_failed(rt))
 			return d;
 		/* the shard is pushing: a short while (its rows, then done) */
