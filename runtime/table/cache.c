@@ -118,7 +118,7 @@ static uint64_t load_exact(struct frr_rt *rt, int o, const float *src,
 
 		replica_load(dst, src, cols);
 #ifdef __SANITIZE_THREAD__
-		/* gcc refuses an acquire fence under TSan; seq_cst is stronger */
+		/* gcc refuses acquire fences under TSan: seq_cst is stronger */
 		atomic_thread_fence(memory_order_seq_cst);
 #else
 		atomic_thread_fence(memory_order_acquire);
