@@ -74,9 +74,20 @@ static void usage(FILE *out, const struct frr_app_ops *const *apps)
 	    "launcher's job id\n"
 	    "  --job-token X          shared secret of the job (env "
 	    "FLEXRR_JOB_TOKEN;\n"
-	    "                         default: derived from the launcher's job "
-	    "id)\n"
+	    "                         default: pmix: a random one from rank 0; "
+	    "tcp:\n"
+	    "                         derived from the launcher's job id)\n"
 	    "  --rendezvous-timeout S how long ranks wait for each other (20)\n"
+	    "  --bootstrap B          how the ranks meet: pmix (through the "
+	    "launcher's\n"
+	    "                         PMIx server: mpirun, srun --mpi=pmix), "
+	    "tcp (the\n"
+	    "                         rendezvous above) or auto (default: pmix "
+	    "when the\n"
+	    "                         launcher offers it and no rendezvous "
+	    "address is\n"
+	    "                         given, else tcp); rank 0 says which on "
+	    "stderr\n"
 	    "RapidReassignment (modes flexrr, rr):\n"
 	    "  --rr-group G  --rr-threshold F  --rr-min-share F  --rr-report "
 	    "N\n"
@@ -109,6 +120,7 @@ enum {
 	OPT_RDV,
 	OPT_TOKEN,
 	OPT_RDV_TIMEOUT,
+	OPT_BOOTSTRAP,
 	OPT_RR_GROUP,
 	OPT_RR_THRESH,
 	OPT_RR_MIN,
@@ -139,6 +151,7 @@ static const struct option long_opts[] = {
 	{ "rendezvous", required_argument, NULL, OPT_RDV },
 	{ "job-token", required_argument, NULL, OPT_TOKEN },
 	{ "rendezvous-timeout", required_argument, NULL, OPT_RDV_TIMEOUT },
+	{ "bootstrap", required_argument, NULL, OPT_BOOTSTRAP },
 	{ "rr-group", required_argument, NULL, OPT_RR_GROUP },
 	{ "rr-threshold", required_argument, NULL, OPT_RR_THRESH },
 	{ "rr-min-share", required_argument, NULL, OPT_RR_MIN },
@@ -199,10 +212,13 @@ static int parse_mode(const char *s, enum frr_mode *m)
 	return -EINVAL;
 }
 
+enum boot { BOOT_AUTO, BOOT_PMIX, BOOT_TCP };
+
 struct cli {
 	struct frr_run_opts o;
 	int have_procs, have_slack, have_mode;
 	double rdv_timeout;
+	enum boot boot;
 };
 
 static int parse_opt(struct cli *c, int opt, const char *arg)
@@ -307,6 +323,18 @@ static int parse_opt(struct cli *c, int opt, const char *arg)
 		err =
 		    parse_double(arg, "--rendezvous-timeout", &c->rdv_timeout);
 		break;
+	case OPT_BOOTSTRAP:
+		c->boot = !strcmp(arg, "pmix")	? BOOT_PMIX
+			  : !strcmp(arg, "tcp") ? BOOT_TCP
+						: BOOT_AUTO;
+		if (c->boot == BOOT_AUTO && strcmp(arg, "auto")) {
+			fprintf(stderr,
+				"flexrr run: --bootstrap wants auto, "
+				"pmix or tcp, got '%s'\n",
+				arg);
+			err = -EINVAL;
+		}
+		break;
 	case OPT_RR_GROUP:
 		err = parse_long(arg, "--rr-group", 1, 64, &v);
 		o->rr.group_size = (int)v;
@@ -341,6 +369,18 @@ static int parse_opt(struct cli *c, int opt, const char *arg)
 	return err;
 }
 
+/* Rank 0 of a launcher's job says how the ranks met (stderr, like the
+ * progress lines); every rank logs it at info level. */
+static void say_bootstrap(const struct frr_run_opts *o,
+			  const struct frr_oob *oob, const char *how)
+{
+	frr_info("rank %d of %d met the others through %s", oob->rank,
+		 oob->size, how);
+	if (!oob->rank && !o->quiet)
+		fprintf(stderr, "flexrr: bootstrap %s: %d ranks\n", how,
+			oob->size);
+}
+
 /* One rank: meet the others at the TCP rendezvous, run the job.  0 or a
  * negative errno (already logged). */
 static int rank_main(struct frr_run_opts *o, int rank, int size,
@@ -361,6 +401,12 @@ static int rank_main(struct frr_run_opts *o, int rank, int size,
 	err = frr_tcp_open(&tcp, &oob);
 	if (err)
 		return err;
+	if (lfd < 0) { /* launcher-started, not a local job */
+		char how[96];
+
+		snprintf(how, sizeof(how), "tcp (rendezvous %s)", addr);
+		say_bootstrap(o, oob, how);
+	}
 	err = frr_rt_job_run(oob, o);
 	frr_oob_close(oob);
 	return err < 0 ? err : err ? -EIO : 0;
@@ -468,6 +514,49 @@ static int join_launched(struct cli *c, const struct frr_launcher_env *env)
 	return 0;
 }
 
+/* A PMIx launcher started us: meet through its key-value store (the
+ * secret too: rank 0's random token unless one is given), run the job. */
+static int run_pmix(struct cli *c, int timeout_ms)
+{
+	struct frr_run_opts *o = &c->o;
+	const char *secret = getenv("FLEXRR_JOB_TOKEN");
+	struct frr_pmix_cfg px = { .binary_hash = frr_binary_hash(),
+				   .args_hash = o->args_hash,
+				   .job_token = o->job_token,
+				   .timeout_ms = timeout_ms };
+	struct frr_oob *oob = NULL;
+	int err;
+
+	if (!px.job_token && secret)
+		px.job_token = frr_job_token_from(secret);
+	if (frr_pmix_open(&px, &oob))
+		return 1;
+	if (c->have_procs && o->nprocs != oob->size) {
+		fprintf(stderr,
+			"flexrr run: -n %d but the launcher started %d ranks; "
+			"drop -n or make them agree\n",
+			o->nprocs, oob->size);
+		frr_oob_close(oob);
+		return 2;
+	}
+	o->nprocs = oob->size;
+	o->job_token = oob->job_token;
+	say_bootstrap(o, oob, "pmix (the launcher's key-value store)");
+	err = frr_rt_job_run(oob, o);
+	frr_oob_close(oob);
+	return err ? 1 : 0;
+}
+
+/* auto: PMIx when the launcher offers it, unless a rendezvous address
+ * asks for the TCP path */
+static int want_pmix(const struct cli *c)
+{
+	if (c->boot != BOOT_AUTO)
+		return c->boot == BOOT_PMIX;
+	return frr_pmix_offered() && !c->o.rendezvous &&
+	       !getenv("FLEXRR_RENDEZVOUS");
+}
+
 /* The rr layer (RapidReassignment, stragglers, trace) runs in modes flexrr
  * and rr, and whenever stragglers or a trace are asked for. */
 static void engage_rr(struct frr_run_opts *o)
@@ -561,6 +650,8 @@ int frr_run_main(int argc, char **argv, const struct frr_app_ops *const *apps)
 		    frr_fnv1a64(argv[i], strlen(argv[i]) + 1, o->args_hash);
 	timeout_ms = (int)(c.rdv_timeout * 1000);
 
+	if (want_pmix(&c))
+		return run_pmix(&c, timeout_ms);
 	if (!frr_launcher_env(&env))
 		return run_local(o, timeout_ms);
 	err = join_launched(&c, &env);
