@@ -6,7 +6,7 @@
 #      has an RDMA device, else inside the qemu soft-RoCE VM
 #   5. two hosts: jobs with one rank in each of two soft-RoCE VMs
 #   6. Slurm: a one-node slurmctld + slurmd, srun -n 4 and sbatch
-#   7. formatting (clang-format)
+#   7. every fuzz target for 20 s (scripts/fuzz.sh), 8. formatting
 # Ends with one line 'N passed, N failed'.  Options:
 #   --quick   only stage 1 (development loop)      --no-vm  skip stages 4-5
 set -euo pipefail
@@ -81,6 +81,8 @@ if [ $quick = 0 ]; then
 	if [ -x scripts/test-slurm.sh ]; then
 		stage "Slurm (srun, sbatch)" scripts/test-slurm.sh build
 	fi
+	# bounded: 20 s per target (docs/fuzzing.md for longer runs)
+	stage "fuzz (libFuzzer, 20 s per target)" scripts/fuzz.sh --time 20
 	if command -v clang-format >/dev/null; then
 		stage "format (clang-format)" scripts/check-format.sh
 	fi

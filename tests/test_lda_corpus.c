@@ -286,6 +286,25 @@ Test(lda_corpus, text_binary_refused, .init = cr_redirect_stderr)
 	rm_tmp();
 }
 
+/* Found by fuzz_text: a stop word cut short by a NUL byte matched a
+ * shorter stored word and the compare read past its end. */
+Test(lda_corpus, stopfile_nul_refused, .init = cr_redirect_stderr)
+{
+	struct lda_text_opts o;
+	struct lda_corpus c;
+	FILE *f;
+
+	put("t.txt", blocks, 0);
+	f = fopen(tmp("stop"), "wb");
+	fwrite("fox\ndog\ndo\0g\n", 1, 13, f);
+	fclose(f);
+	lda_text_opts_default(&o);
+	o.stopfile = tmp("stop");
+	cr_assert_eq(lda_load_text(tmp("t.txt"), &o, &c), -EINVAL);
+	stderr_has("stop:3:", "NUL byte");
+	rm_tmp();
+}
+
 /* Header values are bounded before anything is sized from them: each of
  * D, W, NNZ and a count at 2^32 - 1 is a message naming file and line. */
 Test(lda_corpus, uci_huge_docs, .init = cr_redirect_stderr)

@@ -202,7 +202,7 @@ Test(mlr_data, libsvm_plain_and_gzip)
 		mlr_data_free(&d);
 	}
 	/* test file against the training map and dim: feature 9 dropped */
-	put("t", "1 1:1 9:3\n-1 2:2\n", 18, 0);
+	put("t", "1 1:1 9:3\n-1 2:2\n", 17, 0);
 	cr_assert_eq(mlr_load_libsvm(tmp("t"), 0, 4, &map, &d), 0);
 	cr_assert_eq(d.n, 2);
 	cr_assert_eq(d.dim, 4);
@@ -211,15 +211,20 @@ Test(mlr_data, libsvm_plain_and_gzip)
 	rm_tmp();
 }
 
-static void svm_bad(const char *text, const char *needle)
+static void svm_bad_n(const char *text, size_t n, const char *needle)
 {
 	struct mlr_labels map = { 0 };
 	struct mlr_data d;
 
-	put("bad", text, strlen(text), 1);
+	put("bad", text, n, 1);
 	cr_assert_eq(mlr_load_libsvm(tmp("bad"), 0, 0, &map, &d), -EINVAL);
 	stderr_has(tmp("bad"), needle);
 	rm_tmp();
+}
+
+static void svm_bad(const char *text, const char *needle)
+{
+	svm_bad_n(text, strlen(text), needle);
 }
 
 Test(mlr_data, libsvm_junk_value, .init = cr_redirect_stderr)
@@ -341,4 +346,27 @@ Test(mlr_data, libsvm_model_too_large, .init = cr_redirect_stderr)
 	svm_bad("1 1:1\n2 67108864:1\n3 2:1\n4 3:1\n5 4:1\n",
 		":2: feature index 67108864 and 5 classes make a model of "
 		"335544325 weights");
+}
+
+/* Found by fuzz_libsvm: a training set without a single feature made dim
+ * 0, and the test set was then read as if its own largest index were the
+ * model's dimension (an out-of-bounds bias row in evaluation). */
+Test(mlr_data, libsvm_no_features, .init = cr_redirect_stderr)
+{
+	svm_bad("0\n1 # none\n", "no features (empty file or only comments)");
+}
+
+Test(mlr_data, libsvm_nul_byte, .init = cr_redirect_stderr)
+{
+	static const char text[] = "1 1:2\n0 1:1\0 2:2\n";
+
+	svm_bad_n(text, sizeof(text) - 1, ":2: NUL byte in a text line");
+}
+
+/* Found by fuzz_libsvm: 2.2e60 is a finite double but inf as the float a
+ * feature is stored in. */
+Test(mlr_data, libsvm_value_beyond_float, .init = cr_redirect_stderr)
+{
+	svm_bad("0 1:1\n1 1:2.2e60\n",
+		":2: expected a number after '1:' (at most");
 }

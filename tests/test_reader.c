@@ -331,3 +331,21 @@ Test(reader, model_wrong_shape, .init = cr_redirect_stderr)
 	stderr_has(":2: expected 'table w 4 2'");
 	unlink(p);
 }
+
+/* Found by fuzz_libsvm and fuzz_text: a NUL byte silently ended a line for
+ * the C-string parsers (and tripped a compare past a word's end). */
+Test(reader, nul_byte_in_line, .init = cr_redirect_stderr)
+{
+	static const char t[] = "ok\nbad\0tail\n";
+	char *p = tmp_path(), *line;
+	struct frr_reader *r;
+	size_t len;
+
+	write_gz(p, t, sizeof(t) - 1);
+	cr_assert_eq(frr_reader_open(p, &r), 0);
+	cr_assert_eq(frr_reader_line(r, &line, &len), 1);
+	cr_assert_eq(frr_reader_line(r, &line, &len), -EINVAL);
+	frr_reader_close(r);
+	stderr_has(":2: NUL byte in a text line");
+	unlink(p);
+}

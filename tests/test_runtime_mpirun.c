@@ -11,7 +11,7 @@
  */
 #include <criterion/criterion.h>
 
-#include "app_toy.h"
+#include "toy/toy.h"
 #include "flexrr/flexrr.h"
 #include "test_runtime_util.h"
 
@@ -31,7 +31,7 @@ Test(runtime_mpirun, np4_exact_bsp_answer)
 	static const char *const boots[][2] = { { "auto", "tcp" } };
 #endif
 	struct frr_toy_params p = {
-		.seed = 3, .nworkers = 4, .items = 30, .dim = 16, .lr = 0.5f
+		.seed = 3, .nparts = 4, .items = 30, .dim = 16, .lr = 0.5f
 	};
 	float want[16];
 

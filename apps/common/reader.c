@@ -17,7 +17,13 @@
 #include "flexrr/log.h"
 #include "reader.h"
 
+/* Read-ahead per refill.  The fuzz build makes it tiny, so lines and byte
+ * runs cross refills all the time (and a run costs less). */
+#ifdef FRR_READER_CHUNK
+#define RD_CHUNK FRR_READER_CHUNK
+#else
 #define RD_CHUNK (256u << 10)
+#endif
 /* A "line" longer than this is not text: refuse before eating memory. */
 #define RD_MAX_LINE (64u << 20)
 
@@ -181,6 +187,10 @@ int frr_reader_line(struct frr_reader *r, char **line, size_t *len)
 	r->line[n] = '\0';
 	r->lineno++;
 	r->binary = 0;
+	/* the parsers see C strings: a NUL would silently cut the line */
+	if (memchr(r->line, '\0', n))
+		return frr_reader_fail(r, "NUL byte in a text line; is this "
+					  "a binary file?");
 	*line = r->line;
 	*len = n;
 	return 1;

@@ -17,7 +17,8 @@ int frr_reader_open(const char *path, struct frr_reader **r);
 void frr_reader_close(struct frr_reader *r);
 /* Next line without its newline, NUL-terminated, valid until the next call.
  * Returns 1 with *line and *len set, 0 at end of file, -errno on a read error
- * (e.g. truncated gzip: -EIO with a message naming the byte offset). */
+ * (e.g. truncated gzip: -EIO with a message naming the byte offset), -EINVAL
+ * for a line holding a NUL byte (text never does). */
 int frr_reader_line(struct frr_reader *r, char **line, size_t *len);
 /* Read exactly n bytes: 0, or -EIO ("unexpected end of file after N bytes"). */
 int frr_reader_bytes(struct frr_reader *r, void *buf, size_t n);

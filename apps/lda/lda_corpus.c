@@ -621,7 +621,9 @@ static int64_t vh_id(struct vocab_hash *h, const char *s, size_t n)
 	while (h->slot[i]) {
 		uint32_t id = h->slot[i] - 1;
 
-		if (!strncmp(h->word[id], s, n) && !h->word[id][n])
+		/* strnlen stops at the stored word's end: never past it */
+		if (strnlen(h->word[id], n + 1) == n &&
+		    !memcmp(h->word[id], s, n))
 			return id;
 		i = (i + 1) & (h->cap - 1);
 	}
@@ -775,11 +777,6 @@ static int tb_file(struct text_build *b, const char *path, int whole_doc)
 	if (whole_doc)
 		rc = tb_fail(r, tb_doc_begin(b));
 	while (!rc && (rc = frr_reader_line(r, &line, &len)) == 1) {
-		if (memchr(line, '\0', len)) {
-			rc = frr_reader_fail(r, "NUL byte: expected text "
-						"(is this a binary file?)");
-			break;
-		}
 		if (blank(line)) {
 			if (!whole_doc)
 				tb_doc_end(b);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* MLR loaders: IDX (MNIST family) and LIBSVM/SVMlight text. */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -155,7 +156,7 @@ int mlr_load_idx(const char *images, const char *labels, uint64_t limit,
 		 uint32_t classes, struct mlr_data *d)
 {
 	struct frr_reader *ri = NULL, *rl = NULL;
-	uint32_t idim[3], ldim[1];
+	uint32_t idim[3] = {0}, ldim[1] = {0};
 	unsigned char *lab = NULL;
 	char what[64], where[4200];
 	uint64_t n, dim;
@@ -349,13 +350,14 @@ static int libsvm_line(struct frr_reader *r, char *line, uint32_t dim,
 			    idx, last, (size_t)(tok - line) + 1);
 		s = end + 1;
 		v = strtod(s, &end);
+		/* features are stored as float: a larger double is inf */
 		if (end == s || (*end && *end != ' ' && *end != '\t') ||
-		    !isfinite(v))
+		    !(fabs(v) <= FLT_MAX))
 			return frr_reader_fail(
 			    r,
-			    "expected a number after '%lu:', "
-			    "got '%.20s' (column %zu)",
-			    idx, s, (size_t)(s - line) + 1);
+			    "expected a number after '%lu:' (at most %g in "
+			    "size), got '%.20s' (column %zu)",
+			    idx, FLT_MAX, s, (size_t)(s - line) + 1);
 		s = end;
 		last = (uint32_t)idx;
 		if (dim && idx > dim)
@@ -446,10 +448,12 @@ int mlr_load_libsvm(const char *path, uint64_t limit, uint32_t dim,
 	}
 	if (rc < 0)
 		goto free_b;
-	if (!b.n) {
-		frr_err("%s: no examples (empty file or only comments); "
-			"expected LIBSVM lines 'label index:value ...'",
-			path);
+	if (!b.n || (!dim && !b.maxidx)) {
+		/* a training set without features would make dim 0, which
+		 * the test set's loader reads as "take the largest index" */
+		frr_err("%s: no %s (empty file or only comments); expected "
+			"LIBSVM lines 'label index:value ...'",
+			path, b.n ? "features" : "examples");
 		rc = -EINVAL;
 		goto free_b;
 	}
