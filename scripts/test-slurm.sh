@@ -9,6 +9,9 @@
 #           PMIx (rank 0's stderr says 'bootstrap pmix')
 #   sbatch  sbatch --wait of a script whose one step is srun flexrr run ...:
 #           its output file has the same summary line
+#   doctor  the preflight, srun -n 2 flexrr doctor --json: one JSON line per
+#           task, and srun's exit status 1 exactly when one says unhealthy
+#           (this host may have no RDMA device: unhealthy is fine here)
 # Everything runs in a private network namespace (unshare -n) that has only
 # loopback: the daemons' ports cannot collide with anything on the host and no
 # packet can leave it.  The node declares 4 CPUs whatever the machine has
@@ -191,6 +194,16 @@ ok=0
 [ $rc = 0 ] && [ -n "$got" ] && [ "$got" = "$want" ] && ok=1
 verdict $ok "sbatch --wait ($((SECONDS - s)) s)" "exit $rc; $(head -1 "$dir/sbatch.submit"); '${got:-no summary line}'"
 [ $ok = 1 ] || tail -5 "$dir/sbatch.out" "$dir/sbatch.submit" 2>/dev/null
+
+s=$SECONDS rc=0
+timeout 60 srun -n 2 --time=1 "$B" doctor --json >"$dir/doctor.out" 2>"$dir/doctor.err" || rc=$?
+lines=$(grep -c '^{"host":"' "$dir/doctor.out" || true)
+bad=$(grep -c '"verdict":"unhealthy"' "$dir/doctor.out" || true)
+ok=0
+[ "$lines" = 2 ] && [ "$(wc -l <"$dir/doctor.out")" = 2 ] &&
+	{ { [ $rc = 0 ] && [ "$bad" = 0 ]; } || { [ $rc = 1 ] && [ "$bad" != 0 ]; }; } && ok=1
+verdict $ok "srun -n 2 flexrr doctor --json ($((SECONDS - s)) s)" "exit $rc; $lines JSON line(s), $bad unhealthy; $(head -c 100 "$dir/doctor.out")..."
+[ $ok = 1 ] || tail -5 "$dir/doctor.out" "$dir/doctor.err"
 
 echo
 echo "Slurm (one node, 4 CPUs) results; want '$want':"
