@@ -371,10 +371,14 @@ pair_vms() {
 	done
 	# a VM whose set-up failed (125) or timed out (124) leaves its partner
 	# waiting for nobody: stop that one too
-	local ra="" rb="" done_pid rc
-	for _ in 1 2; do
-		rc=0
-		wait -n -p done_pid "${pids[@]}" || rc=$?
+	local ra="" rb="" done_pid rc left=("${pids[@]}") p rest
+	while [ ${#left[@]} -gt 0 ]; do
+		rc=0 done_pid=""
+		wait -n -p done_pid "${left[@]}" || rc=$?
+		[ -n "$done_pid" ] || break
+		rest=()
+		for p in "${left[@]}"; do [ "$p" = "$done_pid" ] || rest+=("$p"); done
+		left=(${rest[@]+"${rest[@]}"})
 		if [ "$done_pid" = "${pids[0]}" ]; then ra=$rc; else rb=$rc; fi
 		if [ "$rc" = 124 ] || [ "$rc" = 125 ]; then
 			log "VM $([ "$done_pid" = "${pids[0]}" ] && echo a || echo b) ended with $rc: stopping the other"
@@ -382,9 +386,9 @@ pair_vms() {
 			stop_qemu "$dir/b"
 		fi
 	done
-	log "pair finished: VM a exit status $ra, VM b exit status $rb"
-	[ $ra = 0 ] || return $ra
-	return $rb
+	log "pair finished: VM a exit status ${ra:-?}, VM b exit status ${rb:-?}"
+	[ "${ra:-2}" = 0 ] || return "${ra:-2}"
+	return "${rb:-2}"
 }
 
 selftest() {
