@@ -37,6 +37,7 @@ struct demo_opts {
 	int ideal;
 	int timeout_s;
 	int verbose;
+	const char *plot; /* --plot FILE: objective vs time (gnuplot) */
 };
 
 struct demo_run {
@@ -59,49 +60,59 @@ struct demo_run {
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"usage: flexrr demo [options]\n"
-		"\n"
-		"The straggler demo: matrix factorization (SGD) on synthetic "
-		"low-rank data, run\n"
-		"in BSP, SSP and FlexRR with the same seed and the same "
-		"injected stragglers,\n"
-		"printed side by side.  Each mode is 'flexrr run -n P -t T "
-		"--mode M ... mf ...'.\n"
-		"Takes about a minute on 2 cores with the defaults.\n"
-		"\n"
-		"  --size U,I,R          synthetic users,items,ratings "
-		"(default 50000,5000,10000000)\n"
-		"  --rank K              MF rank (default 8)\n"
-		"  --clocks N            clocks per run (default 20)\n"
-		"  --target RMSE         held-out RMSE the 'time to target' "
-		"column waits for\n"
-		"                        (default 0.59; the noise floor is "
-		"0.5)\n"
-		"  --modes LIST          comma list of bsp, ssp, flexrr, "
-		"async, rr\n"
-		"                        (default bsp,ssp,flexrr)\n"
-		"  --stragglers SPEC     injected stragglers, as flexrr run "
-		"(default\n"
-		"                        slow-worker:0.25,1.0: each clock each "
-		"worker is slowed\n"
-		"                        with probability 0.25 to 2x its "
-		"time); 'none' for none\n"
-		"  --ideal               also run BSP without stragglers (the "
-		"'ideal' baseline)\n"
-		"  --slack S             slack of ssp and flexrr (default 1)\n"
-		"  -n, --procs P         processes (default 2)\n"
-		"  -t, --threads T       worker threads per process (default "
-		"2)\n"
-		"  --backend B           transport: shm (default) or verbs\n"
-		"  --seed N              seed of data, model and stragglers "
-		"(default 1)\n"
-		"  --timeout S           give up on a run after S seconds "
-		"(default 300)\n"
-		"  --flexrr PATH         the flexrr binary to run (default: "
-		"this one)\n"
-		"  -v, --verbose         show every run's own output\n"
-		"  -h, --help            this text\n");
+	fprintf(
+	    out,
+	    "usage: flexrr demo [options]\n"
+	    "\n"
+	    "The straggler demo: matrix factorization (SGD) on synthetic "
+	    "low-rank data, run\n"
+	    "in BSP, SSP and FlexRR with the same seed and the same "
+	    "injected stragglers,\n"
+	    "printed side by side.  Each mode is 'flexrr run -n P -t T "
+	    "--mode M ... mf ...'.\n"
+	    "Emulated: a cluster of P one-core machines (default 2 workers, "
+	    "one per core of\n"
+	    "a 2-core machine); a straggler sleeps for the extra time a "
+	    "slow machine would\n"
+	    "take, leaving its core idle as that machine would.  Takes "
+	    "about a minute.\n"
+	    "\n"
+	    "  --size U,I,R          synthetic users,items,ratings "
+	    "(default 50000,5000,10000000)\n"
+	    "  --rank K              MF rank (default 8)\n"
+	    "  --clocks N            clocks per run (default 20)\n"
+	    "  --target RMSE         held-out RMSE the 'time to target' "
+	    "column waits for\n"
+	    "                        (default 0.59; the noise floor is "
+	    "0.5)\n"
+	    "  --modes LIST          comma list of bsp, ssp, flexrr, "
+	    "async, rr\n"
+	    "                        (default bsp,ssp,flexrr)\n"
+	    "  --stragglers SPEC     injected stragglers, as flexrr run "
+	    "(default\n"
+	    "                        persistent:1,3: worker 1 always takes 3x "
+	    "its time, a\n"
+	    "                        machine 3x slower than the other); "
+	    "'none' for none\n"
+	    "  --ideal               also run BSP without stragglers (the "
+	    "'ideal' baseline)\n"
+	    "  --slack S             slack of ssp and flexrr (default 1)\n"
+	    "  -n, --procs P         processes (default 2)\n"
+	    "  -t, --threads T       worker threads per process (default "
+	    "1: one worker per\n"
+	    "                        core; more share the cores, which "
+	    "blurs the stragglers)\n"
+	    "  --backend B           transport: shm (default) or verbs\n"
+	    "  --seed N              seed of data, model and stragglers "
+	    "(default 1)\n"
+	    "  --timeout S           give up on a run after S seconds "
+	    "(default 300)\n"
+	    "  --flexrr PATH         the flexrr binary to run (default: "
+	    "this one)\n"
+	    "  --plot FILE           also draw test RMSE vs time of every "
+	    "mode (gnuplot, PNG)\n"
+	    "  -v, --verbose         show every run's own output\n"
+	    "  -h, --help            this text\n");
 }
 
 /* Option k with its value v: 0 or -EINVAL (said on stderr). */
@@ -119,6 +130,8 @@ static int set_value(struct demo_opts *o, const char *k, const char *v)
 		o->backend = v;
 	else if (!strcmp(k, "--flexrr"))
 		o->bin = v;
+	else if (!strcmp(k, "--plot"))
+		o->plot = v;
 	else if (!strcmp(k, "--target"))
 		o->target = strtod(v, &end);
 	else if (!strcmp(k, "--seed"))
@@ -152,7 +165,7 @@ static int set_value(struct demo_opts *o, const char *k, const char *v)
 		end = NULL;
 	if (end == NULL && strcmp(k, "--size") && strcmp(k, "--modes") &&
 	    strcmp(k, "--stragglers") && strcmp(k, "--backend") &&
-	    strcmp(k, "--flexrr")) {
+	    strcmp(k, "--flexrr") && strcmp(k, "--plot")) {
 		fprintf(stderr, "flexrr demo: %s '%s': not a number\n", k, v);
 		return -EINVAL;
 	}
@@ -164,10 +177,10 @@ static int parse_args(int argc, char **argv, struct demo_opts *o)
 	*o = (struct demo_opts){
 		.size = "50000,5000,10000000",
 		.modes = "bsp,ssp,flexrr",
-		.stragglers = "slow-worker:0.25,1.0",
+		.stragglers = "persistent:1,3",
 		.backend = "shm",
 		.procs = 2,
-		.threads = 2,
+		.threads = 1,
 		.clocks = 20,
 		.slack = 1,
 		.rank = 8,
@@ -455,6 +468,108 @@ static double time_to_target(const struct demo_run *r, double target)
 	return -1;
 }
 
+static const struct demo_run *find_run(const struct demo_run *runs, int n,
+				       const char *mode)
+{
+	for (int k = 0; k < n; k++)
+		if (runs[k].ok && !runs[k].ideal && !strcmp(runs[k].mode, mode))
+			return &runs[k];
+	return NULL;
+}
+
+/* FlexRR's time to the target against BSP's and SSP's: what the demo is
+ * for, printed before the table. */
+static void print_headline(const struct demo_opts *o,
+			   const struct demo_run *runs, int nruns)
+{
+	const struct demo_run *f = find_run(runs, nruns, "flexrr");
+	const struct demo_run *b = find_run(runs, nruns, "bsp");
+	const struct demo_run *s = find_run(runs, nruns, "ssp");
+	double tf = f ? time_to_target(f, o->target) : -1;
+	double tb = b ? time_to_target(b, o->target) : -1;
+	double ts = s ? time_to_target(s, o->target) : -1;
+
+	printf("flexrr demo: time to test RMSE %.3f with stragglers %s\n",
+	       o->target, o->stragglers);
+	if (tf < 0 || tb < 0) {
+		printf("  %s did not reach the target in %d clocks: no "
+		       "comparison (raise --clocks or --target)\n",
+		       tf < 0 ? "FlexRR" : "BSP", o->clocks);
+	} else {
+		printf("  FlexRR %.2f s = %.2fx BSP (%.2f s)", tf, tf / tb, tb);
+		if (ts > 0)
+			printf(", %.2fx SSP (%.2f s)", tf / ts, ts);
+		else if (s)
+			printf(", SSP did not reach it");
+		printf("\n  %s\n",
+		       tf <= 0.8 * tb && (ts < 0 || tf < ts)
+			   ? "FlexRR got there first, in at most 0.8x BSP's "
+			     "time"
+			   : "FlexRR did NOT beat BSP by 20% and SSP this run");
+	}
+	printf("  emulated: %d processes x %d worker threads on this "
+	       "machine's %ld cores; a straggler sleeps\n  for its extra time "
+	       "(its core idles, as a slow machine's would), so the same "
+	       "seed gives\n  every mode the same stragglers\n",
+	       o->procs, o->threads, sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+/* --plot FILE: test RMSE vs seconds of every run, by gnuplot. */
+static int write_plot(const struct demo_opts *o, const struct demo_run *runs,
+		      int nruns)
+{
+	char dat[4096], cmd[8192];
+	size_t at = 0;
+	FILE *f, *g;
+	int n = 0, st;
+
+	if (strchr(o->plot, '\'') ||
+	    snprintf(dat, sizeof(dat), "%s.dat", o->plot) >= (int)sizeof(dat))
+		return fprintf(stderr, "flexrr demo: --plot: pick a plain file "
+				       "name\n"),
+		       -EINVAL;
+	f = fopen(dat, "w");
+	if (!f)
+		return fprintf(stderr, "flexrr demo: cannot write %s: %s\n",
+			       dat, strerror(errno)),
+		       -errno;
+	for (int k = 0; k < nruns; k++) {
+		if (!runs[k].ok || !runs[k].clocks)
+			continue;
+		fprintf(f, "%s# %s\n", n ? "\n\n" : "", runs[k].mode);
+		for (int c = 0; c < runs[k].clocks; c++)
+			fprintf(f, "%.4f %.6f\n", runs[k].t[c], runs[k].obj[c]);
+		at += (size_t)snprintf(
+		    cmd + at, sizeof(cmd) - at,
+		    "%s'%s' index %d using 1:2 with linespoints title '%s%s'",
+		    n ? ", " : "plot ", dat, n, runs[k].mode,
+		    runs[k].ideal ? " (no stragglers)" : "");
+		n++;
+	}
+	fclose(f);
+	g = popen("gnuplot 2>/dev/null", "w");
+	if (g) {
+		fprintf(g,
+			"set terminal pngcairo size 800,500 noenhanced\n"
+			"set output '%s'\nset xlabel 'seconds'\n"
+			"set ylabel 'test RMSE'\nset grid\n"
+			"set title 'flexrr demo: MF test RMSE vs time, %s'\n"
+			"%s, %g with lines dashtype 2 title 'target'\n",
+			o->plot, o->stragglers, cmd, o->target);
+	}
+	st = g ? pclose(g) : -1;
+	if (st != 0) {
+		fprintf(stderr,
+			"flexrr demo: --plot needs gnuplot (apt-get install "
+			"gnuplot-nox, or scripts/setup.sh --bench); the data "
+			"is in %s\n",
+			dat);
+		return -ENOENT;
+	}
+	printf("\nplot: %s (data: %s)\n", o->plot, dat);
+	return 0;
+}
+
 static void print_table(const struct demo_opts *o, struct demo_run *runs,
 			int nruns)
 {
@@ -593,7 +708,11 @@ int frr_cmd_demo(int argc, char **argv)
 		}
 		failed += ret != 0;
 	}
+	printf("\n");
+	print_headline(&o, runs, nruns);
 	print_table(&o, runs, nruns);
+	if (o.plot && write_plot(&o, runs, nruns))
+		failed = nruns;
 	free(runs);
 	return failed == nruns ? 1 : 0;
 }

@@ -4,7 +4,8 @@
 # --tests adds what the test suite needs (Criterion, qemu + kernel for the
 # soft-RoCE VM, Open MPI, Slurm + munge, PMIx, the real data sets, clang +
 # libFuzzer for scripts/fuzz.sh); --bench adds the peers we measure against
-# (perftest, ucx-utils, scikit-learn, gensim).
+# (perftest, ucx-utils, scikit-learn, gensim), gnuplot for the plots and the
+# data sets of bench/experiment.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,7 +31,8 @@ pkgs=(cmake make gcc libc6-dev pkg-config libibverbs-dev librdmacm-dev
       bible-kjv-text bible-kjv clang-format clang libclang-rt-14-dev
       slurm-wlm munge libpmix-dev)
 [ $want_bench = 1 ] && pkgs+=(perftest ucx-utils python3-sklearn python3-gensim
-      python3-numpy openmpi-bin)
+      python3-numpy openmpi-bin gnuplot-nox python3 dataset-fashion-mnist
+      bible-kjv bible-kjv-text)
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -76,6 +76,8 @@ struct frr_sim_cfg {
 	/* baselines */
 	int lb_history; /* lb-bsp: clocks the speed prediction averages */
 	int backups;	/* backup: b */
+	/* a Chrome / Perfetto timeline of the run in virtual time (trace.h) */
+	const char *trace_path;
 };
 void frr_sim_cfg_defaults(struct frr_sim_cfg *cfg);
 

@@ -50,66 +50,71 @@ struct sim_row {
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"usage: flexrr simulate [options]\n"
-		"\n"
-		"A discrete-event simulation of a flexrr job of P x T workers "
-		"in virtual time:\nthe RapidReassignment engine of real jobs, "
-		"the SSP clock rules, progress words,\nmailboxes with a "
-		"one-way latency, item costs and the seeded straggler "
-		"schedules\nof 'flexrr run --stragglers'.  Prints, per "
-		"pattern and mode, the time to N\nclocks and its ratio to the "
-		"no-straggler ideal (SSP without stragglers) and\nto the "
-		"balanced bound (total work / mean capacity of the "
-		"schedule).\n"
-		"\n"
-		"  -n P, -t T             processes x threads (default 2 x "
-		"4)\n"
-		"  --clocks N             clocks (default 100)\n"
-		"  --items N              items per worker and clock (default "
-		"1000)\n"
-		"  --slack S              slack of ssp and flexrr (default 1)\n"
-		"  --modes LIST           of bsp,ssp,rr,flexrr,lb-bsp,backup "
-		"(default all)\n"
-		"  --stragglers SPEC      a pattern (repeatable; default the "
-		"five of docs/results:\n"
-		"                         slow-worker:0.1,1.0 "
-		"disrupted-machine:0.05,2,2\n"
-		"                         power-law:11 persistent:0,2 "
-		"contention:0); 'none'\n"
-		"  --seed S               seed of stragglers and costs "
-		"(default 7)\n"
-		"  --cost SPEC            item cost: const:US (default "
-		"const:100), uniform:LO,HI,\n"
-		"                         exp:MEAN, lognormal:MEAN,SIGMA (us), "
-		"metrics:FILE[,ITEMS]\n"
-		"                         (per worker and clock of a 'flexrr "
-		"run --metrics' CSV) or\n"
-		"                         metrics-mean:FILE[,ITEMS] (per "
-		"worker means)\n"
-		"  --net ib|roce|softroce|shm  one-way latency between "
-		"processes: 1, 2, 25,\n"
-		"                         0.5 us (default ib)\n"
-		"  --latency-us US        that latency, explicitly\n"
-		"  --local-latency-us US  within a process (default 0.2)\n"
-		"  --poll-us US           period of the runtime's wait loops "
-		"(default 150)\n"
-		"  --apply-us US          last batch in -> clock applied "
-		"(default 100)\n"
-		"  --contention-factor F  contention[:w] slows w by F "
-		"(default 2: half a core)\n"
-		"  --rr-group G, --rr-threshold F, --rr-min-share F, "
-		"--rr-report N,\n"
-		"  --rr-max-helpers N     as flexrr run (defaults 4, 0.2, "
-		"0.05, 16, G)\n"
-		"  --lb-history H         lb-bsp: clocks its speed prediction "
-		"averages (default 3)\n"
-		"  --backups B            backup: workers dropped per clock "
-		"(default 5%%, >= 1)\n"
-		"  --csv FILE, --json FILE  also write the results there\n"
-		"  -q, --quiet            no table (progress still on "
-		"stderr)\n"
-		"  -h, --help             this text\n");
+	fprintf(
+	    out,
+	    "usage: flexrr simulate [options]\n"
+	    "\n"
+	    "A discrete-event simulation of a flexrr job of P x T workers "
+	    "in virtual time:\nthe RapidReassignment engine of real jobs, "
+	    "the SSP clock rules, progress words,\nmailboxes with a "
+	    "one-way latency, item costs and the seeded straggler "
+	    "schedules\nof 'flexrr run --stragglers'.  Prints, per "
+	    "pattern and mode, the time to N\nclocks and its ratio to the "
+	    "no-straggler ideal (SSP without stragglers) and\nto the "
+	    "balanced bound (total work / mean capacity of the "
+	    "schedule).\n"
+	    "\n"
+	    "  -n P, -t T             processes x threads (default 2 x "
+	    "4)\n"
+	    "  --clocks N             clocks (default 100)\n"
+	    "  --items N              items per worker and clock (default "
+	    "1000)\n"
+	    "  --slack S              slack of ssp and flexrr (default 1)\n"
+	    "  --modes LIST           of bsp,ssp,rr,flexrr,lb-bsp,backup "
+	    "(default all)\n"
+	    "  --stragglers SPEC      a pattern (repeatable; default the "
+	    "five of docs/results:\n"
+	    "                         slow-worker:0.1,1.0 "
+	    "disrupted-machine:0.05,2,2\n"
+	    "                         power-law:11 persistent:0,2 "
+	    "contention:0); 'none'\n"
+	    "  --seed S               seed of stragglers and costs "
+	    "(default 7)\n"
+	    "  --cost SPEC            item cost: const:US (default "
+	    "const:100), uniform:LO,HI,\n"
+	    "                         exp:MEAN, lognormal:MEAN,SIGMA (us), "
+	    "metrics:FILE[,ITEMS]\n"
+	    "                         (per worker and clock of a 'flexrr "
+	    "run --metrics' CSV) or\n"
+	    "                         metrics-mean:FILE[,ITEMS] (per "
+	    "worker means)\n"
+	    "  --net ib|roce|softroce|shm  one-way latency between "
+	    "processes: 1, 2, 25,\n"
+	    "                         0.5 us (default ib)\n"
+	    "  --latency-us US        that latency, explicitly\n"
+	    "  --local-latency-us US  within a process (default 0.2)\n"
+	    "  --poll-us US           period of the runtime's wait loops "
+	    "(default 150)\n"
+	    "  --apply-us US          last batch in -> clock applied "
+	    "(default 100)\n"
+	    "  --contention-factor F  contention[:w] slows w by F "
+	    "(default 2: half a core)\n"
+	    "  --rr-group G, --rr-threshold F, --rr-min-share F, "
+	    "--rr-report N,\n"
+	    "  --rr-max-helpers N     as flexrr run (defaults 4, 0.2, "
+	    "0.05, 16, G)\n"
+	    "  --lb-history H         lb-bsp: clocks its speed prediction "
+	    "averages (default 3)\n"
+	    "  --backups B            backup: workers dropped per clock "
+	    "(default 5%%, >= 1)\n"
+	    "  --csv FILE, --json FILE  also write the results there\n"
+	    "  --trace FILE           a Chrome/Perfetto timeline of the run "
+	    "in virtual time\n"
+	    "                         (one --modes and one --stragglers; "
+	    "see ui.perfetto.dev)\n"
+	    "  -q, --quiet            no table (progress still on "
+	    "stderr)\n"
+	    "  -h, --help             this text\n");
 }
 
 /* ---- options ------------------------------------------------------------- */
@@ -237,6 +242,8 @@ static int opt_string(struct sim_cmd *o, const char *k, const char *v)
 		o->csv = v;
 	else if (!strcmp(k, "--json"))
 		o->json = v;
+	else if (!strcmp(k, "--trace"))
+		o->cfg.trace_path = v;
 	else if (!strcmp(k, "--stragglers")) {
 		if (o->npatterns == SIM_MAX_PATTERNS) {
 			fprintf(stderr,
@@ -292,6 +299,12 @@ static int parse_args(int argc, char **argv, struct sim_cmd *o)
 		     i < sizeof(default_patterns) / sizeof(default_patterns[0]);
 		     i++)
 			o->patterns[o->npatterns++] = default_patterns[i];
+	if (o->cfg.trace_path && (o->npatterns != 1 || o->nmodes != 1)) {
+		fprintf(stderr,
+			"flexrr simulate: --trace records one run: give "
+			"one --modes and one --stragglers\n");
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -330,7 +343,12 @@ static int run_all(struct sim_cmd *o, struct sim_row *rows, double *ideal)
 	int n = o->npatterns * o->nmodes + 1, k = 1, err;
 	struct frr_sim_result r;
 
+	const char *trace = o->cfg.trace_path;
+
+	/* the ideal is not the traced run */
+	o->cfg.trace_path = NULL;
 	err = run_one(o, "none", o->cfg.slack ? FRR_SIM_SSP : FRR_SIM_BSP, &r);
+	o->cfg.trace_path = trace;
 	if (err)
 		return err;
 	*ideal = r.time_s;

@@ -169,6 +169,7 @@ static int parse_metrics(const char *arg, uint64_t items, int mean,
 		frr_err("simulate: --cost metrics:FILE,ITEMS needs ITEMS >= 1");
 		return -EINVAL;
 	}
+	out->kind = mean ? FRR_SIM_COST_METRICS_MEAN : FRR_SIM_COST_METRICS;
 	err = read_metrics(path, &a, &maxw, &maxc);
 	if (!err)
 		err = table_from(&a, maxw + 1, maxc + 1, n, mean, out);

@@ -84,7 +84,7 @@ void sim_fill_costs(struct sim *s, struct sim_worker *w, int clock, uint64_t n)
 		w->list_s = w->each * (double)n;
 		return;
 	}
-	w->each = 0;
+	w->each = -1;
 	if (n + 1 > w->cap) {
 		double *p = realloc(w->pre, (size_t)(n + 1) * sizeof(*p));
 
@@ -113,7 +113,7 @@ double sim_cost(const struct sim *s, const struct sim_worker *owner, uint64_t a,
 	(void)s;
 	if (b <= a || b > owner->n)
 		return 0;
-	if (owner->each > 0)
+	if (owner->each >= 0)
 		return owner->each * (double)(b - a) * by->factor;
 	return (owner->pre[b] - owner->pre[a]) * by->factor;
 }
@@ -267,11 +267,16 @@ static int env_run_range(void *env, int helper, int owner, int clock,
 			owner, clock, o->clock, (unsigned long long)o->n);
 		return -EPROTO;
 	}
+	double t0 = s->now;
+
 	s->actions++;
 	h->polls = 0;
 	h->cancel_sent = 0;
 	sim_sleep_until(s, s->now + sim_cost(s, o, a, b, h) + sim_flush_s(s));
 	s->items_done[clock] += b - a;
+	if (helper != owner)
+		frr_trace_rec(h->tb, FRR_TR_HELP_GIVEN, sim_ns(t0),
+			      sim_ns(s->now), clock, owner, a, b);
 	return 0;
 }
 

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "rr_proto.h"
+#include "trace.h"
 #include "sim.h"
 #include "sim_coro.h"
 
@@ -66,11 +67,12 @@ struct sim_worker {
 	unsigned nhist;
 	/* the current clock's list and item costs (prefix sums) */
 	uint64_t n, cap;
-	double each;		/* > 0: every item costs this (no table) */
-	double *pre;		/* else prefix sums of the items' costs */
-	double list_s;		/* the whole list's nominal cost */
-	double last_item_s[64]; /* lb-bsp: per-item time of recent clocks */
-	double finish;		/* virtual time it finished its last clock */
+	double each;		  /* > 0: every item costs this (no table) */
+	double *pre;		  /* else prefix sums of the items' costs */
+	double list_s;		  /* the whole list's nominal cost */
+	double last_item_s[64];	  /* lb-bsp: per-item time of recent clocks */
+	double finish;		  /* virtual time it finished its last clock */
+	struct frr_trace_buf *tb; /* --trace, else NULL */
 };
 
 struct sim_ev {
@@ -100,7 +102,14 @@ struct sim {
 	uint64_t *items_done;
 	uint64_t *share; /* lb-bsp: items of worker w in clock c */
 	double dropped, work_s, rr_tot[RR_C_NCOUNTERS];
+	struct frr_trace *trace;
 };
+
+/* virtual seconds as trace nanoseconds */
+static inline uint64_t sim_ns(double t)
+{
+	return (uint64_t)(t * 1e9 + 0.5);
+}
 
 /* sim_sched.c */
 int sim_sched_init(struct sim *s);

@@ -206,7 +206,16 @@ static void one_clock(struct sim *s, struct sim_worker *w, int c)
 	t0 = s->now;
 	sim_publish(s, w, c, 0, n);
 	for (;;) {
+		double t1 = s->now, t2;
+
 		run_list(s, w, c, &l);
+		t2 = s->now;
+		frr_trace_rec(w->tb, FRR_TR_WORK, sim_ns(t1), sim_ns(t2), c, -1,
+			      0, l.end);
+		if (w->factor > 1.0)
+			frr_trace_rec(w->tb, FRR_TR_DELAY, sim_ns(t1),
+				      sim_ns(t2), c, -1,
+				      (uint64_t)(w->factor * 100), 0);
 		if (!s->reassign || s->err)
 			break;
 		w->in_engine_wait = 1;
@@ -216,6 +225,8 @@ static void one_clock(struct sim *s, struct sim_worker *w, int c)
 		w->in_engine_wait = 0;
 		if (k < 0)
 			return fail(s, w, "rr own_list_done", k);
+		frr_trace_rec(w->tb, FRR_TR_HELP_WAIT, sim_ns(t2),
+			      sim_ns(s->now), c, -1, 0, 0);
 		if (l.next >= l.end)
 			break;
 	}
@@ -230,6 +241,8 @@ void sim_worker_body(struct sim *s, struct sim_worker *w)
 	int last = -1, err;
 
 	for (int c = 0; c < s->cfg->clocks && !s->err; c++) {
+		double t0 = s->now, t1;
+
 		w->clock = c;
 		w->factor = frr_sim_factor(s->cfg, s->strag, w->w, c);
 		if (s->reassign) {
@@ -237,12 +250,18 @@ void sim_worker_body(struct sim *s, struct sim_worker *w)
 			if (err)
 				return fail(s, w, "rr clock_begin", err);
 		}
+		t1 = s->now;
 		ssp_wait(s, w, c);
 		if (s->err)
 			return;
+		if (s->now > t1)
+			frr_trace_rec(w->tb, FRR_TR_SSP_WAIT, sim_ns(t1),
+				      sim_ns(s->now), c, -1, 0, 0);
 		one_clock(s, w, c);
 		if (s->reassign)
 			rr_clock_end(&w->rw, c);
+		frr_trace_rec(w->tb, FRR_TR_CLOCK, sim_ns(t0), sim_ns(s->now),
+			      c, -1, 0, 0);
 		last = c;
 	}
 	if (s->reassign && !s->err) {
@@ -304,6 +323,19 @@ static void rr_setup(struct sim *s)
 		s->rcfg.max_helpers = RR_MAX_GROUP;
 }
 
+/* the engine's DoThis / BegunHelping / Cancelled / HelpCompleted, at the
+ * virtual time they happen (obs_arg is the simulation: find the worker) */
+static void on_event(void *arg, int kind, int peer, int clock, uint64_t a,
+		     uint64_t b)
+{
+	struct sim *s = arg;
+	uint64_t t = sim_ns(s->now);
+
+	if (s->cur)
+		frr_trace_rec(s->cur->tb, (enum frr_trace_kind)kind, t, t,
+			      clock, peer, a, b);
+}
+
 static void on_count(void *arg, int clock, int counter, uint64_t v)
 {
 	struct sim *s = arg;
@@ -327,8 +359,19 @@ static int sim_alloc(struct sim *s)
 		return -ENOMEM;
 	for (int c = 0; c < C; c++)
 		s->closed_at[c] = INFINITY;
+	if (s->cfg->trace_path) {
+		/* about a dozen records per worker and clock */
+		uint32_t cap = C < 4096 ? (uint32_t)C * 16 + 64 : 65536;
+
+		err = frr_trace_create(s->cfg->trace_path, 0, 1, 0, s->W, cap,
+				       &s->trace);
+		if (err)
+			return err;
+	}
 	for (int v = 0; v < s->W; v++) {
 		struct sim_worker *w = &s->ws[v];
+
+		w->tb = frr_trace_buf(s->trace, v);
 
 		w->w = v;
 		w->rank = v / s->cfg->T;
@@ -343,6 +386,8 @@ static int sim_alloc(struct sim *s)
 			return err;
 		w->rw_ok = 1;
 		w->rw.on_count = on_count;
+		if (s->trace)
+			w->rw.on_event = on_event;
 		w->rw.obs_arg = s;
 	}
 	return 0;
@@ -362,6 +407,7 @@ static void sim_free(struct sim *s)
 	free(s->closed_at);
 	free(s->items_done);
 	free(s->share);
+	frr_trace_destroy(s->trace);
 }
 
 static int check_cfg(const struct frr_sim_cfg *c, enum frr_sim_mode mode)
@@ -477,6 +523,8 @@ int frr_sim_run(const struct frr_sim_cfg *cfg, enum frr_sim_mode mode,
 					 v, s.ws[v].mbox_max,
 					 FRR_RR_MBOX_DEPTH);
 		fill_result(&s, res);
+		if (s.trace)
+			err = frr_trace_write(s.trace, 0);
 	}
 	if (err == -ENOMEM)
 		frr_err("simulate: out of memory for %d workers", s.W);

@@ -165,8 +165,12 @@ void sim_wake(struct sim *s, struct sim_worker *w, double t)
 	if (t < s->now)
 		t = s->now;
 	/* a waiting worker looks every poll_s (the runtime's naps) */
-	if (p > 0 && t > w->wait_start)
-		t = w->wait_start + ceil((t - w->wait_start) / p - 1e-9) * p;
+	if (p > 0 && t > w->wait_start) {
+		double tick = w->wait_start + ceil((t - w->wait_start) / p) * p;
+
+		/* never before t (rounding): the waiter would find nothing */
+		t = tick > t ? tick : t;
+	}
 	if (t >= w->pending)
 		return;
 	w->pending = t;
@@ -229,7 +233,7 @@ static int break_stall(struct sim *s, uint64_t *last_actions)
 int sim_sched_run(struct sim *s,
 		  void (*body)(struct sim *, struct sim_worker *))
 {
-	uint64_t last_actions = UINT64_MAX;
+	uint64_t last_actions = UINT64_MAX, spin_actions = 0, spins = 0;
 	int err;
 
 	g_sim = s;
@@ -248,6 +252,21 @@ int sim_sched_run(struct sim *s,
 		w = &s->ws[e.w];
 		if (e.gen != w->gen || w->wait == SIM_DONE)
 			continue;
+		/* a waiter woken again and again at one instant, with nothing
+		 * done meanwhile, would spin forever: a simulator bug */
+		if (e.t == s->now && s->actions == spin_actions) {
+			if (++spins > 100000000ull) {
+				frr_err(
+				    "simulate: livelock at t=%.9f s: worker "
+				    "%d resumes forever without progress; "
+				    "this is a simulator bug",
+				    s->now, w->w);
+				return -ELOOP;
+			}
+		} else {
+			spins = 0;
+			spin_actions = s->actions;
+		}
 		s->now = e.t;
 		s->cur = w;
 		s->events++;
