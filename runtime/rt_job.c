@@ -659,8 +659,12 @@ static void ctl_broadcast_u64(struct frr_rt *rt, size_t off, uint64_t v)
  * peers cause with their one-sided writes, which TSan cannot see.  So this
  * copy is not instrumented either, and must not become a memcpy call.
  */
-__attribute__((no_sanitize("thread"),
-	       optimize("no-tree-loop-distribute-patterns"))) static void
+#ifdef __clang__
+#define FRR_NO_MEMCPY_IDIOM no_builtin("memcpy")
+#else
+#define FRR_NO_MEMCPY_IDIOM optimize("no-tree-loop-distribute-patterns")
+#endif
+__attribute__((no_sanitize("thread"), FRR_NO_MEMCPY_IDIOM)) static void
 replica_copy(void *dst, const void *src, size_t n)
 {
 	uint32_t *d = dst;

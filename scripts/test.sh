@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it (.ci/run):
-#   1. -Wall -Wextra -Werror build, Criterion suites (ctest)
+#   1. -Wall -Wextra -Werror build (RelWithDebInfo: -O3 -g), Criterion suites
+#      (ctest), and the installed library (scripts/test-install.sh)
 #   2. the same under ASan+UBSan, 3. under TSan
-#   4. the verbs suites over a real soft-RoCE device: natively when this host
+#   4. every build type with gcc (Release, Debug) and clang, -Werror
+#   5. the verbs suites over a real soft-RoCE device: natively when this host
 #      has an RDMA device, else inside the qemu soft-RoCE VM
-#   5. formatting (clang-format)
+#   6. formatting (clang-format)
 # Ends with one line 'N passed, N failed'.  Options:
-#   --quick   only stage 1 (development loop)      --no-vm  skip stage 4
+#   --quick   only stage 1 (development loop)      --no-vm  skip stage 5
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,7 +17,7 @@ for a in "$@"; do
 	case $a in
 	--quick) quick=1 ;;
 	--no-vm) vm=0 ;;
-	-h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "test.sh: unknown option '$a' (see --help)" >&2; exit 2 ;;
 	esac
 done
@@ -52,16 +54,39 @@ run_tsan_suites() {
 	fi
 }
 
-build_cfg() { # dir cmake-args...
+build_cfg() { # dir cmake-args... (warnings are errors; the log says why)
 	local dir=$1; shift
-	cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLEXRR_WERROR=ON "$@" >/dev/null &&
-		cmake --build "$dir" -j"$(nproc)" >/dev/null
+	mkdir -p "$dir"
+	if ! { cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLEXRR_WERROR=ON "$@" &&
+		cmake --build "$dir" -j"$(nproc)"; } >"$dir/build.log" 2>&1; then
+		grep -E -m 20 'error|warning' "$dir/build.log" || tail -20 "$dir/build.log"
+		return 1
+	fi
+}
+
+# Issue 13: every build type configures and builds warning-free, with gcc
+# and with clang.  Stage 1 built gcc RelWithDebInfo with the suites; these
+# build the library, the binary and (clang only) the suites, to stay short.
+build_types() {
+	local ok=0 t
+	for t in Release Debug; do
+		echo "--- gcc $t"
+		CC=gcc build_cfg "build-gcc-$t" -DCMAKE_BUILD_TYPE=$t -DFLEXRR_BUILD_TESTS=OFF || ok=1
+	done
+	if command -v clang >/dev/null; then
+		echo "--- clang RelWithDebInfo (with the suites)"
+		CC=clang build_cfg build-clang -DCMAKE_BUILD_TYPE=RelWithDebInfo || ok=1
+	else
+		echo "clang is missing: scripts/setup.sh --tests installs it"; ok=1
+	fi
+	return $ok
 }
 
 scripts/setup.sh --tests
 
 stage "build (-Werror)" build_cfg build
 stage "tests" run_ctest build
+stage "install (pkg-config, find_package)" scripts/test-install.sh build
 if [ $quick = 0 ]; then
 	# sanitizer runs: halt on the first report so a finding fails the suite
 	export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
@@ -70,6 +95,7 @@ if [ $quick = 0 ]; then
 	stage "tests (ASan+UBSan)" run_ctest build-asan
 	stage "build (TSan)" build_cfg build-tsan -DFLEXRR_TSAN=ON -DFLEXRR_BUILD_TESTS=OFF
 	stage "tests (TSan)" run_tsan_suites
+	stage "build types (gcc Release/Debug, clang)" build_types
 	if [ $vm = 1 ] && [ -x scripts/test-verbs.sh ]; then
 		stage "verbs tests (soft-RoCE)" scripts/test-verbs.sh build
 	fi
