@@ -2,10 +2,11 @@
 # Install what is missing (Debian 12, as root or with sudo) and build flexrr.
 #   scripts/setup.sh [--tests] [--bench] [--build-dir DIR] [cmake -D options...]
 # --tests adds what the test suite needs (Criterion, qemu + kernel for the
-# soft-RoCE VM, Open MPI, the real data sets, clang for the clang build);
-# --bench adds the peers we measure against (perftest, ucx-utils,
-# scikit-learn, gensim).  Builds RelWithDebInfo (-O3 -g); warnings are not
-# errors here (scripts/test.sh makes them errors).
+# soft-RoCE VM, Open MPI, Slurm + munge, the real data sets, clang +
+# libFuzzer for scripts/fuzz.sh and the clang build); --bench adds the peers
+# we measure against (perftest, ucx-utils, scikit-learn, gensim).  Builds
+# RelWithDebInfo (-O3 -g); warnings are not errors here (scripts/test.sh
+# makes them errors).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,7 +29,8 @@ pkgs=(cmake make gcc libc6-dev pkg-config libibverbs-dev librdmacm-dev
       libcriterion-dev iproute2)
 [ $want_tests = 1 ] && pkgs+=(qemu-system-x86 busybox-static perftest
       rdmacm-utils cpio kmod xz-utils openmpi-bin dataset-fashion-mnist
-      bible-kjv-text bible-kjv clang-format clang)
+      bible-kjv-text bible-kjv clang-format clang libclang-rt-14-dev
+      slurm-wlm munge)
 [ $want_bench = 1 ] && pkgs+=(perftest ucx-utils python3-sklearn python3-gensim
       python3-numpy openmpi-bin)
 

@@ -6,9 +6,11 @@
 #   4. every build type with gcc (Release, Debug) and clang, -Werror
 #   5. the verbs suites over a real soft-RoCE device: natively when this host
 #      has an RDMA device, else inside the qemu soft-RoCE VM
-#   6. formatting (clang-format)
+#   6. two hosts: jobs with one rank in each of two soft-RoCE VMs
+#   7. Slurm: a one-node slurmctld + slurmd, srun -n 4 and sbatch
+#   8. every fuzz target for 20 s (scripts/fuzz.sh), 9. formatting
 # Ends with one line 'N passed, N failed'.  Options:
-#   --quick   only stage 1 (development loop)      --no-vm  skip stage 5
+#   --quick   only stage 1 (development loop)      --no-vm  skip stages 5-6
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,7 +19,7 @@ for a in "$@"; do
 	case $a in
 	--quick) quick=1 ;;
 	--no-vm) vm=0 ;;
-	-h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "test.sh: unknown option '$a' (see --help)" >&2; exit 2 ;;
 	esac
 done
@@ -99,6 +101,14 @@ if [ $quick = 0 ]; then
 	if [ $vm = 1 ] && [ -x scripts/test-verbs.sh ]; then
 		stage "verbs tests (soft-RoCE)" scripts/test-verbs.sh build
 	fi
+	if [ $vm = 1 ] && [ -x scripts/test-2vm.sh ]; then
+		stage "two hosts (soft-RoCE VM pair)" scripts/test-2vm.sh build
+	fi
+	if [ -x scripts/test-slurm.sh ]; then
+		stage "Slurm (srun, sbatch)" scripts/test-slurm.sh build
+	fi
+	# bounded: 20 s per target (docs/fuzzing.md for longer runs)
+	stage "fuzz (libFuzzer, 20 s per target)" scripts/fuzz.sh --time 20
 	if command -v clang-format >/dev/null; then
 		stage "format (clang-format)" scripts/check-format.sh
 	fi

@@ -286,9 +286,15 @@ static int uci_header(struct frr_reader *r, const char *what, uint64_t max,
 	*out = strtoull(line, &end, 10);
 	while (*end == ' ' || *end == '\t')
 		end++;
-	if (end == line || *end || errno || *out > max || line[0] == '-')
+	if (end == line || *end || line[0] == '-' || line[0] == '+')
 		return frr_reader_fail(
 		    r, "expected %s (an integer), got '%.40s'", what, line);
+	if (errno || *out > max)
+		return frr_reader_fail(r,
+				       "%s = %.40s is above the %" PRIu64
+				       " flexrr's lda supports; is this a UCI "
+				       "docword file?",
+				       what, line, max);
 	return 0;
 }
 
@@ -304,12 +310,14 @@ static int uci_vocab(const char *path, uint64_t W, struct lda_corpus *c)
 	size_t len;
 	int rc;
 
-	c->vocab = calloc(W ? W : 1, sizeof(*c->vocab));
-	if (!c->vocab)
-		return -ENOMEM;
 	rc = frr_reader_open(path, &r);
 	if (rc)
 		return rc;
+	c->vocab = calloc(W ? W : 1, sizeof(*c->vocab));
+	if (!c->vocab) {
+		rc = frr_reader_oom(r, "the vocabulary", W * sizeof(char *));
+		goto close_r;
+	}
 	while ((rc = frr_reader_line(r, &line, &len)) == 1) {
 		if (n == W) {
 			rc = frr_reader_fail(r,
@@ -323,7 +331,7 @@ static int uci_vocab(const char *path, uint64_t W, struct lda_corpus *c)
 		}
 		c->vocab[n] = strdup(line);
 		if (!c->vocab[n++]) {
-			rc = -ENOMEM;
+			rc = frr_reader_oom(r, "the vocabulary", len + 1);
 			goto close_r;
 		}
 	}
@@ -352,8 +360,9 @@ int lda_load_uci(const char *docword, const char *vocab, struct lda_corpus *c)
 	rc = frr_reader_open(docword, &r);
 	if (rc)
 		return rc;
-	if ((rc = uci_header(r, "the number of documents D", UINT32_MAX, &D)) ||
-	    (rc = uci_header(r, "the vocabulary size W", UINT32_MAX, &W)) ||
+	if ((rc = uci_header(r, "the number of documents D", LDA_MAX_DOCS,
+			     &D)) ||
+	    (rc = uci_header(r, "the vocabulary size W", LDA_MAX_WORDS, &W)) ||
 	    (rc = uci_header(r, "the number of entries NNZ", UINT64_MAX >> 8,
 			     &NNZ)))
 		goto close_r;
@@ -381,13 +390,20 @@ int lda_load_uci(const char *docword, const char *vocab, struct lda_corpus *c)
 			goto free_e;
 		}
 		if (d < 1 || d > D || w < 1 || w > W || k < 1 ||
-		    k > UINT32_MAX) {
+		    k > LDA_MAX_COUNT) {
 			rc = frr_reader_fail(
 			    r,
 			    "out of range: docID %llu (1..%" PRIu64
 			    "), wordID %llu (1..%" PRIu64 "), count %llu "
-			    "(>= 1)",
-			    d, D, w, W, k);
+			    "(1..%u)",
+			    d, D, w, W, k, LDA_MAX_COUNT);
+			goto free_e;
+		}
+		if (ntok + k > LDA_MAX_TOKENS) {
+			rc = frr_reader_fail(r,
+					     "more than %llu tokens: above "
+					     "what flexrr's lda supports",
+					     LDA_MAX_TOKENS);
 			goto free_e;
 		}
 		if (n == NNZ) {
@@ -398,8 +414,11 @@ int lda_load_uci(const char *docword, const char *vocab, struct lda_corpus *c)
 			goto free_e;
 		}
 		rc = grow((void **)&e, &cap, n + 1, sizeof(*e));
-		if (rc)
+		if (rc) {
+			rc = frr_reader_oom(r, "the entries",
+					    (n + 1) * sizeof(*e));
 			goto free_e;
+		}
 		e[n++] = (struct uci_entry){ (uint32_t)(d - 1),
 					     (uint32_t)(w - 1), (uint32_t)k };
 		ntok += k;
@@ -407,9 +426,9 @@ int lda_load_uci(const char *docword, const char *vocab, struct lda_corpus *c)
 	if (rc < 0)
 		goto free_e;
 	if (n != NNZ) {
-		frr_err("%s: %" PRIu64 " entries, but the header declares "
-			"NNZ = %" PRIu64 "; the file is truncated or the "
-			"header is wrong",
+		frr_err("%s: %" PRIu64 " entries, but the header (line 3) "
+			"declares NNZ = %" PRIu64 "; the file is truncated or "
+			"the header is wrong",
 			docword, n, NNZ);
 		rc = -EINVAL;
 		goto free_e;
@@ -419,7 +438,8 @@ int lda_load_uci(const char *docword, const char *vocab, struct lda_corpus *c)
 	fill = calloc(D, sizeof(*fill));
 	c->word = malloc((ntok ? ntok : 1) * sizeof(*c->word));
 	if (!c->doc || !fill || !c->word) {
-		rc = -ENOMEM;
+		rc = frr_reader_oom(r, "the documents",
+				    (2 * D + 1) * 8 + ntok * 4);
 		goto free_e;
 	}
 	for (uint64_t i = 0; i < n; i++)
@@ -579,13 +599,19 @@ static int vh_rehash(struct vocab_hash *h, uint32_t cap)
 	return 0;
 }
 
-/* id of word s[0..n), added if new; < 0 on error */
+/* Distinct words the text loader keeps before its cuts: the hash's 32-bit
+ * slots must stay at most half full. */
+#define LDA_TEXT_MAX_DISTINCT (1u << 30)
+
+/* id of word s[0..n), added if new; < 0 on error (-E2BIG: too many) */
 static int64_t vh_id(struct vocab_hash *h, const char *s, size_t n)
 {
 	uint64_t i;
 	uint64_t need = (uint64_t)h->n + 1;
 	int rc;
 
+	if (need > LDA_TEXT_MAX_DISTINCT)
+		return -E2BIG;
 	if (!h->cap || need * 2 > h->cap) {
 		rc = vh_rehash(h, h->cap ? h->cap * 2 : 4096);
 		if (rc)
@@ -595,7 +621,9 @@ static int64_t vh_id(struct vocab_hash *h, const char *s, size_t n)
 	while (h->slot[i]) {
 		uint32_t id = h->slot[i] - 1;
 
-		if (!strncmp(h->word[id], s, n) && !h->word[id][n])
+		/* strnlen stops at the stored word's end: never past it */
+		if (strnlen(h->word[id], n + 1) == n &&
+		    !memcmp(h->word[id], s, n))
 			return id;
 		i = (i + 1) & (h->cap - 1);
 	}
@@ -722,6 +750,19 @@ static int blank(const char *s)
 	return 1;
 }
 
+/* Say why building the vocabulary or token list failed, at r's line. */
+static int tb_fail(struct frr_reader *r, int rc)
+{
+	if (rc == -ENOMEM)
+		return frr_reader_oom(r, "the words read so far", 0);
+	if (rc == -E2BIG)
+		return frr_reader_fail(r,
+				       "more than %u distinct words: is this "
+				       "text?",
+				       LDA_TEXT_MAX_DISTINCT);
+	return rc;
+}
+
 /* whole_doc: the file is one document; else blank lines separate them */
 static int tb_file(struct text_build *b, const char *path, int whole_doc)
 {
@@ -734,20 +775,15 @@ static int tb_file(struct text_build *b, const char *path, int whole_doc)
 	if (rc)
 		return rc;
 	if (whole_doc)
-		rc = tb_doc_begin(b);
+		rc = tb_fail(r, tb_doc_begin(b));
 	while (!rc && (rc = frr_reader_line(r, &line, &len)) == 1) {
-		if (memchr(line, '\0', len)) {
-			rc = frr_reader_fail(r, "NUL byte: expected text "
-						"(is this a binary file?)");
-			break;
-		}
 		if (blank(line)) {
 			if (!whole_doc)
 				tb_doc_end(b);
 			rc = 0;
 			continue;
 		}
-		rc = tb_line(b, line, len);
+		rc = tb_fail(r, tb_line(b, line, len));
 	}
 	if (rc == 0)
 		tb_doc_end(b);
@@ -769,8 +805,11 @@ static int tb_stop(struct text_build *b)
 			int64_t id = vh_id(&b->h, lda_stop_words[i],
 					   strlen(lda_stop_words[i]));
 
-			if (id < 0)
+			if (id < 0) {
+				frr_err("lda: out of memory for the stop "
+					"words");
 				return (int)id;
+			}
 			b->h.stop[id] = 1;
 		}
 	if (!b->o->stopfile)
@@ -790,7 +829,7 @@ static int tb_stop(struct text_build *b)
 			continue;
 		id = vh_id(&b->h, line, len);
 		if (id < 0) {
-			rc = (int)id;
+			rc = tb_fail(r, (int)id);
 			break;
 		}
 		b->h.stop[id] = 1;
@@ -820,8 +859,12 @@ static int tb_dir(struct text_build *b, const char *dir)
 		char *p = NULL;
 
 		if (!rc && ents[i]->d_name[0] != '.' &&
-		    asprintf(&p, "%s/%s", dir, ents[i]->d_name) >= 0 &&
-		    !stat(p, &st) && S_ISREG(st.st_mode)) {
+		    asprintf(&p, "%s/%s", dir, ents[i]->d_name) < 0) {
+			frr_err("lda: out of memory listing '%s'", dir);
+			rc = -ENOMEM;
+			p = NULL;
+		}
+		if (p && !stat(p, &st) && S_ISREG(st.st_mode)) {
 			rc = tb_file(b, p, 1);
 			files++;
 		}
@@ -850,6 +893,9 @@ static int tb_finish(struct text_build *b, const char *path,
 	map = malloc((b->h.n ? b->h.n : 1) * sizeof(*map));
 	c->vocab = calloc(b->h.n ? b->h.n : 1, sizeof(*c->vocab));
 	if (!map || !c->vocab) {
+		frr_err("lda: %s: out of memory for a vocabulary of %" PRIu32
+			" words",
+			path, b->h.n);
 		rc = -ENOMEM;
 		goto free_map;
 	}

@@ -10,6 +10,14 @@
 
 #include <stdint.h>
 
+/* Input bounds, checked before anything is sized from them.  The largest
+ * UCI corpus (PubMed) has 8.2M documents, 141k words and 730M tokens; a
+ * count is one cell of a float table, exact up to 2^24. */
+#define LDA_MAX_DOCS (1u << 26)
+#define LDA_MAX_WORDS (1u << 24)
+#define LDA_MAX_COUNT (1u << 24)
+#define LDA_MAX_TOKENS (1ull << 32)
+
 struct lda_corpus {
 	uint64_t ndocs;
 	uint32_t nwords; /* vocabulary size V */

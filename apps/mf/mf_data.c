@@ -35,10 +35,10 @@ static int by_count_desc(const void *a, const void *b, void *arg)
 
 int mf_data_assign(struct mf_data *d, int nworkers)
 {
-	uint64_t *count = calloc(d->nusers + 1, sizeof(*count));
+	uint64_t *count = calloc((size_t)d->nusers + 1, sizeof(*count));
 	uint64_t *load = calloc((size_t)nworkers, sizeof(*load));
-	uint32_t *order = malloc(sizeof(*order) * (d->nusers + 1));
-	int *owner = malloc(sizeof(*owner) * (d->nusers + 1));
+	uint32_t *order = malloc(sizeof(*order) * ((size_t)d->nusers + 1));
+	int *owner = malloc(sizeof(*owner) * ((size_t)d->nusers + 1));
 	int ret = -ENOMEM;
 
 	if (nworkers < 1) {
@@ -85,7 +85,7 @@ int mf_data_partition(const struct mf_data *d, int w, uint64_t seed,
 		      double test_frac, struct mf_part *out)
 {
 	struct mf_part p = { 0 };
-	uint32_t *local = malloc(sizeof(*local) * (d->nusers + 1));
+	uint32_t *local = malloc(sizeof(*local) * ((size_t)d->nusers + 1));
 	uint64_t n = 0;
 	int ret = -ENOMEM;
 
@@ -103,7 +103,7 @@ int mf_data_partition(const struct mf_data *d, int w, uint64_t seed,
 			local[u] = p.nusers++;
 	for (uint64_t j = 0; j < d->n; j++)
 		n += d->user_worker[d->ratings[j].user] == w;
-	p.users = malloc(sizeof(*p.users) * (p.nusers + 1));
+	p.users = malloc(sizeof(*p.users) * ((size_t)p.nusers + 1));
 	p.train = malloc(sizeof(*p.train) * (n + 1));
 	if (!p.users || !p.train)
 		goto out_nomem;

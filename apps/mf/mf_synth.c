@@ -140,18 +140,27 @@ int mf_synth_partition(const struct mf_synth *s, int w, int nworkers,
 		return ret;
 	p.nusers = w < 0 || (uint32_t)w >= s->users
 		       ? 0
-		       : (s->users - (uint32_t)w + nworkers - 1) / nworkers;
-	for (uint32_t l = 0; l < p.nusers; l++)
-		total += synth_count(s, l * (uint32_t)nworkers + (uint32_t)w);
-
+		       : (uint32_t)(((uint64_t)s->users - (uint32_t)w +
+				     (uint64_t)nworkers - 1) /
+				    (uint64_t)nworkers);
 	ret = -ENOMEM;
+	/* what the spec alone sizes first, so an impossible one fails before
+	 * minutes of counting */
 	p.users = malloc(sizeof(*p.users) * (p.nusers ? p.nusers : 1));
-	p.train = malloc(sizeof(*p.train) * (total ? total : 1));
-	qtrue = malloc(sizeof(float) * s->rank * (size_t)s->items);
+	qtrue = malloc(sizeof(float) * (size_t)s->rank * (size_t)s->items);
+	if (p.users && qtrue) {
+		for (uint32_t l = 0; l < p.nusers; l++)
+			total += synth_count(s, l * (uint32_t)nworkers +
+						    (uint32_t)w);
+		p.train = malloc(sizeof(*p.train) * (total ? total : 1));
+	}
 	if (!p.users || !p.train || !qtrue) {
-		frr_err("synthetic data: out of memory for worker %d's %" PRIu64
-			" ratings; use fewer ratings or more machines",
-			w, total);
+		frr_err("synthetic data: out of memory for worker %d's share "
+			"(%" PRIu32 " users, %" PRIu32
+			" items of rank %d, %" PRIu64
+			" ratings); use fewer users, items or ratings, or more "
+			"machines",
+			w, p.nusers, s->items, s->rank, total);
 		goto out_free;
 	}
 	for (uint32_t i = 0; i < s->items; i++)

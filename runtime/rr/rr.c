@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * RapidReassignment, straggler injection and the timeline trace, plugged into
- * the runtime's worker loop through frr_rr_ops (rr_hooks.h).  The protocol
- * itself is rr_proto.c; this file binds its environment to the runtime
- * (mailboxes, progress words, run_range, item state), owns the per-worker
- * straggler state and trace buffers, and feeds the per-clock counters into
- * the metrics file.
+ * RapidReassignment plugged into the runtime's worker loop through
+ * frr_rr_ops (rr_hooks.h), in modes flexrr and rr.  The protocol itself is
+ * rr_proto.c; this file binds its environment to the runtime (mailboxes,
+ * progress words, run_range, item state), adds its events to the timeline
+ * trace and feeds the per-clock counters into the metrics file.  (Straggler
+ * injection and the trace itself work in every mode without this file:
+ * worker/instrument.c.)
  *
  * Threading: struct rr_job is written at job_init / job_fini only; each
  * struct rr_wstate is touched only by the thread running its worker (the
@@ -17,45 +18,29 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "flexrr/log.h"
-#include "rr_hooks.h"
-#include "rr_proto.h"
+#include "rr/rr_hooks.h"
+#include "rr/rr_proto.h"
 #include "rt.h"
-#include "straggler.h"
-#include "trace.h"
+#include "trace/trace.h"
 
 struct rr_wstate {
 	struct rr_worker rw;
-	struct frr_strag_worker sw;
 	struct frr_trace_buf *tb;
 	struct rr_job *job;
-	int w, started, clock, checks;
+	int w;
 	uint64_t next_report; /* publish progress when next reaches it */
-	uint64_t mark_ns;
-	uint64_t t_clock, t_idle0, t_idle1, t_work;
 } __attribute__((aligned(64)));
 
 struct rr_job {
 	struct frr_rt *rt;
 	struct rr_config cfg;
-	int reassign, report_interval;
+	int report_interval;
 	int P, T, W, rank;
-	struct frr_stragglers strag;
-	struct frr_trace *trace;
 	struct rr_wstate *ws; /* T, this rank's workers */
 	_Atomic int named;    /* helpers named once when the job fails */
 };
-
-/* Work time of a chunk: wall time between hooks (the time spent inside the
- * hooks - waits, help, injected sleeps - is excluded by resetting the mark
- * on the way out).  Wall, not CPU, time: "d times its nominal clock time"
- * is what a user sees, also when threads share cores. */
-static uint64_t work_now_ns(void)
-{
-	return frr_trace_now();
-}
 
 static struct rr_wstate *wstate(struct rr_job *j, int w)
 {
@@ -100,20 +85,12 @@ static int env_run_range(void *env, int helper, int owner, int clock,
 			 uint64_t a, uint64_t b)
 {
 	struct rr_job *j = env;
-	struct rr_wstate *ws = wstate(j, helper);
-	uint64_t c0 = work_now_ns(), c1;
 	int err = frr_rt_run_range(j->rt, helper, owner, clock, a, b);
 
 	/* the owner's authoritative item states must hold our changes before
 	 * HelpCompleted (no-op without item state or on the owner's rank) */
 	if (!err && owner / j->T != j->rank)
 		err = frr_rt_state_return(j->rt, owner, a, b);
-	if (ws) {
-		/* the helper runs at its own speed: its own slow-down */
-		c1 = work_now_ns();
-		frr_strag_account(&ws->sw, c1 - c0);
-		ws->mark_ns = work_now_ns();
-	}
 	return err;
 }
 
@@ -234,29 +211,19 @@ static void job_free(struct rr_job *j)
 	for (int l = 0; j->ws && l < j->T; l++)
 		rr_worker_fini(&j->ws[l].rw);
 	free(j->ws);
-	frr_trace_destroy(j->trace);
 	free(j);
 }
 
-static int rr_job_init(struct frr_rt *rt, const struct frr_rr_opts *opts,
-		       void **state)
+static void job_config(struct rr_job *j, struct frr_rt *rt,
+		       const struct frr_rr_opts *opts)
 {
-	const struct frr_job_info *job = frr_rt_job(rt);
-	struct rr_job *j;
-	int err;
+	const struct frr_rt_shape *job = frr_rt_shape(rt);
 
-	err = check_opts(opts);
-	if (err)
-		return err;
-	j = calloc(1, sizeof(*j));
-	if (!j)
-		return -ENOMEM;
 	j->rt = rt;
 	j->P = job->nranks;
 	j->T = job->threads;
 	j->W = job->nworkers;
 	j->rank = job->rank;
-	j->reassign = frr_rt_rr_reassign(rt);
 	j->report_interval =
 	    opts->report_interval > 0 ? opts->report_interval : 16;
 	j->cfg = (struct rr_config){
@@ -275,17 +242,21 @@ static int rr_job_init(struct frr_rt *rt, const struct frr_rr_opts *opts,
 	    opts->max_helpers > 0 ? opts->max_helpers : j->cfg.group_size;
 	if (j->cfg.max_helpers > RR_MAX_GROUP)
 		j->cfg.max_helpers = RR_MAX_GROUP;
-	err = frr_stragglers_parse(opts->stragglers, &j->strag);
-	if (!err)
-		err = frr_stragglers_setup(&j->strag, job->seed, j->T, j->W);
+}
+
+static int rr_job_init(struct frr_rt *rt, const struct frr_rr_opts *opts,
+		       void **state)
+{
+	struct rr_job *j;
+	int err;
+
+	err = check_opts(opts);
 	if (err)
-		goto free_job;
-	if (opts->trace_path) {
-		err = frr_trace_create(opts->trace_path, j->rank, j->P,
-				       j->rank * j->T, j->T, 0, &j->trace);
-		if (err)
-			goto free_job;
-	}
+		return err;
+	j = calloc(1, sizeof(*j));
+	if (!j)
+		return -ENOMEM;
+	job_config(j, rt, opts);
 	j->ws = aligned_alloc(64, sizeof(*j->ws) * (size_t)j->T);
 	if (!j->ws) {
 		err = -ENOMEM;
@@ -297,7 +268,7 @@ static int rr_job_init(struct frr_rt *rt, const struct frr_rr_opts *opts,
 
 		ws->job = j;
 		ws->w = j->rank * j->T + l;
-		ws->tb = frr_trace_buf(j->trace, l);
+		ws->tb = frr_rt_trace_buf(rt, ws->w);
 		err = rr_worker_init(&ws->rw, &j->cfg, &rt_env_ops, j, ws->w,
 				     NULL);
 		if (err)
@@ -307,18 +278,9 @@ static int rr_job_init(struct frr_rt *rt, const struct frr_rr_opts *opts,
 		ws->rw.on_count = obs_count;
 		ws->rw.obs_arg = ws;
 	}
-	if (j->reassign) {
-		err = load_replicas(j);
-		if (err)
-			goto free_job;
-	}
-	if (frr_stragglers_active(&j->strag) && j->rank == 0) {
-		char buf[256];
-
-		frr_stragglers_format(&j->strag, buf, sizeof(buf));
-		frr_info("stragglers: %s (seed %llu)", buf,
-			 (unsigned long long)job->seed);
-	}
+	err = load_replicas(j);
+	if (err)
+		goto free_job;
 	*state = j;
 	return 0;
 free_job:
@@ -329,34 +291,20 @@ free_job:
 static void rr_job_fini(struct frr_rt *rt, void *state)
 {
 	struct rr_job *j = state;
-	uint64_t tot[RR_C_NCOUNTERS] = { 0 }, delayed = 0, inj = 0, hr = 0;
+	uint64_t tot[RR_C_NCOUNTERS] = { 0 }, hr = 0;
 
 	(void)rt;
 	for (int l = 0; l < j->T; l++) {
-		struct rr_wstate *ws = &j->ws[l];
-
 		for (int c = 0; c < RR_C_NCOUNTERS; c++)
-			tot[c] += ws->rw.tot[c];
-		delayed += ws->sw.delayed_clocks;
-		inj += ws->sw.injected_ns;
-		hr += ws->rw.helped_ranges;
-		frr_strag_worker_stop(&ws->sw);
+			tot[c] += j->ws[l].rw.tot[c];
+		hr += j->ws[l].rw.helped_ranges;
 	}
-	if (j->reassign)
-		frr_info("rr: rank %d: offers %llu accepted %llu cancelled "
-			 "%llu items reassigned %llu; ranges helped %llu",
-			 j->rank, (unsigned long long)tot[RR_C_OFFERS],
-			 (unsigned long long)tot[RR_C_ACCEPTED],
-			 (unsigned long long)tot[RR_C_CANCELLED],
-			 (unsigned long long)tot[RR_C_ITEMS],
-			 (unsigned long long)hr);
-	if (frr_stragglers_active(&j->strag))
-		frr_info("stragglers: rank %d: %llu worker-clocks slowed, "
-			 "%.3f s injected",
-			 j->rank, (unsigned long long)delayed,
-			 (double)inj / 1e9);
-	if (j->trace)
-		frr_trace_write(j->trace, 10000);
+	frr_info("rr: rank %d: offers %llu accepted %llu cancelled %llu items "
+		 "reassigned %llu; ranges helped %llu",
+		 j->rank, (unsigned long long)tot[RR_C_OFFERS],
+		 (unsigned long long)tot[RR_C_ACCEPTED],
+		 (unsigned long long)tot[RR_C_CANCELLED],
+		 (unsigned long long)tot[RR_C_ITEMS], (unsigned long long)hr);
 	job_free(j);
 }
 
@@ -364,54 +312,21 @@ static void rr_job_fini(struct frr_rt *rt, void *state)
 
 static int rr_hook_clock_begin(struct frr_rt *rt, void *state, int w, int clock)
 {
-	struct rr_job *j = state;
-	struct rr_wstate *ws = wstate(j, w);
-	int err;
+	struct rr_wstate *ws = wstate(state, w);
 
 	(void)rt;
 	if (!ws)
 		return -EINVAL;
-	if (!ws->started) {
-		/* on the worker's own thread: a contention hog shares its
-		 * core */
-		err = frr_strag_worker_start(&ws->sw, &j->strag, w, ws->tb);
-		if (err)
-			return err;
-		ws->started = 1;
-	}
-	ws->clock = clock;
-	ws->checks = 0;
 	ws->next_report = 0;
-	ws->t_clock = frr_trace_now();
-	ws->t_idle0 = ws->t_idle1 = 0;
-	frr_strag_clock_begin(&ws->sw, clock);
-	if (j->reassign) {
-		err = rr_clock_begin(&ws->rw, clock);
-		if (err)
-			return err;
-	}
-	ws->t_work = frr_trace_now();
-	ws->mark_ns = work_now_ns();
-	return 0;
+	return rr_clock_begin(&ws->rw, clock);
 }
 
 static int rr_hook_idle(struct frr_rt *rt, void *state, int w, int clock)
 {
-	struct rr_job *j = state;
-	struct rr_wstate *ws = wstate(j, w);
-	int err = 0;
+	struct rr_wstate *ws = wstate(state, w);
 
 	(void)rt;
-	if (!ws)
-		return -EINVAL;
-	if (!ws->t_idle0)
-		ws->t_idle0 = frr_trace_now();
-	if (j->reassign)
-		err = rr_idle(&ws->rw, clock);
-	ws->t_idle1 = frr_trace_now();
-	ws->t_work = ws->t_idle1;
-	ws->mark_ns = work_now_ns();
-	return err;
+	return ws ? rr_idle(&ws->rw, clock) : -EINVAL;
 }
 
 static int rr_hook_progress_check(struct frr_rt *rt, void *state, int w,
@@ -419,19 +334,11 @@ static int rr_hook_progress_check(struct frr_rt *rt, void *state, int w,
 {
 	struct rr_job *j = state;
 	struct rr_wstate *ws = wstate(j, w);
-	uint64_t now = work_now_ns();
 	int err = 0;
 
-	(void)rt;
 	if (!ws)
 		return -EINVAL;
-	if (!ws->checks++ && ws->t_idle0)
-		frr_trace_rec(ws->tb, FRR_TR_SSP_WAIT, ws->t_idle0, ws->t_idle1,
-			      clock, -1, 0, 0);
-	/* the chunk just run (hooks excluded) */
-	frr_strag_account(&ws->sw, now - ws->mark_ns);
-	if (j->reassign && j->report_interval > 16 &&
-	    list->next >= ws->next_report) {
+	if (j->report_interval > 16 && list->next >= ws->next_report) {
 		/* --rr-report N > 16: the runtime publishes every 1/16 of the
 		 * list; we add reports every 1/N */
 		err = frr_rt_progress_publish(rt, w, clock, list);
@@ -439,67 +346,33 @@ static int rr_hook_progress_check(struct frr_rt *rt, void *state, int w,
 		    list->next + (list->n + (uint64_t)j->report_interval - 1) /
 				     (uint64_t)j->report_interval;
 	}
-	if (j->reassign && !err)
-		err = rr_progress_check(&ws->rw, clock, list);
-	ws->mark_ns = work_now_ns();
-	return err;
+	return err ? err : rr_progress_check(&ws->rw, clock, list);
 }
 
 static int rr_hook_own_list_done(struct frr_rt *rt, void *state, int w,
 				 int clock, struct frr_rr_list *list)
 {
-	struct rr_job *j = state;
-	struct rr_wstate *ws = wstate(j, w);
-	uint64_t t0;
-	int k = 0;
+	struct rr_wstate *ws = wstate(state, w);
 
 	(void)rt;
-	if (!ws)
-		return -EINVAL;
-	frr_strag_account(&ws->sw, work_now_ns() - ws->mark_ns);
-	frr_strag_clock_end(&ws->sw);
-	t0 = frr_trace_now();
-	frr_trace_rec(ws->tb, FRR_TR_WORK, ws->t_work, t0, clock, -1, 0,
-		      list->end);
-	if (j->reassign) {
-		k = rr_own_list_done(&ws->rw, clock, list);
-		if (k >= 0 && list->next == list->end)
-			frr_trace_rec(ws->tb, FRR_TR_HELP_WAIT, t0,
-				      frr_trace_now(), clock, -1, 0, 0);
-	}
-	ws->t_work = frr_trace_now();
-	ws->mark_ns = work_now_ns();
-	return k;
+	return ws ? rr_own_list_done(&ws->rw, clock, list) : -EINVAL;
 }
 
 static int rr_hook_clock_end(struct frr_rt *rt, void *state, int w, int clock)
 {
-	struct rr_job *j = state;
-	struct rr_wstate *ws = wstate(j, w);
+	struct rr_wstate *ws = wstate(state, w);
 
 	(void)rt;
-	if (!ws)
-		return -EINVAL;
-	frr_trace_rec(ws->tb, FRR_TR_CLOCK, ws->t_clock, frr_trace_now(), clock,
-		      -1, 0, 0);
-	return j->reassign ? rr_clock_end(&ws->rw, clock) : 0;
+	return ws ? rr_clock_end(&ws->rw, clock) : -EINVAL;
 }
 
 static int rr_hook_worker_exit(struct frr_rt *rt, void *state, int w,
 			       int last_clock)
 {
-	struct rr_job *j = state;
-	struct rr_wstate *ws = wstate(j, w);
-	int err = 0;
+	struct rr_wstate *ws = wstate(state, w);
 
 	(void)rt;
-	if (!ws)
-		return -EINVAL;
-	if (j->reassign)
-		err = rr_worker_exit(&ws->rw, last_clock);
-	/* the hog competes with this thread: stop it on the same thread */
-	frr_strag_worker_stop(&ws->sw);
-	return err;
+	return ws ? rr_worker_exit(&ws->rw, last_clock) : -EINVAL;
 }
 
 /* rank = the rank that is gone, or -1 when the job fails for any reason:
@@ -509,7 +382,7 @@ static void rr_hook_peer_dead(struct frr_rt *rt, void *state, int rank)
 	struct rr_job *j = state;
 
 	(void)rt;
-	if (!j || !j->reassign || atomic_exchange(&j->named, 1))
+	if (!j || atomic_exchange(&j->named, 1))
 		return;
 	for (int l = 0; j && l < j->T; l++) {
 		const struct rr_worker *rw = &j->ws[l].rw;

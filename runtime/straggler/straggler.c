@@ -11,7 +11,7 @@
 
 #include "flexrr/base.h"
 #include "straggler.h"
-#include "trace.h"
+#include "trace/trace.h"
 
 static const char *const kind_names[FRR_STRAG_NKINDS] = {
 	[FRR_STRAG_SLOW_WORKER] = "slow-worker",

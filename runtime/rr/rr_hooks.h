@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The seam between the runtime's worker loop (runtime/rt*.c, owned by the
- * runtime engineer) and RapidReassignment / straggler injection / trace
- * (runtime/rr*.c, straggler*.c, trace*.c, owned by the rr engineer).
+ * The seam between the runtime's worker loop (runtime/worker/, table/) and
+ * RapidReassignment / straggler injection / trace (runtime/rr/,
+ * straggler/, trace/).
  *
  * The runtime owns the loop over clocks and over the items of each worker's
- * list; rr plugs in through one const ops table, `frr_rr_ops`, that the
- * runtime sets explicitly (rt->rr) when the rr layer is engaged.
+ * list; rr plugs in through one const ops table, `frr_rr_ops` (rr/rr.c),
+ * that the runtime sets explicitly (rt->rr) when the rr layer is engaged.
  *
  * ---- When the hooks run -----------------------------------------------
  * The rr layer is ENGAGED when mode is flexrr or rr (reassignment on:
@@ -190,11 +190,21 @@ struct frr_rr_ops {
 	 (ops)->size >= offsetof(struct frr_rr_ops, fn) + sizeof((ops)->fn) && \
 	 (ops)->fn)
 
-/* Defined by runtime/rr.c; the runtime points rt->rr at it when engaged. */
+/* rr/rr.c */
 extern const struct frr_rr_ops frr_rr_ops;
 
 /* ---- runtime calls for rr ----------------------------------------------- */
-const struct frr_job_info *frr_rt_job(const struct frr_rt *rt);
+/* The job as rr sees it: worker w = rank * threads + thread; partition w
+ * is worker w's own. */
+struct frr_rt_shape {
+	int rank;
+	int nranks;
+	int threads;
+	int nworkers;
+	int slack;
+	uint64_t seed;
+};
+const struct frr_rt_shape *frr_rt_shape(const struct frr_rt *rt);
 int frr_rt_rr_reassign(const struct frr_rt *rt); /* 1 in flexrr/rr mode */
 /* Items in worker v's partition (any v: exchanged at start-up). */
 uint64_t frr_rt_nitems(const struct frr_rt *rt, int v);
@@ -211,7 +221,8 @@ int frr_rt_want_replica(struct frr_rt *rt, int v);
 
 int frr_rt_msg_send(struct frr_rt *rt, int from, int to,
 		    const struct frr_rr_msg *m);
-/* 1 = *m received, 0 = nothing within timeout_ms, < 0 error (dead peer). */
+/* 1 = *m received, 0 = nothing within timeout_ms, < 0 error (a dead peer,
+ * or the job failed: every rr wait ends then). */
 int frr_rt_msg_recv(struct frr_rt *rt, int w, struct frr_rr_msg *m,
 		    int timeout_ms);
 

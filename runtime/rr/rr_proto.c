@@ -18,7 +18,7 @@
 
 #include "flexrr/log.h"
 #include "rr_proto.h"
-#include "trace.h"
+#include "trace/trace.h"
 
 const char *const rr_msg_names[RR_MSG_NTYPES] = {
 	[0] = "none",

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
-/* The toy app: linear regression with a known answer (see app_toy.h). */
+/* The toy app: linear regression with a known answer (see toy.h). */
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "app_toy.h"
 #include "flexrr/flexrr.h"
 #include "flexrr/log.h"
+#include "toy.h"
 
 #define TOY_MAX_DIM 1024
 
@@ -64,6 +64,15 @@ static void point(const struct frr_toy_params *p, int w, uint64_t i, float *x,
 	*y = s;
 }
 
+static uint64_t reference_items(const struct frr_toy_params *p, int v)
+{
+	uint64_t n = (uint64_t)p->nparts;
+
+	if (p->total)
+		return p->total / n + ((uint64_t)v < p->total % n);
+	return p->items;
+}
+
 /* Gradient contribution of one item at parameters wv; returns err^2. */
 static double item_grad(const struct frr_toy_params *p, int w, uint64_t i,
 			const float *wv, float *g)
@@ -75,49 +84,91 @@ static double item_grad(const struct frr_toy_params *p, int w, uint64_t i,
 		pred += x[d] * wv[d];
 	err = pred - y;
 	scale = -p->lr * err /
-		(float)(p->total ? p->total : p->items * (uint64_t)p->nworkers);
+		(float)(p->total ? p->total : p->items * (uint64_t)p->nparts);
 	for (int d = 0; d < p->dim; d++)
 		g[d] = scale * x[d];
 	return (double)err * err;
 }
 
+/* Worker v's pass over its items in one clock, from w: SGD on a copy (the
+ * runtime's cache: every read shows the pass's own updates); returns the
+ * change it pushes (value - value fetched), same float operations. */
+static void reference_pass(const struct frr_toy_params *p, int v,
+			   const float *w, float *local, float *delta)
+{
+	float g[TOY_MAX_DIM];
+
+	memcpy(local, w, (size_t)p->dim * sizeof(float));
+	for (uint64_t i = 0; i < reference_items(p, v); i++) {
+		item_grad(p, v, i, local, g);
+		for (int d = 0; d < p->dim; d++)
+			local[d] += g[d];
+	}
+	for (int d = 0; d < p->dim; d++)
+		delta[d] = local[d] - w[d];
+}
+
 int frr_toy_reference(const struct frr_toy_params *p, int clocks, float *w)
 {
-	float *delta, g[TOY_MAX_DIM];
+	float local[TOY_MAX_DIM], delta[TOY_MAX_DIM], next[TOY_MAX_DIM];
 
 	if (p->dim < 1 || p->dim > TOY_MAX_DIM)
 		return -EINVAL;
-	delta = calloc((size_t)p->dim, sizeof(float));
-	if (!delta)
-		return -ENOMEM;
 	memset(w, 0, (size_t)p->dim * sizeof(float));
 	for (int c = 0; c < clocks; c++) {
-		float *next = malloc((size_t)p->dim * sizeof(float));
-
-		if (!next) {
-			free(delta);
-			return -ENOMEM;
-		}
 		memcpy(next, w, (size_t)p->dim * sizeof(float));
-		for (int v = 0; v < p->nworkers; v++) {
-			memset(delta, 0, (size_t)p->dim * sizeof(float));
-			for (uint64_t i = 0; i < p->items; i++) {
-				item_grad(p, v, i, w, g);
-				for (int d = 0; d < p->dim; d++)
-					delta[d] += g[d];
-			}
+		/* the shard applies the partitions' changes in order */
+		for (int v = 0; v < p->nparts; v++) {
+			reference_pass(p, v, w, local, delta);
 			for (int d = 0; d < p->dim; d++)
 				next[d] += delta[d];
 		}
 		memcpy(w, next, (size_t)p->dim * sizeof(float));
-		free(next);
 	}
-	free(delta);
 	return 0;
 }
 
-static int toy_create(const struct frr_job_info *job, int argc, char **argv,
-		      void **app)
+/* One option (getopt's code opt); -EINVAL for an unknown one. */
+static int toy_opt(struct toy *t, int opt, const char *arg)
+{
+	switch (opt) {
+	case 'i':
+		t->p.items = strtoull(arg, NULL, 0);
+		break;
+	case 'd':
+		t->p.dim = atoi(arg);
+		break;
+	case 'l':
+		t->p.lr = strtof(arg, NULL);
+		break;
+	case 'a':
+		t->adagrad = 1;
+		break;
+	case 'w':
+		t->work_us = atof(arg);
+		break;
+	case 's':
+		t->sleep_us = atof(arg);
+		break;
+	case 'j':
+		t->jitter_us = atof(arg);
+		break;
+	case 'c':
+		t->check_ssp = 1;
+		break;
+	case 'T':
+		t->p.total = strtoull(arg, NULL, 0);
+		break;
+	case 'R':
+		t->pad_rows = strtoull(arg, NULL, 0);
+		break;
+	default:
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int toy_parse(struct toy *t, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "items", required_argument, NULL, 'i' },
@@ -132,68 +183,46 @@ static int toy_create(const struct frr_job_info *job, int argc, char **argv,
 		{ "table-rows", required_argument, NULL, 'R' },
 		{ 0 },
 	};
-	struct toy *t = calloc(1, sizeof(*t));
 	int opt;
+
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1)
+		if (toy_opt(t, opt, optarg)) {
+			frr_err("toy: unknown or incomplete option '%s'; see "
+				"'flexrr run toy --help'",
+				argv[optind - 1]);
+			return -EINVAL;
+		}
+	if (optind < argc) {
+		frr_err("toy: unexpected argument '%s'", argv[optind]);
+		return -EINVAL;
+	}
+	if (t->p.dim < 1 || t->p.dim > TOY_MAX_DIM) {
+		frr_err("toy: --dim must be in [1, %d]", TOY_MAX_DIM);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int toy_create(const struct frr_job_info *job, int argc, char **argv,
+		      void **app)
+{
+	struct toy *t = calloc(1, sizeof(*t));
+	int err;
 
 	if (!t)
 		return -ENOMEM;
 	t->job = *job;
 	t->p = (struct frr_toy_params){ .seed = job->seed,
-					.nworkers = job->nworkers,
+					.nparts = job->nparts,
 					.items = 200,
 					.dim = 16,
 					.lr = 0.5f };
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'i':
-			t->p.items = strtoull(optarg, NULL, 0);
-			break;
-		case 'd':
-			t->p.dim = atoi(optarg);
-			break;
-		case 'l':
-			t->p.lr = strtof(optarg, NULL);
-			break;
-		case 'a':
-			t->adagrad = 1;
-			break;
-		case 'w':
-			t->work_us = atof(optarg);
-			break;
-		case 's':
-			t->sleep_us = atof(optarg);
-			break;
-		case 'j':
-			t->jitter_us = atof(optarg);
-			break;
-		case 'c':
-			t->check_ssp = 1;
-			break;
-		case 'T':
-			t->p.total = strtoull(optarg, NULL, 0);
-			break;
-		case 'R':
-			t->pad_rows = strtoull(optarg, NULL, 0);
-			break;
-		default:
-			frr_err("toy: unknown or incomplete option '%s'; see "
-				"'flexrr run toy --help'",
-				argv[optind - 1]);
-			free(t);
-			return -EINVAL;
-		}
-	}
-	if (optind < argc) {
-		frr_err("toy: unexpected argument '%s'", argv[optind]);
+	err = toy_parse(t, argc, argv);
+	if (err) {
 		free(t);
-		return -EINVAL;
-	}
-	if (t->p.dim < 1 || t->p.dim > TOY_MAX_DIM) {
-		frr_err("toy: --dim must be in [1, %d]", TOY_MAX_DIM);
-		free(t);
-		return -EINVAL;
+		return err;
 	}
 	*app = t;
 	return 0;
@@ -224,8 +253,7 @@ static int toy_tables(void *app, struct frr_table_spec *s, int max)
 		s[n++] =
 		    (struct frr_table_spec){ .name = "count",
 					     .rows = 1,
-					     .cols =
-						 (uint32_t)t->job.nworkers };
+					     .cols = (uint32_t)t->job.nparts };
 	if (t->pad_rows)
 		s[n++] = (struct frr_table_spec){ .name = "pad",
 						  .rows = t->pad_rows,
@@ -233,16 +261,12 @@ static int toy_tables(void *app, struct frr_table_spec *s, int max)
 	return n;
 }
 
-static int toy_load_partition(void *app, int worker, uint64_t *n)
+static int toy_load_partition(void *app, int part, uint64_t *n, void **data)
 {
 	struct toy *t = app;
 
-	uint64_t W = (uint64_t)t->job.nworkers;
-
-	if (t->p.total)
-		*n = t->p.total / W + ((uint64_t)worker < t->p.total % W);
-	else
-		*n = t->p.items;
+	*n = reference_items(&t->p, part);
+	*data = NULL;
 	return 0;
 }
 
@@ -258,12 +282,12 @@ static void spin_us(double us)
 	       us);
 }
 
-static void jitter(struct toy *t, struct frr_wctx *wc, uint64_t a)
+static void jitter(struct toy *t, struct frr_ctx *c, uint64_t a)
 {
 	struct frr_rng r;
 	double us;
 
-	frr_rng_seed(&r, frr_item_rng(wc, a) ^ 0x7177);
+	frr_rng_seed(&r, frr_item_rng(c, a) ^ 0x7177);
 	us = frr_rng_uniform(&r) * t->jitter_us;
 	if (a == 0 && frr_rng_uniform(&r) < 0.25)
 		us += 20 * t->jitter_us;
@@ -282,54 +306,50 @@ static void sleep_chunk(double us)
 	nanosleep(&ts, NULL);
 }
 
-static void check_ssp(struct toy *t, struct frr_wctx *wc, int clock)
+static void check_ssp(struct toy *t, struct frr_ctx *c, int clock)
 {
-	const float *cnt = frr_row_read(wc, 1, 0);
+	const float *cnt = frr_row_read(c, 1, 0);
 	int64_t bound = (int64_t)clock - t->job.slack - 1;
 
 	if (t->job.mode == FRR_MODE_ASYNC)
 		return;
-	for (int v = 0; v < t->job.nworkers; v++) {
+	for (int v = 0; v < t->job.nparts; v++) {
 		/* clocks fully seen for v = count / items */
-		uint64_t nv =
-		    t->p.total
-			? t->p.total / t->job.nworkers +
-			      ((uint64_t)v < t->p.total % t->job.nworkers)
-			: t->p.items;
+		uint64_t nv = reference_items(&t->p, v);
 		int64_t seen = nv ? (int64_t)(cnt[v] / (float)nv) - 1 : 1 << 30;
 
 		if (seen < bound) {
-			frr_stat_add(wc, ST_VIOL, 1);
+			frr_stat_add(c, ST_VIOL, 1);
 			return;
 		}
 	}
 }
 
-static int toy_process(void *app, struct frr_wctx *wc, int owner, int clock,
-		       uint64_t a, uint64_t b)
+static int toy_process(void *app, struct frr_ctx *c, uint64_t a, uint64_t b)
 {
 	struct toy *t = app;
+	const int part = frr_part_index(c), clock = frr_clock(c);
 	float wv[TOY_MAX_DIM], g[TOY_MAX_DIM];
 
 	if (t->jitter_us > 0)
-		jitter(t, wc, a);
+		jitter(t, c, a);
 	if (t->sleep_us > 0)
 		sleep_chunk(t->sleep_us * (double)(b - a));
 	if (t->check_ssp) {
-		check_ssp(t, wc, clock);
-		frr_cell_update(wc, 1, 0, (uint32_t)owner, (float)(b - a));
+		check_ssp(t, c, clock);
+		frr_cell_update(c, 1, 0, (uint32_t)part, (float)(b - a));
 	}
 	for (uint64_t i = a; i < b; i++) {
 		double e2;
 
-		/* read per item: an SSP read may see newer rows mid-chunk */
+		/* the cache: reads show this pass's own updates (SGD) */
 		for (int d = 0; d < t->p.dim; d++)
-			wv[d] = frr_row_read(wc, 0, (uint64_t)d)[0];
-		e2 = item_grad(&t->p, owner, i, wv, g);
+			wv[d] = frr_row_read(c, 0, (uint64_t)d)[0];
+		e2 = item_grad(&t->p, part, i, wv, g);
 		for (int d = 0; d < t->p.dim; d++)
-			frr_cell_update(wc, 0, (uint64_t)d, 0, g[d]);
-		frr_stat_add(wc, ST_SQERR, e2);
-		frr_stat_add(wc, ST_COUNT, 1);
+			frr_cell_update(c, 0, (uint64_t)d, 0, g[d]);
+		frr_stat_add(c, ST_SQERR, e2);
+		frr_stat_add(c, ST_COUNT, 1);
 		if (t->work_us > 0)
 			spin_us(t->work_us);
 	}
@@ -374,7 +394,7 @@ static int toy_save(void *app, struct frr_eval_ctx *ec, const char *path)
 	return err;
 }
 
-/* Every rank loads the rows it owns (row d lives on rank d % nranks). */
+/* Every process writes every row; the runtime keeps the ones it stores. */
 static int toy_load(void *app, struct frr_eval_ctx *ec, const char *path)
 {
 	struct toy *t = app;
@@ -396,8 +416,7 @@ static int toy_load(void *app, struct frr_eval_ctx *ec, const char *path)
 			break;
 		}
 		x = (float)v;
-		if (d % t->job.nranks == t->job.rank)
-			err = frr_eval_row_write(ec, 0, (uint64_t)d, &x);
+		err = frr_eval_row_write(ec, 0, (uint64_t)d, &x);
 	}
 	fclose(f);
 	return err;
