@@ -52,7 +52,13 @@ if [ $do_build = 1 ]; then
 	# -Werror stays on for fuzz/ itself (see fuzz/CMakeLists.txt)
 	CC=clang cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 		-DFLEXRR_FUZZ=ON -DFLEXRR_BUILD_TESTS=OFF -DFLEXRR_WERROR=OFF >/dev/null
-	nice -n 10 cmake --build "$build" --target fuzz -j"$(nproc)" >/dev/null
+	# quiet unless it fails (clang warns about files outside fuzz/)
+	if ! nice -n 10 cmake --build "$build" --target fuzz -j"$(nproc)" \
+		>"$build/build.log" 2>&1; then
+		grep -E 'error|Error' "$build/build.log" | head -20
+		echo "fuzz.sh: build failed, see $build/build.log" >&2
+		exit 1
+	fi
 fi
 
 mkdir -p "$build/artifacts"
