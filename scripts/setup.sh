@@ -3,9 +3,10 @@
 #   scripts/setup.sh [--tests] [--bench] [--build-dir DIR] [cmake -D options...]
 # --tests adds what the test suite needs (Criterion, qemu + kernel for the
 # soft-RoCE VM, Open MPI, Slurm + munge, PMIx, the real data sets, clang +
-# libFuzzer for scripts/fuzz.sh); --bench adds the peers we measure against
-# (perftest, ucx-utils, scikit-learn, gensim), gnuplot for the plots and the
-# data sets of bench/experiment.sh.
+# libFuzzer for scripts/fuzz.sh and the clang build); --bench adds the peers
+# we measure against (perftest, ucx-utils, scikit-learn, gensim), gnuplot for
+# the plots and the data sets of bench/experiment.sh.  Builds RelWithDebInfo
+# (-O3 -g); warnings are not errors here (scripts/test.sh makes them errors).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,7 +18,7 @@ while [ $# -gt 0 ]; do
 	--bench) want_bench=1 ;;
 	--build-dir) build=$2; shift ;;
 	-D*) cmake_args+=("$1") ;;
-	-h|--help) sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "setup.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 	shift

@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it (.ci/run):
-#   1. -Wall -Wextra -Werror build, Criterion suites (ctest)
+#   1. -Wall -Wextra -Werror build (RelWithDebInfo: -O3 -g), Criterion suites
+#      (ctest), the installed library and the out-of-tree example built
+#      from it (scripts/test-install.sh)
 #   2. the same under ASan+UBSan, 3. under TSan
-#   4. the verbs suites over a real soft-RoCE device: natively when this host
+#   4. every build type with gcc (Release, Debug) and clang, -Werror
+#   5. the verbs suites over a real soft-RoCE device: natively when this host
 #      has an RDMA device, else inside the qemu soft-RoCE VM
-#   5. two hosts: jobs with one rank in each of two soft-RoCE VMs
-#   6. Slurm: a one-node slurmctld + slurmd, srun -n 4 and sbatch
-#   7. every fuzz target for 20 s (scripts/fuzz.sh), 8. formatting
+#   6. two hosts: jobs with one rank in each of two soft-RoCE VMs
+#   7. Slurm: a one-node slurmctld + slurmd, srun -n 4 and sbatch
+#   8. every fuzz target for 20 s (scripts/fuzz.sh), 9. formatting
 # Ends with one line 'N passed, N failed'.  Options:
-#   --quick   only stage 1 (development loop)      --no-vm  skip stages 4-5
+#   --quick   only stage 1 (development loop)      --no-vm  skip stages 5-6
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,7 +20,7 @@ for a in "$@"; do
 	case $a in
 	--quick) quick=1 ;;
 	--no-vm) vm=0 ;;
-	-h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "test.sh: unknown option '$a' (see --help)" >&2; exit 2 ;;
 	esac
 done
@@ -59,10 +62,32 @@ run_tsan_suites() {
 	return $rc
 }
 
-build_cfg() { # dir cmake-args...
+build_cfg() { # dir cmake-args... (warnings are errors; the log says why)
 	local dir=$1; shift
-	cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLEXRR_WERROR=ON "$@" >/dev/null &&
-		cmake --build "$dir" -j"$(nproc)" >/dev/null
+	mkdir -p "$dir"
+	if ! { cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLEXRR_WERROR=ON "$@" &&
+		cmake --build "$dir" -j"$(nproc)"; } >"$dir/build.log" 2>&1; then
+		grep -E -m 20 'error|warning' "$dir/build.log" || tail -20 "$dir/build.log"
+		return 1
+	fi
+}
+
+# Issue 13: every build type configures and builds warning-free, with gcc
+# and with clang.  Stage 1 built gcc RelWithDebInfo with the suites; these
+# build the library, the binary and (clang only) the suites, to stay short.
+build_types() {
+	local ok=0 t
+	for t in Release Debug; do
+		echo "--- gcc $t"
+		CC=gcc build_cfg "build-gcc-$t" -DCMAKE_BUILD_TYPE=$t -DFLEXRR_BUILD_TESTS=OFF || ok=1
+	done
+	if command -v clang >/dev/null; then
+		echo "--- clang RelWithDebInfo (with the suites)"
+		CC=clang build_cfg build-clang -DCMAKE_BUILD_TYPE=RelWithDebInfo || ok=1
+	else
+		echo "clang is missing: scripts/setup.sh --tests installs it"; ok=1
+	fi
+	return $ok
 }
 
 scripts/setup.sh --tests
@@ -80,6 +105,7 @@ if [ $quick = 0 ]; then
 	stage "tests (ASan+UBSan)" run_ctest build-asan
 	stage "build (TSan)" build_cfg build-tsan -DFLEXRR_TSAN=ON
 	stage "tests (TSan)" run_tsan_suites
+	stage "build types (gcc Release/Debug, clang)" build_types
 	if [ $vm = 1 ] && [ -x scripts/test-verbs.sh ]; then
 		stage "verbs tests (soft-RoCE)" scripts/test-verbs.sh build
 	fi

@@ -40,6 +40,10 @@ static int idx_header(struct frr_reader *r, uint32_t magic, int ndims,
 	rc = frr_reader_bytes(r, b, 4 + 4 * (size_t)ndims);
 	if (rc)
 		return rc;
+	/* filled on every path that read the header: callers never see (and
+	 * gcc -O3 never suspects) uninitialized sizes */
+	for (int i = 0; i < ndims; i++)
+		dims[i] = be32(b + 4 + 4 * i);
 	if (be32(b) != magic)
 		return frr_reader_fail(
 		    r,
@@ -49,8 +53,6 @@ static int idx_header(struct frr_reader *r, uint32_t magic, int ndims,
 		    magic == IDX_MAGIC_IMAGES ? "unsigned-byte images, 3 dims"
 					      : "unsigned-byte labels, 1 dim",
 		    be32(b));
-	for (int i = 0; i < ndims; i++)
-		dims[i] = be32(b + 4 + 4 * i);
 	return 0;
 }
 
