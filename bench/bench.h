@@ -2,9 +2,9 @@
 /*
  * flexrr bench internals.  The measuring code (bench_run.c) only sees a
  * struct frr_oob for set-up exchanges, so it runs the same whether the two
- * ranks were forked locally (frr_launch_local) or met over the TCP side
- * channel (bench_oob_tcp.c), like UCX's libperf is separate from how its
- * peers start.
+ * ranks were forked locally (frr_launch_local) or met over the TCP
+ * rendezvous (frr_tcp_open, then bench_handshake), like UCX's libperf is
+ * separate from how its peers start.
  */
 #ifndef FLEXRR_BENCH_H
 #define FLEXRR_BENCH_H
@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "flexrr/oob.h"
+#include "flexrr/bootstrap.h"
 #include "flexrr/transport.h"
 
 enum bench_test {
@@ -42,9 +42,10 @@ const char *bench_test_name(enum bench_test t);
 /* Run the benchmark as rank oob->rank of 2; rank 1 prints the table. */
 int bench_run(struct frr_oob *oob, const struct bench_params *p);
 
-/* Two-rank oob over TCP: server = rank 0 (peer NULL), client = rank 1.
- * The server makes the job token, both check they run the same test and
- * the server takes the client's sizes and iterations (updates p). */
+/* Two-rank oob over the TCP rendezvous: server = rank 0 (peer NULL),
+ * client = rank 1.  The server makes the job token, both check they run the
+ * same test and the server takes the client's sizes and iterations
+ * (updates p). */
 int bench_oob_tcp(struct bench_params *p, struct frr_oob **oob);
 
 #endif /* FLEXRR_BENCH_H */

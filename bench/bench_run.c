@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "flexrr/log.h"
+#include "flexrr/base.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
@@ -55,19 +55,13 @@ static uint64_t ticks(void)
 #ifdef HAVE_TSC
 	return __rdtsc();
 #else
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return frr_now_ns();
 #endif
 }
 
 static double mono_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
+	return (double)frr_now_ns();
 }
 
 static void clock_calibrate(void)

@@ -18,6 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "flexrr/base.h"
+
 #define DEMO_MAX_MODES 6
 #define DEMO_MAX_CLOCKS 1000
 #define DEMO_MAX_ARGS 64
@@ -101,14 +103,6 @@ static void usage(FILE *out)
 		"this one)\n"
 		"  -v, --verbose         show every run's own output\n"
 		"  -h, --help            this text\n");
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 static int parse_args(int argc, char **argv, struct demo_opts *o)
@@ -333,7 +327,7 @@ static int run_one(const struct demo_opts *o, struct demo_run *r, int idx,
 	char buf[4096], *args[DEMO_MAX_ARGS], line[2048];
 	size_t fill = 0;
 	int fds[2], status = 0, n;
-	double deadline = now_s() + o->timeout_s;
+	double deadline = frr_now_s() + o->timeout_s;
 	pid_t pid;
 
 	n = build_argv(o, r, buf, sizeof(buf), args);
@@ -372,7 +366,7 @@ static int run_one(const struct demo_opts *o, struct demo_run *r, int idx,
 	progress(o, r, idx, nruns, 0);
 	for (;;) {
 		struct pollfd p = { .fd = fds[0], .events = POLLIN };
-		int left = (int)((deadline - now_s()) * 1000);
+		int left = (int)((deadline - frr_now_s()) * 1000);
 		ssize_t got;
 
 		if (left <= 0) {

@@ -29,7 +29,7 @@ static const struct command commands[] = {
 
 static int cmd_help(int argc, char **argv)
 {
-	const struct frr_app_ops *const *apps = frr_app_list();
+	const struct frr_app_ops *const *apps = frr_cli_apps;
 
 	(void)argc;
 	(void)argv;

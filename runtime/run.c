@@ -17,19 +17,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "flexrr/log.h"
+#include "flexrr/base.h"
+#include "flexrr/bootstrap.h"
+#include "flexrr/job.h"
 #include "rt.h"
 
-int frr_cmd_run(int argc, char **argv);
-
-extern const struct frr_rr_ops frr_rr_ops __attribute__((weak));
-/* The toy app lives in this static library: a strong reference makes the
- * linker keep it for apps/registry.c's weak one. */
-extern const struct frr_app_ops frr_app_toy;
-__attribute__((used)) static const struct frr_app_ops *const keep_toy =
-    &frr_app_toy;
-
-static void usage(FILE *out)
+static void usage(FILE *out, const struct frr_app_ops *const *apps)
 {
 	fprintf(
 	    out,
@@ -95,7 +88,7 @@ static void usage(FILE *out)
 	    "objective=V <app metrics>\n",
 	    FRR_RT_MAX_SLACK);
 	fprintf(out, "\napps:\n");
-	for (const struct frr_app_ops *const *a = frr_app_list(); *a; a++)
+	for (const struct frr_app_ops *const *a = apps; a && *a; a++)
 		fprintf(out, "  %-8s %s\n", (*a)->name, (*a)->summary);
 }
 
@@ -308,7 +301,7 @@ static int parse_opt(struct cli *c, int opt, const char *arg)
 		o->rendezvous = arg;
 		break;
 	case OPT_TOKEN:
-		o->job_token = frr_hash64(arg, strlen(arg), 0) | 1;
+		o->job_token = frr_job_token_from(arg);
 		break;
 	case OPT_RDV_TIMEOUT:
 		err =
@@ -348,56 +341,46 @@ static int parse_opt(struct cli *c, int opt, const char *arg)
 	return err;
 }
 
-/* Rank and size from a launcher's environment; 0 = not launcher-started. */
-static int launcher_rank(int *rank, int *size)
-{
-	static const char *const pairs[][2] = {
-		{ "FLEXRR_RANK", "FLEXRR_SIZE" },
-		{ "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE" },
-		{ "PMIX_RANK", "OMPI_COMM_WORLD_SIZE" },
-		{ "PMI_RANK", "PMI_SIZE" },
-		{ "SLURM_PROCID", "SLURM_NTASKS" },
-	};
-
-	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
-		const char *r = getenv(pairs[i][0]), *s = getenv(pairs[i][1]);
-
-		if (r && s) {
-			*rank = atoi(r);
-			*size = atoi(s);
-			return 1;
-		}
-	}
-	return 0;
-}
-
-static const char *launcher_job_id(void)
-{
-	static const char *const vars[] = { "FLEXRR_JOB_ID", "PMIX_NAMESPACE",
-					    "OMPI_MCA_ess_base_jobid",
-					    "SLURM_JOB_ID", "PMI_JOBID" };
-
-	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
-		if (getenv(vars[i]))
-			return getenv(vars[i]);
-	return NULL;
-}
-
+/* One rank: meet the others at the TCP rendezvous, run the job.  0 or a
+ * negative errno (already logged). */
 static int rank_main(struct frr_run_opts *o, int rank, int size,
 		     const char *addr, int lfd, int timeout_ms)
 {
+	struct frr_tcp_cfg tcp = { .addr = addr,
+				   .listen_fd = lfd,
+				   .rank = rank,
+				   .size = size,
+				   .job_token = o->job_token,
+				   .binary_hash = frr_binary_hash(),
+				   .args_hash = o->args_hash,
+				   .timeout_ms = timeout_ms };
 	struct frr_oob *oob = NULL;
 	int err;
 
 	frr_log_set_rank(rank);
-	err =
-	    frr_rdv_open(addr, lfd, rank, size, o->job_token,
-			 frr_rdv_binary_hash(), o->args_hash, timeout_ms, &oob);
+	err = frr_tcp_open(&tcp, &oob);
 	if (err)
-		return 1;
+		return err;
 	err = frr_rt_job_run(oob, o);
 	frr_oob_close(oob);
-	return err ? 1 : 0;
+	return err < 0 ? err : err ? -EIO : 0;
+}
+
+struct local_job {
+	struct frr_run_opts *o;
+	const char *addr;
+	int lfd;
+	int timeout_ms;
+};
+
+static int local_rank(struct frr_oob *oob, void *arg)
+{
+	struct local_job *j = arg;
+
+	if (oob->rank)
+		close(j->lfd);
+	return rank_main(j->o, oob->rank, oob->size, j->addr,
+			 oob->rank ? -1 : j->lfd, j->timeout_ms);
 }
 
 /* Fork P ranks; they meet at a loopback socket the parent already bound. */
@@ -405,118 +388,100 @@ static int run_local(struct frr_run_opts *o, int timeout_ms)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET };
 	socklen_t sl = sizeof(sa);
+	/* no deadline: jobs run as long as they make progress (--timeout);
+	 * after a rank fails the others get 15 s to name the dead peer */
+	struct frr_launch_cfg cfg = { .nprocs = o->nprocs,
+				      .grace_ms = 15000,
+				      .flags = FRR_LAUNCH_NO_RELAY |
+					       FRR_LAUNCH_QUIET_EXITS };
 	char addr[64];
-	pid_t *pids;
-	int lfd, rc = 0, left;
-	double kill_at = 0;
+	struct local_job j = { o, addr, -1, timeout_ms };
+	int err;
 
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	lfd = socket(AF_INET, SOCK_STREAM, 0);
-	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) ||
-	    listen(lfd, 64) || getsockname(lfd, (struct sockaddr *)&sa, &sl)) {
+	j.lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (j.lfd < 0 || bind(j.lfd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    listen(j.lfd, 64) ||
+	    getsockname(j.lfd, (struct sockaddr *)&sa, &sl)) {
 		frr_err("cannot open a loopback socket for the local job: %s",
 			strerror(errno));
+		if (j.lfd >= 0)
+			close(j.lfd);
 		return 1;
 	}
 	snprintf(addr, sizeof(addr), "127.0.0.1:%d", ntohs(sa.sin_port));
-	if (!o->job_token &&
-	    getrandom(&o->job_token, sizeof(o->job_token), 0) < 0)
-		o->job_token = (uint64_t)time(NULL) * 2654435761u ^ getpid();
-	pids = calloc((size_t)o->nprocs, sizeof(pid_t));
-	if (!pids)
-		return 1;
-	fflush(NULL);
-	for (int r = 0; r < o->nprocs; r++) {
-		pid_t p = fork();
-
-		if (p < 0) {
-			frr_err("fork failed: %s", strerror(errno));
-			rc = 1;
-			break;
-		}
-		if (!p) {
-			if (r)
-				close(lfd);
-			_exit(rank_main(o, r, o->nprocs, addr, r ? -1 : lfd,
-					timeout_ms));
-		}
-		pids[r] = p;
-	}
-	close(lfd);
-	left = o->nprocs;
-	for (int r = 0; r < o->nprocs; r++)
-		if (!pids[r])
-			left--;
-	while (left > 0) {
-		int st;
-		pid_t p = waitpid(-1, &st, WNOHANG);
-
-		if (p > 0) {
-			int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-
-			for (int r = 0; r < o->nprocs; r++)
-				if (pids[r] == p) {
-					pids[r] = 0;
-					if (code) {
-						if (WIFSIGNALED(st))
-							frr_err("rank %d was "
-								"killed by "
-								"signal %d",
-								r,
-								WTERMSIG(st));
-						if (!rc)
-							rc = code;
-						if (!kill_at)
-							kill_at =
-							    frr_rt_clock_now() +
-							    15;
-					}
-				}
-			left--;
-			continue;
-		}
-		if (p < 0 && errno != EINTR)
-			break;
-		if (kill_at && frr_rt_clock_now() > kill_at) {
-			for (int r = 0; r < o->nprocs; r++)
-				if (pids[r])
-					kill(pids[r], SIGKILL);
-			kill_at = frr_rt_clock_now() + 3600;
-		}
-		struct timespec ts = { 0, 20000000 };
-		nanosleep(&ts, NULL);
-	}
-	free(pids);
-	return rc;
+	if (!o->job_token)
+		o->job_token = frr_job_token_random();
+	err = frr_launch(&cfg, local_rank, &j);
+	close(j.lfd);
+	return err ? 1 : 0;
 }
 
-static int engage_rr(struct frr_run_opts *o)
+/* A launcher started this process: check what it says, take the
+ * rendezvous address and job token from the options, its environment or
+ * its job id.  0, or 2 (usage) with a message. */
+static int join_launched(struct cli *c, const struct frr_launcher_env *env)
 {
-	int want = o->mode == FRR_MODE_FLEXRR || o->mode == FRR_MODE_RR ||
-		   o->rr.stragglers || o->rr.trace_path;
+	struct frr_run_opts *o = &c->o;
+	static char addr[64];
 
-	if (!want)
-		return 0;
-	if (!&frr_rr_ops) {
-		fprintf(stderr,
-			"flexrr run: %s needs RapidReassignment / straggler "
-			"support, which is not built into this binary "
-			"(runtime/rr*.c is missing); use --mode bsp|ssp|async "
-			"without --stragglers/--trace\n",
-			o->mode >= FRR_MODE_FLEXRR ? "--mode flexrr|rr"
-						   : "--stragglers/--trace");
-		return -EINVAL;
+	if (env->rank < 0 || env->size < 1 || env->rank >= env->size) {
+		fprintf(stderr, "flexrr run: the launcher gave rank %d of %d\n",
+			env->rank, env->size);
+		return 2;
 	}
-	o->rr_engaged = 1;
+	if (c->have_procs && o->nprocs != env->size) {
+		fprintf(stderr,
+			"flexrr run: -n %d but the launcher started %d ranks; "
+			"drop -n or make them agree\n",
+			o->nprocs, env->size);
+		return 2;
+	}
+	o->nprocs = env->size;
+	if (!o->rendezvous)
+		o->rendezvous = env->rendezvous;
+	if (!o->job_token && env->job_token)
+		o->job_token = frr_job_token_from(env->job_token);
+	if (!o->rendezvous && env->size > 1) {
+		if (!env->job_id) {
+			fprintf(stderr,
+				"flexrr run: rank %d of %d: no rendezvous "
+				"address; give --rendezvous HOST:PORT (rank "
+				"0's host) or set FLEXRR_RENDEZVOUS\n",
+				env->rank, env->size);
+			return 2;
+		}
+		frr_rendezvous_from_job_id(env->job_id, addr, sizeof(addr));
+		o->rendezvous = addr;
+	}
+	if (!o->job_token) {
+		if (!env->job_id && env->size > 1) {
+			fprintf(stderr,
+				"flexrr run: rank %d: no job token; give "
+				"--job-token or set FLEXRR_JOB_TOKEN (the same "
+				"on every rank)\n",
+				env->rank);
+			return 2;
+		}
+		o->job_token = frr_job_token_from_job_id(env->job_id);
+	}
 	return 0;
 }
 
-int frr_run_main(int argc, char **argv)
+/* The rr layer (RapidReassignment, stragglers, trace) runs in modes flexrr
+ * and rr, and whenever stragglers or a trace are asked for. */
+static void engage_rr(struct frr_run_opts *o)
+{
+	o->rr_engaged = o->mode == FRR_MODE_FLEXRR || o->mode == FRR_MODE_RR ||
+			o->rr.stragglers || o->rr.trace_path;
+}
+
+int frr_run_main(int argc, char **argv, const struct frr_app_ops *const *apps)
 {
 	struct cli c = { 0 };
 	struct frr_run_opts *o = &c.o;
-	int opt, rank = 0, size = 1, launched, timeout_ms;
-	const char *env;
+	struct frr_launcher_env env;
+	int opt, err, timeout_ms;
 
 	o->nprocs = 1;
 	o->threads = 1;
@@ -540,7 +505,7 @@ int frr_run_main(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "+n:t:qh", long_opts, NULL)) !=
 	       -1) {
 		if (opt == 'h') {
-			usage(stdout);
+			usage(stdout, apps);
 			return 0;
 		}
 		if (parse_opt(&c, opt, optarg))
@@ -551,12 +516,13 @@ int frr_run_main(int argc, char **argv)
 				"lists the options and apps\n");
 		return 2;
 	}
-	o->app = frr_app_find(argv[optind]);
+	for (const struct frr_app_ops *const *a = apps; a && *a && !o->app; a++)
+		if (!strcmp((*a)->name, argv[optind]))
+			o->app = *a;
 	if (!o->app) {
 		fprintf(stderr, "flexrr run: unknown app '%s'; known apps:",
 			argv[optind]);
-		for (const struct frr_app_ops *const *a = frr_app_list(); *a;
-		     a++)
+		for (const struct frr_app_ops *const *a = apps; a && *a; a++)
 			fprintf(stderr, " %s", (*a)->name);
 		fprintf(stderr, "\n");
 		return 2;
@@ -588,76 +554,19 @@ int frr_run_main(int argc, char **argv)
 	} else if (o->slack < 0) {
 		o->slack = o->mode == FRR_MODE_ASYNC ? 0 : 1;
 	}
-	if (engage_rr(o))
-		return 2;
+	engage_rr(o);
 	o->args_hash = 0;
 	for (int i = 0; i < argc; i++)
 		o->args_hash =
-		    frr_hash64(argv[i], strlen(argv[i]) + 1, o->args_hash);
+		    frr_fnv1a64(argv[i], strlen(argv[i]) + 1, o->args_hash);
 	timeout_ms = (int)(c.rdv_timeout * 1000);
 
-	launched = launcher_rank(&rank, &size);
-	if (!launched)
+	if (!frr_launcher_env(&env))
 		return run_local(o, timeout_ms);
-	if (rank < 0 || size < 1 || rank >= size) {
-		fprintf(stderr, "flexrr run: the launcher gave rank %d of %d\n",
-			rank, size);
-		return 2;
-	}
-	if (c.have_procs && o->nprocs != size) {
-		fprintf(stderr,
-			"flexrr run: -n %d but the launcher started %d ranks; "
-			"drop -n or make them agree\n",
-			o->nprocs, size);
-		return 2;
-	}
-	o->nprocs = size;
-	env = getenv("FLEXRR_RENDEZVOUS");
-	if (!o->rendezvous)
-		o->rendezvous = env;
-	env = getenv("FLEXRR_JOB_TOKEN");
-	if (!o->job_token && env)
-		o->job_token = frr_hash64(env, strlen(env), 0) | 1;
-	{
-		static char addr[64];
-		const char *jid = launcher_job_id();
-
-		if (!o->rendezvous && size > 1) {
-			if (!jid) {
-				fprintf(stderr,
-					"flexrr run: rank %d of %d: no "
-					"rendezvous address; give --rendezvous "
-					"HOST:PORT (rank 0's host) or set "
-					"FLEXRR_RENDEZVOUS\n",
-					rank, size);
-				return 2;
-			}
-			snprintf(addr, sizeof(addr), "127.0.0.1:%u",
-				 20000u + (unsigned)(frr_hash64(
-							 jid, strlen(jid), 0) %
-						     20000));
-			o->rendezvous = addr;
-		}
-		if (!o->job_token) {
-			if (!jid && size > 1) {
-				fprintf(stderr,
-					"flexrr run: rank %d: no job token; "
-					"give --job-token or set "
-					"FLEXRR_JOB_TOKEN (the same on every "
-					"rank)\n",
-					rank);
-				return 2;
-			}
-			o->job_token =
-			    frr_hash64(jid ? jid : "single",
-				       strlen(jid ? jid : "single"), 0x5eed) |
-			    1;
-		}
-	}
-	return rank_main(o, rank, size, o->rendezvous, -1, timeout_ms);
-}
-
-int frr_cmd_run(int argc, char **argv)
-{
-	return frr_run_main(argc, argv);
+	err = join_launched(&c, &env);
+	if (err)
+		return err;
+	return rank_main(o, env.rank, env.size, o->rendezvous, -1, timeout_ms)
+		   ? 1
+		   : 0;
 }

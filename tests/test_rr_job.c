@@ -79,7 +79,7 @@ static int cnt_tables(void *app, struct frr_table_spec *s, int max)
 	(void)max;
 	s[0] = (struct frr_table_spec){
 		.name = "count",
-		.rows = (uint64_t)c->job.nworkers * NMAX,
+		.rows = (uint64_t)c->job.nparts * NMAX,
 		.cols = 1,
 		.rule = FRR_UPDATE_ADD,
 	};
@@ -91,9 +91,10 @@ static uint64_t cnt_n(const struct cnt *c, int w)
 	return c->items - (uint64_t)(w % 3); /* uneven lists */
 }
 
-static int cnt_load(void *app, int w, uint64_t *n)
+static int cnt_load(void *app, int w, uint64_t *n, void **data)
 {
 	*n = cnt_n(app, w);
+	*data = NULL;
 	return 0;
 }
 
@@ -112,14 +113,19 @@ static void cnt_state_init(void *app, int w, uint64_t i, void *st)
 	*(uint32_t *)st = 0;
 }
 
-static int cnt_process(void *app, struct frr_wctx *wc, int owner, int clock,
-		       uint64_t a, uint64_t b)
+/* The test looks inside the runtime (apps cannot): a helper on rank 1. */
+static int helping_on_rank1(const struct frr_ctx *wc)
+{
+	return wc->wk->id != wc->part && wc->rt->rank == 1;
+}
+
+static int cnt_process(void *app, struct frr_ctx *wc, uint64_t a, uint64_t b)
 {
 	struct cnt *c = app;
+	int owner = frr_part_index(wc), clock = frr_clock(wc);
 	float one = 1.0f;
 
-	if (c->die_helping && frr_wctx_worker(wc) != owner &&
-	    c->job.rank == 1) {
+	if (c->die_helping && helping_on_rank1(wc)) {
 		/* the helper dies in the middle of helping */
 		fflush(NULL);
 		kill(getpid(), SIGKILL);
@@ -157,7 +163,7 @@ static int cnt_global(void *app, const double *stats, int nstats, int clock,
 	double want = 0;
 
 	(void)nstats;
-	for (int w = 0; w < c->job.nworkers; w++)
+	for (int w = 0; w < c->job.nparts; w++)
 		want += (double)cnt_n(c, w);
 	*objective = stats[ST_COUNT];
 	snprintf(metrics, len, "count=%.0f violations=%.0f", stats[ST_COUNT],
@@ -176,7 +182,7 @@ static int cnt_save(void *app, struct frr_eval_ctx *ec, const char *path)
 	struct cnt *c = app;
 
 	(void)path;
-	for (int w = 0; w < c->job.nworkers; w++)
+	for (int w = 0; w < c->job.nparts; w++)
 		for (uint64_t i = 0; i < cnt_n(c, w); i++) {
 			float v;
 			int err = frr_eval_row_read(ec, 0,

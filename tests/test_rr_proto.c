@@ -24,8 +24,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "rr_proto.h"
-#include "trace.h"
+#include "rr/rr_proto.h"
+#include "trace/trace.h"
 #include "test_util.h"
 
 TestSuite(rr_proto, .timeout = 120);

@@ -7,7 +7,7 @@
  */
 #include <criterion/criterion.h>
 
-#include "app_toy.h"
+#include "toy/toy.h"
 #include "flexrr/flexrr.h"
 #include "test_runtime_util.h"
 
@@ -20,7 +20,7 @@ Test(runtime_mpirun, np4_exact_bsp_answer)
 	/* 2-core CI machines have fewer slots than ranks */
 	char *env[] = { "OMPI_MCA_rmaps_base_oversubscribe=1", NULL };
 	struct frr_toy_params p = {
-		.seed = 3, .nworkers = 4, .items = 30, .dim = 16, .lr = 0.5f
+		.seed = 3, .nparts = 4, .items = 30, .dim = 16, .lr = 0.5f
 	};
 	float want[16];
 

@@ -4,7 +4,7 @@
  *
  *   frr_test_backends()  backends to run: env FLEXRR_TEST_BACKENDS (comma
  *                        list, "shm,verbs"), default shm plus verbs when
- *                        frr_tp_verbs_available().
+ *                        frr_tp_backend_available().
  *   frr_test_quick()     env FLEXRR_TEST_QUICK=1 (soft-RoCE VM): scale
  *                        iteration counts down, same assertions.
  *   frr_test_mesh_*()    in a frr_launch_local child: open a ctx for the
@@ -24,11 +24,8 @@
 #include <time.h>
 
 #include "flexrr/log.h"
-#include "flexrr/oob.h"
+#include "flexrr/bootstrap.h"
 #include "flexrr/transport.h"
-
-/* weak: the verbs backend may not be linked into this binary */
-int frr_tp_verbs_available(void) __attribute__((weak));
 
 #define FRR_TEST_MAX_BACKENDS 4
 #define FRR_TEST_TIMEOUT_MS 20000
@@ -63,8 +60,7 @@ static inline int frr_test_backends(enum frr_tp_backend *out, int max)
 
 	if (!env || !*env) {
 		out[n++] = FRR_TP_BACKEND_SHM;
-		if (n < max && frr_tp_verbs_available &&
-		    frr_tp_verbs_available())
+		if (n < max && frr_tp_backend_available(FRR_TP_BACKEND_VERBS))
 			out[n++] = FRR_TP_BACKEND_VERBS;
 		return n;
 	}

@@ -207,11 +207,11 @@ static inline float mf_predict(const float *p, const float *q, int rank,
 	return mu + p[rank] + q[rank] + dot;
 }
 
-/* One SGD step on rating r: updates p and q in place and adds the same
- * changes to dp and dq (the deltas pushed to the tables).  Returns the
- * error before the step (r - prediction). */
+/* One SGD step on rating r: updates p and q in place.  Returns the error
+ * before the step (r - prediction).  (Through the runtime p and q are the
+ * worker cache's rows: the runtime derives the updates it pushes from them,
+ * so the step has no delta stores of its own.) */
 static inline float mf_sgd_step(float *restrict p, float *restrict q,
-				float *restrict dp, float *restrict dq,
 				const struct mf_hyper *h, float r)
 {
 	const int k = h->rank;
@@ -220,21 +220,12 @@ static inline float mf_sgd_step(float *restrict p, float *restrict q,
 
 	for (int f = 0; f < k; f++) {
 		const float pf = p[f], qf = q[f];
-		const float gp = lr * (e * qf - h->reg * pf);
-		const float gq = lri * (e * pf - h->reg * qf);
 
-		p[f] = pf + gp;
-		q[f] = qf + gq;
-		dp[f] += gp;
-		dq[f] += gq;
+		p[f] = pf + lr * (e * qf - h->reg * pf);
+		q[f] = qf + lri * (e * pf - h->reg * qf);
 	}
-	const float gbu = lr * (e - h->breg * p[k]);
-	const float gbi = lri * (e - h->breg * q[k]);
-
-	p[k] += gbu;
-	q[k] += gbi;
-	dp[k] += gbu;
-	dq[k] += gbi;
+	p[k] += lr * (e - h->breg * p[k]);
+	q[k] += lri * (e - h->breg * q[k]);
 	return e;
 }
 

@@ -19,17 +19,12 @@ double mf_sgd_pass(float *P, float *Q, const struct mf_rating *ratings,
 		   uint64_t n, const struct mf_hyper *h)
 {
 	const size_t cols = (size_t)h->rank + 1;
-	float scratch[2 * (MF_MAX_RANK + 1)];
-	float *dp = scratch, *dq = scratch + cols;
 	double sse = 0.0;
-
-	/* the deltas are not needed here, only the same code path */
-	memset(scratch, 0, sizeof(float) * 2 * cols);
 
 	for (uint64_t j = 0; j < n; j++) {
 		const struct mf_rating *x = &ratings[j];
-		float e = mf_sgd_step(P + x->user * cols, Q + x->item * cols,
-				      dp, dq, h, x->r);
+		float e = mf_sgd_step(P + x->user * cols, Q + x->item * cols, h,
+				      x->r);
 
 		sse += (double)e * e;
 	}

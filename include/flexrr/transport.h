@@ -52,9 +52,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "flexrr/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+FRR_API_BEGIN
 
 enum frr_tp_backend {
 	FRR_TP_BACKEND_AUTO =
@@ -146,6 +149,9 @@ enum frr_tp_backend frr_tp_backend_of(const struct frr_tp_ctx *ctx);
 const char *frr_tp_backend_name(enum frr_tp_backend b);
 /* "shm" / "verbs" / "auto" -> enum; -EINVAL for anything else */
 int frr_tp_backend_parse(const char *name, enum frr_tp_backend *out);
+/* 1 when backend b is built in and usable on this host now (verbs: a
+ * device with an ACTIVE port); AUTO: always 1. */
+int frr_tp_backend_available(enum frr_tp_backend b);
 /* Human-readable device string for headers, e.g. "rxe0 port 1 gid 1" or "shm".
  */
 const char *frr_tp_device_name(const struct frr_tp_ctx *ctx);
@@ -216,6 +222,7 @@ static inline uint64_t frr_tp_load_u64(const void *p)
 /* Last error message of this ctx ("" when none); for tools and tests. */
 const char *frr_tp_last_error(const struct frr_tp_ctx *ctx);
 
+FRR_API_END
 #ifdef __cplusplus
 }
 #endif

@@ -110,7 +110,7 @@ static int wait_event(struct rdma_event_channel *ch, long long deadline,
 			return 0;
 		if (errno != EAGAIN && errno != EWOULDBLOCK)
 			return -errno;
-		left = deadline - frr_tp_now_ms();
+		left = deadline - frr_now_ms();
 		if (left <= 0)
 			return -ETIMEDOUT;
 		if (poll(&pfd, 1, (int)left) < 0 && errno != EINTR)
@@ -410,7 +410,7 @@ static int try_connect(struct vb_ep *e, struct sockaddr_in *dst,
 	struct sockaddr_in src = c->bind_sa;
 	struct rdma_conn_param cp;
 	struct vb_priv mine, theirs;
-	long long left = deadline - frr_tp_now_ms();
+	long long left = deadline - frr_now_ms();
 	int step = left < VB_RESOLVE_STEP_MS ? (int)left : VB_RESOLVE_STEP_MS;
 	int ret;
 
@@ -508,7 +508,7 @@ int vb_ep_connect(struct frr_tp_ctx *ctx, const struct frr_tp_addr *peer,
 		  int timeout_ms, struct frr_tp_ep **out)
 {
 	struct vb_ctx *c = vb_ctx_of(ctx);
-	long long start = frr_tp_now_ms(), deadline = start + timeout_ms;
+	long long start = frr_now_ms(), deadline = start + timeout_ms;
 	struct attempt at = { .err = -ETIMEDOUT, .why = "no answer" };
 	/* the last definite cause (refused, unreachable): a final attempt cut
 	 * short by the deadline must not hide it */
@@ -537,7 +537,7 @@ int vb_ep_connect(struct frr_tp_ctx *ctx, const struct frr_tp_addr *peer,
 		if (at.err != -ETIMEDOUT)
 			cause = at;
 		ep_teardown(e);
-		if (frr_tp_now_ms() + backoff >= deadline) {
+		if (frr_now_ms() + backoff >= deadline) {
 			if (cause.err)
 				at = cause;
 			ret = frr_tp_err(
@@ -546,7 +546,7 @@ int vb_ep_connect(struct frr_tp_ctx *ctx, const struct frr_tp_addr *peer,
 			    "%lld ms (%d attempts): %s; is rank %d running "
 			    "and listening there? ('flexrr doctor' checks "
 			    "this host)",
-			    peer->rank, peer->str, frr_tp_now_ms() - start,
+			    peer->rank, peer->str, frr_now_ms() - start,
 			    attempts, at.why, peer->rank);
 			break;
 		}
@@ -653,7 +653,7 @@ close_ep:
 int vb_ep_accept(struct frr_tp_ctx *ctx, int timeout_ms, struct frr_tp_ep **out)
 {
 	struct vb_ctx *c = vb_ctx_of(ctx);
-	long long deadline = frr_tp_now_ms() + timeout_ms;
+	long long deadline = frr_now_ms() + timeout_ms;
 	struct rdma_cm_event *ev;
 	struct vb_priv theirs;
 	struct vb_ep *e = NULL;
