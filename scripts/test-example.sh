@@ -99,13 +99,24 @@ step=copy
 cp -r "$src/examples/kmeans" "$tmp/kmeans"
 rm -rf "$tmp/kmeans/build" "$tmp/kmeans"/*.o "$tmp/kmeans/kmeans" "$tmp/kmeans/kmeans-ref"
 
+# no_tree LOG: no command in LOG names the source or build tree
+no_tree() {
+	if grep -e "$src" -e "$build" "$1" >&2; then
+		fail "the commands above use a path into the source or build tree"
+	fi
+}
+
+# -Werror: the installed headers must compile cleanly in a user's build
 step="make"
-run "$tmp/make.log" clean_env PKG_CONFIG_PATH="$(dirname "$pc")" make -C "$tmp/kmeans"
+run "$tmp/make.log" clean_env PKG_CONFIG_PATH="$(dirname "$pc")" \
+	make -C "$tmp/kmeans" CFLAGS="-O2 -g -Werror"
+no_tree "$tmp/make.log"
 
 step=cmake
 run "$tmp/cmake.log" clean_env cmake -S "$tmp/kmeans" -B "$tmp/cmake-build" \
-	-DCMAKE_PREFIX_PATH="$prefix"
-run "$tmp/cmake-build.log" clean_env cmake --build "$tmp/cmake-build"
+	-DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_C_FLAGS="-Werror"
+run "$tmp/cmake-build.log" clean_env cmake --build "$tmp/cmake-build" -v
+no_tree "$tmp/cmake-build.log"
 
 data=(--points 100000 --dim 4 --k 8 --data-seed 2)
 

@@ -4,9 +4,11 @@
 #   2. the same under ASan+UBSan, 3. under TSan
 #   4. the verbs suites over a real soft-RoCE device: natively when this host
 #      has an RDMA device, else inside the qemu soft-RoCE VM
-#   5. every fuzz target for 20 s (scripts/fuzz.sh), 6. formatting
+#   5. two hosts: jobs with one rank in each of two soft-RoCE VMs
+#   6. Slurm: a one-node slurmctld + slurmd, srun -n 4 and sbatch
+#   7. every fuzz target for 20 s (scripts/fuzz.sh), 8. formatting
 # Ends with one line 'N passed, N failed'.  Options:
-#   --quick   only stage 1 (development loop)      --no-vm  skip stage 4
+#   --quick   only stage 1 (development loop)      --no-vm  skip stages 4-5
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,7 +17,7 @@ for a in "$@"; do
 	case $a in
 	--quick) quick=1 ;;
 	--no-vm) vm=0 ;;
-	-h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "test.sh: unknown option '$a' (see --help)" >&2; exit 2 ;;
 	esac
 done
@@ -77,6 +79,12 @@ if [ $quick = 0 ]; then
 	stage "tests (TSan)" run_tsan_suites
 	if [ $vm = 1 ] && [ -x scripts/test-verbs.sh ]; then
 		stage "verbs tests (soft-RoCE)" scripts/test-verbs.sh build
+	fi
+	if [ $vm = 1 ] && [ -x scripts/test-2vm.sh ]; then
+		stage "two hosts (soft-RoCE VM pair)" scripts/test-2vm.sh build
+	fi
+	if [ -x scripts/test-slurm.sh ]; then
+		stage "Slurm (srun, sbatch)" scripts/test-slurm.sh build
 	fi
 	# bounded: 20 s per target (docs/fuzzing.md for longer runs)
 	stage "fuzz (libFuzzer, 20 s per target)" scripts/fuzz.sh --time 20

@@ -19,23 +19,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "flexrr/base.h"
+
 #define MF_MAX_RANK 1024
 #define MF_ID_MAX UINT32_MAX /* raw ids in files: 0 .. 2^32 - 1 */
 
 /* ---- deterministic hashing and random numbers ------------------------- */
-/* splitmix64: a counter-based generator, good enough for synthetic data and
- * shuffles, and cheap to seed from a hash of (seed, what, index). */
-static inline uint64_t mf_mix64(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
+/* splitmix64 (flexrr/base.h): a counter-based generator, good enough for
+ * synthetic data and shuffles, and cheap to seed from a hash of (seed,
+ * what, index). */
 static inline uint64_t mf_hash3(uint64_t a, uint64_t b, uint64_t c)
 {
-	return mf_mix64(mf_mix64(mf_mix64(a) ^ b) ^ c);
+	return frr_mix64(frr_mix64(frr_mix64(a) ^ b) ^ c);
 }
 
 struct mf_rng {
@@ -45,7 +40,7 @@ struct mf_rng {
 static inline uint64_t mf_rng_next(struct mf_rng *r)
 {
 	r->s += 0x9e3779b97f4a7c15ull;
-	return mf_mix64(r->s);
+	return frr_mix64(r->s);
 }
 
 /* uniform in [0, 1) with 53 random bits */

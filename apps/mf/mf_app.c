@@ -140,10 +140,103 @@ static int opt_int(const char *name, const char *s, long lo, long hi, long *out)
 	return ret;
 }
 
+/* The input options; 1 if k is not one of them. */
+static int input_opt(struct mf_opts *o, const char *k, const char *v,
+		     double *skew)
+{
+	double d = 0; /* d, l: read even when a parse fails */
+	long l = 0;
+	int ret = 0;
+
+	if (!strcmp(k, "--data")) {
+		if (o->ndata == MF_MAX_FILES) {
+			frr_err("mf: more than %d --data files; concatenate "
+				"some",
+				MF_MAX_FILES);
+			return -EINVAL;
+		}
+		o->data[o->ndata++] = v;
+	} else if (!strcmp(k, "--format")) {
+		ret = mf_format_parse(v, &o->fmt);
+	} else if (!strcmp(k, "--synthetic")) {
+		o->synthetic = 1;
+		ret = mf_synth_parse(v, &o->synth);
+	} else if (!strcmp(k, "--synth-rank")) {
+		ret = opt_int(k, v, 1, MF_MAX_RANK, &l);
+		o->synth.rank = (int)l;
+		o->have_synth_rank = 1;
+	} else if (!strcmp(k, "--synth-noise")) {
+		ret = opt_double(k, v, 0, 1e6, &o->synth.noise);
+	} else if (!strcmp(k, "--synth-signal")) {
+		ret = opt_double(k, v, 0, 1e6, &o->synth.signal);
+	} else if (!strcmp(k, "--synth-mean")) {
+		ret = opt_double(k, v, -1e9, 1e9, &o->synth.mean);
+	} else if (!strcmp(k, "--synth-skew")) {
+		ret = opt_double(k, v, 0, 0.99, skew);
+	} else if (!strcmp(k, "--data-seed")) {
+		ret = opt_double(k, v, 0, 9007199254740992.0, &d);
+		o->data_seed = (uint64_t)d;
+	} else {
+		return 1;
+	}
+	return ret;
+}
+
+/* The model and training options; 1 if k is not one of them. */
+static int train_opt(struct mf_opts *o, const char *k, const char *v)
+{
+	long l = 0;
+	int ret = 0;
+
+	if (!strcmp(k, "--rank")) {
+		ret = opt_int(k, v, 1, MF_MAX_RANK, &l);
+		o->rank = (int)l;
+	} else if (!strcmp(k, "--lr")) {
+		ret = opt_double(k, v, 1e-9, 10, &o->lr);
+	} else if (!strcmp(k, "--lr-decay")) {
+		ret = opt_double(k, v, 1e-3, 1, &o->lr_decay);
+	} else if (!strcmp(k, "--steps")) {
+		ret = opt_double(k, v, 1e-6, 1e12, &o->steps);
+	} else if (!strcmp(k, "--reg")) {
+		ret = opt_double(k, v, 0, 1e3, &o->reg);
+	} else if (!strcmp(k, "--bias-reg")) {
+		ret = opt_double(k, v, 0, 1e3, &o->bias_reg);
+		o->have_bias_reg = 1;
+	} else if (!strcmp(k, "--test-frac")) {
+		ret = opt_double(k, v, 0, 0.9, &o->test_frac);
+	} else if (!strcmp(k, "--load")) {
+		o->load = v;
+	} else {
+		return 1;
+	}
+	return ret;
+}
+
+/* What the options imply together; -EINVAL on a bad combination. */
+static int opts_finish(struct mf_opts *o, double skew)
+{
+	if (!o->ndata == !o->synthetic) {
+		frr_err("mf: give either --data FILE or --synthetic SPEC "
+			"(e.g. --synthetic 20000,2000,1000000); see mf --help");
+		return -EINVAL;
+	}
+	if (o->fmt != MF_FMT_AUTO && !o->ndata) {
+		frr_err("mf: --format applies to --data files only");
+		return -EINVAL;
+	}
+	if (skew >= 0)
+		o->synth.user_skew = o->synth.item_skew = skew;
+	if (!o->have_synth_rank)
+		o->synth.rank = o->rank;
+	if (!o->have_bias_reg)
+		o->bias_reg = o->reg;
+	o->synth.seed = o->data_seed;
+	return 0;
+}
+
 static int parse_opts(int argc, char **argv, uint64_t seed, struct mf_opts *o)
 {
-	double skew = -1, d = 0; /* d, l: read even when a parse fails */
-	long l = 0;
+	double skew = -1;
 	int ret = 0;
 
 	*o = (struct mf_opts){
@@ -172,78 +265,17 @@ static int parse_opts(int argc, char **argv, uint64_t seed, struct mf_opts *o)
 			return -EINVAL;
 		}
 		a++;
-		if (!strcmp(k, "--data")) {
-			if (o->ndata == MF_MAX_FILES) {
-				frr_err("mf: more than %d --data files; "
-					"concatenate some",
-					MF_MAX_FILES);
-				return -EINVAL;
-			}
-			o->data[o->ndata++] = v;
-		} else if (!strcmp(k, "--format")) {
-			ret = mf_format_parse(v, &o->fmt);
-		} else if (!strcmp(k, "--synthetic")) {
-			o->synthetic = 1;
-			ret = mf_synth_parse(v, &o->synth);
-		} else if (!strcmp(k, "--synth-rank")) {
-			ret = opt_int(k, v, 1, MF_MAX_RANK, &l);
-			o->synth.rank = (int)l;
-			o->have_synth_rank = 1;
-		} else if (!strcmp(k, "--synth-noise")) {
-			ret = opt_double(k, v, 0, 1e6, &o->synth.noise);
-		} else if (!strcmp(k, "--synth-signal")) {
-			ret = opt_double(k, v, 0, 1e6, &o->synth.signal);
-		} else if (!strcmp(k, "--synth-mean")) {
-			ret = opt_double(k, v, -1e9, 1e9, &o->synth.mean);
-		} else if (!strcmp(k, "--synth-skew")) {
-			ret = opt_double(k, v, 0, 0.99, &skew);
-		} else if (!strcmp(k, "--data-seed")) {
-			ret = opt_double(k, v, 0, 9007199254740992.0, &d);
-			o->data_seed = (uint64_t)d;
-		} else if (!strcmp(k, "--rank")) {
-			ret = opt_int(k, v, 1, MF_MAX_RANK, &l);
-			o->rank = (int)l;
-		} else if (!strcmp(k, "--lr")) {
-			ret = opt_double(k, v, 1e-9, 10, &o->lr);
-		} else if (!strcmp(k, "--lr-decay")) {
-			ret = opt_double(k, v, 1e-3, 1, &o->lr_decay);
-		} else if (!strcmp(k, "--steps")) {
-			ret = opt_double(k, v, 1e-6, 1e12, &o->steps);
-		} else if (!strcmp(k, "--reg")) {
-			ret = opt_double(k, v, 0, 1e3, &o->reg);
-		} else if (!strcmp(k, "--bias-reg")) {
-			ret = opt_double(k, v, 0, 1e3, &o->bias_reg);
-			o->have_bias_reg = 1;
-		} else if (!strcmp(k, "--test-frac")) {
-			ret = opt_double(k, v, 0, 0.9, &o->test_frac);
-		} else if (!strcmp(k, "--load")) {
-			o->load = v;
-		} else {
+		ret = input_opt(o, k, v, &skew);
+		if (ret == 1)
+			ret = train_opt(o, k, v);
+		if (ret == 1) {
 			frr_err("mf: unknown option '%s'; 'flexrr run ... mf "
 				"--help' lists the options",
 				k);
 			return -EINVAL;
 		}
 	}
-	if (ret)
-		return ret;
-	if (!o->ndata == !o->synthetic) {
-		frr_err("mf: give either --data FILE or --synthetic SPEC "
-			"(e.g. --synthetic 20000,2000,1000000); see mf --help");
-		return -EINVAL;
-	}
-	if (o->fmt != MF_FMT_AUTO && !o->ndata) {
-		frr_err("mf: --format applies to --data files only");
-		return -EINVAL;
-	}
-	if (skew >= 0)
-		o->synth.user_skew = o->synth.item_skew = skew;
-	if (!o->have_synth_rank)
-		o->synth.rank = o->rank;
-	if (!o->have_bias_reg)
-		o->bias_reg = o->reg;
-	o->synth.seed = o->data_seed;
-	return 0;
+	return ret ? ret : opts_finish(o, skew);
 }
 
 /* ---- the model file ---------------------------------------------------- */

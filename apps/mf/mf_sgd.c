@@ -60,7 +60,7 @@ void mf_init_row(uint64_t seed, int table, uint64_t row, float *out, int rank)
 
 void mf_shuffle(struct mf_rating *r, uint64_t n, uint64_t seed)
 {
-	struct mf_rng g = { mf_mix64(seed ^ 0x73687566666c6521ull) };
+	struct mf_rng g = { frr_mix64(seed ^ 0x73687566666c6521ull) };
 
 	for (uint64_t i = n; i > 1; i--) {
 		uint64_t j = mf_rng_below(&g, i);

@@ -128,8 +128,47 @@ int frr_toy_reference(const struct frr_toy_params *p, int clocks, float *w)
 	return 0;
 }
 
-static int toy_create(const struct frr_job_info *job, int argc, char **argv,
-		      void **app)
+/* One option (getopt's code opt); -EINVAL for an unknown one. */
+static int toy_opt(struct toy *t, int opt, const char *arg)
+{
+	switch (opt) {
+	case 'i':
+		t->p.items = strtoull(arg, NULL, 0);
+		break;
+	case 'd':
+		t->p.dim = atoi(arg);
+		break;
+	case 'l':
+		t->p.lr = strtof(arg, NULL);
+		break;
+	case 'a':
+		t->adagrad = 1;
+		break;
+	case 'w':
+		t->work_us = atof(arg);
+		break;
+	case 's':
+		t->sleep_us = atof(arg);
+		break;
+	case 'j':
+		t->jitter_us = atof(arg);
+		break;
+	case 'c':
+		t->check_ssp = 1;
+		break;
+	case 'T':
+		t->p.total = strtoull(arg, NULL, 0);
+		break;
+	case 'R':
+		t->pad_rows = strtoull(arg, NULL, 0);
+		break;
+	default:
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int toy_parse(struct toy *t, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "items", required_argument, NULL, 'i' },
@@ -144,8 +183,33 @@ static int toy_create(const struct frr_job_info *job, int argc, char **argv,
 		{ "table-rows", required_argument, NULL, 'R' },
 		{ 0 },
 	};
-	struct toy *t = calloc(1, sizeof(*t));
 	int opt;
+
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1)
+		if (toy_opt(t, opt, optarg)) {
+			frr_err("toy: unknown or incomplete option '%s'; see "
+				"'flexrr run toy --help'",
+				argv[optind - 1]);
+			return -EINVAL;
+		}
+	if (optind < argc) {
+		frr_err("toy: unexpected argument '%s'", argv[optind]);
+		return -EINVAL;
+	}
+	if (t->p.dim < 1 || t->p.dim > TOY_MAX_DIM) {
+		frr_err("toy: --dim must be in [1, %d]", TOY_MAX_DIM);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int toy_create(const struct frr_job_info *job, int argc, char **argv,
+		      void **app)
+{
+	struct toy *t = calloc(1, sizeof(*t));
+	int err;
 
 	if (!t)
 		return -ENOMEM;
@@ -155,57 +219,10 @@ static int toy_create(const struct frr_job_info *job, int argc, char **argv,
 					.items = 200,
 					.dim = 16,
 					.lr = 0.5f };
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'i':
-			t->p.items = strtoull(optarg, NULL, 0);
-			break;
-		case 'd':
-			t->p.dim = atoi(optarg);
-			break;
-		case 'l':
-			t->p.lr = strtof(optarg, NULL);
-			break;
-		case 'a':
-			t->adagrad = 1;
-			break;
-		case 'w':
-			t->work_us = atof(optarg);
-			break;
-		case 's':
-			t->sleep_us = atof(optarg);
-			break;
-		case 'j':
-			t->jitter_us = atof(optarg);
-			break;
-		case 'c':
-			t->check_ssp = 1;
-			break;
-		case 'T':
-			t->p.total = strtoull(optarg, NULL, 0);
-			break;
-		case 'R':
-			t->pad_rows = strtoull(optarg, NULL, 0);
-			break;
-		default:
-			frr_err("toy: unknown or incomplete option '%s'; see "
-				"'flexrr run toy --help'",
-				argv[optind - 1]);
-			free(t);
-			return -EINVAL;
-		}
-	}
-	if (optind < argc) {
-		frr_err("toy: unexpected argument '%s'", argv[optind]);
+	err = toy_parse(t, argc, argv);
+	if (err) {
 		free(t);
-		return -EINVAL;
-	}
-	if (t->p.dim < 1 || t->p.dim > TOY_MAX_DIM) {
-		frr_err("toy: --dim must be in [1, %d]", TOY_MAX_DIM);
-		free(t);
-		return -EINVAL;
+		return err;
 	}
 	*app = t;
 	return 0;

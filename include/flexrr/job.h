@@ -35,6 +35,38 @@ FRR_API_BEGIN
  */
 int frr_run_main(int argc, char **argv, const struct frr_app_ops *const *apps);
 
+/*
+ * The structured form, for programs that set the options themselves:
+ *
+ *   struct frr_job *job;
+ *   int err = frr_job_create(&my_app, &job);
+ *   if (!err) err = frr_job_set(job, "procs", "2");
+ *   if (!err) err = frr_job_set(job, "mode", "flexrr");
+ *   if (!err) err = frr_job_run(job);
+ *   frr_job_free(job);
+ *
+ * Every function returns 0 or a negative errno and logs why.
+ */
+struct frr_job;
+
+/* A job of app with the default run options. */
+int frr_job_create(const struct frr_app_ops *app, struct frr_job **job);
+/* One run option by its long name, as `flexrr run --help` lists it, with
+ * its value ("clocks", "20"), or NULL for a flag ("quiet", NULL).  -EINVAL
+ * for an unknown option or a bad value.  value must outlive the job. */
+int frr_job_set(struct frr_job *job, const char *option, const char *value);
+/* The app's own options (without the app's name); they must outlive the
+ * job. */
+int frr_job_set_app_args(struct frr_job *job, int argc, char **argv);
+/* Start the job (fork the "procs" ranks here) or, started by a launcher,
+ * join it as one rank; run it to the end. */
+int frr_job_run(struct frr_job *job);
+/* Run this process as rank oob->rank of oob->size of a job whose ranks the
+ * program brought up itself (e.g. inside frr_launch_local, or with its own
+ * struct frr_oob backend). */
+int frr_job_run_rank(struct frr_job *job, struct frr_oob *oob);
+void frr_job_free(struct frr_job *job);
+
 FRR_API_END
 #ifdef __cplusplus
 }

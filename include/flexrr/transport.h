@@ -51,6 +51,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "flexrr/export.h"
 
@@ -221,6 +222,15 @@ static inline uint64_t frr_tp_load_u64(const void *p)
 
 /* Last error message of this ctx ("" when none); for tools and tests. */
 const char *frr_tp_last_error(const struct frr_tp_ctx *ctx);
+
+/* ---- diagnostics ------------------------------------------------------ */
+/* Is this host ready for the verbs backend?  Prints to out (NULL: stdout)
+ * the devices, ports (state, link layer, MTU), GID tables, NUMA nodes and
+ * the memlock limit against pinned_bytes (0: 64 MiB), then opens the
+ * backend as a job would and registers that much; every problem with its
+ * fix, and a verdict line.  device NULL: every device.  Returns the number
+ * of problems found (0 = healthy).  `flexrr doctor` prints this. */
+int frr_tp_doctor(FILE *out, const char *device, size_t pinned_bytes);
 
 FRR_API_END
 #ifdef __cplusplus

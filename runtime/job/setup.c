@@ -131,6 +131,71 @@ static size_t rank_info_len(const struct frr_rt *rt)
 	return sizeof(struct rank_info) + (size_t)rt->T * sizeof(uint64_t);
 }
 
+/* The three regions peers write, and what this rank tells the others. */
+static int regions_alloc(struct frr_rt *rt, struct rank_info *mine)
+{
+	int err = frr_tp_mr_alloc(rt->tp, rt->ctl_len,
+				  FRR_TP_ACCESS_REMOTE_WRITE, &rt->ctl);
+
+	if (!err)
+		err = frr_tp_mr_alloc(rt->tp, rt->inbox_len,
+				      FRR_TP_ACCESS_REMOTE_WRITE, &rt->inbox);
+	if (!err)
+		err = frr_tp_mr_alloc(rt->tp, rt->repl_len,
+				      FRR_TP_ACCESS_REMOTE_WRITE, &rt->repl);
+	if (err)
+		return err;
+	rt->ctlp = frr_tp_mr_ptr(rt->ctl);
+	rt->inboxp = frr_tp_mr_ptr(rt->inbox);
+	rt->replp = frr_tp_mr_ptr(rt->repl);
+	err = frr_tp_addr_get(rt->tp, &mine->addr);
+	if (!err)
+		err = frr_tp_mr_export(rt->ctl, &mine->ctl);
+	if (!err)
+		err = frr_tp_mr_export(rt->inbox, &mine->inbox);
+	if (!err)
+		err = frr_tp_mr_export(rt->repl, &mine->repl);
+	for (int t = 0; t < rt->T; t++)
+		mine->nitems[t] = rt->parts[rt->rank * rt->T + t].n;
+	return err;
+}
+
+/* Connect to every rank and import its regions (all: every rank_info). */
+static int peers_connect(struct frr_rt *rt, const uint8_t *all, size_t ilen)
+{
+	struct frr_tp_addr *addrs = calloc((size_t)rt->P, sizeof(*addrs));
+	int err;
+
+	if (!addrs)
+		return -ENOMEM;
+	for (int r = 0; r < rt->P; r++) {
+		const struct rank_info *ri =
+		    (const struct rank_info *)(all + r * ilen);
+
+		addrs[r] = ri->addr;
+		for (int t = 0; t < rt->T; t++)
+			rt->nitems[r * rt->T + t] = ri->nitems[t];
+	}
+	err = frr_tp_connect_all(rt->tp, addrs, rt->P, rt->o->timeout_ms,
+				 rt->eps);
+	free(addrs);
+	for (int r = 0; r < rt->P && !err; r++) {
+		const struct rank_info *ri =
+		    (const struct rank_info *)(all + r * ilen);
+
+		if (r == rt->rank)
+			continue;
+		err = frr_tp_rmr_import(rt->eps[r], &ri->ctl, &rt->rctl[r]);
+		if (!err)
+			err = frr_tp_rmr_import(rt->eps[r], &ri->inbox,
+						&rt->rinbox[r]);
+		if (!err)
+			err = frr_tp_rmr_import(rt->eps[r], &ri->repl,
+						&rt->rrepl[r]);
+	}
+	return err;
+}
+
 int frr_rt_tp_setup(struct frr_rt *rt)
 {
 	struct frr_tp_config cfg = {
@@ -146,7 +211,6 @@ int frr_rt_tp_setup(struct frr_rt *rt)
 	size_t ilen = rank_info_len(rt);
 	struct rank_info *mine = NULL;
 	uint8_t *all = NULL;
-	struct frr_tp_addr *addrs = NULL;
 	int err;
 
 	err = frr_tp_open(&cfg, &rt->tp);
@@ -158,37 +222,14 @@ int frr_rt_tp_setup(struct frr_rt *rt)
 	rt->rrepl = calloc((size_t)rt->P, sizeof(*rt->rrepl));
 	mine = calloc(1, ilen);
 	all = calloc((size_t)rt->P, ilen);
-	addrs = calloc((size_t)rt->P, sizeof(*addrs));
 	if (!rt->eps || !rt->rctl || !rt->rinbox || !rt->rrepl || !mine ||
-	    !all || !addrs) {
+	    !all) {
 		err = -ENOMEM;
 		goto out;
 	}
-	err = frr_tp_mr_alloc(rt->tp, rt->ctl_len, FRR_TP_ACCESS_REMOTE_WRITE,
-			      &rt->ctl);
-	if (!err)
-		err = frr_tp_mr_alloc(rt->tp, rt->inbox_len,
-				      FRR_TP_ACCESS_REMOTE_WRITE, &rt->inbox);
-	if (!err)
-		err = frr_tp_mr_alloc(rt->tp, rt->repl_len,
-				      FRR_TP_ACCESS_REMOTE_WRITE, &rt->repl);
+	err = regions_alloc(rt, mine);
 	if (err)
 		goto out;
-	rt->ctlp = frr_tp_mr_ptr(rt->ctl);
-	rt->inboxp = frr_tp_mr_ptr(rt->inbox);
-	rt->replp = frr_tp_mr_ptr(rt->repl);
-
-	err = frr_tp_addr_get(rt->tp, &mine->addr);
-	if (!err)
-		err = frr_tp_mr_export(rt->ctl, &mine->ctl);
-	if (!err)
-		err = frr_tp_mr_export(rt->inbox, &mine->inbox);
-	if (!err)
-		err = frr_tp_mr_export(rt->repl, &mine->repl);
-	if (err)
-		goto out;
-	for (int t = 0; t < rt->T; t++)
-		mine->nitems[t] = rt->parts[rt->rank * rt->T + t].n;
 	err = frr_oob_allgather(rt->oob, mine, ilen, all, rt->o->timeout_ms);
 	if (err) {
 		frr_err("exchanging transport addresses with the other ranks "
@@ -196,36 +237,10 @@ int frr_rt_tp_setup(struct frr_rt *rt)
 			err);
 		goto out;
 	}
-	for (int r = 0; r < rt->P; r++) {
-		struct rank_info *ri = (struct rank_info *)(all + r * ilen);
-
-		addrs[r] = ri->addr;
-		for (int t = 0; t < rt->T; t++)
-			rt->nitems[r * rt->T + t] = ri->nitems[t];
-	}
-	err = frr_tp_connect_all(rt->tp, addrs, rt->P, rt->o->timeout_ms,
-				 rt->eps);
-	if (err)
-		goto out;
-	for (int r = 0; r < rt->P; r++) {
-		struct rank_info *ri = (struct rank_info *)(all + r * ilen);
-
-		if (r == rt->rank)
-			continue;
-		err = frr_tp_rmr_import(rt->eps[r], &ri->ctl, &rt->rctl[r]);
-		if (!err)
-			err = frr_tp_rmr_import(rt->eps[r], &ri->inbox,
-						&rt->rinbox[r]);
-		if (!err)
-			err = frr_tp_rmr_import(rt->eps[r], &ri->repl,
-						&rt->rrepl[r]);
-		if (err)
-			goto out;
-	}
+	err = peers_connect(rt, all, ilen);
 out:
 	free(mine);
 	free(all);
-	free(addrs);
 	return err;
 }
 

@@ -18,13 +18,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "commands.h"
 #include "flexrr/base.h"
 
 #define DEMO_MAX_MODES 6
 #define DEMO_MAX_CLOCKS 1000
 #define DEMO_MAX_ARGS 64
-
-int frr_cmd_demo(int argc, char **argv);
 
 struct demo_opts {
 	const char *size;
@@ -105,6 +104,61 @@ static void usage(FILE *out)
 		"  -h, --help            this text\n");
 }
 
+/* Option k with its value v: 0 or -EINVAL (said on stderr). */
+static int set_value(struct demo_opts *o, const char *k, const char *v)
+{
+	char *end = NULL;
+
+	if (!strcmp(k, "--size"))
+		o->size = v;
+	else if (!strcmp(k, "--modes"))
+		o->modes = v;
+	else if (!strcmp(k, "--stragglers"))
+		o->stragglers = v;
+	else if (!strcmp(k, "--backend"))
+		o->backend = v;
+	else if (!strcmp(k, "--flexrr"))
+		o->bin = v;
+	else if (!strcmp(k, "--target"))
+		o->target = strtod(v, &end);
+	else if (!strcmp(k, "--seed"))
+		o->seed = strtoul(v, &end, 10);
+	else {
+		long n = strtol(v, &end, 10);
+
+		if (!strcmp(k, "--rank"))
+			o->rank = (int)n;
+		else if (!strcmp(k, "--clocks"))
+			o->clocks = (int)n;
+		else if (!strcmp(k, "--slack"))
+			o->slack = (int)n;
+		else if (!strcmp(k, "-n") || !strcmp(k, "--procs"))
+			o->procs = (int)n;
+		else if (!strcmp(k, "-t") || !strcmp(k, "--threads"))
+			o->threads = (int)n;
+		else if (!strcmp(k, "--timeout"))
+			o->timeout_s = (int)n;
+		else {
+			fprintf(stderr,
+				"flexrr demo: unknown option '%s'; "
+				"see flexrr demo --help\n",
+				k);
+			return -EINVAL;
+		}
+		if (n < 0 || n > 100000)
+			end = NULL;
+	}
+	if (end && (*end || end == v))
+		end = NULL;
+	if (end == NULL && strcmp(k, "--size") && strcmp(k, "--modes") &&
+	    strcmp(k, "--stragglers") && strcmp(k, "--backend") &&
+	    strcmp(k, "--flexrr")) {
+		fprintf(stderr, "flexrr demo: %s '%s': not a number\n", k, v);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct demo_opts *o)
 {
 	*o = (struct demo_opts){
@@ -123,7 +177,6 @@ static int parse_args(int argc, char **argv, struct demo_opts *o)
 	};
 	for (int a = 1; a < argc; a++) {
 		const char *k = argv[a], *v = a + 1 < argc ? argv[a + 1] : NULL;
-		char *end = NULL;
 
 		if (!strcmp(k, "-h") || !strcmp(k, "--help")) {
 			usage(stdout);
@@ -145,54 +198,8 @@ static int parse_args(int argc, char **argv, struct demo_opts *o)
 			return -EINVAL;
 		}
 		a++;
-		if (!strcmp(k, "--size"))
-			o->size = v;
-		else if (!strcmp(k, "--modes"))
-			o->modes = v;
-		else if (!strcmp(k, "--stragglers"))
-			o->stragglers = v;
-		else if (!strcmp(k, "--backend"))
-			o->backend = v;
-		else if (!strcmp(k, "--flexrr"))
-			o->bin = v;
-		else if (!strcmp(k, "--target"))
-			o->target = strtod(v, &end);
-		else if (!strcmp(k, "--seed"))
-			o->seed = strtoul(v, &end, 10);
-		else {
-			long n = strtol(v, &end, 10);
-
-			if (!strcmp(k, "--rank"))
-				o->rank = (int)n;
-			else if (!strcmp(k, "--clocks"))
-				o->clocks = (int)n;
-			else if (!strcmp(k, "--slack"))
-				o->slack = (int)n;
-			else if (!strcmp(k, "-n") || !strcmp(k, "--procs"))
-				o->procs = (int)n;
-			else if (!strcmp(k, "-t") || !strcmp(k, "--threads"))
-				o->threads = (int)n;
-			else if (!strcmp(k, "--timeout"))
-				o->timeout_s = (int)n;
-			else {
-				fprintf(stderr,
-					"flexrr demo: unknown option '%s'; "
-					"see flexrr demo --help\n",
-					k);
-				return -EINVAL;
-			}
-			if (n < 0 || n > 100000)
-				end = NULL;
-		}
-		if (end && (*end || end == v))
-			end = NULL;
-		if (end == NULL && strcmp(k, "--size") &&
-		    strcmp(k, "--modes") && strcmp(k, "--stragglers") &&
-		    strcmp(k, "--backend") && strcmp(k, "--flexrr")) {
-			fprintf(stderr, "flexrr demo: %s '%s': not a number\n",
-				k, v);
+		if (set_value(o, k, v))
 			return -EINVAL;
-		}
 	}
 	if (o->clocks < 1 || o->clocks > DEMO_MAX_CLOCKS || o->procs < 1 ||
 	    o->threads < 1 || o->rank < 1 || o->timeout_s < 1) {
@@ -321,26 +328,17 @@ static void parse_line(struct demo_run *r, const char *line)
 	}
 }
 
-static int run_one(const struct demo_opts *o, struct demo_run *r, int idx,
-		   int nruns)
+/* Start args with stdout and stderr into a pipe: the pid (its own process
+ * group, so a timeout stops the whole job), *out the pipe's read end. */
+static pid_t spawn(char **args, int *out, struct demo_run *r)
 {
-	char buf[4096], *args[DEMO_MAX_ARGS], line[2048];
-	size_t fill = 0;
-	int fds[2], status = 0, n;
-	double deadline = frr_now_s() + o->timeout_s;
+	int fds[2];
 	pid_t pid;
 
-	n = build_argv(o, r, buf, sizeof(buf), args);
-	if (n < 0 || pipe(fds)) {
+	if (pipe(fds)) {
 		snprintf(r->err, sizeof(r->err), "cannot start: %s",
-			 strerror(n < 0 ? -n : errno));
+			 strerror(errno));
 		return -1;
-	}
-	if (o->verbose) {
-		fprintf(stderr, "demo: running");
-		for (int a = 0; args[a]; a++)
-			fprintf(stderr, " %s", args[a]);
-		fputc('\n', stderr);
 	}
 	pid = fork();
 	if (pid < 0) {
@@ -350,7 +348,6 @@ static int run_one(const struct demo_opts *o, struct demo_run *r, int idx,
 		return -1;
 	}
 	if (pid == 0) {
-		/* own process group, so a timeout stops the whole job */
 		setpgid(0, 0);
 		dup2(fds[1], 1);
 		dup2(fds[1], 2);
@@ -363,9 +360,20 @@ static int run_one(const struct demo_opts *o, struct demo_run *r, int idx,
 	}
 	setpgid(pid, pid);
 	close(fds[1]);
-	progress(o, r, idx, nruns, 0);
+	*out = fds[0];
+	return pid;
+}
+
+/* Read the run's output line by line until it ends or the deadline. */
+static void follow(const struct demo_opts *o, struct demo_run *r, int idx,
+		   int nruns, int fd, pid_t pid)
+{
+	double deadline = frr_now_s() + o->timeout_s;
+	char line[2048];
+	size_t fill = 0;
+
 	for (;;) {
-		struct pollfd p = { .fd = fds[0], .events = POLLIN };
+		struct pollfd p = { .fd = fd, .events = POLLIN };
 		int left = (int)((deadline - frr_now_s()) * 1000);
 		ssize_t got;
 
@@ -378,7 +386,7 @@ static int run_one(const struct demo_opts *o, struct demo_run *r, int idx,
 		}
 		if (poll(&p, 1, left < 1000 ? left : 1000) <= 0)
 			continue;
-		got = read(fds[0], line + fill, sizeof(line) - 1 - fill);
+		got = read(fd, line + fill, sizeof(line) - 1 - fill);
 		if (got <= 0)
 			break;
 		fill += (size_t)got;
@@ -398,7 +406,33 @@ static int run_one(const struct demo_opts *o, struct demo_run *r, int idx,
 		if (fill == sizeof(line) - 1)
 			fill = 0; /* an over-long line: drop it */
 	}
-	close(fds[0]);
+}
+
+static int run_one(const struct demo_opts *o, struct demo_run *r, int idx,
+		   int nruns)
+{
+	char buf[4096], *args[DEMO_MAX_ARGS];
+	int fd = -1, status = 0, n;
+	pid_t pid;
+
+	n = build_argv(o, r, buf, sizeof(buf), args);
+	if (n < 0) {
+		snprintf(r->err, sizeof(r->err), "cannot start: %s",
+			 strerror(-n));
+		return -1;
+	}
+	if (o->verbose) {
+		fprintf(stderr, "demo: running");
+		for (int a = 0; args[a]; a++)
+			fprintf(stderr, " %s", args[a]);
+		fputc('\n', stderr);
+	}
+	pid = spawn(args, &fd, r);
+	if (pid < 0)
+		return -1;
+	progress(o, r, idx, nruns, 0);
+	follow(o, r, idx, nruns, fd, pid);
+	close(fd);
 	waitpid(pid, &status, 0);
 	if (r->ok && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
 		r->ok = 0;

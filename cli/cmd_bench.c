@@ -10,10 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench.h"
+#include "bench/bench.h"
+#include "commands.h"
 #include "flexrr/log.h"
-
-int frr_cmd_bench(int argc, char **argv);
 
 static void usage(FILE *f)
 {
@@ -108,6 +107,27 @@ static int bad(const char *what, const char *arg)
 
 enum { OPT_JSON = 256, OPT_BACKEND, OPT_SERVER };
 
+/* What the options mean together; the rest of argv is the server. */
+static int check(int argc, char **argv, struct bench_params *p, int size_set)
+{
+	if (!size_set)
+		p->size = p->test == BENCH_WRITE_BW ? 65536 : 2;
+	if (p->test == BENCH_COUNTER_LAT && size_set && p->size != 8) {
+		fprintf(stderr, "flexrr bench: counter_lat writes 8-byte "
+				"counters; use -s 8 or leave -s out\n");
+		return 2;
+	}
+	if (p->test == BENCH_COUNTER_LAT)
+		p->size = 8;
+	if (p->size > ((size_t)1 << 30))
+		return bad("size (at most 1 GiB)", argv[optind - 1]);
+	if (optind < argc)
+		p->peer = argv[optind++];
+	if (optind < argc)
+		return bad("extra argument", argv[optind]);
+	return 0;
+}
+
 static int parse(int argc, char **argv, struct bench_params *p)
 {
 	static const struct option opts[] = {
@@ -181,22 +201,7 @@ static int parse(int argc, char **argv, struct bench_params *p)
 			return 2;
 		}
 	}
-	if (!size_set)
-		p->size = p->test == BENCH_WRITE_BW ? 65536 : 2;
-	if (p->test == BENCH_COUNTER_LAT && size_set && p->size != 8) {
-		fprintf(stderr, "flexrr bench: counter_lat writes 8-byte "
-				"counters; use -s 8 or leave -s out\n");
-		return 2;
-	}
-	if (p->test == BENCH_COUNTER_LAT)
-		p->size = 8;
-	if (p->size > ((size_t)1 << 30))
-		return bad("size (at most 1 GiB)", argv[optind - 1]);
-	if (optind < argc)
-		p->peer = argv[optind++];
-	if (optind < argc)
-		return bad("extra argument", argv[optind]);
-	return 0;
+	return check(argc, argv, p, size_set);
 }
 
 static int local_rank(struct frr_oob *oob, void *arg)

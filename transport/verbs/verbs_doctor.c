@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * flexrr doctor: is this host ready for the verbs backend?  Lists devices,
+ * frr_tp_doctor: is this host ready for the verbs backend?  Lists devices,
  * ports (state, link layer, MTU), GID tables with types, NUMA nodes and the
  * memlock limit against the pinned footprint, then opens the backend the way
  * a job would and registers that footprint.  Every problem comes with its
- * fix; the exit status is 0 when healthy, 1 when not, 2 on bad usage.
+ * fix.  The command around it (options, exit status) is cli/cmd_doctor.c.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -20,9 +20,8 @@
 #include "flexrr/log.h"
 #include "verbs.h"
 
-int frr_cmd_doctor(int argc, char **argv);
-
 struct doctor {
+	FILE *out;
 	int problems, warnings;
 	size_t pinned; /* planned pinned footprint, bytes */
 	const char *device;
@@ -32,45 +31,18 @@ struct doctor {
 static void problem(struct doctor *d, const char *what, const char *fix)
 {
 	d->problems++;
-	printf("  [PROBLEM] %s\n            fix: %s\n", what, fix);
+	fprintf(d->out, "  [PROBLEM] %s\n            fix: %s\n", what, fix);
 }
 
 static void warning(struct doctor *d, const char *what, const char *fix)
 {
 	d->warnings++;
-	printf("  [warn]    %s\n            hint: %s\n", what, fix);
+	fprintf(d->out, "  [warn]    %s\n            hint: %s\n", what, fix);
 }
 
-static void ok(const char *what)
+static void ok(struct doctor *d, const char *what)
 {
-	printf("  [ok]      %s\n", what);
-}
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: flexrr doctor [--device DEV] [--pinned-mib N]\n"
-		"\n"
-		"Checks what the verbs (RDMA) backend needs on this host and "
-		"says how to fix\n"
-		"each problem: devices, port state, link layer, GID table "
-		"(RoCE v2 IPv4\n"
-		"GID), active MTU, memlock limit vs the pinned footprint, NUMA "
-		"node of each\n"
-		"device; then opens the backend as a job would and registers "
-		"the footprint.\n"
-		"\n"
-		"  --device DEV     check only DEV (default: all; env "
-		"FLEXRR_DEVICE)\n"
-		"  --pinned-mib N   planned registered memory per process "
-		"(default 64)\n"
-		"  -h, --help       this text\n"
-		"\n"
-		"Exit status: 0 healthy, 1 a problem was found, 2 bad usage.\n"
-		"No device?  scripts/softroce-setup.sh creates a soft-RoCE "
-		"device (rdma_rxe);\n"
-		"scripts/softroce-vm.sh runs verbs programs in a VM when the "
-		"kernel lacks it.\n");
+	fprintf(d->out, "  [ok]      %s\n", what);
 }
 
 static int kernel_has_rxe(void)
@@ -110,8 +82,8 @@ static void no_device(struct doctor *d)
 	struct utsname u;
 
 	uname(&u);
-	printf("devices: none (no /sys/class/infiniband entries)\n\n");
-	printf("checks:\n");
+	fprintf(d->out, "devices: none (no /sys/class/infiniband entries)\n\n");
+	fprintf(d->out, "checks:\n");
 	if (kernel_has_rxe())
 		problem(d,
 			"no RDMA device; this kernel has rdma_rxe (soft-RoCE)",
@@ -127,7 +99,7 @@ static void no_device(struct doctor *d)
 			"(scripts/test-verbs.sh does this for the tests); "
 			"scripts/softroce-setup.sh works on hosts whose kernel "
 			"has rdma_rxe; or use --backend shm");
-	printf("  kernel %s\n", u.release);
+	fprintf(d->out, "  kernel %s\n", u.release);
 }
 
 static void check_memlock(struct doctor *d)
@@ -153,17 +125,18 @@ static void check_memlock(struct doctor *d)
 	else
 		snprintf(lim, sizeof(lim), "%llu KiB",
 			 (unsigned long long)rl.rlim_cur / 1024);
-	printf("memlock: limit %s, CAP_IPC_LOCK %s, planned pinned "
-	       "footprint %zu MiB\n",
-	       lim, cap_ipc_lock ? "yes (limit does not apply)" : "no",
-	       d->pinned >> 20);
+	fprintf(d->out,
+		"memlock: limit %s, CAP_IPC_LOCK %s, planned pinned "
+		"footprint %zu MiB\n",
+		lim, cap_ipc_lock ? "yes (limit does not apply)" : "no",
+		d->pinned >> 20);
 	if (cap_ipc_lock || rl.rlim_cur == RLIM_INFINITY ||
 	    rl.rlim_cur >= d->pinned) {
 		snprintf(what, sizeof(what),
 			 "memlock allows the planned %zu MiB of registered "
 			 "memory",
 			 d->pinned >> 20);
-		ok(what);
+		ok(d, what);
 		return;
 	}
 	snprintf(what, sizeof(what),
@@ -176,19 +149,21 @@ static void check_memlock(struct doctor *d)
 		"'--ulimit memlock=-1' for a container");
 }
 
-static void print_gids(const char *dev, int port, int tbl_len, int *v2ipv4)
+static void print_gids(struct doctor *d, const char *dev, int port, int tbl_len,
+		       int *v2ipv4)
 {
 	struct vb_gid g;
 	char s[64];
 
-	printf("    GID table (non-empty entries):\n");
-	printf("      %-5s %-11s %-40s %s\n", "index", "type", "gid", "netdev");
+	fprintf(d->out, "    GID table (non-empty entries):\n");
+	fprintf(d->out, "      %-5s %-11s %-40s %s\n", "index", "type", "gid",
+		"netdev");
 	for (int i = 0; i < tbl_len && i < 4096; i++) {
 		if (vb_gid_read(dev, port, i, &g))
 			continue;
 		vb_gid_str(&g, s, sizeof(s));
-		printf("      %-5d %-11s %-40s %s\n", i,
-		       vb_gid_type_str(g.type), s, g.ndev[0] ? g.ndev : "-");
+		fprintf(d->out, "      %-5d %-11s %-40s %s\n", i,
+			vb_gid_type_str(g.type), s, g.ndev[0] ? g.ndev : "-");
 		if (g.type == VB_GID_V2 && g.is_ipv4 && *v2ipv4 < 0)
 			*v2ipv4 = i;
 	}
@@ -226,13 +201,14 @@ static void check_port(struct doctor *d, struct ibv_context *vctx,
 		return;
 	}
 	eth = pa.link_layer == IBV_LINK_LAYER_ETHERNET;
-	printf("  port %d: state %s, link layer %s, active MTU %s (max %s)\n",
-	       port, ibv_port_state_str(pa.state),
-	       eth ? "Ethernet (RoCE)" : "InfiniBand",
-	       vb_mtu_str(pa.active_mtu), vb_mtu_str(pa.max_mtu));
+	fprintf(d->out,
+		"  port %d: state %s, link layer %s, active MTU %s (max %s)\n",
+		port, ibv_port_state_str(pa.state),
+		eth ? "Ethernet (RoCE)" : "InfiniBand",
+		vb_mtu_str(pa.active_mtu), vb_mtu_str(pa.max_mtu));
 	if (eth)
-		print_gids(dev, port, pa.gid_tbl_len, &v2);
-	printf("  checks for %s port %d:\n", dev, port);
+		print_gids(d, dev, port, pa.gid_tbl_len, &v2);
+	fprintf(d->out, "  checks for %s port %d:\n", dev, port);
 	if (pa.state != IBV_PORT_ACTIVE) {
 		snprintf(what, sizeof(what), "%s port %d is %s, not ACTIVE",
 			 dev, port, ibv_port_state_str(pa.state));
@@ -245,7 +221,7 @@ static void check_port(struct doctor *d, struct ibv_context *vctx,
 		return;
 	}
 	snprintf(what, sizeof(what), "%s port %d is ACTIVE", dev, port);
-	ok(what);
+	ok(d, what);
 	if (eth && v2 < 0) {
 		problem(d,
 			"no RoCE v2 GID with an IPv4 address: rdma_cm has no "
@@ -259,7 +235,7 @@ static void check_port(struct doctor *d, struct ibv_context *vctx,
 			 "RoCE v2 IPv4 GID at index %d (auto-selected; "
 			 "FLEXRR_GID_INDEX overrides)",
 			 v2);
-		ok(what);
+		ok(d, what);
 		if (pa.active_mtu < pa.max_mtu) {
 			int nmtu = netdev_mtu(dev, port, v2);
 
@@ -288,9 +264,9 @@ static void check_device(struct doctor *d, struct ibv_device *ibdev)
 	char what[256];
 	int node = vb_numa_node(dev);
 
-	printf("\ndevice %s: ", dev);
+	fprintf(d->out, "\ndevice %s: ", dev);
 	if (!vctx || ibv_query_device(vctx, &da)) {
-		printf("cannot open\n");
+		fprintf(d->out, "cannot open\n");
 		snprintf(what, sizeof(what), "%s: ibv_open_device: %s", dev,
 			 strerror(errno));
 		problem(d, what,
@@ -301,15 +277,17 @@ static void check_device(struct doctor *d, struct ibv_device *ibdev)
 			ibv_close_device(vctx);
 		return;
 	}
-	printf("%d port(s), firmware %s, ", da.phys_port_cnt,
-	       da.fw_ver[0] ? da.fw_ver : "-");
+	fprintf(d->out, "%d port(s), firmware %s, ", da.phys_port_cnt,
+		da.fw_ver[0] ? da.fw_ver : "-");
 	if (node >= 0)
-		printf("NUMA node %d (regions are allocated there)\n", node);
+		fprintf(d->out, "NUMA node %d (regions are allocated there)\n",
+			node);
 	else
-		printf("NUMA node unknown (virtual device or one node)\n");
+		fprintf(d->out,
+			"NUMA node unknown (virtual device or one node)\n");
 	if (da.vendor_id == 0xffffff)
-		printf("  soft-RoCE (rdma_rxe): CPU-copied; fine for "
-		       "development and CI, not for performance\n");
+		fprintf(d->out, "  soft-RoCE (rdma_rxe): CPU-copied; fine for "
+				"development and CI, not for performance\n");
 	for (int p = 1; p <= da.phys_port_cnt; p++)
 		check_port(d, vctx, dev, p);
 	ibv_close_device(vctx);
@@ -332,8 +310,8 @@ static void check_open(struct doctor *d)
 	char what[FRR_TP_ERRBUF + 64];
 	int ret;
 
-	printf("\nopening the verbs backend as a job would:\n");
-	fflush(stdout); /* errors go to stderr: keep the order */
+	fprintf(d->out, "\nopening the verbs backend as a job would:\n");
+	fflush(d->out); /* errors go to stderr: keep the order */
 	ret = frr_tp_open(&cfg, &ctx);
 	if (ret) {
 		snprintf(what, sizeof(what), "frr_tp_open(verbs) failed: %s",
@@ -342,8 +320,8 @@ static void check_open(struct doctor *d)
 		return;
 	}
 	snprintf(what, sizeof(what), "opened %s", frr_tp_device_name(ctx));
-	ok(what);
-	fflush(stdout);
+	ok(d, what);
+	fflush(d->out);
 	ret = frr_tp_mr_alloc(ctx, d->pinned, FRR_TP_ACCESS_REMOTE_WRITE, &mr);
 	if (ret) {
 		snprintf(what, sizeof(what), "registering %zu MiB failed: %s",
@@ -354,83 +332,65 @@ static void check_open(struct doctor *d)
 	} else {
 		snprintf(what, sizeof(what), "registered %zu MiB",
 			 d->pinned >> 20);
-		ok(what);
+		ok(d, what);
 		frr_tp_mr_free(mr);
 	}
 	frr_tp_close(ctx);
 }
 
-int frr_cmd_doctor(int argc, char **argv)
+int frr_tp_doctor(FILE *out, const char *device, size_t pinned_bytes)
 {
-	struct doctor d = { .pinned = 64u << 20,
-			    .device = getenv("FLEXRR_DEVICE") };
+	struct doctor d_ = { .out = out ? out : stdout,
+			     .pinned = pinned_bytes ? pinned_bytes : 64u << 20,
+			     .device = device };
+	struct doctor *d = &d_;
 	struct ibv_device **list;
 	int n = 0, checked = 0;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			usage(stdout);
-			return 0;
-		} else if (!strcmp(argv[i], "--device") && i + 1 < argc) {
-			d.device = argv[++i];
-		} else if (!strcmp(argv[i], "--pinned-mib") && i + 1 < argc) {
-			long v = atol(argv[++i]);
-
-			if (v < 1 || v > (1l << 20)) {
-				fprintf(stderr, "flexrr doctor: --pinned-mib "
-						"wants 1..1048576\n");
-				return 2;
-			}
-			d.pinned = (size_t)v << 20;
-		} else {
-			fprintf(stderr,
-				"flexrr doctor: unknown option '%s'; see "
-				"'flexrr doctor --help'\n",
-				argv[i]);
-			return 2;
-		}
-	}
-	printf("flexrr doctor: RDMA (verbs backend) health check\n\n");
-	check_memlock(&d);
+	fprintf(d->out, "flexrr doctor: RDMA (verbs backend) health check\n\n");
+	check_memlock(d);
 	list = ibv_get_device_list(&n);
 	if (!list || n == 0) {
-		no_device(&d);
+		no_device(d);
 		if (list)
 			ibv_free_device_list(list);
 		goto verdict;
 	}
 	if (access("/dev/infiniband/rdma_cm", R_OK | W_OK))
-		problem(&d,
+		problem(d,
 			"/dev/infiniband/rdma_cm is missing or not accessible: "
 			"rdma_cm connections will fail",
 			"modprobe rdma_ucm (and check its permissions)");
 	for (int i = 0; i < n; i++) {
-		if (d.device && strcmp(d.device, ibv_get_device_name(list[i])))
+		if (d->device &&
+		    strcmp(d->device, ibv_get_device_name(list[i])))
 			continue;
 		checked++;
-		check_device(&d, list[i]);
+		check_device(d, list[i]);
 	}
 	ibv_free_device_list(list);
 	if (!checked) {
 		char what[160];
 
-		snprintf(what, sizeof(what), "device '%s' not found", d.device);
-		problem(&d, what,
+		snprintf(what, sizeof(what), "device '%s' not found",
+			 d->device);
+		problem(d, what,
 			"pick one of the devices listed by 'ibv_devices' "
 			"(FLEXRR_DEVICE / --device)");
-	} else if (!d.usable) {
-		problem(&d, "no port passes the checks above",
+	} else if (!d->usable) {
+		problem(d, "no port passes the checks above",
 			"fix the problems listed for each port");
 	}
-	if (d.usable)
-		check_open(&d);
+	if (d->usable)
+		check_open(d);
 
 verdict:
-	printf("\nverdict: %s", d.problems ? "UNHEALTHY" : "healthy");
-	if (d.problems)
-		printf(" (%d problem(s); each has its fix above)", d.problems);
-	else if (d.warnings)
-		printf(" (%d warning(s))", d.warnings);
-	printf("\n");
-	return d.problems ? 1 : 0;
+	fprintf(d->out, "\nverdict: %s", d->problems ? "UNHEALTHY" : "healthy");
+	if (d->problems)
+		fprintf(d->out, " (%d problem(s); each has its fix above)",
+			d->problems);
+	else if (d->warnings)
+		fprintf(d->out, " (%d warning(s))", d->warnings);
+	fprintf(d->out, "\n");
+	return d->problems;
 }
