@@ -110,7 +110,8 @@ Test(runtime_job, bad_options)
 }
 
 /* Each bad value fails before the job starts, naming the option (issue 10:
- * nan or huge seconds overflowed and declared healthy peers dead). */
+ * nan or huge seconds overflowed and declared healthy peers dead; an
+ * unwritable --trace was found only after training). */
 Test(runtime_job, bad_values_named)
 {
 	static const char *const bad[][3] = {
@@ -126,6 +127,10 @@ Test(runtime_job, bad_values_named)
 		{ "--delay-worker", "0,5,1x", "--delay-worker wants" },
 		{ "--delay-worker", "5,2,1.0",
 		  "--delay-worker 5: the job has 2" },
+		{ "--save", "/nonexistent/dir/m", "cannot create files in" },
+		{ "--metrics", "/nonexistent/m.csv",
+		  "--metrics '/nonexistent" },
+		{ "--trace", "/tmp", "--trace '/tmp' is a directory" },
 	};
 	struct rt_run *r = calloc(1, sizeof(*r));
 

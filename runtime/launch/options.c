@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "flexrr/base.h"
 #include "launch.h"
@@ -550,6 +552,38 @@ static void engage_rr(struct frr_run_opts *o)
 			o->rr.stragglers || o->rr.trace_path;
 }
 
+/* An output file (--metrics, --save, --trace) must be creatable before the
+ * job trains, not after: its directory exists and is writable, and the path
+ * is not a directory. */
+static int check_out_path(const struct frr_job *job, const char *opt,
+			  const char *path)
+{
+	char dir[4096];
+	const char *slash;
+	struct stat st;
+
+	if (!path)
+		return 0;
+	slash = strrchr(path, '/');
+	if (!*path || (slash && !slash[1]) ||
+	    (!stat(path, &st) && S_ISDIR(st.st_mode))) {
+		fprintf(stderr,
+			"%s: %s '%s' is a directory; give a file name\n",
+			job->prog, opt, path);
+		return -EINVAL;
+	}
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) + 1 : 1,
+		 slash ? path : ".");
+	if (access(dir, W_OK | X_OK)) {
+		fprintf(stderr,
+			"%s: %s '%s': cannot create files in '%s' (%s); pick a "
+			"writable directory\n",
+			job->prog, opt, path, dir, strerror(errno));
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int frr_job_finalize(struct frr_job *job)
 {
 	struct frr_run_opts *o = &job->o;
@@ -558,6 +592,10 @@ int frr_job_finalize(struct frr_job *job)
 		fprintf(stderr, "%s: no app to run\n", job->prog);
 		return -EINVAL;
 	}
+	if (check_out_path(job, "--metrics", o->metrics_path) ||
+	    check_out_path(job, "--save", o->save_path) ||
+	    check_out_path(job, "--trace", o->rr.trace_path))
+		return -EINVAL;
 	if (job->have_slack && !job->have_mode)
 		o->mode = FRR_MODE_SSP;
 	if (o->mode == FRR_MODE_BSP || o->mode == FRR_MODE_RR) {
