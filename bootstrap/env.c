@@ -3,6 +3,7 @@
  * What a launcher (mpirun, srun, a PMI/PMIx runtime, a script) tells a rank
  * through its environment, and the defaults derived from it.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,25 @@
 
 #include "flexrr/base.h"
 #include "flexrr/bootstrap.h"
+
+/* A launcher's rank or size: decimal, 0 .. 2^20; -1 (said) otherwise, which
+ * the caller refuses as a rank outside the job. */
+static int env_rank(const char *name, const char *s)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < 0 || v > (1L << 20)) {
+		frr_err(
+		    "%s='%.40s' is not a rank or rank count (0..%ld); check "
+		    "what the launcher (or you) set",
+		    name, s, 1L << 20);
+		return -1;
+	}
+	return (int)v;
+}
 
 int frr_launcher_env(struct frr_launcher_env *env)
 {
@@ -33,8 +53,8 @@ int frr_launcher_env(struct frr_launcher_env *env)
 		const char *r = getenv(pairs[i][0]), *s = getenv(pairs[i][1]);
 
 		if (r && s) {
-			env->rank = atoi(r);
-			env->size = atoi(s);
+			env->rank = env_rank(pairs[i][0], r);
+			env->size = env_rank(pairs[i][1], s);
 			break;
 		}
 	}

@@ -169,6 +169,14 @@ struct frr_slot_hdr {
 #define FRR_SLOT_HDR 192
 _Static_assert(sizeof(struct frr_slot_hdr) <= FRR_SLOT_HDR, "slot header");
 
+/* A slot selected for applying: its header copied once out of the remotely
+ * writable inbox and validated; only this copy is used afterwards (a peer
+ * may rewrite the inbox between a check and a use). */
+struct frr_slot_sel {
+	int v, k; /* sender worker, slot */
+	struct frr_slot_hdr h;
+};
+
 struct frr_rt {
 	struct frr_run_opts *o;
 	struct frr_job_info job;   /* the apps' view */
@@ -216,9 +224,9 @@ struct frr_rt {
 	struct frr_worker *wk; /* T */
 
 	/* server state */
-	uint64_t *consumed; /* [sender * K + slot] */
-	int *scratch;	    /* 3 * W ints for try_apply */
-	int *sel;	    /* 2 * W * K: slots of the clock being applied */
+	uint64_t *consumed;	  /* [sender * K + slot] */
+	int *scratch;		  /* 3 * W ints for try_apply */
+	struct frr_slot_sel *sel; /* W * K: the clock being applied */
 	int next_apply, next_eval, next_global;
 	_Atomic int eval_done; /* clocks evaluated locally */
 	_Atomic int end_clock; /* clocks the job runs */

@@ -71,11 +71,11 @@ for t in "${targets[@]}"; do
 	# one input may take seconds (a 2^26-document header is valid) and
 	# allocate up to 1 GiB at once (fuzz/fuzz.h)
 	flags=(-max_total_time="$time_s" -runs="$runs" -timeout=30
-	       -rss_limit_mb=3072 -malloc_limit_mb=2048 -close_fd_mask=2
+	       -rss_limit_mb=3072 -malloc_limit_mb=2048 -close_fd_mask=3
 	       -print_final_stats=1
 	       -artifact_prefix="$build/artifacts/$t-")
 	[ -f "fuzz/dict/$t.dict" ] && flags+=(-dict="fuzz/dict/$t.dict")
-	# the loaders' own error messages (stderr) are closed: libFuzzer keeps
+	# the parsers' own output (stdout, stderr) is closed: libFuzzer keeps
 	# its report and the sanitizers' on a private copy of stderr
 	if nice -n "${FUZZ_NICE:-10}" "$bin" "${flags[@]}" "${extra[@]}" \
 		"$work" "fuzz/corpus/$t" >"$log" 2>&1; then

@@ -18,7 +18,7 @@ while [ $# -gt 0 ]; do
 	--bench) want_bench=1 ;;
 	--build-dir) build=$2; shift ;;
 	-D*) cmake_args+=("$1") ;;
-	-h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "setup.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 	shift

@@ -166,6 +166,12 @@ static int rt_init(struct frr_rt *rt, struct frr_oob *oob,
 
 	rt_setup_shape(rt, oob, o);
 	frr_log_set_rank(rt->rank);
+	if (o->delay_worker >= rt->W) {
+		frr_err("--delay-worker %d: the job has %d workers (0..%d); "
+			"pick one of them, or -1 for a different one each time",
+			o->delay_worker, rt->W, rt->W - 1);
+		return -EINVAL;
+	}
 	err = rt_alloc(rt);
 	if (!err)
 		err = app_create(rt);

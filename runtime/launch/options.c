@@ -5,10 +5,14 @@
  * that need them all.  `flexrr run --help` prints them.
  */
 #include <errno.h>
+#include <float.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "flexrr/base.h"
 #include "launch.h"
@@ -177,18 +181,27 @@ static int parse_long(const struct frr_job *job, const char *s, const char *opt,
 	return 0;
 }
 
+/* A finite number in [lo, hi] (strtod alone takes "nan" and "inf"). */
 static int parse_double(const struct frr_job *job, const char *s,
-			const char *opt, double *out)
+			const char *opt, double lo, double hi, double *out)
 {
 	char *end;
+	double v;
 
 	errno = 0;
-	*out = strtod(s, &end);
-	if (errno || end == s || *end) {
-		fprintf(stderr, "%s: %s wants a number, got '%s'\n", job->prog,
-			opt, s);
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi) {
+		if (lo == -DBL_MAX && hi == DBL_MAX)
+			fprintf(stderr,
+				"%s: %s wants a finite number, got '%s'\n",
+				job->prog, opt, s);
+		else
+			fprintf(stderr,
+				"%s: %s wants a number in [%g, %g], got '%s'\n",
+				job->prog, opt, lo, hi, s);
 		return -EINVAL;
 	}
+	*out = v;
 	return 0;
 }
 
@@ -257,31 +270,41 @@ static int set_job_opt(struct frr_job *job, int opt, const char *arg)
 		o->clocks = (int)v;
 		break;
 	case OPT_TARGET:
-		err = parse_double(job, arg, "--target", &o->target);
+		err = parse_double(job, arg, "--target", -DBL_MAX, DBL_MAX,
+				   &o->target);
 		o->have_target = 1;
 		break;
-	case OPT_SEED:
-		o->seed = strtoull(arg, NULL, 0);
+	case OPT_SEED: {
+		char *end;
+
+		errno = 0;
+		o->seed = strtoull(arg, &end, 0);
+		if (errno || end == arg || *end || arg[0] == '-') {
+			fprintf(stderr,
+				"%s: --seed wants an integer in [0, 2^64), "
+				"got '%s'\n",
+				job->prog, arg);
+			return -EINVAL;
+		}
 		break;
+	}
 	default:
 		return 1; /* not one of these */
 	}
 	return err;
 }
 
+/* Seconds: 1 ms .. FRR_MAX_SECONDS (a deadline in int milliseconds). */
+#define FRR_MAX_SECONDS 1e6
 static int parse_seconds(struct frr_job *job, const char *arg, const char *name,
 			 int *ms)
 {
 	double d;
-	int err = parse_double(job, arg, name, &d);
+	int err = parse_double(job, arg, name, 0.001, FRR_MAX_SECONDS, &d);
 
-	if (!err && d <= 0)
-		err = -EINVAL;
-	if (err) {
-		fprintf(stderr, "%s: %s wants seconds > 0\n", job->prog, name);
+	if (err)
 		return err;
-	}
-	*ms = (int)(d * 1000);
+	*ms = (int)llround(d * 1000);
 	return 0;
 }
 
@@ -307,11 +330,13 @@ static int set_run_opt(struct frr_job *job, int opt, const char *arg)
 		return parse_seconds(job, arg, "--timeout", &o->timeout_ms);
 	case OPT_DEAD:
 		return parse_seconds(job, arg, "--dead-timeout", &o->dead_ms);
-	case OPT_DELAY:
-		if (sscanf(arg, "%d,%d,%lf", &o->delay_worker, &o->delay_every,
-			   &o->delay_factor) != 3 ||
-		    o->delay_worker < -1 || o->delay_every < 1 ||
-		    o->delay_factor < 0) {
+	case OPT_DELAY: {
+		int used = 0;
+
+		if (sscanf(arg, "%d,%d,%lf%n", &o->delay_worker,
+			   &o->delay_every, &o->delay_factor, &used) != 3 ||
+		    arg[used] || o->delay_worker < -1 || o->delay_every < 1 ||
+		    !(o->delay_factor >= 0 && o->delay_factor <= 1e6)) {
 			fprintf(stderr,
 				"%s: --delay-worker wants W,EVERY,FACTOR (e.g. "
 				"0,5,1.0; W = -1: a different worker each "
@@ -320,15 +345,21 @@ static int set_run_opt(struct frr_job *job, int opt, const char *arg)
 			return -EINVAL;
 		}
 		return 0;
+	}
 	case OPT_RDV:
 		o->rendezvous = arg;
 		return 0;
 	case OPT_TOKEN:
 		o->job_token = frr_job_token_from(arg);
 		return 0;
-	case OPT_RDV_TIMEOUT:
-		return parse_double(job, arg, "--rendezvous-timeout",
-				    &job->rdv_timeout);
+	case OPT_RDV_TIMEOUT: {
+		int ms,
+		    err = parse_seconds(job, arg, "--rendezvous-timeout", &ms);
+
+		if (!err)
+			job->rdv_timeout = ms / 1000.0;
+		return err;
+	}
 	case OPT_BOOTSTRAP:
 		job->boot = !strcmp(arg, "pmix")  ? FRR_BOOT_PMIX
 			    : !strcmp(arg, "tcp") ? FRR_BOOT_TCP
@@ -358,9 +389,11 @@ static int set_rr_opt(struct frr_job *job, int opt, const char *arg)
 		rr->group_size = (int)v;
 		return err;
 	case OPT_RR_THRESH:
-		return parse_double(job, arg, "--rr-threshold", &rr->threshold);
+		return parse_double(job, arg, "--rr-threshold", 0, 1000,
+				    &rr->threshold);
 	case OPT_RR_MIN:
-		return parse_double(job, arg, "--rr-min-share", &rr->min_share);
+		return parse_double(job, arg, "--rr-min-share", 0, 1,
+				    &rr->min_share);
 	case OPT_RR_REPORT:
 		err = parse_long(job, arg, "--rr-report", 1, 1024, &v);
 		rr->report_interval = (int)v;
@@ -370,6 +403,13 @@ static int set_rr_opt(struct frr_job *job, int opt, const char *arg)
 		rr->max_helpers = (int)v;
 		return err;
 	case OPT_STRAGGLERS:
+		if (!*arg) {
+			fprintf(stderr,
+				"%s: --stragglers wants a spec (or 'none'), "
+				"got an empty one; see --help\n",
+				job->prog);
+			return -EINVAL;
+		}
 		rr->stragglers = arg;
 		return 0;
 	case OPT_TRACE:
@@ -537,6 +577,38 @@ static void engage_rr(struct frr_run_opts *o)
 			o->rr.stragglers || o->rr.trace_path;
 }
 
+/* An output file (--metrics, --save, --trace) must be creatable before the
+ * job trains, not after: its directory exists and is writable, and the path
+ * is not a directory. */
+static int check_out_path(const struct frr_job *job, const char *opt,
+			  const char *path)
+{
+	char dir[4096];
+	const char *slash;
+	struct stat st;
+
+	if (!path)
+		return 0;
+	slash = strrchr(path, '/');
+	if (!*path || (slash && !slash[1]) ||
+	    (!stat(path, &st) && S_ISDIR(st.st_mode))) {
+		fprintf(stderr,
+			"%s: %s '%s' is a directory; give a file name\n",
+			job->prog, opt, path);
+		return -EINVAL;
+	}
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) + 1 : 1,
+		 slash ? path : ".");
+	if (access(dir, W_OK | X_OK)) {
+		fprintf(stderr,
+			"%s: %s '%s': cannot create files in '%s' (%s); pick a "
+			"writable directory\n",
+			job->prog, opt, path, dir, strerror(errno));
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int frr_job_finalize(struct frr_job *job)
 {
 	struct frr_run_opts *o = &job->o;
@@ -545,6 +617,10 @@ int frr_job_finalize(struct frr_job *job)
 		fprintf(stderr, "%s: no app to run\n", job->prog);
 		return -EINVAL;
 	}
+	if (check_out_path(job, "--metrics", o->metrics_path) ||
+	    check_out_path(job, "--save", o->save_path) ||
+	    check_out_path(job, "--trace", o->rr.trace_path))
+		return -EINVAL;
 	if (job->have_slack && !job->have_mode)
 		o->mode = FRR_MODE_SSP;
 	if (o->mode == FRR_MODE_BSP || o->mode == FRR_MODE_RR) {

@@ -53,7 +53,7 @@ int frr_rt_tables_init(struct frr_rt *rt)
 				    rt->app_state, t, li * rt->P + rt->rank,
 				    rt->master[t] + li * cols, cols);
 	}
-	rt->sel = malloc(2 * (size_t)rt->W * rt->K * sizeof(int));
+	rt->sel = malloc((size_t)rt->W * rt->K * sizeof(*rt->sel));
 	return rt->sel ? 0 : -ENOMEM;
 }
 
@@ -118,10 +118,11 @@ static struct frr_slot_hdr *slot_hdr(struct frr_rt *rt, int v, int k)
 					   rt->slot_bytes[rt->rank]);
 }
 
-static void apply_slot(struct frr_rt *rt, const struct frr_slot_hdr *h,
+static void apply_slot(struct frr_rt *rt, const struct frr_slot_sel *s,
 		       uint64_t *dlo, uint64_t *dhi)
 {
-	const uint8_t *base = (const uint8_t *)h;
+	const uint8_t *base = (const uint8_t *)slot_hdr(rt, s->v, s->k);
+	const struct frr_slot_hdr *h = &s->h; /* the validated copy */
 
 	for (int t = 0; t < rt->ntables; t++) {
 		uint32_t cols = rt->spec[t].cols;
@@ -154,12 +155,10 @@ static void apply_slot(struct frr_rt *rt, const struct frr_slot_hdr *h,
 	}
 }
 
-static int cmp_slot(const void *a, const void *b, void *arg)
+static int cmp_slot(const void *a, const void *b)
 {
-	struct frr_rt *rt = arg;
-	const int *x = a, *y = b;
-	const struct frr_slot_hdr *h = slot_hdr(rt, x[0], x[1]);
-	const struct frr_slot_hdr *g = slot_hdr(rt, y[0], y[1]);
+	const struct frr_slot_hdr *h = &((const struct frr_slot_sel *)a)->h;
+	const struct frr_slot_hdr *g = &((const struct frr_slot_sel *)b)->h;
 
 	if (h->owner != g->owner)
 		return h->owner - g->owner;
@@ -200,19 +199,25 @@ static int select_clock(struct frr_rt *rt, int c)
 	memset(rt->scratch, 0, 3 * (size_t)W * sizeof(int));
 	for (int v = 0; v < W; v++)
 		for (int k = 0; k < rt->K; k++) {
-			struct frr_slot_hdr *h = slot_hdr(rt, v, k);
-			uint64_t seq = frr_tp_load_u64(&h->seq);
+			const struct frr_slot_hdr *in = slot_hdr(rt, v, k);
+			struct frr_slot_sel *s = &rt->sel[n];
+			const struct frr_slot_hdr *h = &s->h;
+			uint64_t seq = frr_tp_load_u64(&in->seq);
 			int err;
 
 			if (seq <= rt->consumed[v * rt->K + k])
 				continue;
+			/* copy once (after seq: the header is published
+			 * before it), then check and use only the copy */
+			memcpy(&s->h, in, sizeof(s->h));
+			s->h.seq = seq;
 			err = validate_hdr(rt, h, v);
 			if (err)
 				return err;
 			if (h->clock != c)
 				continue;
-			rt->sel[2 * n] = v;
-			rt->sel[2 * n + 1] = k;
+			s->v = v;
+			s->k = k;
 			n++;
 			if (h->final) {
 				finals[h->owner]++;
@@ -233,8 +238,8 @@ static int ack_slots(struct frr_rt *rt, int n)
 	int err = 0;
 
 	for (int i = 0; i < n && !err; i++) {
-		int v = rt->sel[2 * i], k = rt->sel[2 * i + 1];
-		struct frr_slot_hdr *h = slot_hdr(rt, v, k);
+		int v = rt->sel[i].v, k = rt->sel[i].k;
+		const struct frr_slot_hdr *h = &rt->sel[i].h;
 		int sr = v / rt->T;
 		size_t off =
 		    rt->off_ack +
@@ -265,14 +270,13 @@ int frr_rt_try_apply(struct frr_rt *rt, int c)
 
 	if (n <= 0)
 		return n;
-	qsort_r(rt->sel, (size_t)n, 2 * sizeof(int), cmp_slot, rt);
+	qsort(rt->sel, (size_t)n, sizeof(*rt->sel), cmp_slot);
 	for (int t = 0; t < FRR_MAX_TABLES; t++) {
 		dlo[t] = UINT64_MAX;
 		dhi[t] = 0;
 	}
 	for (int i = 0; i < n; i++)
-		apply_slot(rt, slot_hdr(rt, rt->sel[2 * i], rt->sel[2 * i + 1]),
-			   dlo, dhi);
+		apply_slot(rt, &rt->sel[i], dlo, dhi);
 	/* "pushing" before any row: the flush below also settles the
 	 * previous push's source rows before we reuse them */
 	err = frr_rt_ctl_broadcast(rt, rt->off_push + (size_t)rt->rank * 64,

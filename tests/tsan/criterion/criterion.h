@@ -8,9 +8,10 @@
  *
  * Supported: TestSuite(s, ...) and Test(s, t, ...) with .init, .fini,
  * .timeout (seconds) and .disabled; cr_assert* and cr_expect* (eq, neq, lt,
- * leq, gt, geq, null, not_null, not, str_eq, str_neq, float_eq, arr_eq), each
- * with an optional printf message; cr_skip_test; cr_log_info/warn/error;
- * cr_redirect_stderr and cr_get_redirected_stderr (criterion/redirect.h).
+ * leq, gt, geq, null, not_null, not, fail, str_eq, str_neq, float_eq,
+ * arr_eq), each with an optional printf message; cr_skip_test;
+ * cr_log_info/warn/error; cr_redirect_stdout/stderr and
+ * cr_get_redirected_stdout/stderr (criterion/redirect.h).
  *
  * Each test runs in its own process (as Criterion does), in its own
  * process group so everything it forked is killed at its deadline.  A test
@@ -156,6 +157,8 @@ frr_tt_failed(int fatal, const char *file, int line, const char *expr,
 	frr_tt_check(fatal, (a)op(b), #a " " #op " " #b, __VA_ARGS__)
 
 #define cr_assert(c, ...) frr_tt_check(1, (c), #c, __VA_ARGS__)
+#define cr_assert_fail(...) frr_tt_check(1, 0, "cr_assert_fail", __VA_ARGS__)
+#define cr_expect_fail(...) frr_tt_check(0, 0, "cr_expect_fail", __VA_ARGS__)
 #define cr_assert_not(c, ...) frr_tt_check(1, !(c), "!(" #c ")", __VA_ARGS__)
 #define cr_assert_eq(a, b, ...) frr_tt_cmp(1, a, ==, b, __VA_ARGS__)
 #define cr_assert_neq(a, b, ...) frr_tt_cmp(1, a, !=, b, __VA_ARGS__)

@@ -22,61 +22,65 @@ frr_tt_log(const char *level, const char *fmt, ...)
 		n && msg[n - 1] == '\n' ? "" : "\n");
 }
 
-/* stderr of the test goes to a temporary file; the test reads it back
- * through one stream that continues where its last read stopped */
-static int frr_tt_redir_fd = -1;
+/* stdout or stderr of the test goes to a temporary file; the test reads it
+ * back through one stream that continues where its last read stopped */
+static int frr_tt_redir_fd[3] = { -1, -1, -1 };
 
-static inline void cr_redirect_stderr(void)
+static inline void frr_tt_redirect(int fd)
 {
 	FILE *f = tmpfile();
 
-	fflush(stderr);
-	frr_tt_redir_fd = f ? fileno(f) : -1;
-	if (frr_tt_redir_fd < 0 || dup2(frr_tt_redir_fd, 2) < 0) {
-		dprintf(frr_tt_err_fd(),
-			"tsan runner: redirecting stderr: "
-			"%s\n",
-			strerror(errno));
+	fflush(fd == 1 ? stdout : stderr);
+	frr_tt_redir_fd[fd] = f ? fileno(f) : -1;
+	if (frr_tt_redir_fd[fd] < 0 || dup2(frr_tt_redir_fd[fd], fd) < 0) {
+		dprintf(frr_tt_err_fd(), "tsan runner: redirecting fd %d: %s\n",
+			fd, strerror(errno));
 		_exit(FRR_TT_EXIT_FAIL);
 	}
 }
 
-/* stdout of the test is only silenced (no suite reads it back) */
-static inline void cr_redirect_stdout(void)
+static inline FILE *frr_tt_redirected(int fd)
 {
-	int fd = open("/dev/null", O_WRONLY);
+	static FILE *f[3];
+	char path[64];
 
-	fflush(stdout);
-	if (fd < 0 || dup2(fd, 1) < 0) {
+	if (frr_tt_redir_fd[fd] < 0) {
 		dprintf(frr_tt_err_fd(),
-			"tsan runner: redirecting stdout: %s\n",
-			strerror(errno));
+			"tsan runner: reading fd %d, which "
+			"was not redirected\n",
+			fd);
 		_exit(FRR_TT_EXIT_FAIL);
 	}
-	close(fd);
+	fflush(fd == 1 ? stdout : stderr);
+	if (!f[fd]) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d",
+			 frr_tt_redir_fd[fd]);
+		f[fd] = fopen(path, "r");
+		if (!f[fd])
+			_exit(FRR_TT_EXIT_FAIL);
+	}
+	clearerr(f[fd]); /* read what was written since the last end */
+	return f[fd];
+}
+
+static inline void cr_redirect_stdout(void)
+{
+	frr_tt_redirect(1);
+}
+
+static inline void cr_redirect_stderr(void)
+{
+	frr_tt_redirect(2);
+}
+
+static inline FILE *cr_get_redirected_stdout(void)
+{
+	return frr_tt_redirected(1);
 }
 
 static inline FILE *cr_get_redirected_stderr(void)
 {
-	static FILE *f;
-	char path[64];
-
-	if (frr_tt_redir_fd < 0) {
-		dprintf(frr_tt_err_fd(), "tsan runner: "
-					 "cr_get_redirected_stderr() without "
-					 "cr_redirect_stderr()\n");
-		_exit(FRR_TT_EXIT_FAIL);
-	}
-	fflush(stderr);
-	if (!f) {
-		snprintf(path, sizeof(path), "/proc/self/fd/%d",
-			 frr_tt_redir_fd);
-		f = fopen(path, "r");
-		if (!f)
-			_exit(FRR_TT_EXIT_FAIL);
-	}
-	clearerr(f); /* read what was written since the last end of file */
-	return f;
+	return frr_tt_redirected(2);
 }
 
 static inline const struct frr_tt_suite *frr_tt_suite_of(const char *name)
