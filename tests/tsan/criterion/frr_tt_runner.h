@@ -41,6 +41,21 @@ static inline void cr_redirect_stderr(void)
 	}
 }
 
+/* stdout of the test is only silenced (no suite reads it back) */
+static inline void cr_redirect_stdout(void)
+{
+	int fd = open("/dev/null", O_WRONLY);
+
+	fflush(stdout);
+	if (fd < 0 || dup2(fd, 1) < 0) {
+		dprintf(frr_tt_err_fd(),
+			"tsan runner: redirecting stdout: %s\n",
+			strerror(errno));
+		_exit(FRR_TT_EXIT_FAIL);
+	}
+	close(fd);
+}
+
 static inline FILE *cr_get_redirected_stderr(void)
 {
 	static FILE *f;
