@@ -57,6 +57,13 @@
 #include "table/table.h"
 
 #define FRR_RT_MAX_SLACK 24
+/* Attribute: this copy loop must stay a loop, not become a memcpy call
+ * (the spelling differs between gcc and clang). */
+#ifdef __clang__
+#define FRR_NO_MEMCPY_IDIOM no_builtin("memcpy")
+#else
+#define FRR_NO_MEMCPY_IDIOM optimize("no-tree-loop-distribute-patterns")
+#endif
 #define FRR_RT_ASYNC_WINDOW 16 /* how far ahead async workers may run */
 #define FRR_RT_STAT_RING 32    /* per-worker per-clock records kept */
 #define FRR_RT_STATS_SLOTS 4   /* per-rank clock stats in flight to rank 0 */

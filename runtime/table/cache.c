@@ -101,8 +101,7 @@ void frr_cache_next_batch(struct frr_cache *k)
  * server and by peers' one-sided writes that TSan cannot see; so this read
  * is not instrumented either (the writer's copy, table/shard.c, is not).
  */
-__attribute__((no_sanitize("thread"),
-	       optimize("no-tree-loop-distribute-patterns"))) static void
+__attribute__((no_sanitize("thread"), FRR_NO_MEMCPY_IDIOM)) static void
 replica_load(float *dst, const float *src, uint32_t cols)
 {
 	for (uint32_t j = 0; j < cols; j++)

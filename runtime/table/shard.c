@@ -74,8 +74,7 @@ void frr_rt_tables_fini(struct frr_rt *rt)
  * TSan cannot see.  So this copy is not instrumented either, and must not
  * become a memcpy call.
  */
-__attribute__((no_sanitize("thread"),
-	       optimize("no-tree-loop-distribute-patterns"))) static void
+__attribute__((no_sanitize("thread"), FRR_NO_MEMCPY_IDIOM)) static void
 replica_copy(void *dst, const void *src, size_t n)
 {
 	uint32_t *d = dst;
