@@ -20,19 +20,24 @@
  *
  * Files, by concept:
  *   job/      job.c (run a rank's job, init/fini), setup.c (layout, memory
- *             check, transport regions), health.c (failure, dead peers,
- *             heartbeats, stall detection), ctl.c (control-word writes)
+ *             check, transport regions), server.c (the server loop),
+ *             health.c (failure, dead peers, heartbeats, stall detection),
+ *             ctl.c (control-word writes)
  *   table/    cache.c (worker cache: fetch, read-my-writes), batch.c
  *             (flushing a cache into inbox slots), shard.c (apply batches,
  *             push rows to replicas)
  *   ssp/      ssp.c (the staleness rule and its waits)
  *   worker/   worker.c (the loop over clocks and items), ctx.c (the item
- *             context of flexrr.h), part.c (partitions and item state)
+ *             context of flexrr.h), part.c (partitions and item state),
+ *             instrument.c (stragglers and trace in the loop)
  *   eval/     eval.c (clock_local, eval context), metrics.c (stats to
  *             rank 0, clock_global, progress, metrics file, summary)
  *   rr/       RapidReassignment: rr.c (binding), rr_proto.c (engine),
- *             mailbox.c (messages, progress words), help.c (run a range)
+ *             mailbox.c (messages, progress words), seam.c (what rr may
+ *             call; running a helper's range)
  *   straggler/, trace/: injection and timeline, every mode
+ *   launch/ (program entry, run options) and sim/ (the simulator) sit
+ *   on top of the runtime.
  */
 #ifndef FLEXRR_RUNTIME_RT_H
 #define FLEXRR_RUNTIME_RT_H

@@ -2,7 +2,7 @@
 # Install what is missing (Debian 12, as root or with sudo) and build flexrr.
 #   scripts/setup.sh [--tests] [--bench] [--build-dir DIR] [cmake -D options...]
 # --tests adds what the test suite needs (Criterion, qemu + kernel for the
-# soft-RoCE VM, Open MPI, Slurm + munge, the real data sets, clang +
+# soft-RoCE VM, Open MPI, Slurm + munge, PMIx, the real data sets, clang +
 # libFuzzer for scripts/fuzz.sh); --bench adds the peers we measure against
 # (perftest, ucx-utils, scikit-learn, gensim).
 set -euo pipefail
@@ -28,7 +28,7 @@ pkgs=(cmake make gcc libc6-dev pkg-config libibverbs-dev librdmacm-dev
 [ $want_tests = 1 ] && pkgs+=(qemu-system-x86 busybox-static perftest
       rdmacm-utils cpio kmod xz-utils openmpi-bin dataset-fashion-mnist
       bible-kjv-text bible-kjv clang-format clang libclang-rt-14-dev
-      slurm-wlm munge)
+      slurm-wlm munge libpmix-dev)
 [ $want_bench = 1 ] && pkgs+=(perftest ucx-utils python3-sklearn python3-gensim
       python3-numpy openmpi-bin)
 

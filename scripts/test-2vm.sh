@@ -69,7 +69,7 @@ vpid=""
 # ---- judge
 fails=0 results=()
 f() { cat "$scratch/$1" 2>/dev/null || echo "?"; }
-summary() { grep -m1 '^flexrr: done' "$1" 2>/dev/null | sed -E 's/ (time_s|backend)=[^ ]*//g'; }
+summary() { { grep -m1 '^flexrr: done' "$1" 2>/dev/null || true; } | sed -E 's/ (time_s|backend)=[^ ]*//g'; }
 verdict() { # name ok detail
 	local t
 	t=$(f "$1.a.time")

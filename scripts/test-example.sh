@@ -172,8 +172,9 @@ for b in make cmake; do
 	bin=$tmp/kmeans
 	[ $b = cmake ] && bin=$tmp/cmake-build
 	step="$b ldd"
-	ldd "$bin/kmeans" | grep -q "$prefix" ||
-		fail "$bin/kmeans does not load libflexrr from $prefix: $(ldd "$bin/kmeans" | grep -i flexrr)"
+	libs=$(ldd "$bin/kmeans") # not piped into grep -q: pipefail and SIGPIPE
+	grep "libflexrr.so.* => $prefix/" <<<"$libs" >/dev/null ||
+		fail "$bin/kmeans does not load libflexrr.so from $prefix: $(grep -i flexrr <<<"$libs")"
 	check_bsp "$bin" "$b"
 	check_flexrr "$bin" "$b"
 done

@@ -62,9 +62,12 @@ done
 ldd ./b/hello_static >ldd.out
 if grep libflexrr ldd.out; then fail "hello_static links libflexrr.so"; fi
 
-# Examples built from the installed prefix alone go here (examples/kmeans:
-# copy it to "$work", configure with -DCMAKE_PREFIX_PATH="$prefix" or
-# PKG_CONFIG_PATH as above, build, run it, compare with the reference).
+# The out-of-tree example from the same prefix: copied out of the tree,
+# built with make (pkg-config) and cmake (find_package), run -n 2 -t 2 in
+# bsp and in flexrr mode with a straggler, checked against the reference.
+echo "--- examples/kmeans"
+"$ROOT/scripts/test-example.sh" --prefix "$prefix" --build "$build" ||
+	fail "the k-means example failed (see above)"
 
 echo "test-install.sh: installed to a temporary prefix; pkg-config and" \
-	"find_package builds pass"
+	"find_package builds and the k-means example pass"

@@ -3,9 +3,15 @@
 # one-node Slurm cluster (Debian's slurm-wlm, munge) started by this script
 # in a temp dir, then
 #   srun    srun -n 4 flexrr run ... toy: the summary line says procs=4 and
-#           equals the one of the same job started locally (flexrr run -n 4)
+#           equals the one of the same job started locally (flexrr run -n 4);
+#           the ranks met at the TCP rendezvous (no PMIx without --mpi=pmix)
+#   pmix    srun -n 4 --mpi=pmix: the same line, and the ranks met through
+#           PMIx (rank 0's stderr says 'bootstrap pmix')
 #   sbatch  sbatch --wait of a script whose one step is srun flexrr run ...:
-#           its output file has the summary line with procs=4
+#           its output file has the same summary line
+#   doctor  the preflight, srun -n 2 flexrr doctor --json: one JSON line per
+#           task, and srun's exit status 1 exactly when one says unhealthy
+#           (this host may have no RDMA device: unhealthy is fine here)
 # Everything runs in a private network namespace (unshare -n) that has only
 # loopback: the daemons' ports cannot collide with anything on the host and no
 # packet can leave it.  The node declares 4 CPUs whatever the machine has
@@ -147,24 +153,32 @@ log "slurmctld + slurmd up ($(sinfo -h -o '%P %D node(s) %c cpus %T'), $((SECOND
 
 # ---- the jobs
 B=$build/bin/flexrr
-args=(run --backend shm --clocks 5 --seed 3 -q toy --items 30)
-fails=0 results=()
-summary() { grep -m1 '^flexrr: done' "$1" 2>/dev/null | sed -E 's/ time_s=[^ ]*//'; }
+args=(run --backend shm --clocks 5 --seed 3 toy --items 30)
+fails=0 results=() ntests=0
+summary() { { grep -m1 '^flexrr: done' "$1" 2>/dev/null || true; } | sed -E 's/ time_s=[^ ]*//'; }
 verdict() { # ok name detail
+	ntests=$((ntests + 1))
 	if [ "$1" = 1 ]; then results+=("PASS  $2: $3"); else
 		results+=("FAIL  $2: $3"); fails=$((fails + 1))
 	fi
 }
-"$B" "${args[@]:0:1}" -n 4 "${args[@]:1}" >"$dir/local.out"
+"$B" "${args[@]:0:1}" -n 4 "${args[@]:1}" >"$dir/local.out" 2>/dev/null
 want=$(summary "$dir/local.out")
 
-s=$SECONDS rc=0
-timeout 120 srun -n 4 --time=2 "$B" "${args[@]}" >"$dir/srun.out" 2>"$dir/srun.err" || rc=$?
-got=$(summary "$dir/srun.out")
-ok=0
-[ $rc = 0 ] && [ -n "$got" ] && [ "$got" = "$want" ] && [[ $got == *" procs=4 "* ]] && ok=1
-verdict $ok "srun -n 4 ($((SECONDS - s)) s)" "exit $rc; '${got:-no summary line}'"
-[ $ok = 1 ] || tail -5 "$dir/srun.err"
+# srun_job NAME BOOTSTRAP [srun options]: 4 tasks, met through BOOTSTRAP
+srun_job() {
+	local name=$1 boot=$2 s=$SECONDS rc=0 got how ok=0
+	shift 2
+	timeout 120 srun -n 4 --time=2 "$@" "$B" "${args[@]}" >"$dir/$name.out" 2>"$dir/$name.err" || rc=$?
+	got=$(summary "$dir/$name.out")
+	how=$(grep -m1 '^flexrr: bootstrap' "$dir/$name.err" || true)
+	[ $rc = 0 ] && [ -n "$got" ] && [ "$got" = "$want" ] && [[ $got == *" procs=4 "* ]] &&
+		[[ $how == "flexrr: bootstrap $boot"* ]] && ok=1
+	verdict $ok "srun -n 4${*:+ $*} ($((SECONDS - s)) s)" "exit $rc; '${how:-no bootstrap line}'; '${got:-no summary line}'"
+	[ $ok = 1 ] || tail -5 "$dir/$name.err"
+}
+srun_job srun tcp
+srun_job pmix pmix --mpi=pmix
 
 s=$SECONDS rc=0
 cat >"$dir/job.sh" <<EOF
@@ -181,6 +195,16 @@ ok=0
 verdict $ok "sbatch --wait ($((SECONDS - s)) s)" "exit $rc; $(head -1 "$dir/sbatch.submit"); '${got:-no summary line}'"
 [ $ok = 1 ] || tail -5 "$dir/sbatch.out" "$dir/sbatch.submit" 2>/dev/null
 
+s=$SECONDS rc=0
+timeout 60 srun -n 2 --time=1 "$B" doctor --json >"$dir/doctor.out" 2>"$dir/doctor.err" || rc=$?
+lines=$(grep -c '^{"host":"' "$dir/doctor.out" || true)
+bad=$(grep -c '"verdict":"unhealthy"' "$dir/doctor.out" || true)
+ok=0
+[ "$lines" = 2 ] && [ "$(wc -l <"$dir/doctor.out")" = 2 ] &&
+	{ { [ $rc = 0 ] && [ "$bad" = 0 ]; } || { [ $rc = 1 ] && [ "$bad" != 0 ]; }; } && ok=1
+verdict $ok "srun -n 2 flexrr doctor --json ($((SECONDS - s)) s)" "exit $rc; $lines JSON line(s), $bad unhealthy; $(head -c 100 "$dir/doctor.out")..."
+[ $ok = 1 ] || tail -5 "$dir/doctor.out" "$dir/doctor.err"
+
 echo
 echo "Slurm (one node, 4 CPUs) results; want '$want':"
 printf '  %s\n' "${results[@]}"
@@ -190,5 +214,5 @@ if [ $fails != 0 ]; then
 		tail -8 "$dir/$f"
 	done
 fi
-echo "test-slurm: $((2 - fails)) of 2 passed; $((SECONDS - t0)) s"
+echo "test-slurm: $((ntests - fails)) of $ntests passed; $((SECONDS - t0)) s"
 [ $fails = 0 ]

@@ -69,10 +69,13 @@ scripts/setup.sh --tests
 
 stage "build (-Werror)" build_cfg build
 stage "tests" run_ctest build
+stage "install + out-of-tree example" scripts/test-install.sh build
 if [ $quick = 0 ]; then
 	# sanitizer runs: halt on the first report so a finding fails the suite
 	export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 	export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+	# leaks inside libraries we call (libpmix) are listed there, not ours
+	export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/tests/lsan.supp:print_suppressions=0}
 	stage "build (ASan+UBSan)" build_cfg build-asan -DFLEXRR_ASAN=ON
 	stage "tests (ASan+UBSan)" run_ctest build-asan
 	stage "build (TSan)" build_cfg build-tsan -DFLEXRR_TSAN=ON

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "flexrr/bootstrap.h"
 #include "flexrr/flexrr.h"
 #include "flexrr/log.h"
 #include "rt.h"
@@ -428,10 +429,7 @@ Test(rr_job, helper_killed_while_helping_fails_naming_it)
  */
 Test(rr_job, launcher_started_rank_across_hosts, .timeout = 300)
 {
-	const char *rank_s = getenv("FLEXRR_RANK"),
-		   *size_s = getenv("FLEXRR_SIZE"),
-		   *addr = getenv("FLEXRR_RENDEZVOUS"),
-		   *token = getenv("FLEXRR_JOB_TOKEN");
+	struct frr_launcher_env env;
 	enum frr_tp_backend bs[FRR_TEST_MAX_BACKENDS];
 	struct frr_oob *oob = NULL;
 	struct job_cfg j = { .T = 1,
@@ -444,13 +442,13 @@ Test(rr_job, launcher_started_rank_across_hosts, .timeout = 300)
 	int rank, rows, rc;
 	double helped;
 
-	if (!rank_s)
+	if (!getenv("FLEXRR_RANK") || !frr_launcher_env(&env))
 		cr_skip_test("not started by a launcher (FLEXRR_RANK unset)");
-	cr_assert(size_s && addr && token,
-		  "set FLEXRR_SIZE, FLEXRR_RENDEZVOUS and FLEXRR_JOB_TOKEN "
-		  "as well as FLEXRR_RANK");
-	rank = atoi(rank_s);
-	j.P = atoi(size_s);
+	cr_assert(env.rendezvous && env.job_token,
+		  "set FLEXRR_RENDEZVOUS and FLEXRR_JOB_TOKEN as well as "
+		  "FLEXRR_RANK and FLEXRR_SIZE");
+	rank = env.rank;
+	j.P = env.size;
 	cr_assert(j.P >= 2 && rank >= 0 && rank < j.P, "rank %d of %d", rank,
 		  j.P);
 	frr_test_backends(bs, FRR_TEST_MAX_BACKENDS);
@@ -461,17 +459,18 @@ Test(rr_job, launcher_started_rank_across_hosts, .timeout = 300)
 	snprintf(j.metrics, sizeof(j.metrics), "/tmp/rr-job-launch-%d.csv",
 		 getpid());
 	frr_log_set_rank(rank);
-	struct frr_tcp_cfg tc = {
-		.addr = addr,
-		.listen_fd = -1,
-		.rank = rank,
-		.size = j.P,
-		.job_token = frr_fnv1a64(token, strlen(token), 0) | 1,
-		.binary_hash = frr_binary_hash(),
-		.timeout_ms = 30000,
-	};
-	rc = frr_tcp_open(&tc, &oob);
-	cr_assert_eq(rc, 0, "rank %d: rendezvous at %s failed", rank, addr);
+	rc = frr_tcp_open(
+	    &(struct frr_tcp_cfg){ .addr = env.rendezvous,
+				   .listen_fd = -1,
+				   .rank = rank,
+				   .size = j.P,
+				   .job_token =
+				       frr_job_token_from(env.job_token),
+				   .binary_hash = frr_binary_hash(),
+				   .timeout_ms = 30000 },
+	    &oob);
+	cr_assert_eq(rc, 0, "rank %d: rendezvous at %s failed", rank,
+		     env.rendezvous);
 	rc = job_main(oob, &j);
 	frr_oob_close(oob);
 	cr_assert_eq(rc, 0, "rank %d: the job failed (messages above)", rank);

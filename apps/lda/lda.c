@@ -30,15 +30,17 @@
 #include "flexrr/flexrr.h"
 #include "flexrr/log.h"
 #include "lda_corpus.h"
+#include "lda_heldout.h"
 #include "lda_model.h"
+#include "lda_sampler.h"
 
 enum { TB_WORD_TOPIC, TB_TOPIC_TOTAL };
-enum { ST_LOGLIK, ST_TOKENS, ST_COUNT };
+enum { ST_LOGLIK, ST_TOKENS, ST_HO_LL, ST_HO_TOKENS, ST_COUNT };
 
 /* A worker thread's scratch (frr_scratch). */
 struct lda_thread {
-	float **row;	 /* maxlen: the word_topic row of each token */
-	double *scratch; /* 2K: the sampler's */
+	struct lda_sampler *smp;
+	int clock, part; /* the batch the sampler's lists are of */
 };
 
 struct lda_app {
@@ -50,6 +52,10 @@ struct lda_app {
 	float *init_nwk; /* initial counts, V x K */
 	float *init_nk;	 /* K */
 	float *phi0;	 /* --load: word-topic counts to start from */
+	enum lda_sampler_kind sampler;
+	double heldout;		/* fraction of documents held out */
+	struct lda_corpus test; /* the held-out documents */
+	struct lda_heldout *ho;
 	uint64_t top_words;
 	char *top_text; /* leader: the latest top-words listing */
 	const char *save_path;
@@ -96,6 +102,16 @@ static void lda_usage(FILE *out)
 	    "  --topics K      (default 20, max %d)\n"
 	    "  --alpha F       document-topic prior (default 0.1)\n"
 	    "  --beta F        topic-word prior (default 0.01)\n"
+	    "  --sampler S     sparse (default): SparseLDA, cost per token "
+	    "~ the word's\n"
+	    "                  non-zero topics; dense: the O(K) Gibbs "
+	    "draw, for checking\n"
+	    "                  (both draw from the same conditional)\n"
+	    "  --heldout F     hold out every 1/F-th document; print "
+	    "heldout_loglik_per_token\n"
+	    "                  (document completion: theta from the even "
+	    "tokens, the odd\n"
+	    "                  ones scored; default 0 = off)\n"
 	    "  --top-words N   print each topic's N most frequent words at "
 	    "the end\n"
 	    "  --save FILE     write the counts after every clock (one "
@@ -174,6 +190,17 @@ static int lda_parse(struct lda_app *a, int argc, char **argv,
 			if (!rc)
 				rc = frr_opt_u64("lda", "--top-words", v, 1,
 						 1000, &a->top_words);
+		} else if (OPT("--sampler")) {
+			if (!rc && lda_sampler_kind_parse(v, &a->sampler)) {
+				frr_err("lda: --sampler wants sparse or dense, "
+					"not '%s'",
+					v);
+				rc = -EINVAL;
+			}
+		} else if (OPT("--heldout")) {
+			if (!rc)
+				rc = frr_opt_double("lda", "--heldout", v, 0,
+						    0.5, &a->heldout);
 		} else if (OPT("--save")) {
 			a->save_path = v;
 		} else if (OPT("--load")) {
@@ -213,6 +240,8 @@ static void lda_destroy(void *app)
 	free(a->init_nwk);
 	free(a->init_nk);
 	free(a->phi0);
+	lda_heldout_free(a->ho);
+	lda_corpus_free(&a->test);
 	lda_corpus_free(&a->c);
 	free(a);
 }
@@ -333,6 +362,11 @@ static int lda_create(const struct frr_job_info *job, int argc, char **argv,
 		if (rc)
 			goto destroy;
 	}
+	if (a->heldout > 0) {
+		rc = lda_heldout_split(&a->c, a->heldout, &a->test);
+		if (rc)
+			goto destroy;
+	}
 	if (o.load) {
 		lda_shape(a, t);
 		rc = frr_model_load(o.load, "lda", t, 2, m);
@@ -346,9 +380,21 @@ static int lda_create(const struct frr_job_info *job, int argc, char **argv,
 		rc = lda_init_counts(a);
 	if (rc)
 		goto destroy;
-	frr_info("lda: %llu documents, %u words, %llu tokens, %u topics",
+	if (a->heldout > 0) {
+		/* the leader scores every test document */
+		a->ho = lda_heldout_new(&a->h, &a->c, &a->test, 0, 1,
+					TB_WORD_TOPIC, TB_TOPIC_TOTAL);
+		if (!a->ho) {
+			rc = -ENOMEM;
+			goto destroy;
+		}
+	}
+	frr_info("lda: %llu documents, %u words, %llu tokens, %u topics, "
+		 "%s sampler, %llu held-out documents",
 		 (unsigned long long)a->c.ndocs, a->h.V,
-		 (unsigned long long)a->c.ntokens, a->h.K);
+		 (unsigned long long)a->c.ntokens, a->h.K,
+		 lda_sampler_kind_name(a->sampler),
+		 (unsigned long long)a->test.ndocs);
 	*app = a;
 	return 0;
 
@@ -422,9 +468,9 @@ static int lda_thread_init(void *app, void *scratch)
 	struct lda_app *a = app;
 	struct lda_thread *t = scratch;
 
-	t->row = malloc(a->maxlen * sizeof(*t->row));
-	t->scratch = malloc(2 * a->h.K * sizeof(*t->scratch));
-	return t->row && t->scratch ? 0 : -ENOMEM;
+	t->smp = lda_sampler_new(&a->h, a->sampler, &a->c);
+	t->clock = t->part = -1;
+	return t->smp ? 0 : -ENOMEM;
 }
 
 static void lda_thread_fini(void *app, void *scratch)
@@ -432,8 +478,7 @@ static void lda_thread_fini(void *app, void *scratch)
 	struct lda_thread *t = scratch;
 
 	(void)app;
-	free(t->row);
-	free(t->scratch);
+	lda_sampler_free(t->smp);
 }
 
 /* One Gibbs sweep over document d (topics z) on the thread's cached rows:
@@ -444,10 +489,18 @@ static double lda_sample(const struct lda_app *a, struct frr_ctx *c,
 {
 	const uint32_t *words = a->c.word + a->c.doc[d];
 	uint64_t len = lda_len(a, d);
+	double ll = 0;
 
+	lda_sampler_doc_begin(t->smp, z, len);
 	for (uint64_t i = 0; i < len; i++)
-		t->row[i] = frr_row_write(c, TB_WORD_TOPIC, words[i]);
-	return lda_sample_doc(&a->h, len, z, t->row, nk, t->scratch, &rng);
+		lda_sampler_token(t->smp, i, words[i],
+				  frr_row_write(c, TB_WORD_TOPIC, words[i]), nk,
+				  &rng);
+	for (uint64_t i = 0; i < len; i++)
+		ll += lda_sampler_loglik(
+		    t->smp, words[i], frr_row_read(c, TB_WORD_TOPIC, words[i]));
+	lda_sampler_doc_end(t->smp);
+	return ll;
 }
 
 static int lda_process(void *app, struct frr_ctx *c, uint64_t begin,
@@ -458,6 +511,14 @@ static int lda_process(void *app, struct frr_ctx *c, uint64_t begin,
 	uint64_t first = *(const uint64_t *)frr_part(c), ntok = 0;
 	float *nk = frr_row_write(c, TB_TOPIC_TOTAL, 0);
 	double ll = 0;
+
+	/* a new batch fetches the rows anew: the sampler's lists with it
+	 * (a batch is one clock of one partition on this thread) */
+	if (t->clock != frr_clock(c) || t->part != frr_part_index(c)) {
+		t->clock = frr_clock(c);
+		t->part = frr_part_index(c);
+		lda_sampler_clock(t->smp, nk);
+	}
 
 	for (uint64_t it = begin; it < end; it++) {
 		uint64_t d = first + it, len = lda_len(a, d);
@@ -559,9 +620,19 @@ static int lda_clock_local(void *app, struct frr_eval_ctx *ec, int clock)
 	struct lda_app *a = app;
 	int rc = 0;
 
-	(void)clock;
 	if (!frr_eval_job(ec)->leader)
 		return 0;
+	if (a->ho) {
+		double ll = 0, n = 0;
+
+		rc = lda_heldout_eval(a->ho, lda_save_row, ec,
+				      lda_doc_seed(a, (uint64_t)clock << 32),
+				      &ll, &n);
+		if (rc)
+			return rc;
+		frr_eval_stat_add(ec, ST_HO_LL, ll);
+		frr_eval_stat_add(ec, ST_HO_TOKENS, n);
+	}
 	if (a->save_path)
 		rc = lda_save(a, ec, a->save_path);
 	if (!rc && a->top_words)
@@ -574,11 +645,22 @@ static int lda_clock_global(void *app, const double *st, int nstats, int clock,
 {
 	struct lda_app *a = app;
 	double n = st[ST_TOKENS] > 0 ? st[ST_TOKENS] : 1;
+	int m;
 
 	(void)nstats;
 	*objective = st[ST_LOGLIK] / n;
-	snprintf(metrics, len, "topics=%u tokens=%.0f loglik_per_token=%.5f",
-		 a->h.K, st[ST_TOKENS], *objective);
+	m = snprintf(metrics, len, "topics=%u tokens=%.0f ", a->h.K,
+		     st[ST_TOKENS]);
+	if (a->ho && m > 0 && (size_t)m < len)
+		m += snprintf(
+		    metrics + m, len - (size_t)m,
+		    "heldout_tokens=%.0f heldout_loglik_per_token=%.5f ",
+		    st[ST_HO_TOKENS],
+		    st[ST_HO_LL] /
+			(st[ST_HO_TOKENS] > 0 ? st[ST_HO_TOKENS] : 1));
+	if (m > 0 && (size_t)m < len)
+		snprintf(metrics + m, len - (size_t)m, "loglik_per_token=%.5f",
+			 *objective);
 	/* the runtime's progress line shows the objective only */
 	if (a->progress)
 		fprintf(stderr, "lda: clock %d %s\n", clock, metrics);

@@ -16,7 +16,8 @@
 
 #include "flexrr/base.h"
 
-#define LDA_MAX_TOPICS 4096
+/* topics are stored as uint16 per token (the item state) */
+#define LDA_MAX_TOPICS 65535
 
 struct lda_hyper {
 	uint32_t K, V;
@@ -33,6 +34,13 @@ static inline double lda_rng_uniform(uint64_t *s)
  * word-topic counts (phi0 = V x K, NULL = uniform).  Deterministic in seed. */
 void lda_init_doc(const struct lda_hyper *h, const uint32_t *words,
 		  uint64_t len, uint16_t *z, const float *phi0, uint64_t seed);
+/* A topic drawn from the collapsed Gibbs conditional of a token already
+ * taken out of the counts, O(K): p(k) ~ (ndk + alpha)(row + beta) /
+ * (nk + V beta), negative counts (a stale view) taken as 0.  ndk: the
+ * document's K topic counts; cdf: K doubles of scratch. */
+uint32_t lda_dense_draw(const struct lda_hyper *h, const float *row,
+			const float *nk, const double *ndk, double *cdf,
+			uint64_t *rng);
 /* One Gibbs sweep over a document's tokens, moving counts in row[i] and nk.
  * scratch: 2 * K doubles.  Returns the document's training log-likelihood
  * after the sweep, sum_i log sum_k theta_dk phi_kw_i with

@@ -156,7 +156,7 @@ int mlr_load_idx(const char *images, const char *labels, uint64_t limit,
 		 uint32_t classes, struct mlr_data *d)
 {
 	struct frr_reader *ri = NULL, *rl = NULL;
-	uint32_t idim[3] = {0}, ldim[1] = {0};
+	uint32_t idim[3] = { 0 }, ldim[1] = { 0 };
 	unsigned char *lab = NULL;
 	char what[64], where[4200];
 	uint64_t n, dim;

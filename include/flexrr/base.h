@@ -4,6 +4,7 @@
  *   logging          flexrr/log.h (included here)
  *   monotonic time   frr_now_s / frr_now_ms / frr_now_ns, frr_deadline_ts
  *   hashing          frr_fnv1a64 (FNV-1a, 64 bit)
+ *   JSON             frr_json_str (a quoted, escaped string)
  *   random numbers   frr_splitmix64 / frr_mix64 (counter-based, stateless
  *                    mixing), frr_rng_* (xoshiro256**, seeded by splitmix64)
  * Nothing here allocates, locks or depends on another flexrr layer.
@@ -13,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <time.h>
 
 #include "flexrr/export.h"
@@ -36,6 +38,11 @@ struct timespec frr_deadline_ts(int ms);
  * FNV offset basis), so frr_fnv1a64(b, nb, frr_fnv1a64(a, na, 0)) hashes a
  * then b.  Not cryptographic: integrity checks and derivations only. */
 uint64_t frr_fnv1a64(const void *p, size_t n, uint64_t h);
+
+/* ---- JSON ---------------------------------------------------------------- */
+/* Write s to f as a JSON string: quoted, '"' and '\\' escaped, control
+ * characters as \u00XX. */
+void frr_json_str(FILE *f, const char *s);
 
 /* ---- random numbers ---------------------------------------------------- */
 #define FRR_GOLDEN_GAMMA 0x9e3779b97f4a7c15ull

@@ -9,9 +9,11 @@
  *            collectives relayed by the launching process
  *   tcp.c    frr_tcp_open: TCP rendezvous at rank 0 (launcher-started
  *            ranks, local jobs, the benchmarks)
+ *   pmix.c   frr_pmix_open: through a PMIx launcher's key-value store
+ *            (mpirun, srun --mpi=pmix; when built with libpmix)
  *   env.c    frr_launcher_env: rank, size and job id from a launcher's
  *            environment (mpirun, srun, PMI/PMIx, FLEXRR_*)
- * A new backend (e.g. PMIx) is one more file that fills a struct frr_oob.
+ * A new backend is one more file that fills a struct frr_oob.
  */
 #ifndef FLEXRR_BOOTSTRAP_H
 #define FLEXRR_BOOTSTRAP_H
@@ -133,6 +135,29 @@ int frr_tcp_open(const struct frr_tcp_cfg *cfg, struct frr_oob **oob);
  * object): ranks of one job must run the same build.  Env
  * FLEXRR_TEST_BINHASH overrides it (tests). */
 uint64_t frr_binary_hash(void);
+
+/* ---- PMIx (pmix.c) ------------------------------------------------------ */
+struct frr_pmix_cfg {
+	/* Checked like the TCP rendezvous's: a rank with another binary or
+	 * other run arguments than rank 0 fails the job, named. */
+	uint64_t binary_hash;
+	uint64_t args_hash;
+	/* 0: rank 0 draws a random token and hands it to every rank through
+	 * the launcher's store (readable only by the job's processes) */
+	uint64_t job_token;
+	int timeout_ms; /* fences (every collective given none); 0 = 30 s */
+};
+
+/* 1 when a PMIx launcher started this process (PMIX_NAMESPACE and
+ * PMIX_RANK are set), built with PMIx or not. */
+int frr_pmix_launched(void);
+/* 1 when frr_pmix_open can work here: launched by PMIx and built with it. */
+int frr_pmix_offered(void);
+/* PMIx_Init and meet every rank of the namespace; *oob has the launcher's
+ * rank and size and the job token (cfg's or rank 0's).  Collectives are
+ * put/commit/fence/get, the barrier a fence; close finalizes PMIx.
+ * -ENOTSUP (logged) when built without PMIx. */
+int frr_pmix_open(const struct frr_pmix_cfg *cfg, struct frr_oob **oob);
 
 /* ---- launcher environment (env.c) -------------------------------------- */
 struct frr_launcher_env {

@@ -232,6 +232,17 @@ const char *frr_tp_last_error(const struct frr_tp_ctx *ctx);
  * of problems found (0 = healthy).  `flexrr doctor` prints this. */
 int frr_tp_doctor(FILE *out, const char *device, size_t pinned_bytes);
 
+/* Each check of frr_tp_doctor_run as it is made: level 0 ok, 1 warning,
+ * 2 problem; fix is NULL for ok. */
+struct frr_tp_doctor_sink {
+	void (*check)(void *arg, int level, const char *what, const char *fix);
+	void *arg;
+};
+/* frr_tp_doctor, also handing every check to sink (may be NULL); out NULL
+ * with a sink: no text at all (`flexrr doctor --json`). */
+int frr_tp_doctor_run(FILE *out, const char *device, size_t pinned_bytes,
+		      const struct frr_tp_doctor_sink *sink);
+
 FRR_API_END
 #ifdef __cplusplus
 }

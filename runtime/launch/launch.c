@@ -2,8 +2,9 @@
 /*
  * Starting or joining a job (flexrr/job.h): a local job forks P ranks that
  * meet at a loopback rendezvous; a rank started by a launcher (mpirun, srun,
- * ...) meets the others at rank 0's rendezvous address.  Either way each
- * rank runs frr_rt_job_run.  Nothing here ends the calling process: errors
+ * ...) meets the others through the launcher's PMIx server when it offers
+ * one, else at rank 0's rendezvous address.  Either way each rank runs
+ * frr_rt_job_run.  Nothing here ends the calling process: errors
  * are returned (usage: -EINVAL, the job: its negative errno) after logging.
  */
 #include <errno.h>
@@ -27,6 +28,18 @@ static int run_rank(struct frr_run_opts *o, struct frr_oob *oob)
 	return err < 0 ? err : err ? -EIO : 0;
 }
 
+/* Rank 0 of a launcher's job says how the ranks met (stderr, like the
+ * progress lines); every rank logs it at info level. */
+static void say_bootstrap(const struct frr_run_opts *o,
+			  const struct frr_oob *oob, const char *how)
+{
+	frr_info("rank %d of %d met the others through %s", oob->rank,
+		 oob->size, how);
+	if (!oob->rank && !o->quiet)
+		fprintf(stderr, "flexrr: bootstrap %s: %d ranks\n", how,
+			oob->size);
+}
+
 /* One rank: meet the others at the TCP rendezvous, run the job. */
 static int rank_main(struct frr_job *job, int rank, int size, const char *addr,
 		     int lfd)
@@ -48,6 +61,12 @@ static int rank_main(struct frr_job *job, int rank, int size, const char *addr,
 	err = frr_tcp_open(&tcp, &oob);
 	if (err)
 		return err;
+	if (lfd < 0) { /* launcher-started, not a local job */
+		char how[96];
+
+		snprintf(how, sizeof(how), "tcp (rendezvous %s)", addr);
+		say_bootstrap(&job->o, oob, how);
+	}
 	err = run_rank(&job->o, oob);
 	frr_oob_close(oob);
 	return err;
@@ -165,11 +184,58 @@ int frr_job_join_launched(struct frr_job *job,
 	return 0;
 }
 
+/* A PMIx launcher started us: meet through its key-value store (the
+ * secret too: rank 0's random token unless one is given), run the job. */
+static int run_pmix(struct frr_job *job)
+{
+	struct frr_run_opts *o = &job->o;
+	const char *secret = getenv("FLEXRR_JOB_TOKEN");
+	struct frr_pmix_cfg px = { .binary_hash = frr_binary_hash(),
+				   .args_hash = o->args_hash,
+				   .job_token = o->job_token,
+				   .timeout_ms =
+				       (int)(job->rdv_timeout * 1000) };
+	struct frr_oob *oob = NULL;
+	int err;
+
+	if (!px.job_token && secret)
+		px.job_token = frr_job_token_from(secret);
+	err = frr_pmix_open(&px, &oob);
+	if (err)
+		return err;
+	if (job->have_procs && o->nprocs != oob->size) {
+		fprintf(stderr,
+			"%s: -n %d but the launcher started %d ranks; drop -n "
+			"or make them agree\n",
+			job->prog, o->nprocs, oob->size);
+		frr_oob_close(oob);
+		return -EINVAL;
+	}
+	o->nprocs = oob->size;
+	o->job_token = oob->job_token;
+	say_bootstrap(o, oob, "pmix (the launcher's key-value store)");
+	err = run_rank(o, oob);
+	frr_oob_close(oob);
+	return err;
+}
+
+int frr_job_wants_pmix(const struct frr_job *job)
+{
+	if (job->joined || job->boot == FRR_BOOT_TCP)
+		return 0;
+	if (job->boot == FRR_BOOT_PMIX)
+		return 1;
+	return frr_pmix_offered() && !job->o.rendezvous &&
+	       !getenv("FLEXRR_RENDEZVOUS");
+}
+
 int frr_job_start(struct frr_job *job)
 {
 	struct frr_launcher_env env;
 	int err;
 
+	if (frr_job_wants_pmix(job))
+		return run_pmix(job);
 	if (!frr_launcher_env(&env))
 		return run_local(job);
 	err = job->joined ? 0 : frr_job_join_launched(job, &env);
@@ -205,7 +271,8 @@ int frr_run_main(int argc, char **argv, const struct frr_app_ops *const *apps)
 	err = frr_job_parse_argv(&job, argc, argv);
 	if (!err)
 		err = frr_job_finalize(&job);
-	if (!err && frr_launcher_env(&env))
+	/* the PMIx path takes rank, size and token from the launcher */
+	if (!err && !frr_job_wants_pmix(&job) && frr_launcher_env(&env))
 		err = frr_job_join_launched(&job, &env);
 	if (err) { /* 1: help printed; -EINVAL: usage error, said */
 		frr_job_fini(&job);

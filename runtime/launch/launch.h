@@ -10,6 +10,9 @@
 #include "flexrr/job.h"
 #include "rt.h"
 
+/* how launcher-started ranks meet (--bootstrap) */
+enum frr_boot { FRR_BOOT_AUTO, FRR_BOOT_PMIX, FRR_BOOT_TCP };
+
 struct frr_job {
 	struct frr_run_opts o;
 	const char *prog; /* names the program in messages ("flexrr run") */
@@ -17,8 +20,9 @@ struct frr_job {
 	int have_procs, have_slack, have_mode;
 	int joined;	    /* frr_job_join_launched succeeded */
 	double rdv_timeout; /* s */
-	char **app_argv;    /* owned copy when the app's name was implied */
-	char rdv_addr[64];  /* derived from the launcher's job id */
+	enum frr_boot boot;
+	char **app_argv;   /* owned copy when the app's name was implied */
+	char rdv_addr[64]; /* derived from the launcher's job id */
 };
 
 void frr_job_init(struct frr_job *job, const char *prog,
@@ -36,6 +40,10 @@ int frr_job_finalize(struct frr_job *job);
  * address and token: 0 or -EINVAL (said). */
 int frr_job_join_launched(struct frr_job *job,
 			  const struct frr_launcher_env *env);
+/* 1 when a launcher-started rank meets the others through PMIx (the
+ * launcher offers it, --bootstrap allows it, no rendezvous address given,
+ * not joined the TCP way already). */
+int frr_job_wants_pmix(const struct frr_job *job);
 /* Run a finalized job: 0 or a negative errno (logged). */
 int frr_job_start(struct frr_job *job);
 

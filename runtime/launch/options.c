@@ -76,9 +76,20 @@ void frr_job_usage(const struct frr_job *job, FILE *out)
 	    "launcher's job id\n"
 	    "  --job-token X          shared secret of the job (env "
 	    "FLEXRR_JOB_TOKEN;\n"
-	    "                         default: derived from the launcher's job "
-	    "id)\n"
+	    "                         default: pmix: a random one from rank 0; "
+	    "tcp:\n"
+	    "                         derived from the launcher's job id)\n"
 	    "  --rendezvous-timeout S how long ranks wait for each other (20)\n"
+	    "  --bootstrap B          how the ranks meet: pmix (through the "
+	    "launcher's\n"
+	    "                         PMIx server: mpirun, srun --mpi=pmix), "
+	    "tcp (the\n"
+	    "                         rendezvous above) or auto (default: pmix "
+	    "when the\n"
+	    "                         launcher offers it and no rendezvous "
+	    "address is\n"
+	    "                         given, else tcp); rank 0 says which on "
+	    "stderr\n"
 	    "RapidReassignment (modes flexrr, rr):\n"
 	    "  --rr-group G  --rr-threshold F  --rr-min-share F  --rr-report "
 	    "N\n"
@@ -110,6 +121,7 @@ enum {
 	OPT_RDV,
 	OPT_TOKEN,
 	OPT_RDV_TIMEOUT,
+	OPT_BOOTSTRAP,
 	OPT_RR_GROUP,
 	OPT_RR_THRESH,
 	OPT_RR_MIN,
@@ -140,6 +152,7 @@ static const struct option long_opts[] = {
 	{ "rendezvous", required_argument, NULL, OPT_RDV },
 	{ "job-token", required_argument, NULL, OPT_TOKEN },
 	{ "rendezvous-timeout", required_argument, NULL, OPT_RDV_TIMEOUT },
+	{ "bootstrap", required_argument, NULL, OPT_BOOTSTRAP },
 	{ "rr-group", required_argument, NULL, OPT_RR_GROUP },
 	{ "rr-threshold", required_argument, NULL, OPT_RR_THRESH },
 	{ "rr-min-share", required_argument, NULL, OPT_RR_MIN },
@@ -347,6 +360,18 @@ static int set_run_opt(struct frr_job *job, int opt, const char *arg)
 			job->rdv_timeout = ms / 1000.0;
 		return err;
 	}
+	case OPT_BOOTSTRAP:
+		job->boot = !strcmp(arg, "pmix")  ? FRR_BOOT_PMIX
+			    : !strcmp(arg, "tcp") ? FRR_BOOT_TCP
+						  : FRR_BOOT_AUTO;
+		if (job->boot == FRR_BOOT_AUTO && strcmp(arg, "auto")) {
+			fprintf(stderr,
+				"%s: --bootstrap wants auto, pmix or tcp, got "
+				"'%s'\n",
+				job->prog, arg);
+			return -EINVAL;
+		}
+		return 0;
 	}
 	return 1; /* not one of these */
 }

@@ -9,17 +9,17 @@
  * that the runtime sets explicitly (rt->rr) when the rr layer is engaged.
  *
  * ---- When the hooks run -----------------------------------------------
- * The rr layer is ENGAGED when mode is flexrr or rr (reassignment on:
- * frr_rt_rr_reassign() == 1) or when --stragglers / --trace is given in any
- * mode (reassignment off: the hooks may only delay and record).
+ * The rr layer is ENGAGED in modes flexrr and rr (frr_rt_rr_reassign() ==
+ * 1).  Straggler injection and the trace do not need it: the worker loop
+ * calls them directly (worker/instrument.c), in every mode.
  * One clock of worker w (thread of w, all hooks on that thread):
  *
- *   clock_begin(w, c)            may delay (straggler injection) / serve help
+ *   clock_begin(w, c)            serve help
  *   SSP wait (runtime): until every shard applied clocks <= c-s-1;
  *                       idle(w, c) is called every ~100 us while waiting
  *   list = { next = 0, end = n_w, n = n_w }
  *   while (list.next < list.end):
- *       app->process(w, c, [next, min(next + chunk, end)))
+ *       app->process(ctx of (w, c), [next, min(next + chunk, end)))
  *       next += chunk; progress published when crossing a 1/16 mark
  *       progress_check(w, c, &list)   may move list.end down (offer the tail
  *                                     [a, end) to a helper) or back up (a

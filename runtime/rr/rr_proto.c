@@ -127,11 +127,25 @@ static int rank_of(const struct rr_worker *rw, int v)
 	return v / rw->cfg->T;
 }
 
-static void nap_us(long us)
+static uint64_t now_ns(const struct rr_worker *rw)
+{
+	return rw->env_ops->now ? rw->env_ops->now(rw->env) : frr_trace_now();
+}
+
+/* When a wait that starts now gives up (cfg->timeout_ms). */
+static uint64_t deadline_from_now(const struct rr_worker *rw)
+{
+	return now_ns(rw) + (uint64_t)rw->cfg->timeout_ms * 1000000ull;
+}
+
+static void nap_us(const struct rr_worker *rw, long us)
 {
 	struct timespec ts = { 0, us * 1000L };
 
-	nanosleep(&ts, NULL);
+	if (rw->env_ops->nap)
+		rw->env_ops->nap(rw->env, rw->w, us);
+	else
+		nanosleep(&ts, NULL);
 }
 
 static int send_msg(struct rr_worker *rw, int to, enum rr_msg_type type,
@@ -146,14 +160,13 @@ static int send_msg(struct rr_worker *rw, int to, enum rr_msg_type type,
 		.b = b,
 		.w = { id, 0, 0 },
 	};
-	uint64_t deadline =
-	    frr_trace_now() + (uint64_t)rw->cfg->timeout_ms * 1000000ull;
+	uint64_t deadline = deadline_from_now(rw);
 	int err;
 
 	/* rings hold 32 messages and we keep at most 4 per pair in flight:
 	 * a full ring means a stalled peer, so wait for it (bounded) */
 	while ((err = rw->env_ops->send(rw->env, rw->w, to, &m)) == -EAGAIN) {
-		if (frr_trace_now() > deadline) {
+		if (now_ns(rw) > deadline) {
 			frr_err("rr: worker %d cannot send %s to worker %d "
 				"(rank %d): its mailbox stayed full for %d ms; "
 				"it is stuck or dead",
@@ -161,7 +174,7 @@ static int send_msg(struct rr_worker *rw, int to, enum rr_msg_type type,
 				rw->cfg->timeout_ms);
 			return -ETIMEDOUT;
 		}
-		nap_us(50);
+		nap_us(rw, 50);
 	}
 	if (err)
 		frr_err("rr: worker %d: sending %s to worker %d failed: %s",
@@ -338,7 +351,7 @@ static int drain_or_nap(struct rr_worker *rw)
 
 	if (got <= 0) {
 		if (!got)
-			nap_us(RR_WAIT_POLL_US);
+			nap_us(rw, RR_WAIT_POLL_US);
 		return got;
 	}
 	err = handle(rw, &m);
@@ -385,6 +398,11 @@ static int pick_task(const struct rr_worker *rw, int max_clock)
 	return best;
 }
 
+int rr_ready_task(const struct rr_worker *rw, int max_clock)
+{
+	return pick_task(rw, max_clock);
+}
+
 static int run_task(struct rr_worker *rw, int i)
 {
 	struct rr_task t = rw->tasks[i];
@@ -405,10 +423,10 @@ static int run_task(struct rr_worker *rw, int i)
 		return err;
 	hook(rw, RR_HOOK_BEGUN_SENT, &m);
 	hook(rw, RR_HOOK_RUN_RANGE, &m);
-	t0 = frr_trace_now();
+	t0 = now_ns(rw);
 	err =
 	    rw->env_ops->run_range(rw->env, rw->w, t.helpee, t.clock, t.a, t.b);
-	t1 = frr_trace_now();
+	t1 = now_ns(rw);
 	if (err) {
 		frr_err("rr: worker %d failed running items [%llu, %llu) of "
 			"worker %d clock %d: %s",
@@ -602,8 +620,7 @@ static enum rr_state st_reached_end(struct rr_run *r)
 		o->state = RR_OFFER_CANCEL_SENT;
 		hook(rw, RR_HOOK_CANCEL_SENT, &m);
 	}
-	r->deadline =
-	    frr_trace_now() + (uint64_t)rw->cfg->timeout_ms * 1000000ull;
+	r->deadline = deadline_from_now(rw);
 	return RR_ST_CANCEL_WAIT;
 }
 
@@ -644,7 +661,7 @@ static enum rr_state st_cancel_wait(struct rr_run *r)
 		if (err < 0)
 			return timed_out(r, o, "did not answer CancelHelp",
 					 err);
-		if (frr_trace_now() > r->deadline)
+		if (now_ns(rw) > r->deadline)
 			return timed_out(r, o, "did not answer CancelHelp",
 					 -ETIMEDOUT);
 	}
@@ -696,8 +713,7 @@ static enum rr_state st_serve(struct rr_run *r)
 
 	r->rw->own_done = 1;
 	err = serve(r->rw, r->clock);
-	r->deadline =
-	    frr_trace_now() + (uint64_t)r->rw->cfg->timeout_ms * 1000000ull;
+	r->deadline = deadline_from_now(r->rw);
 	return err ? fail(r, err) : RR_ST_HELP_WAIT;
 }
 
@@ -718,10 +734,8 @@ static enum rr_state st_help_wait(struct rr_run *r)
 		if (rw->k_done != done) {
 			/* progress: give the others a fresh timeout */
 			done = rw->k_done;
-			r->deadline =
-			    frr_trace_now() +
-			    (uint64_t)rw->cfg->timeout_ms * 1000000ull;
-		} else if (frr_trace_now() > r->deadline) {
+			r->deadline = deadline_from_now(rw);
+		} else if (now_ns(rw) > r->deadline) {
 			return timed_out(r, o, "did not complete its help",
 					 -ETIMEDOUT);
 		}
@@ -745,14 +759,17 @@ static const rr_state_fn state_fns[RR_NSTATES] = {
 static enum rr_state run_machine(struct rr_run *r, enum rr_state state)
 {
 	while (state_fns[state]) {
-		enum rr_state next = state_fns[state](r);
+		enum rr_state next;
 
+		r->rw->state = state;
+		next = state_fns[state](r);
 		if (frr_log_get_level() >= FRR_LOG_DEBUG && next != state)
 			frr_dbg("rr: worker %d clock %d: %s -> %s", r->rw->w,
 				r->clock, rr_state_names[state],
 				rr_state_names[next]);
 		state = next;
 	}
+	r->rw->state = state;
 	if (state == RR_ST_ERROR)
 		r->rw->err = r->err;
 	return state;
@@ -867,8 +884,7 @@ static int helpee_finished(struct rr_worker *rw, int v, int last_clock)
 
 int rr_worker_exit(struct rr_worker *rw, int last_clock)
 {
-	uint64_t deadline =
-	    frr_trace_now() + (uint64_t)rw->cfg->timeout_ms * 1000000ull;
+	uint64_t deadline = deadline_from_now(rw);
 	int err, pending;
 
 	/* our final word says we are done with last_clock (100%): helpees
@@ -887,7 +903,7 @@ int rr_worker_exit(struct rr_worker *rw, int last_clock)
 				pending = 1;
 		if (!pending && !rw->ntasks)
 			return 0;
-		if (frr_trace_now() > deadline) {
+		if (now_ns(rw) > deadline) {
 			frr_warn("rr: worker %d stops answering its helpees "
 				 "after %d ms; one of them has not finished",
 				 rw->w, rw->cfg->timeout_ms);

@@ -79,6 +79,12 @@ struct rr_env_ops {
 	int (*state_push)(void *env, int owner, int helper, uint64_t a,
 			  uint64_t b);
 	uint64_t (*nitems)(void *env, int v);
+	/* Optional (NULL: the monotonic clock and nanosleep).  Every deadline
+	 * of the engine reads now(); every wait that found nothing to do calls
+	 * nap() before it polls again.  A deterministic scheduler (tests/
+	 * rrcheck) or a simulator in virtual time provides both. */
+	uint64_t (*now)(void *env); /* ns */
+	void (*nap)(void *env, int w, long us);
 };
 
 /* Test hook points (tests force the cancel race both ways). */
@@ -171,6 +177,7 @@ struct rr_worker {
 			 uint64_t b);
 	void (*on_count)(void *arg, int clock, int counter, uint64_t v);
 	void *obs_arg;
+	enum rr_state state; /* of the last hook's machine (diagnostics) */
 	int err;
 };
 
@@ -193,5 +200,10 @@ int rr_clock_end(struct rr_worker *rw, int clock);
 /* After the worker's last clock: keep answering until every helpee has
  * finished too (their progress shows clock >= last_clock + 1). */
 int rr_worker_exit(struct rr_worker *rw, int last_clock);
+
+/* Index in rw->tasks of the queued task the worker would start next among
+ * clocks <= max_clock, or -1 (none, or the help capacity is used up).
+ * For checks: a worker must not wait while this finds one it may run. */
+int rr_ready_task(const struct rr_worker *rw, int max_clock);
 
 #endif /* FLEXRR_RUNTIME_RR_PROTO_H */

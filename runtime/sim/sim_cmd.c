@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "flexrr/base.h"
 #include "flexrr/log.h"
 #include "sim.h"
 
@@ -397,19 +398,6 @@ static void csv_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++)
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", *s);
-		else
-			fputc(*s, f);
-	fputc('"', f);
-}
-
 static void write_csv(FILE *f, const struct sim_cmd *o,
 		      const struct sim_row *rows, int nrows, double ideal)
 {
@@ -448,7 +436,7 @@ static void json_run(FILE *f, const struct sim_row *w, double ideal)
 	const struct frr_sim_result *r = &w->r;
 
 	fprintf(f, "    {\"pattern\": ");
-	json_str(f, w->pattern);
+	frr_json_str(f, w->pattern);
 	fprintf(f,
 		", \"mode\": \"%s\", \"time_s\": %.6f, \"x_ideal\": %.4f, "
 		"\"bound_s\": %.6f, \"x_bound\": %.4f, \"work_s\": %.6f, "
@@ -479,7 +467,7 @@ static void write_json(FILE *f, const struct sim_cmd *o,
 		(unsigned long long)c->items, c->slack,
 		(unsigned long long)c->seed, o->net, c->lat_s * 1e6,
 		c->local_lat_s * 1e6, c->poll_s * 1e6, c->apply_s * 1e6);
-	json_str(f, o->cost.desc);
+	frr_json_str(f, o->cost.desc);
 	fprintf(f, "},\n  \"ideal_s\": %.6f,\n  \"runs\": [\n", ideal);
 	for (int i = 0; i < nrows; i++) {
 		json_run(f, &rows[i], ideal);

@@ -22,6 +22,7 @@
  */
 #include <errno.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -116,7 +117,14 @@ static uint64_t load_exact(struct frr_rt *rt, int o, const float *src,
 		uint64_t d = frr_rt_shard_done(rt, o);
 
 		replica_load(dst, src, cols);
+#ifdef __SANITIZE_THREAD__
+		/* gcc refuses this fence under TSan, and the copy above is not
+		 * instrumented anyway: a compiler barrier keeps the order (x86
+		 * does not reorder loads with loads) */
+		atomic_signal_fence(memory_order_seq_cst);
+#else
 		atomic_thread_fence(memory_order_acquire);
+#endif
 		if (frr_rt_shard_pushing(rt, o) == d || frr_rt_failed(rt))
 			return d;
 		/* the shard is pushing: a short while (its rows, then done) */
@@ -183,14 +191,20 @@ static float *bad_access(struct frr_ctx *c, const char *what, int t,
 			 uint64_t row, uint32_t col)
 {
 	struct frr_rt *rt = c->rt;
+	const char *why = "not allowed on this table's update rule";
+	char where[64] = "";
 
-	frr_rt_fail(rt, -EINVAL,
-		    "app %s: %s of table %d row %llu col %u: %s (an app bug)",
-		    rt->app->name, what, t, (unsigned long long)row, col,
-		    (unsigned)t >= (unsigned)rt->ntables ? "no such table"
-		    : row >= rt->spec[t].rows		 ? "row out of range"
-		    : col != UINT32_MAX			 ? "column out of range"
-							 : "not allowed");
+	if ((unsigned)t >= (unsigned)rt->ntables)
+		why = "no such table";
+	else if (row >= rt->spec[t].rows)
+		why = "row out of range";
+	else if (col != UINT32_MAX)
+		why = "column out of range";
+	if (col != UINT32_MAX)
+		snprintf(where, sizeof(where), " col %u", col);
+	frr_rt_fail(
+	    rt, -EINVAL, "app %s: %s table %d row %llu%s: %s (an app bug)",
+	    rt->app->name, what, t, (unsigned long long)row, where, why);
 	return c->wk->bad_row;
 }
 
@@ -240,8 +254,8 @@ float *frr_row_write(struct frr_ctx *c, int table, uint64_t row)
 	struct frr_tcache *tc = entry(c, table, row, &s);
 
 	if (!tc || tc->rule != FRR_UPDATE_ADD)
-		return bad_access(c, "frr_row_write (ADD tables only)", table,
-				  row, UINT32_MAX);
+		return bad_access(c, "frr_row_write (ADD tables only) of",
+				  table, row, UINT32_MAX);
 	if (!(s & 1))
 		mark_written(c, tc, row);
 	c->cache->updates++;

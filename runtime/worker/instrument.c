@@ -93,8 +93,9 @@ void frr_inst_fini(struct frr_rt *rt)
 			 "%.3f s injected",
 			 rt->rank, (unsigned long long)delayed,
 			 (double)inj / 1e9);
+	/* rank 0 merges the ranks' parts; after a failure some never come */
 	if (in->trace)
-		frr_trace_write(in->trace, 10000);
+		frr_trace_write(in->trace, frr_rt_failed(rt) ? 0 : 10000);
 	frr_trace_destroy(in->trace);
 	free(in->iw);
 	free(in);

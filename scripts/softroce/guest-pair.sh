@@ -59,9 +59,15 @@ job rr 7102 "$build/tests/test_rr_job" --jobs 1 \
 
 # MTU mismatch: VM b's netdev MTU 4200 gives rxe0 an active MTU of 4096
 # there, VM a keeps 1024; the job must warn and still finish.
+# rxe re-reads the MTU on the netdev event: wait (up to 10 s) for the port
+# to be ACTIVE with the new active MTU before starting the rank.
 if [ "$vm" = b ]; then
 	/usr/sbin/ip link set "$RXE_NETDEV" mtu 4200
-	sleep 0.5
+	for _ in $(seq 1 100); do
+		[ "$(cat "/sys/class/infiniband/$RXE_DEV/ports/1/state")" = "4: ACTIVE" ] &&
+			ibv_devinfo -d "$RXE_DEV" | grep -q 'active_mtu:.*4096' && break
+		sleep 0.1
+	done
 fi
 ibv_devinfo -d "$RXE_DEV" | awk '/active_mtu/{print $2, $3}' >"$out/mtu.$vm.active"
 job mtu 7103 "$B" run --backend verbs "${bsp_args[@]}"

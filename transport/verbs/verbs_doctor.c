@@ -22,6 +22,7 @@
 
 struct doctor {
 	FILE *out;
+	const struct frr_tp_doctor_sink *sink; /* or NULL */
 	int problems, warnings;
 	size_t pinned; /* planned pinned footprint, bytes */
 	const char *device;
@@ -32,17 +33,23 @@ static void problem(struct doctor *d, const char *what, const char *fix)
 {
 	d->problems++;
 	fprintf(d->out, "  [PROBLEM] %s\n            fix: %s\n", what, fix);
+	if (d->sink)
+		d->sink->check(d->sink->arg, 2, what, fix);
 }
 
 static void warning(struct doctor *d, const char *what, const char *fix)
 {
 	d->warnings++;
 	fprintf(d->out, "  [warn]    %s\n            hint: %s\n", what, fix);
+	if (d->sink)
+		d->sink->check(d->sink->arg, 1, what, fix);
 }
 
 static void ok(struct doctor *d, const char *what)
 {
 	fprintf(d->out, "  [ok]      %s\n", what);
+	if (d->sink)
+		d->sink->check(d->sink->arg, 0, what, NULL);
 }
 
 static int kernel_has_rxe(void)
@@ -340,12 +347,25 @@ static void check_open(struct doctor *d)
 
 int frr_tp_doctor(FILE *out, const char *device, size_t pinned_bytes)
 {
-	struct doctor d_ = { .out = out ? out : stdout,
+	return frr_tp_doctor_run(out, device, pinned_bytes, NULL);
+}
+
+int frr_tp_doctor_run(FILE *out, const char *device, size_t pinned_bytes,
+		      const struct frr_tp_doctor_sink *sink)
+{
+	struct doctor d_ = { .out = out,
+			     .sink = sink,
 			     .pinned = pinned_bytes ? pinned_bytes : 64u << 20,
 			     .device = device };
 	struct doctor *d = &d_;
 	struct ibv_device **list;
 	int n = 0, checked = 0;
+
+	/* no text wanted (a sink takes the checks): write it nowhere */
+	if (!out)
+		d->out = sink ? fopen("/dev/null", "w") : stdout;
+	if (!d->out)
+		d->out = stdout;
 
 	fprintf(d->out, "flexrr doctor: RDMA (verbs backend) health check\n\n");
 	check_memlock(d);
@@ -392,5 +412,7 @@ verdict:
 	else if (d->warnings)
 		fprintf(d->out, " (%d warning(s))", d->warnings);
 	fprintf(d->out, "\n");
+	if (d->out != stdout && d->out != out)
+		fclose(d->out);
 	return d->problems;
 }

@@ -28,6 +28,7 @@
 #define FLEXRR_TSAN_CRITERION_H
 
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <math.h>
 #include <signal.h>
