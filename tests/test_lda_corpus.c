@@ -313,6 +313,16 @@ Test(lda_corpus, uci_huge_docs, .init = cr_redirect_stderr)
 		"the number of documents D = 4294967295 is above the 67108864");
 }
 
+/* Found by fuzz_uci (a 30 s timeout): a blank NNZ line read as 0, and a
+ * header of 2^26 documents with no entry trained on nothing. */
+Test(lda_corpus, uci_blank_or_zero_nnz, .init = cr_redirect_stderr)
+{
+	uci_bad(" 67108864\n4\n \t", vocab, -EINVAL, "docword.txt:3:",
+		"expected the number of entries NNZ (an integer)");
+	uci_bad("3\n4\n0\n", vocab, -EINVAL, "docword.txt:3:",
+		"3 documents, 4 words and 0 entries: nothing to learn");
+}
+
 Test(lda_corpus, uci_huge_words, .init = cr_redirect_stderr)
 {
 	uci_bad("3\n4294967295\n1\n1 1 1\n", vocab, -EINVAL, "docword.txt:2:",

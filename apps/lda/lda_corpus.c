@@ -274,7 +274,7 @@ static int uci_header(struct frr_reader *r, const char *what, uint64_t max,
 {
 	char *line, *end;
 	size_t len;
-	int rc;
+	int rc, digits;
 
 	rc = frr_reader_line(r, &line, &len);
 	if (rc < 0)
@@ -284,9 +284,10 @@ static int uci_header(struct frr_reader *r, const char *what, uint64_t max,
 					  "the UCI header (D, W, NNZ lines)");
 	errno = 0;
 	*out = strtoull(line, &end, 10);
+	digits = end != line; /* before the blanks after the number */
 	while (*end == ' ' || *end == '\t')
 		end++;
-	if (end == line || *end || line[0] == '-' || line[0] == '+')
+	if (!digits || *end || strchr(line, '-') || strchr(line, '+'))
 		return frr_reader_fail(
 		    r, "expected %s (an integer), got '%.40s'", what, line);
 	if (errno || *out > max)
@@ -366,12 +367,12 @@ int lda_load_uci(const char *docword, const char *vocab, struct lda_corpus *c)
 	    (rc = uci_header(r, "the number of entries NNZ", UINT64_MAX >> 8,
 			     &NNZ)))
 		goto close_r;
-	if (!D || !W) {
-		rc = frr_reader_fail(r,
-				     "header declares %" PRIu64
-				     " documents and %" PRIu64
-				     " words: nothing to learn from",
-				     D, W);
+	if (!D || !W || !NNZ) {
+		rc = frr_reader_fail(
+		    r,
+		    "header declares %" PRIu64 " documents, %" PRIu64
+		    " words and %" PRIu64 " entries: nothing to learn from",
+		    D, W, NNZ);
 		goto close_r;
 	}
 	while ((rc = frr_reader_line(r, &line, &len)) == 1) {
