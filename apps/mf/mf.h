@@ -8,10 +8,10 @@
  * table is [p_u (rank floats) | b_u]; an item row of "item" is [q_i | b_i].
  *
  * Work items are training ratings.  Ratings are partitioned by user (every
- * rating of a user belongs to one worker), so a user row is written by one
- * worker (or its helpers) only and the SSP staleness that remains is on item
- * rows.  A partition is a pure function of (data, seed, worker, nworkers):
- * any rank can build any worker's partition (RapidReassignment replicas).
+ * rating of a user belongs to one partition), so a user row is written for
+ * one partition only and the SSP staleness that remains is on item rows.  A
+ * partition is a pure function of (data, seed, part, nparts): any process
+ * can build any partition (the runtime may load others' partitions).
  */
 #ifndef FLEXRR_APPS_MF_H
 #define FLEXRR_APPS_MF_H
@@ -71,9 +71,9 @@ struct mf_data {
 	struct mf_rating *ratings;
 	uint32_t nusers;
 	uint32_t nitems;
-	double mean;	  /* of all ratings */
-	int *user_worker; /* owner worker of each user, after mf_data_assign */
-	int nworkers;
+	double mean;	/* of all ratings */
+	int *user_part; /* partition of each user, after mf_data_assign */
+	int nparts;
 };
 
 /* One worker's share: training ratings (its work items, in processing
@@ -92,8 +92,8 @@ void mf_data_free(struct mf_data *d);
 void mf_part_free(struct mf_part *p);
 
 /* Assign users to workers, balancing rating counts (largest first, to the
- * least loaded worker, ties to the lowest worker): deterministic. */
-int mf_data_assign(struct mf_data *d, int nworkers);
+ * least loaded partition, ties to the lowest): deterministic. */
+int mf_data_assign(struct mf_data *d, int nparts);
 /* Build worker w's partition: the ratings of its users, a rating held out
  * when hash(seed, raw pair) < test_frac, training ratings shuffled with a
  * generator seeded from (seed, w). */
@@ -176,8 +176,8 @@ struct mf_synth {
 void mf_synth_defaults(struct mf_synth *s);
 /* "USERS,ITEMS,RATINGS" or "netflix" (480189,17770,100000000). */
 int mf_synth_parse(const char *spec, struct mf_synth *s);
-/* Worker w of nworkers gets users u with u % nworkers == w. */
-int mf_synth_partition(const struct mf_synth *s, int w, int nworkers,
+/* Partition w of nparts gets users u with u % nparts == w. */
+int mf_synth_partition(const struct mf_synth *s, int w, int nparts,
 		       double test_frac, uint64_t split_seed,
 		       struct mf_part *out);
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The SGD kernel on plain arrays, and the helpers every part shares. */
+/* The SGD kernel on plain arrays, and the functions every part shares. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
