@@ -47,5 +47,8 @@ int lda_load_text(const char *path, const struct lda_text_opts *o,
 /* Write c as UCI files DIR/docword.txt and DIR/vocab.txt. */
 int lda_write_uci(const struct lda_corpus *c, const char *dir);
 void lda_corpus_free(struct lda_corpus *c);
+/* The loaders' growable arrays: *p holds at least need elements of elt
+ * bytes (capacity doubles); -ENOMEM leaves *p as it was. */
+int lda_grow(void **p, uint64_t *cap, uint64_t need, size_t elt);
 
 #endif
