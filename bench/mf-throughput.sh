@@ -71,7 +71,7 @@ int main(int argc, char **argv)
 }
 KEOF
 cc -O2 -std=gnu11 -D_GNU_SOURCE -Iinclude -Iapps/mf "$kdir/k.c" apps/mf/mf_sgd.c \
-	apps/mf/mf_synth.c apps/mf/mf_data.c transport/log.c -lm -o "$kdir/k" ||
+	apps/mf/mf_synth.c apps/mf/mf_data.c base/log.c -lm -o "$kdir/k" ||
 	{ echo "mf-throughput.sh: cannot compile the bare kernel (cc)" >&2; exit 1; }
 
 echo "# MF SGD throughput: synthetic $size, rank $rank, $clocks clocks, shm, $(nproc) cores"

@@ -19,6 +19,8 @@ static const struct command commands[] = {
 	  "run an app as a job: flexrr run -n P -t T [--mode M] APP [opts]" },
 	{ "demo", frr_cmd_demo,
 	  "the straggler demo: BSP vs SSP vs FlexRR side by side" },
+	{ "simulate", frr_cmd_simulate,
+	  "simulate a job of P x T workers in virtual time (stragglers)" },
 	{ "bench", frr_cmd_bench,
 	  "transport benchmarks (perftest format): "
 	  "write_lat|write_bw|counter_lat" },
@@ -29,7 +31,7 @@ static const struct command commands[] = {
 
 static int cmd_help(int argc, char **argv)
 {
-	const struct frr_app_ops *const *apps = frr_app_list();
+	const struct frr_app_ops *const *apps = frr_cli_apps;
 
 	(void)argc;
 	(void)argv;

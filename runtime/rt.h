@@ -1,15 +1,43 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Runtime internals: one struct frr_rt per process (rank) of a job.
- * docs/runtime.md has the design and a diagram of one clock.
+ * docs/runtime.md has the design and a diagram of one clock.  Private to
+ * the runtime (and its tests); apps see include/flexrr/flexrr.h only.
  *
- * Threads of a rank: T worker threads (run the item loop, batch updates,
- * flush them at clock end) and the rank's main thread, the "server" (applies
- * the batches its shard receives, pushes fresh shard rows to every rank's
- * replica, evaluates clocks, heartbeats, detects dead peers).  The transport
- * ctx is single-threaded by contract: every frr_tp_* call is made under
- * rt->tp_lock.  Plain memory that peers write (control region, inbox,
- * replica) is read with acquire loads of the word that guards it.
+ * Threads of a rank: T worker threads (run the item loop through their
+ * caches, flush batches at clock end) and the rank's main thread, the
+ * "server" (applies the batches its shard receives, pushes fresh shard rows
+ * to every rank's replica, evaluates clocks, heartbeats, detects dead
+ * peers).  The transport ctx is single-threaded by contract: every frr_tp_*
+ * call is made under rt->tp_lock.  Plain memory that peers write (control
+ * region, inbox, replica) is read with acquire loads of the word that
+ * guards it.
+ *
+ * Failures: no code here exits the process.  The thread that detects a
+ * fatal error calls frr_rt_fail() (logs once, records the error) and
+ * returns it; every wait loop of every thread checks frr_rt_failed() and
+ * unwinds, and frr_rt_job_run returns the error.
+ *
+ * Files, by concept:
+ *   job/      job.c (run a rank's job, init/fini), setup.c (layout, memory
+ *             check, transport regions), server.c (the server loop),
+ *             health.c (failure, dead peers, heartbeats, stall detection),
+ *             ctl.c (control-word writes)
+ *   table/    cache.c (worker cache: fetch, read-my-writes), batch.c
+ *             (flushing a cache into inbox slots), shard.c (apply batches,
+ *             push rows to replicas)
+ *   ssp/      ssp.c (the staleness rule and its waits)
+ *   worker/   worker.c (the loop over clocks and items), ctx.c (the item
+ *             context of flexrr.h), part.c (partitions and item state),
+ *             instrument.c (stragglers and trace in the loop)
+ *   eval/     eval.c (clock_local, eval context), metrics.c (stats to
+ *             rank 0, clock_global, progress, metrics file, summary)
+ *   rr/       RapidReassignment: rr.c (binding), rr_proto.c (engine),
+ *             mailbox.c (messages, progress words), seam.c (what rr may
+ *             call; running a helper's range)
+ *   straggler/, trace/: injection and timeline, every mode
+ *   launch/ (program entry, run options) and sim/ (the simulator) sit
+ *   on top of the runtime.
  */
 #ifndef FLEXRR_RUNTIME_RT_H
 #define FLEXRR_RUNTIME_RT_H
@@ -21,12 +49,21 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "flexrr/base.h"
 #include "flexrr/flexrr.h"
-#include "flexrr/oob.h"
+#include "flexrr/bootstrap.h"
 #include "flexrr/transport.h"
-#include "rr_hooks.h"
+#include "rr/rr_hooks.h"
+#include "table/table.h"
 
 #define FRR_RT_MAX_SLACK 24
+/* Attribute: this copy loop must stay a loop, not become a memcpy call
+ * (the spelling differs between gcc and clang). */
+#ifdef __clang__
+#define FRR_NO_MEMCPY_IDIOM no_builtin("memcpy")
+#else
+#define FRR_NO_MEMCPY_IDIOM optimize("no-tree-loop-distribute-patterns")
+#endif
 #define FRR_RT_ASYNC_WINDOW 16 /* how far ahead async workers may run */
 #define FRR_RT_STAT_RING 32    /* per-worker per-clock records kept */
 #define FRR_RT_STATS_SLOTS 4   /* per-rank clock stats in flight to rank 0 */
@@ -34,7 +71,7 @@
 #define FRR_RT_NRR 4 /* rr counters per clock (rr_proto.h rr_counter) */
 #define FRR_RT_NMETRICS (7 + FRR_RT_NRR)
 
-/* Options of `flexrr run` (run.c parses them). */
+/* Options of `flexrr run` (the launcher parses them). */
 struct frr_run_opts {
 	int nprocs;
 	int threads;
@@ -60,8 +97,8 @@ struct frr_run_opts {
 	int delay_worker;
 	int delay_every;
 	double delay_factor;
-	struct frr_rr_opts rr;
-	int rr_engaged;
+	struct frr_rr_opts rr; /* also --stragglers, --trace (any mode) */
+	int rr_engaged;	       /* unused: the mode decides */
 	const struct frr_app_ops *app;
 	int app_argc;
 	char **app_argv;
@@ -75,39 +112,35 @@ struct frr_wclock {
 	double compute_s;	/* item loop (incl. hooks) */
 	double wait_s;		/* blocked on SSP */
 	double flush_s;		/* sending the batch */
-	uint64_t updates;	/* row/cell updates pushed */
+	uint64_t updates;	/* row/cell write and update calls */
 	uint64_t bytes;		/* payload bytes sent */
-	int64_t min_data_clock; /* oldest clock seen complete by a read */
-	uint64_t stale_reads;	/* reads older than the bound (must be 0) */
+	int64_t min_data_clock; /* oldest clock seen complete by a fetch */
+	uint64_t stale_reads;	/* fetches older than the bound (must be 0) */
 	double rr[FRR_RT_NRR];	/* rr: offers, accepted, cancelled, items */
-	uint64_t reads;
+	uint64_t reads;		/* row fetches */
 };
 
-/* Per-table update accumulator of one worker (dense, whole table). */
-struct frr_delta {
-	float *v[FRR_MAX_TABLES];
-	uint64_t *lo[FRR_MAX_TABLES]; /* per dest rank: dirty local rows */
-	uint64_t *hi[FRR_MAX_TABLES];
-	uint64_t updates;
-};
-
+/* A data partition held by this rank (its own workers' and replicas). */
 struct frr_part {
 	int loaded;
 	uint64_t n;
+	void *data;	     /* load_partition's pointer */
 	uint64_t *state_off; /* n + 1 offsets, NULL = no item state */
 	uint8_t *state;
 };
 
 struct frr_rt;
+struct frr_worker;
 
-struct frr_wctx {
+/* The item context of flexrr.h: one batch being run by one thread. */
+struct frr_ctx {
 	struct frr_rt *rt;
 	struct frr_worker *wk; /* thread running */
-	int owner;
-	int clock;
-	struct frr_delta *d;
+	struct frr_cache *cache;
 	struct frr_wclock *rec;
-	int64_t bound; /* reads must see clocks <= bound complete */
+	int part; /* partition (= its owner worker's id) */
+	int clock;
+	int64_t bound; /* fetches must see clocks <= bound complete */
 };
 
 struct frr_worker {
@@ -115,14 +148,17 @@ struct frr_worker {
 	int id;	   /* global worker id */
 	int local; /* thread index */
 	pthread_t thread;
-	struct frr_delta own, help;
+	int thread_ok; /* created: join it */
+	int started;   /* app->thread_init ran */
+	struct frr_cache own, help;
 	struct frr_tp_mr *stage; /* send staging (one slot) */
 	uint64_t *sent_seq;	 /* per dest rank */
 	uint64_t *mbox_sent;	 /* per target worker */
 	uint64_t *mbox_recv;	 /* per sender worker */
 	struct frr_wclock rec[FRR_RT_STAT_RING];
 	double loop_time;
-	int rc;
+	void *scratch;	/* app->scratch_size bytes */
+	float *bad_row; /* handed out after an app's out-of-range access */
 };
 
 /* Inbox slot header (the data follows at rt->pay_off[dest][t]). */
@@ -140,9 +176,18 @@ struct frr_slot_hdr {
 #define FRR_SLOT_HDR 192
 _Static_assert(sizeof(struct frr_slot_hdr) <= FRR_SLOT_HDR, "slot header");
 
+/* A slot selected for applying: its header copied once out of the remotely
+ * writable inbox and validated; only this copy is used afterwards (a peer
+ * may rewrite the inbox between a check and a use). */
+struct frr_slot_sel {
+	int v, k; /* sender worker, slot */
+	struct frr_slot_hdr h;
+};
+
 struct frr_rt {
 	struct frr_run_opts *o;
-	struct frr_job_info job;
+	struct frr_job_info job;   /* the apps' view */
+	struct frr_rt_shape shape; /* rr's view */
 	const struct frr_app_ops *app;
 	void *app_state;
 	struct frr_oob *oob;
@@ -158,11 +203,12 @@ struct frr_rt {
 	size_t *pay_off;      /* [o * FRR_MAX_TABLES + t] in a slot to o */
 	size_t *slot_bytes;   /* per dest rank */
 	size_t slot_max;
+	uint32_t max_cols;
 	int K; /* inbox slots per sender */
 
 	/* control region layout (byte offsets) */
-	size_t off_prog, off_done, off_hb, off_stop, off_notice, off_stats,
-	    off_ack, off_mbox, off_mack, off_mstage, stats_rec;
+	size_t off_prog, off_done, off_push, off_hb, off_stop, off_notice,
+	    off_stats, off_ack, off_mbox, off_mack, off_mstage, stats_rec;
 	size_t ctl_len, inbox_len, repl_len;
 
 	pthread_mutex_t tp_lock;
@@ -185,12 +231,13 @@ struct frr_rt {
 	struct frr_worker *wk; /* T */
 
 	/* server state */
-	uint64_t *consumed; /* [sender * K + slot] */
-	int *scratch;	    /* 3 * W ints for try_apply */
+	uint64_t *consumed;	  /* [sender * K + slot] */
+	int *scratch;		  /* 3 * W ints for try_apply */
+	struct frr_slot_sel *sel; /* W * K: the clock being applied */
 	int next_apply, next_eval, next_global;
 	_Atomic int eval_done; /* clocks evaluated locally */
 	_Atomic int end_clock; /* clocks the job runs */
-	_Atomic int failed;
+	_Atomic int failed;    /* 0, or the job's error (negative errno) */
 	double last_global_t;
 	double objective;
 	char metrics[512];
@@ -201,34 +248,12 @@ struct frr_rt {
 	uint64_t hb_count;
 	double hb_next;
 
-	const struct frr_rr_ops *rr;
+	struct frr_inst *inst;	     /* stragglers / trace, NULL if neither */
+	const struct frr_rr_ops *rr; /* RapidReassignment (flexrr, rr modes) */
 	void *rr_state;
 	int rr_reassign;
 	int test_break_ssp; /* env FLEXRR_TEST_BREAK_SSP: checker self-test */
 };
-
-/* A wait's stall detector: the deadline restarts whenever any worker's
- * progress word changes, so long clocks are not mistaken for hangs. */
-struct frr_stall {
-	uint64_t sig;
-	double since;
-};
-void frr_rt_stall_init(const struct frr_rt *rt, struct frr_stall *s);
-/* 1 when nobody made progress for --timeout. */
-int frr_rt_stalled(const struct frr_rt *rt, struct frr_stall *s);
-
-/* ---- rt_job.c ---- */
-int frr_rt_job_run(struct frr_oob *oob, struct frr_run_opts *o);
-double frr_rt_clock_now(void);
-/* Log and terminate this rank (a dead peer or a broken transport): the
- * other ranks notice by heartbeat and stop too. */
-void frr_rt_fatal(struct frr_rt *rt, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3), noreturn));
-/* Peer `peer` is gone (how: what showed it): notify the other ranks, log
- * naming the rank that really died, exit. */
-void frr_rt_peer_fatal(struct frr_rt *rt, int peer, const char *how)
-    __attribute__((noreturn));
-int frr_rt_owner_rank(const struct frr_rt *rt, uint64_t row);
 
 /* Control words: 8-byte counters in the ctl region, written by peers with
  * counter writes (G2) and read with acquire loads. */
@@ -243,6 +268,12 @@ static inline uint64_t frr_rt_shard_done(const struct frr_rt *rt, int o)
 	return frr_tp_load_u64(ctl_u64(rt, rt->off_done + (size_t)o * 64));
 }
 
+/* 1 + the last clock whose rows shard o has started to push. */
+static inline uint64_t frr_rt_shard_pushing(const struct frr_rt *rt, int o)
+{
+	return frr_tp_load_u64(ctl_u64(rt, rt->off_push + (size_t)o * 64));
+}
+
 /* Every shard has applied clocks < v. */
 static inline int frr_rt_all_done_ge(const struct frr_rt *rt, uint64_t v)
 {
@@ -252,27 +283,130 @@ static inline int frr_rt_all_done_ge(const struct frr_rt *rt, uint64_t v)
 	return 1;
 }
 
-int frr_rt_stop_clock(const struct frr_rt *rt);
+/* 0 while the job runs, else its error (negative errno). */
+static inline int frr_rt_failed(const struct frr_rt *rt)
+{
+	return atomic_load_explicit(&rt->failed, memory_order_acquire);
+}
 
+/* ---- job/job.c ---- */
+/* Run this rank's part of the job: 0, or a negative errno once every
+ * thread has stopped (the message is logged).  Never exits. */
+int frr_rt_job_run(struct frr_oob *oob, struct frr_run_opts *o);
+static inline double frr_rt_clock_now(void) /* base's clock, old name */
+{
+	return frr_now_s();
+}
+
+/* ---- job/server.c ---- */
+/* The server loop until the last clock is evaluated: 0 or the job's error. */
+int frr_rt_server_loop(struct frr_rt *rt);
+
+/* ---- job/health.c ---- */
+/* Fail the job with err (negative errno): log the message (the first
+ * failure of a rank only: the rest are its consequences), make every
+ * thread of the rank stop, return the job's error for the caller to
+ * propagate. */
+int frr_rt_fail(struct frr_rt *rt, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Peer `peer` is gone (how: what showed it): tell the other ranks, fail
+ * naming the rank that really died.  Returns the job's error. */
+int frr_rt_peer_fail(struct frr_rt *rt, int peer, const char *how);
+/* A wait's stall detector: the deadline restarts whenever any worker's
+ * progress word changes, so long clocks are not mistaken for hangs. */
+struct frr_stall {
+	uint64_t sig;
+	double since;
+};
+void frr_rt_stall_init(const struct frr_rt *rt, struct frr_stall *s);
+/* 1 when nobody made progress for --timeout. */
+int frr_rt_stalled(const struct frr_rt *rt, struct frr_stall *s);
+/* Server: heartbeats out, dead peers in (finished: the last beat). */
+int frr_rt_heartbeat(struct frr_rt *rt, double now, int finished);
+
+/* ---- job/ctl.c ---- */
+/* A transport call that failed on the data path means a peer is gone. */
+int frr_rt_tp_check(struct frr_rt *rt, int err, int peer, const char *what);
+/* Write u64 into every peer's control region at off, then set it locally. */
+int frr_rt_ctl_broadcast(struct frr_rt *rt, size_t off, uint64_t v);
+int frr_rt_flush_all(struct frr_rt *rt, int timeout_ms);
+
+/* ---- job/setup.c ---- */
+int frr_rt_layout(struct frr_rt *rt);
+int frr_rt_check_memory(struct frr_rt *rt);
+int frr_rt_tp_setup(struct frr_rt *rt);
+void frr_rt_tp_teardown(struct frr_rt *rt);
+
+/* ---- table/cache.c ---- */
+int frr_cache_init(struct frr_rt *rt, struct frr_cache *k, int ring);
+void frr_cache_fini(struct frr_cache *k);
+/* End the batch: the next access of every row fetches it again. */
+void frr_cache_next_batch(struct frr_cache *k);
+
+/* ---- table/batch.c ---- */
+/* Flush the batch in c's cache to every shard, attributed to (c->part,
+ * c->clock); visible on return.  final: the owner's own end-of-clock
+ * batch, announcing nextra more batches of (part, clock). */
+int frr_rt_batch_send(struct frr_ctx *c, int final, int nextra);
+
+/* ---- table/shard.c ---- */
+int frr_rt_tables_init(struct frr_rt *rt);
+void frr_rt_tables_fini(struct frr_rt *rt);
+/* Push rows [lo, hi) of this rank's shard of table t to every replica. */
+int frr_rt_push_rows(struct frr_rt *rt, int t, uint64_t lo, uint64_t hi);
+/* Apply clock c if every batch of it has arrived: 1 applied, 0 not yet,
+ * < 0 error. */
+int frr_rt_try_apply(struct frr_rt *rt, int c);
+const float *frr_rt_replica_row(const struct frr_rt *rt, int t, uint64_t row);
+int frr_rt_owner_rank(const struct frr_rt *rt, uint64_t row);
+
+/* ---- ssp/ssp.c ---- */
+/* Fetches in clock must see clocks <= this complete (async: INT64_MIN). */
+int64_t frr_rt_read_bound(const struct frr_rt *rt, int clock);
+int frr_rt_stop_clock(const struct frr_rt *rt);
+int frr_rt_cur_end(const struct frr_rt *rt);
+int frr_rt_ssp_wait(struct frr_rt *rt, struct frr_worker *wk, int c);
+int frr_rt_wait_eval(struct frr_rt *rt, struct frr_worker *wk, int c);
+
+/* ---- worker/worker.c ---- */
+void *frr_rt_worker_main(void *arg);
+/* wk's record of clock (started at its first use). */
+struct frr_wclock *frr_rt_clock_rec(struct frr_worker *wk, int clock);
+int frr_rt_workers_start(struct frr_rt *rt);
+void frr_rt_workers_fini(struct frr_rt *rt);
+/* Run items [a, b) of c's partition through the app (c->cache). */
+int frr_rt_process(struct frr_ctx *c, uint64_t a, uint64_t b);
+/* rr hook result check: < 0 fails the job. */
+int frr_rt_hook(struct frr_rt *rt, int err, const char *name, int w, int c);
+
+/* ---- worker/instrument.c: stragglers and trace, every mode ---- */
+int frr_inst_init(struct frr_rt *rt);
+void frr_inst_fini(struct frr_rt *rt);
+int frr_inst_clock_begin(struct frr_worker *wk, int c);
+void frr_inst_ssp_wait(struct frr_worker *wk, int c, uint64_t t0, uint64_t t1);
+/* wk's thread ran items for work_ns (its own or, helping, another's). */
+void frr_inst_chunk(struct frr_worker *wk, uint64_t work_ns);
+void frr_inst_list_done(struct frr_worker *wk, int c, uint64_t end);
+void frr_inst_help_wait(struct frr_worker *wk, int c, uint64_t t0);
+void frr_inst_clock_end(struct frr_worker *wk, int c);
+void frr_inst_exit(struct frr_worker *wk);
+struct frr_trace_buf *frr_rt_trace_buf(const struct frr_rt *rt, int w);
+
+/* ---- worker/part.c ---- */
+int frr_rt_part_load(struct frr_rt *rt, int v);
+void frr_rt_parts_fini(struct frr_rt *rt);
+int frr_rt_state_setup(struct frr_rt *rt);
 int frr_rt_state_return(struct frr_rt *rt, int owner, uint64_t a, uint64_t b);
 
-/* ---- rt_worker.c ---- */
-void *frr_rt_worker_main(void *arg);
-int frr_rt_delta_init(struct frr_rt *rt, struct frr_delta *d);
-void frr_rt_delta_fini(struct frr_delta *d);
-/* Send the batch accumulated in d to every shard, attributed to
- * (owner, clock); flushed (visible) on return. */
-int frr_rt_batch_send(struct frr_rt *rt, struct frr_worker *wk,
-		      struct frr_delta *d, int owner, int clock, int final,
-		      int nextra, struct frr_wclock *rec);
+/* ---- eval/eval.c ---- */
+int frr_rt_eval_local(struct frr_rt *rt, int c);
+int frr_rt_app_load(struct frr_rt *rt);
+int frr_rt_app_save(struct frr_rt *rt);
 
-/* ---- rt_rendezvous.c ---- */
-/* TCP bootstrap: rank 0 listens on addr (or inherited fd), others connect.
- * Refuses connections with another job token, binary or argument hash. */
-int frr_rdv_open(const char *addr, int listen_fd, int rank, int size,
-		 uint64_t token, uint64_t binhash, uint64_t argshash,
-		 int timeout_ms, struct frr_oob **oob);
-uint64_t frr_rdv_binary_hash(void);
-uint64_t frr_hash64(const void *p, size_t n, uint64_t h);
+/* ---- eval/metrics.c ---- */
+int frr_rt_metrics_open(struct frr_rt *rt);
+/* Rank 0: 1 when clock c's stats of every rank are in and processed. */
+int frr_rt_try_global(struct frr_rt *rt, int c);
+void frr_rt_print_summary(struct frr_rt *rt, double secs);
 
 #endif /* FLEXRR_RUNTIME_RT_H */

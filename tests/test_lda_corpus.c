@@ -285,3 +285,72 @@ Test(lda_corpus, text_binary_refused, .init = cr_redirect_stderr)
 	stderr_has("bin:1:", "NUL byte");
 	rm_tmp();
 }
+
+/* Found by fuzz_text: a stop word cut short by a NUL byte matched a
+ * shorter stored word and the compare read past its end. */
+Test(lda_corpus, stopfile_nul_refused, .init = cr_redirect_stderr)
+{
+	struct lda_text_opts o;
+	struct lda_corpus c;
+	FILE *f;
+
+	put("t.txt", blocks, 0);
+	f = fopen(tmp("stop"), "wb");
+	fwrite("fox\ndog\ndo\0g\n", 1, 13, f);
+	fclose(f);
+	lda_text_opts_default(&o);
+	o.stopfile = tmp("stop");
+	cr_assert_eq(lda_load_text(tmp("t.txt"), &o, &c), -EINVAL);
+	stderr_has("stop:3:", "NUL byte");
+	rm_tmp();
+}
+
+/* Header values are bounded before anything is sized from them: each of
+ * D, W, NNZ and a count at 2^32 - 1 is a message naming file and line. */
+Test(lda_corpus, uci_huge_docs, .init = cr_redirect_stderr)
+{
+	uci_bad("4294967295\n4\n1\n1 1 1\n", vocab, -EINVAL, "docword.txt:1:",
+		"the number of documents D = 4294967295 is above the 67108864");
+}
+
+/* Found by fuzz_uci (a 30 s timeout): a blank NNZ line read as 0, and a
+ * header of 2^26 documents with no entry trained on nothing. */
+Test(lda_corpus, uci_blank_or_zero_nnz, .init = cr_redirect_stderr)
+{
+	uci_bad(" 67108864\n4\n \t", vocab, -EINVAL, "docword.txt:3:",
+		"expected the number of entries NNZ (an integer)");
+	uci_bad("3\n4\n0\n", vocab, -EINVAL, "docword.txt:3:",
+		"3 documents, 4 words and 0 entries: nothing to learn");
+}
+
+Test(lda_corpus, uci_huge_words, .init = cr_redirect_stderr)
+{
+	uci_bad("3\n4294967295\n1\n1 1 1\n", vocab, -EINVAL, "docword.txt:2:",
+		"the vocabulary size W = 4294967295 is above the 16777216");
+}
+
+Test(lda_corpus, uci_huge_nnz, .init = cr_redirect_stderr)
+{
+	uci_bad("3\n4\n4294967295\n1 1 1\n", vocab, -EINVAL,
+		"docword.txt: 1 entries, but the header (line 3) declares NNZ "
+		"= 4294967295",
+		NULL);
+}
+
+Test(lda_corpus, uci_huge_count, .init = cr_redirect_stderr)
+{
+	uci_bad("3\n4\n2\n1 1 1\n2 2 4294967295\n", vocab, -EINVAL,
+		"docword.txt:5:", "count 4294967295 (1..16777216)");
+}
+
+Test(lda_corpus, uci_too_many_tokens, .init = cr_redirect_stderr)
+{
+	char dw[8192];
+	size_t n = (size_t)sprintf(dw, "300\n4\n300\n");
+
+	/* 300 entries of 2^24 tokens: the 257th passes 2^32 */
+	for (int d = 1; d <= 300; d++)
+		n += (size_t)sprintf(dw + n, "%d 1 16777216\n", d);
+	uci_bad(dw, vocab, -EINVAL,
+		"docword.txt:260:", "more than 4294967296 tokens");
+}

@@ -46,7 +46,7 @@ Test(lda_kernel, kjv_loglik_rises_topics_distinct)
 	uint32_t top[NT][TOP];
 	double ll[40], scratch[2 * NT];
 	uint16_t *z;
-	float *nwk, nk[NT] = { 0 };
+	float *nwk, **row, nk[NT] = { 0 };
 	int sweeps = frr_lda_quick() ? 15 : 40, maxov = 0, sumov = 0;
 
 	lda_text_opts_default(&o);
@@ -59,6 +59,10 @@ Test(lda_kernel, kjv_loglik_rises_topics_distinct)
 		    (unsigned long long)c.ntokens);
 	z = malloc(c.ntokens * sizeof(*z));
 	nwk = calloc((size_t)c.nwords * NT, sizeof(*nwk));
+	row = malloc(c.ntokens * sizeof(*row));
+	/* the sampler takes each token's word row */
+	for (uint64_t i = 0; i < c.ntokens; i++)
+		row[i] = nwk + (uint64_t)c.word[i] * NT;
 	for (uint64_t d = 0; d < c.ndocs; d++)
 		lda_init_doc(&h, c.word + c.doc[d], c.doc[d + 1] - c.doc[d],
 			     z + c.doc[d], NULL, 1000 + d);
@@ -71,9 +75,9 @@ Test(lda_kernel, kjv_loglik_rises_topics_distinct)
 		double sum = 0;
 
 		for (uint64_t d = 0; d < c.ndocs; d++)
-			sum += lda_sample_doc(
-			    &h, c.word + c.doc[d], c.doc[d + 1] - c.doc[d],
-			    z + c.doc[d], nwk, nk, scratch, &rng);
+			sum += lda_sample_doc(&h, c.doc[d + 1] - c.doc[d],
+					      z + c.doc[d], row + c.doc[d], nk,
+					      scratch, &rng);
 		ll[s] = sum / (double)c.ntokens;
 	}
 	/* counts stay consistent with the assignments */
@@ -114,6 +118,7 @@ Test(lda_kernel, kjv_loglik_rises_topics_distinct)
 	cr_assert_leq(maxov, 3);
 	cr_assert_lt(sumov / (NT * (NT - 1) / 2.0), 0.5);
 	free(z);
+	free(row);
 	free(nwk);
 	lda_corpus_free(&c);
 }

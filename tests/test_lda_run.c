@@ -15,6 +15,7 @@
 
 #include "app_run_util.h"
 #include "lda/lda_corpus.h"
+#include "lda/lda_heldout.h"
 #include "lda_test_util.h"
 #include "test_util.h"
 
@@ -223,6 +224,87 @@ Test(lda_run, helpers_keep_counts_consistent)
 	rm_tmp();
 }
 
+/* --sampler dense (the O(K) draw) through the runtime: counts consistent,
+ * the likelihood rises; K = 10,000 runs (the sparse sampler) with counts
+ * consistent too. */
+Test(lda_run, dense_sampler_and_large_k)
+{
+	static const char *const opts[] = {
+		"-n 2 --clocks 4 lda --sampler "
+		"dense --topics 16",
+		"-n 1 --clocks 2 lda --topics 10000"
+	};
+	static const uint32_t Ks[] = { 16, 10000 };
+	char args[4096];
+	struct lda_corpus c;
+
+	kjv_corpus(&c);
+	for (int i = 0; i < 2; i++) {
+		struct app_run r;
+		double ll[16];
+		int n;
+
+		snprintf(args, sizeof(args),
+			 "run --seed 6 %s --text %s --max-doc-frac 0.25 "
+			 "--save %s",
+			 opts[i], lda_test_kjv(), tmp("m.bin"));
+		app_run(&r, args);
+		cr_assert_eq(r.status, 0, "%s", r.out);
+		cr_log_info("%s\n", r.done);
+		check_counts(tmp("m.bin"), &c, Ks[i]);
+		n = clock_values(&r, ll, 16);
+		cr_assert_eq(n, i ? 2 : 4);
+		cr_assert_gt(ll[n - 1], ll[0]);
+	}
+	lda_corpus_free(&c);
+	rm_tmp();
+}
+
+/* --heldout 0.1: every 10th chapter is left out of training and scored by
+ * document completion each clock; the held-out likelihood rises. */
+Test(lda_run, heldout_loglik)
+{
+	char args[4096];
+	struct lda_corpus c, t;
+	struct app_run r;
+	double first, last;
+	const char *s, *l;
+
+	kjv_corpus(&c);
+	cr_assert_eq(lda_heldout_split(&c, 0.1, &t), 0);
+	snprintf(args, sizeof(args),
+		 "run -n 2 --clocks 5 --seed 2 lda --text %s --max-doc-frac "
+		 "0.25 --heldout 0.1",
+		 lda_test_kjv());
+	app_run(&r, args);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_log_info("%s\n", r.done);
+	cr_assert_eq(app_metric(&r, "tokens"), (double)c.ntokens);
+	/* held-out tokens: the odd positions of each test document */
+	{
+		uint64_t nh = 0;
+
+		for (uint64_t d = 0; d < t.ndocs; d++)
+			nh += (t.doc[d + 1] - t.doc[d]) / 2;
+		cr_assert_eq(app_metric(&r, "heldout_tokens"), (double)nh);
+	}
+	s = strstr(r.out, "lda: clock 0 ");
+	l = strstr(r.out, "lda: clock 4 ");
+	cr_assert(s && l, "%s", r.out);
+	first = strtod(strstr(s, "heldout_loglik_per_token=") + 25, NULL);
+	last = strtod(strstr(l, "heldout_loglik_per_token=") + 25, NULL);
+	cr_assert_float_eq(app_metric(&r, "heldout_loglik_per_token"), last,
+			   1e-4);
+	cr_assert_gt(last, first + 0.05, "held-out %.4f -> %.4f", first, last);
+	/* a worse fit on unseen text than on the training text */
+	cr_assert_lt(last, app_metric(&r, "loglik_per_token"));
+	cr_assert_eq(strrchr(r.done, ' ') -
+			 strstr(r.done, " loglik_per_token="),
+		     0, "summary must end with loglik_per_token=: %s", r.done);
+	lda_corpus_free(&t);
+	lda_corpus_free(&c);
+}
+
 Test(lda_run, uci_from_write_uci)
 {
 	char args[4096];
@@ -278,6 +360,11 @@ Test(lda_run, bad_input_is_a_clear_error)
 
 	expect_fail("run lda", "give either --uci", NULL);
 	expect_fail("run lda --text /x --topics 1", "--topics wants", NULL);
+	expect_fail("run lda --text /x --topics 65536", "--topics wants",
+		    "65535");
+	expect_fail("run lda --text /x --sampler fast",
+		    "--sampler wants sparse or dense", NULL);
+	expect_fail("run lda --text /x --heldout 0.9", "--heldout wants", NULL);
 	put(tmp("dw"), "2\n3\n2\n1 1 1\n2 3 2\n");
 	put(tmp("voc"), "a\nb\n");
 	snprintf(args, sizeof(args), "run lda --uci %s --vocab %s", tmp("dw"),

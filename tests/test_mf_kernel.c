@@ -163,7 +163,7 @@ Test(mf_kernel, data_partitions_cover_once)
 
 			/* r carries the original index */
 			cr_assert_eq(d.ratings[orig].user, p.users[x->user]);
-			cr_assert_eq(d.user_worker[p.users[x->user]], w);
+			cr_assert_eq(d.user_part[p.users[x->user]], w);
 		}
 		total += p.ntrain + p.ntest;
 		train += p.ntrain;

@@ -3,6 +3,7 @@
  * fails with file, line (or byte offset) and what was expected. */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,18 +56,23 @@ static const char *put(const char *name, const char *text, int gz)
 	return p;
 }
 
-/* Load one file, capturing what is logged to stderr into msg. */
-static int load(const char *path, enum mf_format fmt, struct mf_data *d,
-		char *msg, size_t len)
+/* What is logged to stderr between capture_begin and capture_end goes to
+ * msg. */
+static FILE *capture_begin(int *saved)
 {
 	FILE *cap = tmpfile();
-	int saved = dup(2), ret;
-	size_t n;
 
 	cr_assert_not_null(cap);
 	fflush(stderr);
+	*saved = dup(2);
 	dup2(fileno(cap), 2);
-	ret = mf_load_files(&path, 1, fmt, d);
+	return cap;
+}
+
+static void capture_end(FILE *cap, int saved, char *msg, size_t len)
+{
+	size_t n;
+
 	fflush(stderr);
 	dup2(saved, 2);
 	close(saved);
@@ -74,6 +80,17 @@ static int load(const char *path, enum mf_format fmt, struct mf_data *d,
 	n = fread(msg, 1, len - 1, cap);
 	msg[n] = '\0';
 	fclose(cap);
+}
+
+/* Load one file, capturing what is logged to stderr into msg. */
+static int load(const char *path, enum mf_format fmt, struct mf_data *d,
+		char *msg, size_t len)
+{
+	int saved, ret;
+	FILE *cap = capture_begin(&saved);
+
+	ret = mf_load_files(&path, 1, fmt, d);
+	capture_end(cap, saved, msg, len);
 	return ret;
 }
 
@@ -305,5 +322,112 @@ Test(mf_load, sparse_ids)
 	cr_assert_eq(d.ratings[1].user, 0);
 	cr_assert_eq(d.ratings[1].item, 1);
 	mf_data_free(&d);
+	remove_dir();
+}
+
+/* ---- model files ------------------------------------------------------- */
+static const struct mf_model_hdr model_shape = {
+	.magic = MF_MODEL_MAGIC,
+	.rank = 2,
+	.cols = 3,
+	.nusers = 2,
+	.nitems = 1,
+	.mu = 3.5,
+};
+
+/* A model of model_shape with value 'bad' at float index at (at < 0: none)
+ * and extra trailing bytes; returns its path. */
+static const char *put_model(const struct mf_model_hdr *h, int at, float bad,
+			     size_t extra, size_t cut)
+{
+	static char p[128];
+	float v[9];
+	FILE *f;
+
+	for (int j = 0; j < 9; j++)
+		v[j] = j == at ? bad : 0.25f * (float)j;
+	snprintf(p, sizeof(p), "%s/model", dir);
+	f = fopen(p, "wb");
+	cr_assert_not_null(f);
+	cr_assert_eq(fwrite(h, sizeof(*h), 1, f), 1);
+	cr_assert_eq(fwrite(v, 1, sizeof(v) - cut, f), sizeof(v) - cut);
+	for (size_t j = 0; j < extra; j++)
+		fputc('x', f);
+	fclose(f);
+	return p;
+}
+
+static int model_read(const char *path, float **rows, char *msg, size_t len)
+{
+	int saved, ret;
+	FILE *cap = capture_begin(&saved);
+
+	ret = mf_model_read(path, &model_shape, rows);
+	capture_end(cap, saved, msg, len);
+	return ret;
+}
+
+Test(mf_load, model_round_trip)
+{
+	char msg[1024];
+	float *rows;
+
+	make_dir();
+	cr_assert_eq(model_read(put_model(&model_shape, -1, 0, 0, 0), &rows,
+				msg, sizeof(msg)),
+		     0, "%s", msg);
+	cr_assert_float_eq(rows[8], 2.0f, 0);
+	free(rows);
+	remove_dir();
+}
+
+/* each damaged model fails with the file, the byte and what is wrong */
+Test(mf_load, model_damaged)
+{
+	struct mf_model_hdr h = model_shape;
+	char msg[1024];
+	float *rows;
+
+	make_dir();
+	cr_assert_eq(
+	    model_read(put_model(&h, 4, NAN, 0, 0), &rows, msg, sizeof(msg)),
+	    -EINVAL);
+	cr_assert_not_null(strstr(msg, "model: byte 76: user row 1, column 1: "
+				       "nan is not a finite number"),
+			   "%s", msg);
+	cr_assert_null(rows);
+	cr_assert_eq(model_read(put_model(&h, 7, -INFINITY, 0, 0), &rows, msg,
+				sizeof(msg)),
+		     -EINVAL);
+	cr_assert_not_null(strstr(msg, "item row 0, column 1: -inf"), "%s",
+			   msg);
+	cr_assert_eq(
+	    model_read(put_model(&h, -1, 0, 1, 0), &rows, msg, sizeof(msg)),
+	    -EINVAL);
+	cr_assert_not_null(strstr(msg, "model: byte 76: unexpected data after "
+				       "the last item row"),
+			   "%s", msg);
+	cr_assert_eq(
+	    model_read(put_model(&h, -1, 0, 0, 1), &rows, msg, sizeof(msg)),
+	    -EIO);
+	cr_assert_not_null(strstr(msg, "truncated"), "%s", msg);
+	h.mu = NAN;
+	cr_assert_eq(
+	    model_read(put_model(&h, -1, 0, 0, 0), &rows, msg, sizeof(msg)),
+	    -EINVAL);
+	cr_assert_not_null(strstr(msg, "mean rating is nan"), "%s", msg);
+	h = model_shape;
+	h.nusers = 3;
+	cr_assert_eq(
+	    model_read(put_model(&h, -1, 0, 0, 0), &rows, msg, sizeof(msg)),
+	    -EINVAL);
+	cr_assert_not_null(strstr(msg, "model is rank 2 with 3 users"), "%s",
+			   msg);
+	h = model_shape;
+	h.magic[0] = 'X';
+	cr_assert_eq(
+	    model_read(put_model(&h, -1, 0, 0, 0), &rows, msg, sizeof(msg)),
+	    -EINVAL);
+	cr_assert_not_null(strstr(msg, "not an mf model"), "%s", msg);
 	remove_dir();
 }

@@ -202,7 +202,7 @@ Test(mlr_data, libsvm_plain_and_gzip)
 		mlr_data_free(&d);
 	}
 	/* test file against the training map and dim: feature 9 dropped */
-	put("t", "1 1:1 9:3\n-1 2:2\n", 18, 0);
+	put("t", "1 1:1 9:3\n-1 2:2\n", 17, 0);
 	cr_assert_eq(mlr_load_libsvm(tmp("t"), 0, 4, &map, &d), 0);
 	cr_assert_eq(d.n, 2);
 	cr_assert_eq(d.dim, 4);
@@ -211,15 +211,20 @@ Test(mlr_data, libsvm_plain_and_gzip)
 	rm_tmp();
 }
 
-static void svm_bad(const char *text, const char *needle)
+static void svm_bad_n(const char *text, size_t n, const char *needle)
 {
 	struct mlr_labels map = { 0 };
 	struct mlr_data d;
 
-	put("bad", text, strlen(text), 1);
+	put("bad", text, n, 1);
 	cr_assert_eq(mlr_load_libsvm(tmp("bad"), 0, 0, &map, &d), -EINVAL);
 	stderr_has(tmp("bad"), needle);
 	rm_tmp();
+}
+
+static void svm_bad(const char *text, const char *needle)
+{
+	svm_bad_n(text, strlen(text), needle);
 }
 
 Test(mlr_data, libsvm_junk_value, .init = cr_redirect_stderr)
@@ -269,4 +274,99 @@ Test(mlr_data, libsvm_unknown_test_label, .init = cr_redirect_stderr)
 	cr_assert_eq(mlr_load_libsvm(tmp("t"), 0, 4, &map, &d), -EINVAL);
 	stderr_has("example 2: label 7", "training");
 	rm_tmp();
+}
+
+/* A header's count is checked against the file before memory is sized from
+ * it: 2^32 - 1 images in a 3-image file is a message, not -ENOMEM. */
+Test(mlr_data, idx_huge_image_count, .init = cr_redirect_stderr)
+{
+	unsigned char ib[16 + 12] = { 0 }, lb[8 + 3] = { 0 };
+	struct mlr_data d;
+
+	be32(ib, 0x803);
+	be32(ib + 4, 0xffffffffu);
+	be32(ib + 8, 2);
+	be32(ib + 12, 2);
+	be32(lb, 0x801);
+	be32(lb + 4, 0xffffffffu);
+	put("i", ib, sizeof(ib), 1);
+	put("l", lb, sizeof(lb), 0);
+	cr_assert_eq(mlr_load_idx(tmp("i"), tmp("l"), 0, 0, &d), -EINVAL);
+	stderr_has(": byte 28: the header declares 4294967295 images of 2x2",
+		   "the file ends after 3");
+	rm_tmp();
+}
+
+Test(mlr_data, idx_huge_label_count, .init = cr_redirect_stderr)
+{
+	unsigned char lb[8 + 3] = { 0 };
+	struct mlr_data d;
+
+	put_idx("i", "l", 0x803, 0);
+	be32(lb, 0x801);
+	be32(lb + 4, 3);
+	put("l", lb, 8 + 2, 0); /* one label short */
+	cr_assert_eq(mlr_load_idx(tmp("i"), tmp("l"), 0, 0, &d), -EINVAL);
+	stderr_has(": byte 10: the header declares 3 labels",
+		   "the file ends after 2");
+	rm_tmp();
+}
+
+Test(mlr_data, idx_trailing_bytes, .init = cr_redirect_stderr)
+{
+	unsigned char ib[16 + 12 + 1] = { 0 };
+	struct mlr_data d;
+
+	put_idx("i", "l", 0x803, 0);
+	be32(ib, 0x803);
+	be32(ib + 4, 3);
+	be32(ib + 8, 2);
+	be32(ib + 12, 2);
+	put("i", ib, sizeof(ib), 1);
+	cr_assert_eq(mlr_load_idx(tmp("i"), tmp("l"), 0, 0, &d), -EINVAL);
+	stderr_has(": byte 28: unexpected data after the last image", NULL);
+	/* a limit reads a prefix: the rest of the file is not an error */
+	cr_assert_eq(mlr_load_idx(tmp("i"), tmp("l"), 2, 0, &d), 0);
+	cr_assert_eq(d.n, 2);
+	mlr_data_free(&d);
+	rm_tmp();
+}
+
+Test(mlr_data, libsvm_huge_index, .init = cr_redirect_stderr)
+{
+	svm_bad("1 1:1\n2 4294967295:1\n",
+		":2: feature index 4294967295 (column 3) is above the 67108864 "
+		"features");
+}
+
+Test(mlr_data, libsvm_model_too_large, .init = cr_redirect_stderr)
+{
+	/* 2^26 features are allowed, but not with 5 classes: 5 x 2^26 > 2^28
+	 * weights; the message names the line of the widest example */
+	svm_bad("1 1:1\n2 67108864:1\n3 2:1\n4 3:1\n5 4:1\n",
+		":2: feature index 67108864 and 5 classes make a model of "
+		"335544325 weights");
+}
+
+/* Found by fuzz_libsvm: a training set without a single feature made dim
+ * 0, and the test set was then read as if its own largest index were the
+ * model's dimension (an out-of-bounds bias row in evaluation). */
+Test(mlr_data, libsvm_no_features, .init = cr_redirect_stderr)
+{
+	svm_bad("0\n1 # none\n", "no features (empty file or only comments)");
+}
+
+Test(mlr_data, libsvm_nul_byte, .init = cr_redirect_stderr)
+{
+	static const char text[] = "1 1:2\n0 1:1\0 2:2\n";
+
+	svm_bad_n(text, sizeof(text) - 1, ":2: NUL byte in a text line");
+}
+
+/* Found by fuzz_libsvm: 2.2e60 is a finite double but inf as the float a
+ * feature is stored in. */
+Test(mlr_data, libsvm_value_beyond_float, .init = cr_redirect_stderr)
+{
+	svm_bad("0 1:1\n1 1:2.2e60\n",
+		":2: expected a number after '1:' (at most");
 }

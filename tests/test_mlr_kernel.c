@@ -20,7 +20,7 @@ Test(mlr_kernel, fashion_mnist_80_percent)
 	struct mlr_sgd s;
 	uint64_t hits = 0, c0 = 0, c1 = 0;
 	double loss0 = 0, loss1 = 0, tl = 0;
-	float *w;
+	float *model, **w;
 	size_t nw;
 
 	if (access(FMNIST "train-images-idx3-ubyte.gz", R_OK))
@@ -38,7 +38,9 @@ Test(mlr_kernel, fashion_mnist_80_percent)
 	cr_assert_eq(tr.dim, 784);
 	cr_assert_eq(tr.classes, 10);
 	nw = (size_t)(tr.dim + 1) * tr.classes;
-	w = calloc(nw, sizeof(*w));
+	model = calloc(nw, sizeof(*model));
+	w = malloc(((size_t)tr.dim + 1) * sizeof(*w));
+	mlr_rows(model, tr.dim, tr.classes, w);
 	cr_assert_eq(mlr_sgd_init(&s, tr.dim, tr.classes, 16), 0);
 	/* two epochs, the loss measured along the way must fall */
 	mlr_sgd_run(&s, &tr, 0, tr.n, w, 0.2f, 1e-5f, &loss0, &c0);
@@ -50,6 +52,7 @@ Test(mlr_kernel, fashion_mnist_80_percent)
 	cr_assert_geq((double)hits / te.n, 0.80);
 	mlr_sgd_free(&s);
 	free(w);
+	free(model);
 	mlr_data_free(&tr);
 	mlr_data_free(&te);
 }

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: MIT
 /* apps/common/reader: plain and gzip input alike, positions, and errors. */
 #include <criterion/criterion.h>
+#include <criterion/redirect.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <zlib.h>
 
+#include "common/modelfile.h"
 #include "common/reader.h"
 
 TestSuite(reader, .timeout = 30);
@@ -192,5 +195,157 @@ Test(reader, fail_names_position)
 	cr_assert_eq(frr_reader_line(r, &line, &len), 1);
 	cr_assert_eq(frr_reader_fail(r, "expected %d fields", 3), -EINVAL);
 	frr_reader_close(r);
+	unlink(p);
+}
+
+/* stderr captured by criterion contains needle */
+static void stderr_has(const char *needle)
+{
+	char buf[4096] = { 0 };
+	FILE *f;
+
+	fflush(stderr);
+	f = cr_get_redirected_stderr();
+	fread(buf, 1, sizeof(buf) - 1, f);
+	cr_assert_not_null(strstr(buf, needle), "no '%s' in: %s", needle, buf);
+}
+
+Test(reader, read_short_and_end, .init = cr_redirect_stderr)
+{
+	char *p = tmp_path(), got[64];
+	struct frr_reader *r;
+	size_t n;
+
+	write_gz(p, text, sizeof(text) - 1);
+	cr_assert_eq(frr_reader_open(p, &r), 0);
+	cr_assert_eq(frr_reader_read(r, got, 5, &n), 0);
+	cr_assert_eq(n, 5);
+	cr_assert_eq(frr_reader_end(r, "the header"), -EINVAL);
+	cr_assert_eq(frr_reader_read(r, got, sizeof(got), &n), 0);
+	cr_assert_eq(n, sizeof(text) - 1 - 5); /* short only at the end */
+	cr_assert_eq(frr_reader_end(r, "the data"), 0);
+	frr_reader_close(r);
+	stderr_has(": byte 5: unexpected data after the header");
+	unlink(p);
+}
+
+/* after bytes, a message gives the byte offset even when lines came
+ * before: a line number would point into the text header */
+Test(reader, fail_after_bytes_names_offset, .init = cr_redirect_stderr)
+{
+	char *p = tmp_path(), *line, got[4];
+	struct frr_reader *r;
+	size_t len;
+
+	write_plain(p, text, sizeof(text) - 1);
+	cr_assert_eq(frr_reader_open(p, &r), 0);
+	cr_assert_eq(frr_reader_line(r, &line, &len), 1);
+	cr_assert_eq(frr_reader_bytes(r, got, 3), 0);
+	cr_assert_eq(frr_reader_fail(r, "bad value"), -EINVAL);
+	cr_assert_eq(frr_reader_oom(r, "a table", 3u << 20), -ENOMEM);
+	frr_reader_close(r);
+	stderr_has(": byte 12: bad value");
+	unlink(p);
+}
+
+/* ---- model files (apps/common/modelfile) ------------------------------ */
+static const struct frr_model_table model_t[2] = {
+	{ .name = "w", .rows = 3, .cols = 2 },
+	{ .name = "b", .rows = 1, .cols = 2 },
+};
+
+static float model_bad = 0; /* value written at table 0, row 1, col 1 */
+
+static int model_row(void *ctx, int t, uint64_t r, float *out)
+{
+	(void)ctx;
+	out[0] = (float)(t * 10 + (int)r);
+	out[1] = t == 0 && r == 1 ? model_bad : 0.5f;
+	return 0;
+}
+
+static int model_round(const char *tail, size_t n)
+{
+	char *p = tmp_path();
+	float *data[2] = { NULL, NULL };
+	FILE *f;
+	int rc;
+
+	cr_assert_eq(frr_model_save(p, "app", model_t, 2, model_row, NULL), 0);
+	f = fopen(p, "ab");
+	cr_assert_not_null(f);
+	cr_assert_eq(fwrite(tail, 1, n, f), n);
+	fclose(f);
+	rc = frr_model_load(p, "app", model_t, 2, data);
+	if (!rc) {
+		cr_assert_float_eq(data[0][2], 1.0f, 0);
+		cr_assert_float_eq(data[1][0], 10.0f, 0);
+	} else {
+		cr_assert_null(data[0]);
+		cr_assert_null(data[1]);
+	}
+	free(data[0]);
+	free(data[1]);
+	unlink(p);
+	return rc;
+}
+
+Test(reader, model_round_trip)
+{
+	model_bad = 0.25f;
+	cr_assert_eq(model_round("", 0), 0);
+}
+
+Test(reader, model_not_finite, .init = cr_redirect_stderr)
+{
+	model_bad = NAN;
+	cr_assert_eq(model_round("", 0), -EINVAL);
+	stderr_has("table w, row 1, column 1: nan is not a finite number");
+	model_bad = 0;
+}
+
+Test(reader, model_inf, .init = cr_redirect_stderr)
+{
+	model_bad = INFINITY;
+	cr_assert_eq(model_round("", 0), -EINVAL);
+	stderr_has("table w, row 1, column 1: inf is not a finite number");
+	model_bad = 0;
+}
+
+Test(reader, model_trailing_bytes, .init = cr_redirect_stderr)
+{
+	model_bad = 0;
+	cr_assert_eq(model_round("garbage", 7), -EINVAL);
+	stderr_has("unexpected data after the last table");
+}
+
+Test(reader, model_wrong_shape, .init = cr_redirect_stderr)
+{
+	struct frr_model_table t[2] = { model_t[0], model_t[1] };
+	float *data[2];
+	char *p = tmp_path();
+
+	cr_assert_eq(frr_model_save(p, "app", model_t, 2, model_row, NULL), 0);
+	t[0].rows = 4;
+	cr_assert_eq(frr_model_load(p, "app", t, 2, data), -EINVAL);
+	stderr_has(":2: expected 'table w 4 2'");
+	unlink(p);
+}
+
+/* Found by fuzz_libsvm and fuzz_text: a NUL byte silently ended a line for
+ * the C-string parsers (and tripped a compare past a word's end). */
+Test(reader, nul_byte_in_line, .init = cr_redirect_stderr)
+{
+	static const char t[] = "ok\nbad\0tail\n";
+	char *p = tmp_path(), *line;
+	struct frr_reader *r;
+	size_t len;
+
+	write_gz(p, t, sizeof(t) - 1);
+	cr_assert_eq(frr_reader_open(p, &r), 0);
+	cr_assert_eq(frr_reader_line(r, &line, &len), 1);
+	cr_assert_eq(frr_reader_line(r, &line, &len), -EINVAL);
+	frr_reader_close(r);
+	stderr_has(":2: NUL byte in a text line");
 	unlink(p);
 }

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "flexrr/bootstrap.h"
 #include "flexrr/flexrr.h"
 #include "flexrr/log.h"
 #include "rt.h"
@@ -79,7 +80,7 @@ static int cnt_tables(void *app, struct frr_table_spec *s, int max)
 	(void)max;
 	s[0] = (struct frr_table_spec){
 		.name = "count",
-		.rows = (uint64_t)c->job.nworkers * NMAX,
+		.rows = (uint64_t)c->job.nparts * NMAX,
 		.cols = 1,
 		.rule = FRR_UPDATE_ADD,
 	};
@@ -91,9 +92,10 @@ static uint64_t cnt_n(const struct cnt *c, int w)
 	return c->items - (uint64_t)(w % 3); /* uneven lists */
 }
 
-static int cnt_load(void *app, int w, uint64_t *n)
+static int cnt_load(void *app, int w, uint64_t *n, void **data)
 {
 	*n = cnt_n(app, w);
+	*data = NULL;
 	return 0;
 }
 
@@ -112,14 +114,19 @@ static void cnt_state_init(void *app, int w, uint64_t i, void *st)
 	*(uint32_t *)st = 0;
 }
 
-static int cnt_process(void *app, struct frr_wctx *wc, int owner, int clock,
-		       uint64_t a, uint64_t b)
+/* The test looks inside the runtime (apps cannot): a helper on rank 1. */
+static int helping_on_rank1(const struct frr_ctx *wc)
+{
+	return wc->wk->id != wc->part && wc->rt->rank == 1;
+}
+
+static int cnt_process(void *app, struct frr_ctx *wc, uint64_t a, uint64_t b)
 {
 	struct cnt *c = app;
+	int owner = frr_part_index(wc), clock = frr_clock(wc);
 	float one = 1.0f;
 
-	if (c->die_helping && frr_wctx_worker(wc) != owner &&
-	    c->job.rank == 1) {
+	if (c->die_helping && helping_on_rank1(wc)) {
 		/* the helper dies in the middle of helping */
 		fflush(NULL);
 		kill(getpid(), SIGKILL);
@@ -157,7 +164,7 @@ static int cnt_global(void *app, const double *stats, int nstats, int clock,
 	double want = 0;
 
 	(void)nstats;
-	for (int w = 0; w < c->job.nworkers; w++)
+	for (int w = 0; w < c->job.nparts; w++)
 		want += (double)cnt_n(c, w);
 	*objective = stats[ST_COUNT];
 	snprintf(metrics, len, "count=%.0f violations=%.0f", stats[ST_COUNT],
@@ -176,7 +183,7 @@ static int cnt_save(void *app, struct frr_eval_ctx *ec, const char *path)
 	struct cnt *c = app;
 
 	(void)path;
-	for (int w = 0; w < c->job.nworkers; w++)
+	for (int w = 0; w < c->job.nparts; w++)
 		for (uint64_t i = 0; i < cnt_n(c, w); i++) {
 			float v;
 			int err = frr_eval_row_read(ec, 0,
@@ -255,8 +262,9 @@ static int job_main(struct frr_oob *oob, void *arg)
 	return frr_rt_job_run(oob, &o) ? -EPROTO : 0;
 }
 
-/* Sum of column col (0-based) of the metrics CSV; -1 if unreadable. */
-static double metrics_sum(const char *path, int col, int *rows)
+/* Sum of column col (0-based) of the metrics CSV over the rows of worker
+ * 'worker' (-1: every row); -1 if unreadable. */
+static double metrics_sum_of(const char *path, int col, int worker, int *rows)
 {
 	FILE *f = fopen(path, "r");
 	char line[512];
@@ -270,8 +278,11 @@ static double metrics_sum(const char *path, int col, int *rows)
 		return -1;
 	}
 	while (fgets(line, sizeof(line), f)) {
-		char *p = line;
+		char *p = strchr(line, ',');
 
+		if (worker >= 0 && (!p || atoi(p + 1) != worker))
+			continue;
+		p = line;
 		for (int i = 0; i < col && p; i++) {
 			p = strchr(p, ',');
 			if (p)
@@ -283,6 +294,11 @@ static double metrics_sum(const char *path, int col, int *rows)
 	}
 	fclose(f);
 	return s;
+}
+
+static double metrics_sum(const char *path, int col, int *rows)
+{
+	return metrics_sum_of(path, col, -1, rows);
 }
 
 static void run_ok(struct job_cfg *j)
@@ -398,4 +414,79 @@ Test(rr_job, helper_killed_while_helping_fails_naming_it)
 	buf[n] = 0;
 	cr_assert(strstr(buf, "helper worker 1 (rank 1)"),
 		  "no message names the dead helper:\n%s", buf);
+}
+
+/*
+ * One rank of a job whose ranks a launcher started, each maybe on its own
+ * host (scripts/test-2vm.sh: one rank per soft-RoCE VM): rank, size,
+ * rendezvous address and job token come from FLEXRR_RANK, FLEXRR_SIZE,
+ * FLEXRR_RENDEZVOUS and FLEXRR_JOB_TOKEN, as `flexrr run` reads them.  One
+ * thread per rank and one helper per worker: worker 0 (rank 0) is a
+ * persistent straggler whose only helper is worker 1 (rank 1), so its items
+ * and their state travel between the hosts; the counting app fails the job
+ * on any item done twice or never.  Rank 0 checks in the metrics that
+ * worker 0 was helped.  Skipped in a plain test run (FLEXRR_RANK unset).
+ */
+Test(rr_job, launcher_started_rank_across_hosts, .timeout = 300)
+{
+	struct frr_launcher_env env;
+	enum frr_tp_backend bs[FRR_TEST_MAX_BACKENDS];
+	struct frr_oob *oob = NULL;
+	struct job_cfg j = { .T = 1,
+			     .mode = FRR_MODE_FLEXRR,
+			     .slack = 1,
+			     .clocks = 6,
+			     .group = 1,
+			     .seed = 11,
+			     .stragglers = "persistent:0,4" };
+	int rank, rows, rc;
+	double helped;
+
+	if (!getenv("FLEXRR_RANK") || !frr_launcher_env(&env))
+		cr_skip_test("not started by a launcher (FLEXRR_RANK unset)");
+	cr_assert(env.rendezvous && env.job_token,
+		  "set FLEXRR_RENDEZVOUS and FLEXRR_JOB_TOKEN as well as "
+		  "FLEXRR_RANK and FLEXRR_SIZE");
+	rank = env.rank;
+	j.P = env.size;
+	cr_assert(j.P >= 2 && rank >= 0 && rank < j.P, "rank %d of %d", rank,
+		  j.P);
+	frr_test_backends(bs, FRR_TEST_MAX_BACKENDS);
+	j.backend = bs[0];
+	g_args = (struct cnt_args){
+		.items = 48, .state = 1, .clocks = j.clocks, .delay_us = 2000
+	};
+	snprintf(j.metrics, sizeof(j.metrics), "/tmp/rr-job-launch-%d.csv",
+		 getpid());
+	frr_log_set_rank(rank);
+	rc = frr_tcp_open(
+	    &(struct frr_tcp_cfg){ .addr = env.rendezvous,
+				   .listen_fd = -1,
+				   .rank = rank,
+				   .size = j.P,
+				   .job_token =
+				       frr_job_token_from(env.job_token),
+				   .binary_hash = frr_binary_hash(),
+				   .timeout_ms = 30000 },
+	    &oob);
+	cr_assert_eq(rc, 0, "rank %d: rendezvous at %s failed", rank,
+		     env.rendezvous);
+	rc = job_main(oob, &j);
+	frr_oob_close(oob);
+	cr_assert_eq(rc, 0, "rank %d: the job failed (messages above)", rank);
+	if (rank)
+		return;
+	helped = metrics_sum_of(j.metrics, 13, 0, &rows);
+	cr_assert_eq(rows, j.clocks, "metrics rows of worker 0");
+	cr_assert_gt(helped, 0,
+		     "worker 0 (a persistent straggler) was never helped by "
+		     "worker 1 on the other host");
+	cr_assert_eq(metrics_sum(j.metrics, 8, &rows), 0,
+		     "stale reads with helpers");
+	/* scripts/test-2vm.sh reports this line */
+	printf("rr_job: worker 0 on rank 0: %.0f items done by worker 1 on "
+	       "rank 1 in %d clocks; every item exactly once\n",
+	       helped, j.clocks);
+	fflush(stdout);
+	unlink(j.metrics);
 }

@@ -32,8 +32,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "rr_proto.h"
-#include "trace.h"
+#include "rr/rr_proto.h"
+#include "trace/trace.h"
 #include "test_util.h"
 #include "world.h"
 

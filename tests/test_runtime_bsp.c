@@ -8,7 +8,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 
-#include "app_toy.h"
+#include "toy/toy.h"
 #include "flexrr/flexrr.h"
 #include "test_runtime_util.h"
 
@@ -36,7 +36,7 @@ static void bsp_case(enum frr_tp_backend b, int procs, int threads, int clocks,
 	struct rt_run *r = calloc(1, sizeof(*r));
 	float got[16], want[16];
 	struct frr_toy_params p = { .seed = 7,
-				    .nworkers = procs * threads,
+				    .nparts = procs * threads,
 				    .items = 40,
 				    .dim = 16,
 				    .lr = 0.5f };
@@ -104,7 +104,7 @@ Test(runtime_bsp, exact_sequential_answer)
 Test(runtime_bsp, reference_converges)
 {
 	struct frr_toy_params p = {
-		.seed = 7, .nworkers = 4, .items = 40, .dim = 16, .lr = 0.5f
+		.seed = 7, .nparts = 4, .items = 40, .dim = 16, .lr = 0.5f
 	};
 	float w0[16], w1[16];
 

@@ -109,6 +109,55 @@ Test(runtime_job, bad_options)
 	free(r);
 }
 
+/* Each bad value fails before the job starts, naming the option (issue 10:
+ * nan or huge seconds overflowed and declared healthy peers dead; an
+ * unwritable --trace was found only after training). */
+Test(runtime_job, bad_values_named)
+{
+	static const char *const bad[][3] = {
+		{ "--timeout", "nan", "--timeout wants a number in" },
+		{ "--timeout", "1e10", "--timeout wants a number in" },
+		{ "--dead-timeout", "inf", "--dead-timeout wants a number in" },
+		{ "--rendezvous-timeout", "-5", "--rendezvous-timeout wants" },
+		{ "--rr-threshold", "nan", "--rr-threshold wants a number" },
+		{ "--rr-min-share", "2", "--rr-min-share wants a number" },
+		{ "--target", "inf", "--target wants a finite number" },
+		{ "--seed", "12x", "--seed wants an integer" },
+		{ "--stragglers", "", "--stragglers wants a spec" },
+		{ "--delay-worker", "0,5,1x", "--delay-worker wants" },
+		{ "--delay-worker", "5,2,1.0",
+		  "--delay-worker 5: the job has 2" },
+		{ "--save", "/nonexistent/dir/m", "cannot create files in" },
+		{ "--metrics", "/nonexistent/m.csv",
+		  "--metrics '/nonexistent" },
+		{ "--trace", "/tmp", "--trace '/tmp' is a directory" },
+	};
+	struct rt_run *r = calloc(1, sizeof(*r));
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		RUN(r, 30, "run", "-n", "2", "--backend", (char *)backend0(),
+		    (char *)bad[i][0], (char *)bad[i][1], "toy");
+		cr_assert_neq(r->code, 0, "%s %s", bad[i][0], bad[i][1]);
+		cr_assert(strstr(r->err, bad[i][2]), "%s %s: %s", bad[i][0],
+			  bad[i][1], r->err);
+	}
+	free(r);
+}
+
+Test(runtime_job, launcher_size_out_of_range)
+{
+	struct rt_run *r = calloc(1, sizeof(*r));
+	char *env[] = { "FLEXRR_RANK=0", "FLEXRR_SIZE=4294967298",
+			"FLEXRR_JOB_TOKEN=t", NULL };
+	char *argv[] = { (char *)rt_bin(), "run", "toy", NULL };
+
+	rt_exec(r, argv, env, 20);
+	cr_assert_neq(r->code, 0);
+	cr_assert(strstr(r->err, "FLEXRR_SIZE='4294967298' is not a rank"),
+		  "%s", r->err);
+	free(r);
+}
+
 Test(runtime_job, more_workers_than_items)
 {
 	struct rt_run *r = calloc(1, sizeof(*r));

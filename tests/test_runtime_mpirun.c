@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
  * Open MPI's mpirun starts the ranks: `mpirun --allow-run-as-root -np 4
- * flexrr run ...` joins one job (rank/size from OMPI_COMM_WORLD_*, rendezvous
- * port and job token derived from the launcher's job id) and gives the exact
- * BSP answer.  Skipped when mpirun is not installed.
+ * flexrr run ...` joins one job and gives the exact BSP answer, both ways
+ * the ranks can meet: through mpirun's PMIx server (the default when flexrr
+ * is built with PMIx: addresses and a random job secret go through its
+ * key-value store) and at the TCP rendezvous (--bootstrap tcp: rank/size
+ * from OMPI_COMM_WORLD_*, port and token derived from the job id).  The
+ * ranks' info log says which path they took.  Skipped when mpirun is not
+ * installed.
  */
 #include <criterion/criterion.h>
 
-#include "app_toy.h"
+#include "toy/toy.h"
 #include "flexrr/flexrr.h"
 #include "test_runtime_util.h"
 
@@ -18,18 +22,26 @@ Test(runtime_mpirun, np4_exact_bsp_answer)
 	enum frr_tp_backend bs[FRR_TEST_MAX_BACKENDS];
 	int nb = frr_test_backends(bs, FRR_TEST_MAX_BACKENDS);
 	/* 2-core CI machines have fewer slots than ranks */
-	char *env[] = { "OMPI_MCA_rmaps_base_oversubscribe=1", NULL };
+	char *env[] = { "OMPI_MCA_rmaps_base_oversubscribe=1",
+			"FLEXRR_LOG=info", NULL };
+#ifdef FLEXRR_TEST_HAVE_PMIX
+	static const char *const boots[][2] = { { "auto", "pmix" },
+						{ "tcp", "tcp" } };
+#else
+	static const char *const boots[][2] = { { "auto", "tcp" } };
+#endif
 	struct frr_toy_params p = {
-		.seed = 3, .nworkers = 4, .items = 30, .dim = 16, .lr = 0.5f
+		.seed = 3, .nparts = 4, .items = 30, .dim = 16, .lr = 0.5f
 	};
 	float want[16];
 
 	if (access("/usr/bin/mpirun", X_OK))
 		cr_skip_test("mpirun not installed (Debian: openmpi-bin)");
 	cr_assert_eq(frr_toy_reference(&p, 5, want), 0);
-	for (int i = 0; i < nb; i++) {
+	for (int k = 0; k < nb * (int)(sizeof(boots) / sizeof(boots[0])); k++) {
 		struct rt_run *r = calloc(1, sizeof(*r));
-		char path[128];
+		int i = k % nb, b = k / nb;
+		char path[128], said[64];
 		FILE *f;
 
 		snprintf(path, sizeof(path), "/tmp/frr-rt-mpi-%d.txt",
@@ -42,6 +54,8 @@ Test(runtime_mpirun, np4_exact_bsp_answer)
 				 "run",
 				 "--backend",
 				 (char *)frr_tp_backend_name(bs[i]),
+				 "--bootstrap",
+				 (char *)boots[b][0],
 				 "--clocks",
 				 "5",
 				 "--seed",
@@ -58,6 +72,11 @@ Test(runtime_mpirun, np4_exact_bsp_answer)
 		cr_assert(strstr(r->out, "flexrr: done mode=bsp"), "%s",
 			  r->out);
 		cr_assert_eq(rt_summary_value(r->out, "procs"), 4);
+		snprintf(said, sizeof(said), "met the others through %s",
+			 boots[b][1]);
+		cr_assert(strstr(r->err, said),
+			  "--bootstrap %s: no rank logged '%s':\n%s",
+			  boots[b][0], said, r->err);
 		f = fopen(path, "r");
 		cr_assert(f);
 		for (int d = 0; d < 16; d++) {

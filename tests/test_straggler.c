@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "straggler.h"
-#include "trace.h"
+#include "straggler/straggler.h"
+#include "trace/trace.h"
 
 TestSuite(straggler, .timeout = 60);
 

@@ -4,7 +4,7 @@
  *
  *   frr_test_backends()  backends to run: env FLEXRR_TEST_BACKENDS (comma
  *                        list, "shm,verbs"), default shm plus verbs when
- *                        frr_tp_verbs_available().
+ *                        frr_tp_backend_available().
  *   frr_test_quick()     env FLEXRR_TEST_QUICK=1 (soft-RoCE VM): scale
  *                        iteration counts down, same assertions.
  *   frr_test_mesh_*()    in a frr_launch_local child: open a ctx for the
@@ -24,14 +24,17 @@
 #include <time.h>
 
 #include "flexrr/log.h"
-#include "flexrr/oob.h"
+#include "flexrr/bootstrap.h"
 #include "flexrr/transport.h"
 
-/* weak: the verbs backend may not be linked into this binary */
-int frr_tp_verbs_available(void) __attribute__((weak));
-
 #define FRR_TEST_MAX_BACKENDS 4
+/* TSan runs the same code 5-15x slower (tests/tsan/): a plain build's
+ * deadline would fail there for time, not for a bug. */
+#ifdef __SANITIZE_THREAD__
+#define FRR_TEST_TIMEOUT_MS 120000
+#else
 #define FRR_TEST_TIMEOUT_MS 20000
+#endif
 
 /* Run fn on nprocs local ranks once per backend under test; arg gets the
  * backend.  Use with cr_assert_eq(..., 0) in the Criterion test. */
@@ -63,8 +66,7 @@ static inline int frr_test_backends(enum frr_tp_backend *out, int max)
 
 	if (!env || !*env) {
 		out[n++] = FRR_TP_BACKEND_SHM;
-		if (n < max && frr_tp_verbs_available &&
-		    frr_tp_verbs_available())
+		if (n < max && frr_tp_backend_available(FRR_TP_BACKEND_VERBS))
 			out[n++] = FRR_TP_BACKEND_VERBS;
 		return n;
 	}

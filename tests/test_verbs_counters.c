@@ -15,7 +15,7 @@ TestSuite(verbs_counters, .timeout = 120);
 
 static void need_verbs(void)
 {
-	if (!frr_tp_verbs_available())
+	if (!frr_tp_backend_available(FRR_TP_BACKEND_VERBS))
 		cr_skip_test("no RDMA device with an ACTIVE port (run "
 			     "scripts/test-verbs.sh: it uses the soft-RoCE "
 			     "VM)");

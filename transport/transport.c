@@ -15,12 +15,14 @@
 #include "flexrr/log.h"
 #include "transport_impl.h"
 
-/*
- * The verbs backend lives in verbs/ and may not be linked in (or not yet
- * written): weak references let AUTO fall back to shm when it is absent.
- */
-extern const struct frr_tp_ops frr_tp_verbs_ops __attribute__((weak));
-int frr_tp_verbs_available(void) __attribute__((weak));
+/* The backends built into this library, by enum frr_tp_backend. */
+static const struct frr_tp_ops *const backends[] = {
+	[FRR_TP_BACKEND_SHM] = &frr_tp_shm_ops,
+#ifdef FLEXRR_HAVE_VERBS
+	[FRR_TP_BACKEND_VERBS] = &frr_tp_verbs_ops,
+#endif
+};
+#define NBACKENDS (sizeof(backends) / sizeof(backends[0]))
 
 int frr_tp_err(struct frr_tp_ctx *ctx, int err, const char *fmt, ...)
 {
@@ -44,13 +46,8 @@ const char *frr_tp_last_error(const struct frr_tp_ctx *ctx)
 /* FNV-1a over the descriptor's fields before 'check', then a final mix. */
 uint64_t frr_tp_desc_check(const struct frr_tp_desc *d)
 {
-	const unsigned char *p = (const unsigned char *)d;
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t h = frr_fnv1a64(d, offsetof(struct frr_tp_desc, check), 0);
 
-	for (size_t i = 0; i < offsetof(struct frr_tp_desc, check); i++) {
-		h ^= p[i];
-		h *= 0x100000001b3ull;
-	}
 	h ^= h >> 33;
 	h *= 0xff51afd7ed558ccdull;
 	h ^= h >> 33;
@@ -87,24 +84,35 @@ int frr_tp_backend_parse(const char *name, enum frr_tp_backend *out)
 	return -EINVAL;
 }
 
-static int verbs_linked(void)
+static const struct frr_tp_ops *built_in(enum frr_tp_backend b)
 {
-	return &frr_tp_verbs_ops != NULL && frr_tp_verbs_available != NULL;
+	return (size_t)b < NBACKENDS ? backends[b] : NULL;
+}
+
+/* Usable here and now: built in, and (if it can tell) a device is up. */
+static int usable(const struct frr_tp_ops *ops)
+{
+	if (!ops)
+		return 0;
+	if (ops->size <= offsetof(struct frr_tp_ops, available) ||
+	    !ops->available)
+		return 1;
+	return ops->available();
+}
+
+int frr_tp_backend_available(enum frr_tp_backend b)
+{
+	return b == FRR_TP_BACKEND_AUTO || usable(built_in(b));
 }
 
 static const struct frr_tp_ops *backend_ops(enum frr_tp_backend b)
 {
-	switch (b) {
-	case FRR_TP_BACKEND_SHM:
-		return &frr_tp_shm_ops;
-	case FRR_TP_BACKEND_VERBS:
-		return verbs_linked() ? &frr_tp_verbs_ops : NULL;
-	case FRR_TP_BACKEND_AUTO:
-		if (verbs_linked() && frr_tp_verbs_available())
-			return &frr_tp_verbs_ops;
-		return &frr_tp_shm_ops;
-	}
-	return NULL;
+	if (b != FRR_TP_BACKEND_AUTO)
+		return built_in(b);
+	/* AUTO: verbs when a device is up, else shm */
+	if (usable(built_in(FRR_TP_BACKEND_VERBS)))
+		return built_in(FRR_TP_BACKEND_VERBS);
+	return built_in(FRR_TP_BACKEND_SHM);
 }
 
 static const char *ops_name(const struct frr_tp_ctx *ctx)
@@ -374,7 +382,7 @@ int frr_tp_ep_alive(struct frr_tp_ep *ep)
 
 static int remaining_ms(long long deadline)
 {
-	long long left = deadline - frr_tp_now_ms();
+	long long left = deadline - frr_now_ms();
 
 	return left > 0 ? (int)left : 1;
 }
@@ -404,7 +412,7 @@ int frr_tp_connect_all(struct frr_tp_ctx *ctx, const struct frr_tp_addr *addrs,
 				  nranks, ctx->cfg.nranks);
 	if (timeout_ms <= 0)
 		timeout_ms = ctx->cfg.timeout_ms;
-	deadline = frr_tp_now_ms() + timeout_ms;
+	deadline = frr_now_ms() + timeout_ms;
 	me = ctx->cfg.rank;
 	for (int r = 0; r < nranks; r++)
 		eps[r] = NULL;

@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "flexrr/base.h" /* frr_now_ms: deadlines of blocking calls */
 #include "flexrr/transport.h"
 
 #ifndef container_of
@@ -70,6 +71,9 @@ struct frr_tp_ops {
 	int (*poll_notify)(struct frr_tp_ctx *ctx, struct frr_tp_notify *n,
 			   int max);
 	int (*flush)(struct frr_tp_ep *ep, int timeout_ms);
+	/* 1 when the backend can open a context on this host now (a device
+	 * is up); NULL = always. */
+	int (*available)(void);
 };
 
 struct frr_tp_ctx {
@@ -111,15 +115,6 @@ int frr_tp_verbs_available(void);
  * Returns err so callers can 'return frr_tp_err(ctx, -EINVAL, ...)'. */
 int frr_tp_err(struct frr_tp_ctx *ctx, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-
-/* Monotonic milliseconds: deadlines of every blocking transport call. */
-static inline long long frr_tp_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* Descriptor integrity check (also used by tests to forge descriptors). */
 uint64_t frr_tp_desc_check(const struct frr_tp_desc *d);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +69,22 @@ free_buf:
 	return rc;
 }
 
+/* NaN or Inf in a saved model is a damaged file, not a model to start
+ * from: it would only turn every later update into NaN. */
+static int model_check_finite(struct frr_reader *r,
+			      const struct frr_model_table *t, const float *v)
+{
+	for (uint64_t j = 0; j < t->rows * t->cols; j++)
+		if (!isfinite(v[j]))
+			return frr_reader_fail(
+			    r,
+			    "table %s, row %" PRIu64 ", column %" PRIu64
+			    ": %g is not a finite number; the model file is "
+			    "damaged",
+			    t->name, j / t->cols, j % t->cols, (double)v[j]);
+	return 0;
+}
+
 int frr_model_load(const char *path, const char *app,
 		   const struct frr_model_table *t, int ntables, float **data)
 {
@@ -125,13 +142,18 @@ int frr_model_load(const char *path, const char *app,
 		}
 		data[i] = malloc(rows * cols * sizeof(float));
 		if (!data[i]) {
-			rc = -ENOMEM;
+			rc = frr_reader_oom(r, "the model", rows * cols * 4);
 			goto free_data;
 		}
 		rc = frr_reader_bytes(r, data[i], rows * cols * sizeof(float));
+		if (!rc)
+			rc = model_check_finite(r, &t[i], data[i]);
 		if (rc)
 			goto free_data;
 	}
+	rc = frr_reader_end(r, "the last table");
+	if (rc)
+		goto free_data;
 	frr_reader_close(r);
 	return 0;
 

@@ -17,7 +17,13 @@
 #include "flexrr/log.h"
 #include "reader.h"
 
+/* Read-ahead per refill.  The fuzz build makes it tiny, so lines and byte
+ * runs cross refills all the time (and a run costs less). */
+#ifdef FRR_READER_CHUNK
+#define RD_CHUNK FRR_READER_CHUNK
+#else
 #define RD_CHUNK (256u << 10)
+#endif
 /* A "line" longer than this is not text: refuse before eating memory. */
 #define RD_MAX_LINE (64u << 20)
 
@@ -31,6 +37,7 @@ struct frr_reader {
 	size_t line_cap;
 	uint64_t lineno;
 	uint64_t offset; /* uncompressed bytes handed out */
+	int binary;	 /* last read was bytes: messages give the offset */
 };
 
 int frr_reader_open(const char *path, struct frr_reader **out)
@@ -39,11 +46,13 @@ int frr_reader_open(const char *path, struct frr_reader **out)
 	int err;
 
 	r = calloc(1, sizeof(*r));
-	if (!r)
-		return -ENOMEM;
-	r->path = strdup(path);
-	r->in = malloc(RD_CHUNK);
-	if (!r->path || !r->in) {
+	if (r) {
+		r->path = strdup(path);
+		r->in = malloc(RD_CHUNK);
+	}
+	if (!r || !r->path || !r->in) {
+		frr_err("cannot open '%s': out of memory for its read buffer",
+			path);
 		err = -ENOMEM;
 		goto free_r;
 	}
@@ -61,8 +70,10 @@ int frr_reader_open(const char *path, struct frr_reader **out)
 	return 0;
 
 free_r:
-	free(r->in);
-	free(r->path);
+	if (r) {
+		free(r->in);
+		free(r->path);
+	}
 	free(r);
 	return err;
 }
@@ -135,7 +146,7 @@ static int rd_line_grow(struct frr_reader *r, size_t need)
 		cap *= 2;
 	p = realloc(r->line, cap);
 	if (!p)
-		return -ENOMEM;
+		return frr_reader_oom(r, "a line", cap);
 	r->line = p;
 	r->line_cap = cap;
 	return 0;
@@ -175,28 +186,30 @@ int frr_reader_line(struct frr_reader *r, char **line, size_t *len)
 		n--;
 	r->line[n] = '\0';
 	r->lineno++;
+	r->binary = 0;
+	/* the parsers see C strings: a NUL would silently cut the line */
+	if (memchr(r->line, '\0', n))
+		return frr_reader_fail(r, "NUL byte in a text line; is this "
+					  "a binary file?");
 	*line = r->line;
 	*len = n;
 	return 1;
 }
 
-int frr_reader_bytes(struct frr_reader *r, void *buf, size_t n)
+int frr_reader_read(struct frr_reader *r, void *buf, size_t n, size_t *got)
 {
 	unsigned char *dst = buf;
 	size_t want = n;
 
+	r->binary = 1;
 	while (want) {
 		size_t take;
 		int rc = rd_fill(r);
 
 		if (rc < 0)
 			return rc;
-		if (rc == 0) {
-			frr_err("%s: unexpected end of file after %llu bytes "
-				"(wanted %zu more); the file is truncated",
-				r->path, (unsigned long long)r->offset, want);
-			return -EIO;
-		}
+		if (rc == 0)
+			break;
 		take = r->in_len - r->in_pos;
 		if (take > want)
 			take = want;
@@ -206,7 +219,37 @@ int frr_reader_bytes(struct frr_reader *r, void *buf, size_t n)
 		dst += take;
 		want -= take;
 	}
+	*got = n - want;
 	return 0;
+}
+
+int frr_reader_bytes(struct frr_reader *r, void *buf, size_t n)
+{
+	size_t got;
+	int rc = frr_reader_read(r, buf, n, &got);
+
+	if (rc)
+		return rc;
+	if (got < n) {
+		frr_err("%s: unexpected end of file after %llu bytes "
+			"(wanted %zu more); the file is truncated",
+			r->path, (unsigned long long)r->offset, n - got);
+		return -EIO;
+	}
+	return 0;
+}
+
+int frr_reader_end(struct frr_reader *r, const char *what)
+{
+	int rc = rd_fill(r);
+
+	if (rc <= 0)
+		return rc;
+	r->binary = 1;
+	return frr_reader_fail(r,
+			       "unexpected data after %s; the file is "
+			       "damaged or not what it claims to be",
+			       what);
 }
 
 const char *frr_reader_path(const struct frr_reader *r)
@@ -224,6 +267,17 @@ uint64_t frr_reader_offset(const struct frr_reader *r)
 	return r->offset;
 }
 
+/* "FILE:LINE: msg" after a line, "FILE: byte OFF: msg" after bytes */
+static void rd_log_at(const struct frr_reader *r, const char *msg)
+{
+	if (r->lineno && !r->binary)
+		frr_err("%s:%llu: %s", r->path, (unsigned long long)r->lineno,
+			msg);
+	else
+		frr_err("%s: byte %llu: %s", r->path,
+			(unsigned long long)r->offset, msg);
+}
+
 int frr_reader_fail(struct frr_reader *r, const char *fmt, ...)
 {
 	char msg[512];
@@ -232,11 +286,18 @@ int frr_reader_fail(struct frr_reader *r, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (r->lineno)
-		frr_err("%s:%llu: %s", r->path, (unsigned long long)r->lineno,
-			msg);
-	else
-		frr_err("%s: byte %llu: %s", r->path,
-			(unsigned long long)r->offset, msg);
+	rd_log_at(r, msg);
 	return -EINVAL;
+}
+
+int frr_reader_oom(struct frr_reader *r, const char *what, uint64_t bytes)
+{
+	char msg[512];
+
+	snprintf(msg, sizeof(msg),
+		 "out of memory for %s (%llu MiB); use a machine with more "
+		 "memory or a smaller input",
+		 what, (unsigned long long)((bytes + (1u << 20) - 1) >> 20));
+	rd_log_at(r, msg);
+	return -ENOMEM;
 }

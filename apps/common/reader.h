@@ -17,19 +17,30 @@ int frr_reader_open(const char *path, struct frr_reader **r);
 void frr_reader_close(struct frr_reader *r);
 /* Next line without its newline, NUL-terminated, valid until the next call.
  * Returns 1 with *line and *len set, 0 at end of file, -errno on a read error
- * (e.g. truncated gzip: -EIO with a message naming the byte offset). */
+ * (e.g. truncated gzip: -EIO with a message naming the byte offset), -EINVAL
+ * for a line holding a NUL byte (text never does). */
 int frr_reader_line(struct frr_reader *r, char **line, size_t *len);
 /* Read exactly n bytes: 0, or -EIO ("unexpected end of file after N bytes"). */
 int frr_reader_bytes(struct frr_reader *r, void *buf, size_t n);
+/* Read up to n bytes: 0 with *got < n only at the end of the file, or -EIO.
+ * For loaders that say themselves what a short file lacks. */
+int frr_reader_read(struct frr_reader *r, void *buf, size_t n, size_t *got);
+/* 0 at the end of the file; -EINVAL with "FILE: byte OFF: unexpected data
+ * after <what>" when bytes remain (a model or data file must end where its
+ * header says it does). */
+int frr_reader_end(struct frr_reader *r, const char *what);
 /* Current position, for messages. */
 const char *frr_reader_path(const struct frr_reader *r);
 uint64_t
 frr_reader_lineno(const struct frr_reader *r); /* 1-based, last line read */
 uint64_t
 frr_reader_offset(const struct frr_reader *r); /* uncompressed bytes consumed */
-/* Log "FILE:LINE: <msg>" (or "FILE: byte OFF: <msg>" for binary input) and
- * return -EINVAL, for 'return frr_reader_fail(r, "expected ...", ...)'. */
+/* Log "FILE:LINE: <msg>" after a line, "FILE: byte OFF: <msg>" after a byte
+ * read, and return -EINVAL, for 'return frr_reader_fail(r, "expected ...")'. */
 int frr_reader_fail(struct frr_reader *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* Log "FILE:LINE: out of memory for <what>" (bytes wanted) and return
+ * -ENOMEM: a loader never fails on memory without saying where. */
+int frr_reader_oom(struct frr_reader *r, const char *what, uint64_t bytes);
 
 #endif /* FLEXRR_APPS_READER_H */

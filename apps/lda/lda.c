@@ -1,23 +1,23 @@
 // SPDX-License-Identifier: MIT
 /*
  * LDA by collapsed Gibbs sampling as a flexrr app.  Work items are
- * documents; worker w owns a contiguous run of documents holding about
- * 1/W of the tokens.
+ * documents; each data partition is a contiguous run of documents holding
+ * about 1/N of the tokens (N partitions).
  *
- * Tables: "word_topic" (V rows x K counts) and "topic_total" (1 x K).  The
- * topic of every token is the document's item state (uint16 per token,
- * frr_item_state), so when a helper samples a document the runtime hands
- * it the current assignments and writes the new ones back: counts and
- * assignments stay consistent.
+ * Tables: "word_topic" (V rows x K counts) and "topic_total" (1 x K), both
+ * ADD tables.  The topic of every token is the document's item state
+ * (uint16 per token, frr_item_state): whichever thread samples a document
+ * gets its current assignments and leaves the new ones, and the count
+ * changes it makes go to the tables as increments, so the counts stay
+ * consistent with the assignments wherever a document is sampled.
  *
  * Initial assignments are a deterministic function of (seed, document), so
- * every rank computes the initial counts of every word itself and the
+ * every process computes the initial counts of every word itself and the
  * tables start consistent with the item states (init_row) without an extra
- * clock.  Within a clock a worker samples against a private copy of the
- * counts read at its first chunk of the clock plus its own moves (the
- * AD-LDA scheme: other workers' moves arrive through the table at the next
- * clocks, staleness bounded by SSP); each chunk pushes its net count
- * changes as additive deltas.
+ * clock.  A thread samples against its cached rows: the counts fetched at
+ * its first access of the batch plus its own moves (the AD-LDA scheme:
+ * other partitions' moves arrive through the table at later clocks,
+ * staleness bounded by SSP); the runtime pushes the net changes.
  */
 #include <errno.h>
 #include <math.h>
@@ -30,38 +30,36 @@
 #include "flexrr/flexrr.h"
 #include "flexrr/log.h"
 #include "lda_corpus.h"
+#include "lda_heldout.h"
 #include "lda_model.h"
+#include "lda_sampler.h"
 
 enum { TB_WORD_TOPIC, TB_TOPIC_TOTAL };
-enum { ST_LOGLIK, ST_TOKENS, ST_COUNT };
+enum { ST_LOGLIK, ST_TOKENS, ST_HO_LL, ST_HO_TOKENS, ST_COUNT };
 
-/* A worker's private counts within a clock (only its thread uses it). */
-struct lda_view {
-	int clock;   /* clock the copy was read for; -1 = none */
-	float *nwk;  /* V x K, cur */
-	float *base; /* as last pushed */
-	float nk[LDA_MAX_TOPICS], nk_base[LDA_MAX_TOPICS];
-	uint8_t *touched; /* V */
-	uint32_t *tlist;
-	uint32_t ntouched;
-	double *scratch; /* 2K */
+/* A worker thread's scratch (frr_scratch). */
+struct lda_thread {
+	struct lda_sampler *smp;
+	int clock, part; /* the batch the sampler's lists are of */
 };
 
 struct lda_app {
-	struct frr_job_info job;
 	struct lda_corpus c;
 	struct lda_hyper h;
-	uint64_t *bound; /* nworkers + 1 document boundaries */
+	uint64_t seed, maxlen; /* maxlen: tokens of the longest document */
+	int nparts;
+	uint64_t *bound; /* nparts + 1 document boundaries */
 	float *init_nwk; /* initial counts, V x K */
 	float *init_nk;	 /* K */
 	float *phi0;	 /* --load: word-topic counts to start from */
+	enum lda_sampler_kind sampler;
+	double heldout;		/* fraction of documents held out */
+	struct lda_corpus test; /* the held-out documents */
+	struct lda_heldout *ho;
 	uint64_t top_words;
-	char *top_text; /* rank 0: the latest top-words listing */
+	char *top_text; /* leader: the latest top-words listing */
 	const char *save_path;
-	int progress;		/* print the metrics every clock */
-	struct lda_view *views; /* one per local worker thread */
-	struct lda_view
-	    *help; /* per local thread, for helping; made on first help */
+	int progress; /* print the metrics every clock */
 };
 
 static void lda_usage(FILE *out)
@@ -97,16 +95,27 @@ static void lda_usage(FILE *out)
 	    "                  built-in list\n"
 	    "  --write-uci DIR write the corpus as loaded (after the cuts) "
 	    "as DIR/docword.txt\n"
-	    "                  and DIR/vocab.txt (rank 0), e.g. to feed "
+	    "                  and DIR/vocab.txt (one process), e.g. to feed "
 	    "another tool\n"
 	    "gzip input is read directly (detected by magic).\n"
 	    "\nmodel:\n"
 	    "  --topics K      (default 20, max %d)\n"
 	    "  --alpha F       document-topic prior (default 0.1)\n"
 	    "  --beta F        topic-word prior (default 0.01)\n"
+	    "  --sampler S     sparse (default): SparseLDA, cost per token "
+	    "~ the word's\n"
+	    "                  non-zero topics; dense: the O(K) Gibbs "
+	    "draw, for checking\n"
+	    "                  (both draw from the same conditional)\n"
+	    "  --heldout F     hold out every 1/F-th document; print "
+	    "heldout_loglik_per_token\n"
+	    "                  (document completion: theta from the even "
+	    "tokens, the odd\n"
+	    "                  ones scored; default 0 = off)\n"
 	    "  --top-words N   print each topic's N most frequent words at "
 	    "the end\n"
-	    "  --save FILE     write the counts after every clock (rank 0)\n"
+	    "  --save FILE     write the counts after every clock (one "
+	    "process)\n"
 	    "  --load FILE     draw the initial topics from a saved model's "
 	    "counts (same\n"
 	    "                  vocabulary and K)\n"
@@ -181,6 +190,17 @@ static int lda_parse(struct lda_app *a, int argc, char **argv,
 			if (!rc)
 				rc = frr_opt_u64("lda", "--top-words", v, 1,
 						 1000, &a->top_words);
+		} else if (OPT("--sampler")) {
+			if (!rc && lda_sampler_kind_parse(v, &a->sampler)) {
+				frr_err("lda: --sampler wants sparse or dense, "
+					"not '%s'",
+					v);
+				rc = -EINVAL;
+			}
+		} else if (OPT("--heldout")) {
+			if (!rc)
+				rc = frr_opt_double("lda", "--heldout", v, 0,
+						    0.5, &a->heldout);
 		} else if (OPT("--save")) {
 			a->save_path = v;
 		} else if (OPT("--load")) {
@@ -206,15 +226,6 @@ static int lda_parse(struct lda_app *a, int argc, char **argv,
 	return 0;
 }
 
-static void lda_view_free(struct lda_view *v)
-{
-	free(v->nwk);
-	free(v->base);
-	free(v->touched);
-	free(v->tlist);
-	free(v->scratch);
-}
-
 static void lda_destroy(void *app)
 {
 	struct lda_app *a = app;
@@ -224,42 +235,22 @@ static void lda_destroy(void *app)
 	if (a->top_text) /* the run's end: the last clock's topics */
 		fputs(a->top_text, stdout);
 	fflush(stdout);
-	for (int t = 0; a->views && t < a->job.threads; t++)
-		lda_view_free(&a->views[t]);
-	for (int t = 0; a->help && t < a->job.threads; t++)
-		lda_view_free(&a->help[t]);
-	free(a->views);
-	free(a->help);
 	free(a->top_text);
 	free(a->bound);
 	free(a->init_nwk);
 	free(a->init_nk);
 	free(a->phi0);
+	lda_heldout_free(a->ho);
+	lda_corpus_free(&a->test);
 	lda_corpus_free(&a->c);
 	free(a);
 }
 
-static int lda_view_init(const struct lda_app *a, struct lda_view *v)
-{
-	size_t n = (size_t)a->h.V * a->h.K;
-
-	memset(v, 0, sizeof(*v));
-	v->clock = -1;
-	v->nwk = malloc(n * sizeof(float));
-	v->base = malloc(n * sizeof(float));
-	v->touched = calloc(a->h.V, 1);
-	v->tlist = malloc(a->h.V * sizeof(*v->tlist));
-	v->scratch = malloc(2 * a->h.K * sizeof(double));
-	if (!v->nwk || !v->base || !v->touched || !v->tlist || !v->scratch)
-		return -ENOMEM;
-	return 0;
-}
-
 static uint64_t lda_doc_seed(const struct lda_app *a, uint64_t d)
 {
-	uint64_t s = a->job.seed * 0x9e3779b97f4a7c15ull ^ (d + 1);
+	uint64_t s = a->seed * FRR_GOLDEN_GAMMA ^ (d + 1);
 
-	return lda_rng_next(&s);
+	return frr_splitmix64(&s);
 }
 
 static uint64_t lda_len(const struct lda_app *a, uint64_t d)
@@ -267,39 +258,50 @@ static uint64_t lda_len(const struct lda_app *a, uint64_t d)
 	return a->c.doc[d + 1] - a->c.doc[d];
 }
 
-/* Documents split so each worker gets about ntokens / W tokens. */
+/* Documents split so each partition gets about ntokens / N tokens and at
+ * least one document. */
 static int lda_partition(struct lda_app *a)
 {
-	int W = a->job.nworkers;
-	uint64_t d = 0;
+	uint64_t N = (uint64_t)a->nparts, d = 0;
 
-	a->bound = calloc((size_t)W + 1, sizeof(*a->bound));
+	if (a->c.ndocs < N) {
+		frr_err("lda: %llu documents cannot fill %llu data "
+			"partitions: run fewer processes or threads (-n, -t) "
+			"or give more documents",
+			(unsigned long long)a->c.ndocs, (unsigned long long)N);
+		return -EINVAL;
+	}
+	a->bound = calloc(N + 1, sizeof(*a->bound));
 	if (!a->bound)
 		return -ENOMEM;
-	for (int w = 1; w < W; w++) {
-		uint64_t goal = a->c.ntokens * (uint64_t)w / (uint64_t)W;
+	for (uint64_t p = 1; p < N; p++) {
+		uint64_t goal = a->c.ntokens * p / N;
 
 		while (d < a->c.ndocs && a->c.doc[d] < goal)
 			d++;
-		a->bound[w] = d;
+		if (d <= a->bound[p - 1]) /* a long document before */
+			d = a->bound[p - 1] + 1;
+		if (d > a->c.ndocs - (N - p)) /* leave one per partition */
+			d = a->c.ndocs - (N - p);
+		a->bound[p] = d;
 	}
-	a->bound[W] = a->c.ndocs;
+	a->bound[N] = a->c.ndocs;
 	return 0;
 }
 
-/* Every rank computes the counts of the initial assignments. */
+/* Every process computes the counts of the initial assignments. */
 static int lda_init_counts(struct lda_app *a)
 {
 	uint32_t K = a->h.K;
-	uint64_t maxlen = 1;
 	uint16_t *z;
 
+	a->maxlen = 1;
 	for (uint64_t d = 0; d < a->c.ndocs; d++)
-		if (lda_len(a, d) > maxlen)
-			maxlen = lda_len(a, d);
+		if (lda_len(a, d) > a->maxlen)
+			a->maxlen = lda_len(a, d);
 	a->init_nwk = calloc((size_t)a->h.V * K, sizeof(float));
 	a->init_nk = calloc(K, sizeof(float));
-	z = malloc(maxlen * sizeof(*z));
+	z = malloc(a->maxlen * sizeof(*z));
 	if (!a->init_nwk || !a->init_nk || !z) {
 		free(z);
 		return -ENOMEM;
@@ -343,7 +345,8 @@ static int lda_create(const struct frr_job_info *job, int argc, char **argv,
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return -ENOMEM;
-	a->job = *job;
+	a->seed = job->seed;
+	a->nparts = job->nparts;
 	a->h = (struct lda_hyper){ .K = 20, .alpha = 0.1, .beta = 0.01 };
 	a->progress = 1;
 	lda_text_opts_default(&o.t);
@@ -354,8 +357,13 @@ static int lda_create(const struct frr_job_info *job, int argc, char **argv,
 	if (rc)
 		goto destroy;
 	a->h.V = a->c.nwords;
-	if (o.write_uci && job->rank == 0) {
+	if (o.write_uci && job->leader) {
 		rc = lda_write_uci(&a->c, o.write_uci);
+		if (rc)
+			goto destroy;
+	}
+	if (a->heldout > 0) {
+		rc = lda_heldout_split(&a->c, a->heldout, &a->test);
 		if (rc)
 			goto destroy;
 	}
@@ -372,20 +380,21 @@ static int lda_create(const struct frr_job_info *job, int argc, char **argv,
 		rc = lda_init_counts(a);
 	if (rc)
 		goto destroy;
-	a->views = calloc((size_t)job->threads, sizeof(*a->views));
-	a->help = calloc((size_t)job->threads, sizeof(*a->help));
-	if (!a->views || !a->help) {
-		rc = -ENOMEM;
-		goto destroy;
-	}
-	for (int i = 0; i < job->threads; i++) {
-		rc = lda_view_init(a, &a->views[i]);
-		if (rc)
+	if (a->heldout > 0) {
+		/* the leader scores every test document */
+		a->ho = lda_heldout_new(&a->h, &a->c, &a->test, 0, 1,
+					TB_WORD_TOPIC, TB_TOPIC_TOTAL);
+		if (!a->ho) {
+			rc = -ENOMEM;
 			goto destroy;
+		}
 	}
-	frr_info("lda: %llu documents, %u words, %llu tokens, %u topics",
+	frr_info("lda: %llu documents, %u words, %llu tokens, %u topics, "
+		 "%s sampler, %llu held-out documents",
 		 (unsigned long long)a->c.ndocs, a->h.V,
-		 (unsigned long long)a->c.ntokens, a->h.K);
+		 (unsigned long long)a->c.ntokens, a->h.K,
+		 lda_sampler_kind_name(a->sampler),
+		 (unsigned long long)a->test.ndocs);
 	*app = a;
 	return 0;
 
@@ -427,129 +436,108 @@ static int lda_tables(void *app, struct frr_table_spec *specs, int max)
 	return 2;
 }
 
-static int lda_load_partition(void *app, int worker, uint64_t *nitems)
+static int lda_load_partition(void *app, int part, uint64_t *nitems,
+			      void **data)
 {
 	struct lda_app *a = app;
 
 	/* the corpus is parsed once per process in create() */
-	*nitems = a->bound[worker + 1] - a->bound[worker];
+	*nitems = a->bound[part + 1] - a->bound[part];
+	*data = &a->bound[part];
 	return 0;
 }
 
-static size_t lda_state_size(void *app, int worker, uint64_t item)
+static size_t lda_state_size(void *app, int part, uint64_t item)
 {
 	struct lda_app *a = app;
 
-	return lda_len(a, a->bound[worker] + item) * sizeof(uint16_t);
+	return lda_len(a, a->bound[part] + item) * sizeof(uint16_t);
 }
 
-static void lda_state_init(void *app, int worker, uint64_t item, void *state)
+static void lda_state_init(void *app, int part, uint64_t item, void *state)
 {
 	struct lda_app *a = app;
-	uint64_t d = a->bound[worker] + item;
+	uint64_t d = a->bound[part] + item;
 
 	lda_init_doc(&a->h, a->c.word + a->c.doc[d], lda_len(a, d), state,
 		     a->phi0, lda_doc_seed(a, d));
 }
 
-static void lda_view_read(const struct lda_app *a, struct frr_wctx *wc,
-			  struct lda_view *v)
-{
-	uint32_t K = a->h.K;
-
-	for (uint64_t w = 0; w < a->h.V; w++)
-		memcpy(v->nwk + w * K, frr_row_read(wc, TB_WORD_TOPIC, w),
-		       K * sizeof(float));
-	memcpy(v->base, v->nwk, (size_t)a->h.V * K * sizeof(float));
-	memcpy(v->nk, frr_row_read(wc, TB_TOPIC_TOTAL, 0), K * sizeof(float));
-	memcpy(v->nk_base, v->nk, K * sizeof(float));
-}
-
-static void lda_view_push(const struct lda_app *a, struct frr_wctx *wc,
-			  struct lda_view *v)
-{
-	float delta[LDA_MAX_TOPICS];
-	uint32_t K = a->h.K;
-
-	for (uint32_t t = 0; t < v->ntouched; t++) {
-		uint32_t w = v->tlist[t];
-		float *c = v->nwk + (uint64_t)w * K,
-		      *b = v->base + (uint64_t)w * K;
-		int any = 0;
-
-		for (uint32_t k = 0; k < K; k++) {
-			delta[k] = c[k] - b[k];
-			any |= delta[k] != 0;
-			b[k] = c[k];
-		}
-		if (any)
-			frr_row_update(wc, TB_WORD_TOPIC, w, delta);
-		v->touched[w] = 0;
-	}
-	v->ntouched = 0;
-	for (uint32_t k = 0; k < K; k++) {
-		delta[k] = v->nk[k] - v->nk_base[k];
-		v->nk_base[k] = v->nk[k];
-	}
-	frr_row_update(wc, TB_TOPIC_TOTAL, 0, delta);
-}
-
-static int lda_process(void *app, struct frr_wctx *wc, int owner, int clock,
-		       uint64_t begin, uint64_t end)
+static int lda_thread_init(void *app, void *scratch)
 {
 	struct lda_app *a = app;
-	int me = frr_wctx_worker(wc), rc = 0;
-	struct lda_view *v;
-	double ll = 0;
-	uint64_t ntok = 0;
+	struct lda_thread *t = scratch;
 
-	if (me == owner) {
-		v = &a->views[owner - a->job.rank * a->job.threads];
-		if (v->clock != clock) {
-			lda_view_read(a, wc, v);
-			v->clock = clock;
-		}
-	} else { /* helping: this thread's help view, kept between helps
-		  * (a read overwrites it whole; a push clears 'touched') */
-		v = &a->help[me - a->job.rank * a->job.threads];
-		if (!v->nwk) {
-			rc = lda_view_init(a, v);
-			if (rc) {
-				lda_view_free(v);
-				memset(v, 0, sizeof(*v));
-				return rc;
-			}
-		}
-		lda_view_read(a, wc, v);
+	t->smp = lda_sampler_new(&a->h, a->sampler, &a->c);
+	t->clock = t->part = -1;
+	return t->smp ? 0 : -ENOMEM;
+}
+
+static void lda_thread_fini(void *app, void *scratch)
+{
+	struct lda_thread *t = scratch;
+
+	(void)app;
+	lda_sampler_free(t->smp);
+}
+
+/* One Gibbs sweep over document d (topics z) on the thread's cached rows:
+ * the one place the sampler is called.  Returns its log-likelihood. */
+static double lda_sample(const struct lda_app *a, struct frr_ctx *c,
+			 struct lda_thread *t, uint64_t d, uint16_t *z,
+			 float *nk, uint64_t rng)
+{
+	const uint32_t *words = a->c.word + a->c.doc[d];
+	uint64_t len = lda_len(a, d);
+	double ll = 0;
+
+	lda_sampler_doc_begin(t->smp, z, len);
+	for (uint64_t i = 0; i < len; i++)
+		lda_sampler_token(t->smp, i, words[i],
+				  frr_row_write(c, TB_WORD_TOPIC, words[i]), nk,
+				  &rng);
+	for (uint64_t i = 0; i < len; i++)
+		ll += lda_sampler_loglik(
+		    t->smp, words[i], frr_row_read(c, TB_WORD_TOPIC, words[i]));
+	lda_sampler_doc_end(t->smp);
+	return ll;
+}
+
+static int lda_process(void *app, struct frr_ctx *c, uint64_t begin,
+		       uint64_t end)
+{
+	struct lda_app *a = app;
+	struct lda_thread *t = frr_scratch(c);
+	uint64_t first = *(const uint64_t *)frr_part(c), ntok = 0;
+	float *nk = frr_row_write(c, TB_TOPIC_TOTAL, 0);
+	double ll = 0;
+
+	/* a new batch fetches the rows anew: the sampler's lists with it
+	 * (a batch is one clock of one partition on this thread) */
+	if (t->clock != frr_clock(c) || t->part != frr_part_index(c)) {
+		t->clock = frr_clock(c);
+		t->part = frr_part_index(c);
+		lda_sampler_clock(t->smp, nk);
 	}
+
 	for (uint64_t it = begin; it < end; it++) {
-		uint64_t d = a->bound[owner] + it, len = lda_len(a, d);
-		const uint32_t *words = a->c.word + a->c.doc[d];
-		uint16_t *z = frr_item_state(wc, it);
-		uint64_t rng = frr_item_rng(wc, it);
+		uint64_t d = first + it, len = lda_len(a, d);
+		uint16_t *z = frr_item_state(c, it);
 
 		if (!len)
 			continue;
 		if (!z) {
 			frr_err("lda: no item state for document %llu of "
-				"worker %d: the runtime lost it",
-				(unsigned long long)d, owner);
-			rc = -EPROTO;
-			break;
+				"partition %d: a runtime bug",
+				(unsigned long long)d, frr_part_index(c));
+			return -EPROTO;
 		}
-		ll += lda_sample_doc(&a->h, words, len, z, v->nwk, v->nk,
-				     v->scratch, &rng);
+		ll += lda_sample(a, c, t, d, z, nk, frr_item_rng(c, it));
 		ntok += len;
-		for (uint64_t i = 0; i < len; i++)
-			if (!v->touched[words[i]]) {
-				v->touched[words[i]] = 1;
-				v->tlist[v->ntouched++] = words[i];
-			}
 	}
-	lda_view_push(a, wc, v);
-	frr_stat_add(wc, ST_LOGLIK, ll);
-	frr_stat_add(wc, ST_TOKENS, (double)ntok);
-	return rc;
+	frr_stat_add(c, ST_LOGLIK, ll);
+	frr_stat_add(c, ST_TOKENS, (double)ntok);
+	return 0;
 }
 
 static int lda_save_row(void *ctx, int t, uint64_t r, float *out)
@@ -566,7 +554,7 @@ static int lda_save(void *app, struct frr_eval_ctx *ec, const char *path)
 	return frr_model_save(path, "lda", t, 2, lda_save_row, ec);
 }
 
-/* Rank 0 keeps the latest listing; destroy() prints it at the end. */
+/* The leader keeps the latest listing; destroy() prints it at the end. */
 static int lda_top(struct lda_app *a, struct frr_eval_ctx *ec)
 {
 	uint32_t K = a->h.K, V = a->h.V, n = (uint32_t)a->top_words;
@@ -632,9 +620,19 @@ static int lda_clock_local(void *app, struct frr_eval_ctx *ec, int clock)
 	struct lda_app *a = app;
 	int rc = 0;
 
-	(void)clock;
-	if (frr_eval_job(ec)->rank != 0)
+	if (!frr_eval_job(ec)->leader)
 		return 0;
+	if (a->ho) {
+		double ll = 0, n = 0;
+
+		rc = lda_heldout_eval(a->ho, lda_save_row, ec,
+				      lda_doc_seed(a, (uint64_t)clock << 32),
+				      &ll, &n);
+		if (rc)
+			return rc;
+		frr_eval_stat_add(ec, ST_HO_LL, ll);
+		frr_eval_stat_add(ec, ST_HO_TOKENS, n);
+	}
 	if (a->save_path)
 		rc = lda_save(a, ec, a->save_path);
 	if (!rc && a->top_words)
@@ -647,11 +645,22 @@ static int lda_clock_global(void *app, const double *st, int nstats, int clock,
 {
 	struct lda_app *a = app;
 	double n = st[ST_TOKENS] > 0 ? st[ST_TOKENS] : 1;
+	int m;
 
 	(void)nstats;
 	*objective = st[ST_LOGLIK] / n;
-	snprintf(metrics, len, "topics=%u tokens=%.0f loglik_per_token=%.5f",
-		 a->h.K, st[ST_TOKENS], *objective);
+	m = snprintf(metrics, len, "topics=%u tokens=%.0f ", a->h.K,
+		     st[ST_TOKENS]);
+	if (a->ho && m > 0 && (size_t)m < len)
+		m += snprintf(
+		    metrics + m, len - (size_t)m,
+		    "heldout_tokens=%.0f heldout_loglik_per_token=%.5f ",
+		    st[ST_HO_TOKENS],
+		    st[ST_HO_LL] /
+			(st[ST_HO_TOKENS] > 0 ? st[ST_HO_TOKENS] : 1));
+	if (m > 0 && (size_t)m < len)
+		snprintf(metrics + m, len - (size_t)m, "loglik_per_token=%.5f",
+			 *objective);
 	/* the runtime's progress line shows the objective only */
 	if (a->progress)
 		fprintf(stderr, "lda: clock %d %s\n", clock, metrics);
@@ -670,6 +679,9 @@ const struct frr_app_ops frr_app_lda = {
 	.load_partition = lda_load_partition,
 	.item_state_size = lda_state_size,
 	.item_state_init = lda_state_init,
+	.scratch_size = sizeof(struct lda_thread),
+	.thread_init = lda_thread_init,
+	.thread_fini = lda_thread_fini,
 	.process = lda_process,
 	.clock_local = lda_clock_local,
 	.clock_global = lda_clock_global,

@@ -10,6 +10,14 @@
 
 #include <stdint.h>
 
+/* Input bounds, checked before anything is sized from them.  The largest
+ * UCI corpus (PubMed) has 8.2M documents, 141k words and 730M tokens; a
+ * count is one cell of a float table, exact up to 2^24. */
+#define LDA_MAX_DOCS (1u << 26)
+#define LDA_MAX_WORDS (1u << 24)
+#define LDA_MAX_COUNT (1u << 24)
+#define LDA_MAX_TOKENS (1ull << 32)
+
 struct lda_corpus {
 	uint64_t ndocs;
 	uint32_t nwords; /* vocabulary size V */
@@ -39,5 +47,8 @@ int lda_load_text(const char *path, const struct lda_text_opts *o,
 /* Write c as UCI files DIR/docword.txt and DIR/vocab.txt. */
 int lda_write_uci(const struct lda_corpus *c, const char *dir);
 void lda_corpus_free(struct lda_corpus *c);
+/* The loaders' growable arrays: *p holds at least need elements of elt
+ * bytes (capacity doubles); -ENOMEM leaves *p as it was. */
+int lda_grow(void **p, uint64_t *cap, uint64_t need, size_t elt);
 
 #endif

@@ -16,7 +16,7 @@ void lda_init_doc(const struct lda_hyper *h, const uint32_t *words,
 		uint32_t k;
 
 		if (!phi0) {
-			z[i] = (uint16_t)(lda_rng_next(&s) % h->K);
+			z[i] = (uint16_t)(frr_splitmix64(&s) % h->K);
 			continue;
 		}
 		row = phi0 + (uint64_t)words[i] * h->K;
@@ -40,9 +40,9 @@ static void lda_doc_counts(const struct lda_hyper *h, uint64_t len,
 		ndk[z[i]] += 1;
 }
 
-double lda_doc_loglik(const struct lda_hyper *h, const uint32_t *words,
-		      uint64_t len, const uint16_t *z, const float *nwk,
-		      const float *nk, double *scratch)
+double lda_doc_loglik(const struct lda_hyper *h, uint64_t len,
+		      const uint16_t *z, float *const *row, const float *nk,
+		      double *scratch)
 {
 	double *theta = scratch, *inv = scratch + h->K;
 	double vb = h->V * h->beta, ll = 0;
@@ -54,51 +54,58 @@ double lda_doc_loglik(const struct lda_hyper *h, const uint32_t *words,
 		inv[k] = 1.0 / ((nk[k] > 0 ? (double)nk[k] : 0) + vb);
 	}
 	for (uint64_t i = 0; i < len; i++) {
-		const float *row = nwk + (uint64_t)words[i] * h->K;
+		const float *r = row[i];
 		double p = 0;
 
 		for (uint32_t k = 0; k < h->K; k++)
 			p += theta[k] *
-			     ((row[k] > 0 ? (double)row[k] : 0) + h->beta) *
-			     inv[k];
+			     ((r[k] > 0 ? (double)r[k] : 0) + h->beta) * inv[k];
 		ll += log(p);
 	}
 	return ll;
 }
 
-double lda_sample_doc(const struct lda_hyper *h, const uint32_t *words,
-		      uint64_t len, uint16_t *z, float *nwk, float *nk,
-		      double *scratch, uint64_t *rng)
+uint32_t lda_dense_draw(const struct lda_hyper *h, const float *row,
+			const float *nk, const double *ndk, double *cdf,
+			uint64_t *rng)
+{
+	double vb = h->V * h->beta, tot = 0, u;
+	uint32_t K = h->K, k;
+
+	for (k = 0; k < K; k++) {
+		/* a stale view can hold a count our own move just took below
+		 * zero: clamp, never a negative weight */
+		double nw = row[k] > 0 ? row[k] : 0;
+		double nt = nk[k] > 0 ? nk[k] : 0;
+
+		tot += (ndk[k] + h->alpha) * (nw + h->beta) / (nt + vb);
+		cdf[k] = tot;
+	}
+	u = lda_rng_uniform(rng) * tot;
+	for (k = 0; k + 1 < K && cdf[k] <= u; k++)
+		;
+	return k;
+}
+
+double lda_sample_doc(const struct lda_hyper *h, uint64_t len, uint16_t *z,
+		      float *const *row, float *nk, double *scratch,
+		      uint64_t *rng)
 {
 	double *ndk = scratch, *cdf = scratch + h->K;
-	double vb = h->V * h->beta;
-	uint32_t K = h->K;
 
 	lda_doc_counts(h, len, z, ndk);
 	for (uint64_t i = 0; i < len; i++) {
-		float *row = nwk + (uint64_t)words[i] * K;
-		uint32_t old = z[i], k;
-		double tot = 0, u;
+		float *r = row[i];
+		uint32_t k = z[i];
 
-		ndk[old] -= 1;
-		row[old] -= 1;
-		nk[old] -= 1;
-		for (k = 0; k < K; k++) {
-			/* a stale view can hold a count our own move just
-			 * took below zero: clamp, never a negative weight */
-			double nw = row[k] > 0 ? row[k] : 0;
-			double nt = nk[k] > 0 ? nk[k] : 0;
-
-			tot += (ndk[k] + h->alpha) * (nw + h->beta) / (nt + vb);
-			cdf[k] = tot;
-		}
-		u = lda_rng_uniform(rng) * tot;
-		for (k = 0; k + 1 < K && cdf[k] <= u; k++)
-			;
-		z[i] = (uint16_t)k;
+		ndk[k] -= 1;
+		r[k] -= 1;
+		nk[k] -= 1;
+		k = lda_dense_draw(h, r, nk, ndk, cdf, rng);
 		ndk[k] += 1;
-		row[k] += 1;
+		r[k] += 1;
 		nk[k] += 1;
+		z[i] = (uint16_t)k;
 	}
-	return lda_doc_loglik(h, words, len, z, nwk, nk, scratch);
+	return lda_doc_loglik(h, len, z, row, nk, scratch);
 }

@@ -8,10 +8,10 @@
  * table is [p_u (rank floats) | b_u]; an item row of "item" is [q_i | b_i].
  *
  * Work items are training ratings.  Ratings are partitioned by user (every
- * rating of a user belongs to one worker), so a user row is written by one
- * worker (or its helpers) only and the SSP staleness that remains is on item
- * rows.  A partition is a pure function of (data, seed, worker, nworkers):
- * any rank can build any worker's partition (RapidReassignment replicas).
+ * rating of a user belongs to one partition), so a user row is written for
+ * one partition only and the SSP staleness that remains is on item rows.  A
+ * partition is a pure function of (data, seed, part, nparts): any process
+ * can build any partition (the runtime may load others' partitions).
  */
 #ifndef FLEXRR_APPS_MF_H
 #define FLEXRR_APPS_MF_H
@@ -19,23 +19,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "flexrr/base.h"
+
 #define MF_MAX_RANK 1024
 #define MF_ID_MAX UINT32_MAX /* raw ids in files: 0 .. 2^32 - 1 */
 
 /* ---- deterministic hashing and random numbers ------------------------- */
-/* splitmix64: a counter-based generator, good enough for synthetic data and
- * shuffles, and cheap to seed from a hash of (seed, what, index). */
-static inline uint64_t mf_mix64(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
+/* splitmix64 (flexrr/base.h): a counter-based generator, good enough for
+ * synthetic data and shuffles, and cheap to seed from a hash of (seed,
+ * what, index). */
 static inline uint64_t mf_hash3(uint64_t a, uint64_t b, uint64_t c)
 {
-	return mf_mix64(mf_mix64(mf_mix64(a) ^ b) ^ c);
+	return frr_mix64(frr_mix64(frr_mix64(a) ^ b) ^ c);
 }
 
 struct mf_rng {
@@ -45,7 +40,7 @@ struct mf_rng {
 static inline uint64_t mf_rng_next(struct mf_rng *r)
 {
 	r->s += 0x9e3779b97f4a7c15ull;
-	return mf_mix64(r->s);
+	return frr_mix64(r->s);
 }
 
 /* uniform in [0, 1) with 53 random bits */
@@ -76,9 +71,9 @@ struct mf_data {
 	struct mf_rating *ratings;
 	uint32_t nusers;
 	uint32_t nitems;
-	double mean;	  /* of all ratings */
-	int *user_worker; /* owner worker of each user, after mf_data_assign */
-	int nworkers;
+	double mean;	/* of all ratings */
+	int *user_part; /* partition of each user, after mf_data_assign */
+	int nparts;
 };
 
 /* One worker's share: training ratings (its work items, in processing
@@ -97,8 +92,8 @@ void mf_data_free(struct mf_data *d);
 void mf_part_free(struct mf_part *p);
 
 /* Assign users to workers, balancing rating counts (largest first, to the
- * least loaded worker, ties to the lowest worker): deterministic. */
-int mf_data_assign(struct mf_data *d, int nworkers);
+ * least loaded partition, ties to the lowest): deterministic. */
+int mf_data_assign(struct mf_data *d, int nparts);
 /* Build worker w's partition: the ratings of its users, a rating held out
  * when hash(seed, raw pair) < test_frac, training ratings shuffled with a
  * generator seeded from (seed, w). */
@@ -136,6 +131,26 @@ const char *mf_format_name(enum mf_format f);
 int mf_load_files(const char *const *paths, int npaths, enum mf_format fmt,
 		  struct mf_data *out);
 
+/* ---- model files (--save / --load) ------------------------------------ */
+/* A header, then the user rows and the item rows (cols floats each), in
+ * host byte order: models move between runs on like machines. */
+#define MF_MODEL_MAGIC "FRRMF01"
+struct mf_model_hdr {
+	char magic[8];
+	uint32_t rank;
+	uint32_t cols;
+	uint64_t nusers;
+	uint64_t nitems;
+	double mu;
+};
+
+/* Read a model saved for the shape in 'want' (magic ignored): on success
+ * *rows holds (nusers + nitems) * cols finite floats (malloc'ed).  Errors
+ * name the file and byte: another shape, a non-finite value, a short file
+ * or data after the last row; -EINVAL / -EIO / -ENOMEM. */
+int mf_model_read(const char *path, const struct mf_model_hdr *want,
+		  float **rows);
+
 /* ---- synthetic data ---------------------------------------------------- */
 /* Low-rank truth plus Gaussian noise: r = mean + p*_u . q*_i + noise * N(0,1)
  * with p*, q* entries N(0, (signal^2/rank)^(1/2)) so p*.q* has standard
@@ -161,8 +176,8 @@ struct mf_synth {
 void mf_synth_defaults(struct mf_synth *s);
 /* "USERS,ITEMS,RATINGS" or "netflix" (480189,17770,100000000). */
 int mf_synth_parse(const char *spec, struct mf_synth *s);
-/* Worker w of nworkers gets users u with u % nworkers == w. */
-int mf_synth_partition(const struct mf_synth *s, int w, int nworkers,
+/* Partition w of nparts gets users u with u % nparts == w. */
+int mf_synth_partition(const struct mf_synth *s, int w, int nparts,
 		       double test_frac, uint64_t split_seed,
 		       struct mf_part *out);
 
@@ -187,11 +202,11 @@ static inline float mf_predict(const float *p, const float *q, int rank,
 	return mu + p[rank] + q[rank] + dot;
 }
 
-/* One SGD step on rating r: updates p and q in place and adds the same
- * changes to dp and dq (the deltas pushed to the tables).  Returns the
- * error before the step (r - prediction). */
+/* One SGD step on rating r: updates p and q in place.  Returns the error
+ * before the step (r - prediction).  (Through the runtime p and q are the
+ * worker cache's rows: the runtime derives the updates it pushes from them,
+ * so the step has no delta stores of its own.) */
 static inline float mf_sgd_step(float *restrict p, float *restrict q,
-				float *restrict dp, float *restrict dq,
 				const struct mf_hyper *h, float r)
 {
 	const int k = h->rank;
@@ -200,21 +215,12 @@ static inline float mf_sgd_step(float *restrict p, float *restrict q,
 
 	for (int f = 0; f < k; f++) {
 		const float pf = p[f], qf = q[f];
-		const float gp = lr * (e * qf - h->reg * pf);
-		const float gq = lri * (e * pf - h->reg * qf);
 
-		p[f] = pf + gp;
-		q[f] = qf + gq;
-		dp[f] += gp;
-		dq[f] += gq;
+		p[f] = pf + lr * (e * qf - h->reg * pf);
+		q[f] = qf + lri * (e * pf - h->reg * qf);
 	}
-	const float gbu = lr * (e - h->breg * p[k]);
-	const float gbi = lri * (e - h->breg * q[k]);
-
-	p[k] += gbu;
-	q[k] += gbi;
-	dp[k] += gbu;
-	dq[k] += gbi;
+	p[k] += lr * (e - h->breg * p[k]);
+	q[k] += lri * (e - h->breg * q[k]);
 	return e;
 }
 

@@ -11,16 +11,14 @@
 #include <unistd.h>
 
 #include "common/opts.h"
-#include "common/reader.h"
 #include "flexrr/flexrr.h"
 #include "flexrr/log.h"
 #include "mf.h"
 
-enum { T_USER = 0, T_ITEM = 1, T_CLOCK = 2 };
+enum { T_USER = 0, T_ITEM = 1 };
 enum { S_TRAIN_SSE = 0, S_TRAIN_N, S_TEST_SSE, S_TEST_N, S_NSTATS };
 
 #define MF_MAX_FILES 16
-static const char model_magic[8] = "FRRMF01";
 
 struct mf_opts {
 	const char *data[MF_MAX_FILES];
@@ -38,67 +36,12 @@ struct mf_opts {
 	const char *load;
 };
 
-/*
- * A worker thread's working copies of the rows it touches.  Within a clock
- * SGD runs on these copies (reads through the table do not reflect the
- * reader's own updates), and what changed is pushed at the end of every
- * process() call.  Per row:
- *   val    the working copy for this clock (valid while stamp == gen),
- *   acc    the change not pushed yet,
- *   pend   (user rows of the home view only) what it pushed in each of the
- *          last 'ring' clocks, tagged with the clock in ptag.
- *
- * User rows belong to one worker.  An SSP read lacks that worker's own
- * unapplied clocks, and SGD that re-applies its own steps on such a row
- * oscillates and diverges; so on a user row's first touch in a clock the
- * worker takes the table's row plus its own pushes the shard has not applied
- * yet (read-my-writes across clocks).  Which of its clocks a shard has
- * applied it learns from the "clock" table: the owner adds 1 to row
- * (worker * P + shard) in every clock it processes items, and shards apply
- * clocks whole and in order.
- *
- * Item rows are shared by every worker, and each worker's pass moves a
- * popular item most of the way to its own local optimum: summing W such
- * moves overshoots W-fold (diverges for W >= 4), so a worker pushes 1/W of
- * its item change (the clock's item update is the workers' average, as in
- * local SGD with averaging).  Adding a worker's own unapplied item pushes
- * back, as for users, measured worse under SSP (users then fit an item view
- * the other workers' pushes pull away from), so item rows are read as the
- * table has them.
- *
- * Used only by the thread that owns the scratch.
- */
-struct mf_side {
-	uint32_t cap;
-	int ring;	  /* clocks of pend kept; 0 = none (away side) */
-	float *val, *acc; /* cap * cols */
-	float *pend;	  /* cap * ring * cols */
-	int32_t *ptag;	  /* cap * ring: clock of the pend entry, -1 none */
-	uint32_t *stamp;  /* == gen: val holds this clock's working copy */
-	uint32_t *dstamp; /* == call: in dirty[] */
-	uint32_t *dirty;
-	uint32_t ndirty;
-};
-
-#define MF_MAX_RING 32
-
-/* One thread's rows for one owner: 'home' is the thread's own worker,
- * kept across clocks; 'away' is whatever owner it helps, per clock. */
-struct mf_view {
-	int owner, clock;
-	const struct mf_part *part;
-	uint32_t gen, call;
-	struct mf_side user, item;
-	/* home only: the k-th clock in which this worker pushed its clock
-	 * stamp, for the last 'ring' clocks */
-	int32_t stamp_clock[MF_MAX_RING];
-	uint64_t stamp_k[MF_MAX_RING];
-	uint64_t nstamps;
-	int last_stamp;
-};
-
-struct mf_scratch {
-	struct mf_view home, away;
+/* One data partition: its ratings and, per row, its step cap (--steps /
+ * the row's ratings in the partition). */
+struct mf_slice {
+	struct mf_part p;
+	float *icap, *ucap;
+	int loaded;
 };
 
 struct mf_app {
@@ -109,14 +52,9 @@ struct mf_app {
 	float mu;
 	struct mf_data data; /* files only; dropped once partitions exist */
 	int have_data;
-	pthread_mutex_t lock;  /* load_partition */
-	struct mf_part *parts; /* [nworkers] */
-	int *loaded;
-	struct mf_scratch *scratch; /* [threads] */
-	float *model;		    /* --load: rows to start from */
-	float item_scale; /* share of a worker's item-row change pushed */
-	/* [nworkers][rows]: --steps / the row's ratings in the partition */
-	float **icap, **ucap;
+	pthread_mutex_t lock;	 /* load_partition */
+	struct mf_slice *slices; /* [nparts] */
+	float *model;		 /* --load: rows to start from */
 	float *eval_items, *eval_users;
 	uint32_t eval_users_cap;
 };
@@ -202,10 +140,103 @@ static int opt_int(const char *name, const char *s, long lo, long hi, long *out)
 	return ret;
 }
 
+/* The input options; 1 if k is not one of them. */
+static int input_opt(struct mf_opts *o, const char *k, const char *v,
+		     double *skew)
+{
+	double d = 0; /* d, l: read even when a parse fails */
+	long l = 0;
+	int ret = 0;
+
+	if (!strcmp(k, "--data")) {
+		if (o->ndata == MF_MAX_FILES) {
+			frr_err("mf: more than %d --data files; concatenate "
+				"some",
+				MF_MAX_FILES);
+			return -EINVAL;
+		}
+		o->data[o->ndata++] = v;
+	} else if (!strcmp(k, "--format")) {
+		ret = mf_format_parse(v, &o->fmt);
+	} else if (!strcmp(k, "--synthetic")) {
+		o->synthetic = 1;
+		ret = mf_synth_parse(v, &o->synth);
+	} else if (!strcmp(k, "--synth-rank")) {
+		ret = opt_int(k, v, 1, MF_MAX_RANK, &l);
+		o->synth.rank = (int)l;
+		o->have_synth_rank = 1;
+	} else if (!strcmp(k, "--synth-noise")) {
+		ret = opt_double(k, v, 0, 1e6, &o->synth.noise);
+	} else if (!strcmp(k, "--synth-signal")) {
+		ret = opt_double(k, v, 0, 1e6, &o->synth.signal);
+	} else if (!strcmp(k, "--synth-mean")) {
+		ret = opt_double(k, v, -1e9, 1e9, &o->synth.mean);
+	} else if (!strcmp(k, "--synth-skew")) {
+		ret = opt_double(k, v, 0, 0.99, skew);
+	} else if (!strcmp(k, "--data-seed")) {
+		ret = opt_double(k, v, 0, 9007199254740992.0, &d);
+		o->data_seed = (uint64_t)d;
+	} else {
+		return 1;
+	}
+	return ret;
+}
+
+/* The model and training options; 1 if k is not one of them. */
+static int train_opt(struct mf_opts *o, const char *k, const char *v)
+{
+	long l = 0;
+	int ret = 0;
+
+	if (!strcmp(k, "--rank")) {
+		ret = opt_int(k, v, 1, MF_MAX_RANK, &l);
+		o->rank = (int)l;
+	} else if (!strcmp(k, "--lr")) {
+		ret = opt_double(k, v, 1e-9, 10, &o->lr);
+	} else if (!strcmp(k, "--lr-decay")) {
+		ret = opt_double(k, v, 1e-3, 1, &o->lr_decay);
+	} else if (!strcmp(k, "--steps")) {
+		ret = opt_double(k, v, 1e-6, 1e12, &o->steps);
+	} else if (!strcmp(k, "--reg")) {
+		ret = opt_double(k, v, 0, 1e3, &o->reg);
+	} else if (!strcmp(k, "--bias-reg")) {
+		ret = opt_double(k, v, 0, 1e3, &o->bias_reg);
+		o->have_bias_reg = 1;
+	} else if (!strcmp(k, "--test-frac")) {
+		ret = opt_double(k, v, 0, 0.9, &o->test_frac);
+	} else if (!strcmp(k, "--load")) {
+		o->load = v;
+	} else {
+		return 1;
+	}
+	return ret;
+}
+
+/* What the options imply together; -EINVAL on a bad combination. */
+static int opts_finish(struct mf_opts *o, double skew)
+{
+	if (!o->ndata == !o->synthetic) {
+		frr_err("mf: give either --data FILE or --synthetic SPEC "
+			"(e.g. --synthetic 20000,2000,1000000); see mf --help");
+		return -EINVAL;
+	}
+	if (o->fmt != MF_FMT_AUTO && !o->ndata) {
+		frr_err("mf: --format applies to --data files only");
+		return -EINVAL;
+	}
+	if (skew >= 0)
+		o->synth.user_skew = o->synth.item_skew = skew;
+	if (!o->have_synth_rank)
+		o->synth.rank = o->rank;
+	if (!o->have_bias_reg)
+		o->bias_reg = o->reg;
+	o->synth.seed = o->data_seed;
+	return 0;
+}
+
 static int parse_opts(int argc, char **argv, uint64_t seed, struct mf_opts *o)
 {
-	double skew = -1, d = 0; /* d, l: read even when a parse fails */
-	long l = 0;
+	double skew = -1;
 	int ret = 0;
 
 	*o = (struct mf_opts){
@@ -234,140 +265,30 @@ static int parse_opts(int argc, char **argv, uint64_t seed, struct mf_opts *o)
 			return -EINVAL;
 		}
 		a++;
-		if (!strcmp(k, "--data")) {
-			if (o->ndata == MF_MAX_FILES) {
-				frr_err("mf: more than %d --data files; "
-					"concatenate some",
-					MF_MAX_FILES);
-				return -EINVAL;
-			}
-			o->data[o->ndata++] = v;
-		} else if (!strcmp(k, "--format")) {
-			ret = mf_format_parse(v, &o->fmt);
-		} else if (!strcmp(k, "--synthetic")) {
-			o->synthetic = 1;
-			ret = mf_synth_parse(v, &o->synth);
-		} else if (!strcmp(k, "--synth-rank")) {
-			ret = opt_int(k, v, 1, MF_MAX_RANK, &l);
-			o->synth.rank = (int)l;
-			o->have_synth_rank = 1;
-		} else if (!strcmp(k, "--synth-noise")) {
-			ret = opt_double(k, v, 0, 1e6, &o->synth.noise);
-		} else if (!strcmp(k, "--synth-signal")) {
-			ret = opt_double(k, v, 0, 1e6, &o->synth.signal);
-		} else if (!strcmp(k, "--synth-mean")) {
-			ret = opt_double(k, v, -1e9, 1e9, &o->synth.mean);
-		} else if (!strcmp(k, "--synth-skew")) {
-			ret = opt_double(k, v, 0, 0.99, &skew);
-		} else if (!strcmp(k, "--data-seed")) {
-			ret = opt_double(k, v, 0, 9007199254740992.0, &d);
-			o->data_seed = (uint64_t)d;
-		} else if (!strcmp(k, "--rank")) {
-			ret = opt_int(k, v, 1, MF_MAX_RANK, &l);
-			o->rank = (int)l;
-		} else if (!strcmp(k, "--lr")) {
-			ret = opt_double(k, v, 1e-9, 10, &o->lr);
-		} else if (!strcmp(k, "--lr-decay")) {
-			ret = opt_double(k, v, 1e-3, 1, &o->lr_decay);
-		} else if (!strcmp(k, "--steps")) {
-			ret = opt_double(k, v, 1e-6, 1e12, &o->steps);
-		} else if (!strcmp(k, "--reg")) {
-			ret = opt_double(k, v, 0, 1e3, &o->reg);
-		} else if (!strcmp(k, "--bias-reg")) {
-			ret = opt_double(k, v, 0, 1e3, &o->bias_reg);
-			o->have_bias_reg = 1;
-		} else if (!strcmp(k, "--test-frac")) {
-			ret = opt_double(k, v, 0, 0.9, &o->test_frac);
-		} else if (!strcmp(k, "--load")) {
-			o->load = v;
-		} else {
+		ret = input_opt(o, k, v, &skew);
+		if (ret == 1)
+			ret = train_opt(o, k, v);
+		if (ret == 1) {
 			frr_err("mf: unknown option '%s'; 'flexrr run ... mf "
 				"--help' lists the options",
 				k);
 			return -EINVAL;
 		}
 	}
-	if (ret)
-		return ret;
-	if (!o->ndata == !o->synthetic) {
-		frr_err("mf: give either --data FILE or --synthetic SPEC "
-			"(e.g. --synthetic 20000,2000,1000000); see mf --help");
-		return -EINVAL;
-	}
-	if (o->fmt != MF_FMT_AUTO && !o->ndata) {
-		frr_err("mf: --format applies to --data files only");
-		return -EINVAL;
-	}
-	if (skew >= 0)
-		o->synth.user_skew = o->synth.item_skew = skew;
-	if (!o->have_synth_rank)
-		o->synth.rank = o->rank;
-	if (!o->have_bias_reg)
-		o->bias_reg = o->reg;
-	o->synth.seed = o->data_seed;
-	return 0;
+	return ret ? ret : opts_finish(o, skew);
 }
 
 /* ---- the model file ---------------------------------------------------- */
-struct model_hdr {
-	char magic[8];
-	uint32_t rank;
-	uint32_t cols;
-	uint64_t nusers;
-	uint64_t nitems;
-	double mu;
-};
-
 static int model_read(struct mf_app *m, const char *path)
 {
-	struct frr_reader *r;
-	struct model_hdr h;
-	size_t rows, bytes;
-	int ret;
+	const struct mf_model_hdr want = {
+		.rank = (uint32_t)m->o.rank,
+		.cols = (uint32_t)m->cols,
+		.nusers = m->nusers,
+		.nitems = m->nitems,
+	};
 
-	ret = frr_reader_open(path, &r);
-	if (ret)
-		return ret;
-	ret = frr_reader_bytes(r, &h, sizeof(h));
-	if (ret)
-		goto out_close;
-	if (memcmp(h.magic, model_magic, sizeof(h.magic))) {
-		ret = frr_reader_fail(r, "not an mf model (saved with "
-					 "'flexrr run --save FILE ... mf')");
-		goto out_close;
-	}
-	if (h.rank != (uint32_t)m->o.rank || h.nusers != m->nusers ||
-	    h.nitems != m->nitems || h.cols != (uint32_t)m->cols) {
-		ret = frr_reader_fail(
-		    r,
-		    "model is rank %" PRIu32 " with %" PRIu64
-		    " users x %" PRIu64
-		    " items, this run is rank %d with %" PRIu32 " x %" PRIu32
-		    "; load it with the same data and --rank",
-		    h.rank, h.nusers, h.nitems, m->o.rank, m->nusers,
-		    m->nitems);
-		goto out_close;
-	}
-	rows = (size_t)h.nusers + h.nitems;
-	bytes = rows * (size_t)m->cols * sizeof(float);
-	m->model = malloc(bytes ? bytes : 1);
-	if (!m->model) {
-		ret = -ENOMEM;
-		frr_err("%s: out of memory for the model (%zu bytes)", path,
-			bytes);
-		goto out_close;
-	}
-	ret = frr_reader_bytes(r, m->model, bytes);
-	for (size_t j = 0; !ret && j < rows * (size_t)m->cols; j++)
-		if (!isfinite(m->model[j]))
-			ret = frr_reader_fail(r,
-					      "value %zu of the model is "
-					      "not finite; the file is bad",
-					      j);
-	frr_info("%s: model loaded (%zu rows)", path, rows);
-out_close:
-	frr_reader_close(r);
-	return ret;
+	return mf_model_read(path, &want, &m->model);
 }
 
 /* ---- create / destroy -------------------------------------------------- */
@@ -393,7 +314,7 @@ static int load_data(struct mf_app *m)
 
 	if (ret)
 		return ret;
-	ret = mf_data_assign(&m->data, m->job.nworkers);
+	ret = mf_data_assign(&m->data, m->job.nparts);
 	if (ret) {
 		mf_data_free(&m->data);
 		return ret;
@@ -418,7 +339,6 @@ static int mf_create(const struct frr_job_info *job, int argc, char **argv,
 	if (ret)
 		goto out_free;
 	m->cols = m->o.rank + 1;
-	m->item_scale = 1.0f / (float)job->nworkers;
 	if (m->o.synthetic) {
 		m->nusers = m->o.synth.users;
 		m->nitems = m->o.synth.items;
@@ -432,13 +352,9 @@ static int mf_create(const struct frr_job_info *job, int argc, char **argv,
 		m->mu =
 		    (float)train_mean(&m->data, m->o.data_seed, m->o.test_frac);
 	}
-	m->parts = calloc((size_t)job->nworkers, sizeof(*m->parts));
-	m->loaded = calloc((size_t)job->nworkers, sizeof(*m->loaded));
-	m->icap = calloc((size_t)job->nworkers, sizeof(*m->icap));
-	m->ucap = calloc((size_t)job->nworkers, sizeof(*m->ucap));
-	m->scratch = calloc((size_t)job->threads, sizeof(*m->scratch));
-	if (!m->parts || !m->loaded || !m->scratch || !m->icap || !m->ucap) {
-		frr_err("mf: out of memory for %d workers", job->nworkers);
+	m->slices = calloc((size_t)job->nparts, sizeof(*m->slices));
+	if (!m->slices) {
+		frr_err("mf: out of memory for %d partitions", job->nparts);
 		ret = -ENOMEM;
 		goto out_free;
 	}
@@ -447,7 +363,7 @@ static int mf_create(const struct frr_job_info *job, int argc, char **argv,
 		if (ret)
 			goto out_free;
 	}
-	if (job->rank == 0)
+	if (job->leader)
 		frr_info("mf: %" PRIu32 " users x %" PRIu32
 			 " items, rank %d, mu %.4f",
 			 m->nusers, m->nitems, m->o.rank, m->mu);
@@ -458,41 +374,19 @@ out_free:
 	return ret < 0 ? ret : -ECANCELED;
 }
 
-static void side_free(struct mf_side *s)
-{
-	free(s->pend);
-	free(s->ptag);
-	free(s->val);
-	free(s->acc);
-	free(s->stamp);
-	free(s->dstamp);
-	free(s->dirty);
-}
-
 static void mf_destroy(void *app)
 {
 	struct mf_app *m = app;
 
 	if (!m)
 		return;
-	for (int t = 0; m->scratch && t < m->job.threads; t++) {
-		side_free(&m->scratch[t].home.user);
-		side_free(&m->scratch[t].home.item);
-		side_free(&m->scratch[t].away.user);
-		side_free(&m->scratch[t].away.item);
+	for (int v = 0; m->slices && v < m->job.nparts; v++) {
+		mf_part_free(&m->slices[v].p);
+		free(m->slices[v].icap);
+		free(m->slices[v].ucap);
 	}
-	for (int w = 0; m->parts && w < m->job.nworkers; w++)
-		mf_part_free(&m->parts[w]);
-	for (int w = 0; m->icap && m->ucap && w < m->job.nworkers; w++) {
-		free(m->icap[w]);
-		free(m->ucap[w]);
-	}
-	free(m->icap);
-	free(m->ucap);
 	mf_data_free(&m->data);
-	free(m->scratch);
-	free(m->parts);
-	free(m->loaded);
+	free(m->slices);
 	free(m->model);
 	free(m->eval_items);
 	free(m->eval_users);
@@ -506,10 +400,6 @@ static void mf_init_table_row(void *app, int table, uint64_t row, float *out,
 {
 	struct mf_app *m = app;
 
-	if (table == T_CLOCK) {
-		memset(out, 0, sizeof(float) * cols);
-		return;
-	}
 	if (m->model) {
 		size_t at = table == T_USER ? row : m->nusers + row;
 
@@ -520,30 +410,44 @@ static void mf_init_table_row(void *app, int table, uint64_t row, float *out,
 	mf_init_row(m->job.seed, table, row, out, (int)cols - 1);
 }
 
+/*
+ * User rows belong to one partition.  An SSP read lacks that partition's
+ * own unapplied clocks, and SGD that re-applies its own steps on such a row
+ * oscillates and diverges: so user rows are read with the partition's own
+ * pending changes (FRR_TABLE_SEE_OWN_PENDING).
+ *
+ * Item rows are shared by every partition, and each partition's pass moves
+ * a popular item most of the way to its own local optimum: summing nparts
+ * such moves overshoots nparts-fold (diverges for 4 partitions), so the
+ * table gets 1/nparts of each change (the clock's item update is the
+ * partitions' average, as in local SGD with averaging).  Adding a
+ * partition's own unapplied item changes back, as for users, measured worse
+ * under SSP (users then fit an item view the other partitions' changes pull
+ * away from), so item rows are read as the table has them.
+ */
 static int mf_tables(void *app, struct frr_table_spec *specs, int max)
 {
 	struct mf_app *m = app;
 
-	if (max < 3)
+	if (max < 2)
 		return -EINVAL;
 	specs[T_USER] = (struct frr_table_spec){
 		.name = "user",
 		.rows = m->nusers,
 		.cols = (uint32_t)m->cols,
 		.rule = FRR_UPDATE_ADD,
+		.flags = FRR_TABLE_SEE_OWN_PENDING,
 		.init_row = mf_init_table_row,
 	};
-	specs[T_ITEM] = specs[T_USER];
-	specs[T_ITEM].name = "item";
-	specs[T_ITEM].rows = m->nitems;
-	/* row w * P + o counts worker w's clocks applied on shard o */
-	specs[T_CLOCK] = (struct frr_table_spec){
-		.name = "clock",
-		.rows = (uint64_t)m->job.nworkers * m->job.nranks,
-		.cols = 1,
+	specs[T_ITEM] = (struct frr_table_spec){
+		.name = "item",
+		.rows = m->nitems,
+		.cols = (uint32_t)m->cols,
 		.rule = FRR_UPDATE_ADD,
+		.push_scale = 1.0f / (float)m->job.nparts,
+		.init_row = mf_init_table_row,
 	};
-	return 3;
+	return 2;
 }
 
 /* cap[r] = steps / (ratings of row r among n ratings' field), 1 if none */
@@ -566,285 +470,93 @@ static float *row_caps(const struct mf_rating *r, uint64_t n, uint32_t rows,
 	return cap;
 }
 
-/* Per worker and clock, the step sizes applied to one row add up to at most
- * --steps: step = min(lr, steps / the row's ratings in the partition).  A
- * row with many ratings would otherwise move all the way to the worker's
- * local optimum in one clock: averaged item rows and stale SSP views then
- * disagree with what the users were fitted to (measured: test RMSE stuck
- * 20% above BSP's). */
-static int row_caps_all(struct mf_app *m, int worker)
+/* Per partition and clock, the step sizes applied to one row add up to at
+ * most --steps: step = min(lr, steps / the row's ratings in the partition).
+ * A row with many ratings would otherwise move all the way to the
+ * partition's local optimum in one clock: averaged item rows and stale SSP
+ * views then disagree with what the users were fitted to (measured: test
+ * RMSE stuck 20% above BSP's). */
+static int row_caps_all(struct mf_app *m, struct mf_slice *sl, int part)
 {
-	const struct mf_part *p = &m->parts[worker];
-	float *ic = row_caps(p->train, p->ntrain, m->nitems, 1, m->o.steps);
-	float *uc = row_caps(p->train, p->ntrain, p->nusers, 0, m->o.steps);
+	const struct mf_part *p = &sl->p;
 
-	if (!ic || !uc) {
-		free(ic);
-		free(uc);
-		frr_err("mf: out of memory for worker %d's step caps", worker);
+	sl->icap = row_caps(p->train, p->ntrain, m->nitems, 1, m->o.steps);
+	sl->ucap = row_caps(p->train, p->ntrain, p->nusers, 0, m->o.steps);
+	if (!sl->icap || !sl->ucap) {
+		frr_err("mf: out of memory for partition %d's step caps", part);
 		return -ENOMEM;
 	}
-	free(m->icap[worker]);
-	free(m->ucap[worker]);
-	m->icap[worker] = ic;
-	m->ucap[worker] = uc;
 	return 0;
 }
 
-static int mf_load_partition(void *app, int worker, uint64_t *nitems)
+static int mf_load_partition(void *app, int part, uint64_t *nitems, void **data)
 {
 	struct mf_app *m = app;
+	struct mf_slice *sl;
 	int ret = 0;
 
-	if (worker < 0 || worker >= m->job.nworkers)
+	if (part < 0 || part >= m->job.nparts)
 		return -EINVAL;
+	sl = &m->slices[part];
 	pthread_mutex_lock(&m->lock);
-	if (m->loaded[worker])
+	if (sl->loaded)
 		goto out_unlock;
 	if (m->o.synthetic) {
-		ret = mf_synth_partition(&m->o.synth, worker, m->job.nworkers,
-					 m->o.test_frac, m->o.data_seed,
-					 &m->parts[worker]);
+		ret =
+		    mf_synth_partition(&m->o.synth, part, m->job.nparts,
+				       m->o.test_frac, m->o.data_seed, &sl->p);
 	} else {
 		/* the data is dropped after the first clock: a late call
 		 * reads the files again */
 		if (!m->have_data)
 			ret = load_data(m);
 		if (!ret)
-			ret = mf_data_partition(&m->data, worker,
-						m->o.data_seed, m->o.test_frac,
-						&m->parts[worker]);
+			ret = mf_data_partition(&m->data, part, m->o.data_seed,
+						m->o.test_frac, &sl->p);
 	}
 	if (!ret)
-		ret = row_caps_all(m, worker);
+		ret = row_caps_all(m, sl, part);
 	if (!ret)
-		m->loaded[worker] = 1;
+		sl->loaded = 1;
 out_unlock:
 	pthread_mutex_unlock(&m->lock);
-	if (!ret)
-		*nitems = m->parts[worker].ntrain;
+	*nitems = sl->p.ntrain;
+	*data = sl;
 	return ret;
 }
 
 /* ---- the SGD loop ------------------------------------------------------ */
-static int side_reserve(struct mf_side *s, uint32_t n, int cols, int ring)
-{
-	if (n <= s->cap && ring == s->ring)
-		return 0;
-	side_free(s);
-	memset(s, 0, sizeof(*s));
-	s->val = malloc(sizeof(float) * (size_t)n * cols);
-	s->acc = calloc((size_t)n * cols, sizeof(float));
-	s->stamp = calloc(n, sizeof(uint32_t));
-	s->dstamp = calloc(n, sizeof(uint32_t));
-	s->dirty = malloc(sizeof(uint32_t) * n);
-	if (ring) {
-		s->pend = malloc(sizeof(float) * (size_t)n * ring * cols);
-		s->ptag = malloc(sizeof(int32_t) * (size_t)n * ring);
-	}
-	if (!s->val || !s->acc || !s->stamp || !s->dstamp || !s->dirty ||
-	    (ring && (!s->pend || !s->ptag))) {
-		side_free(s);
-		memset(s, 0, sizeof(*s));
-		frr_err(
-		    "mf: out of memory for a worker's working rows (%" PRIu32
-		    " x %d)",
-		    n, cols);
-		return -ENOMEM;
-	}
-	if (ring)
-		memset(s->ptag, 0xff, sizeof(int32_t) * (size_t)n * ring);
-	s->cap = n;
-	s->ring = ring;
-	return 0;
-}
-
-/* Is my clock c in what shard o has applied, given its stamp m? */
-static inline int applied(const struct mf_view *v, int c, uint64_t m)
-{
-	int r = c % MF_MAX_RING;
-
-	/* a clock with no stamp pushed nothing either */
-	return v->stamp_clock[r] != c || v->stamp_k[r] < m;
-}
-
-/* Row l (global id 'row') of one side, read on first touch in the clock. */
-static float *side_row(struct mf_view *v, struct mf_side *s,
-		       struct frr_wctx *wc, const struct frr_job_info *job,
-		       int table, uint32_t l, uint64_t row, int cols)
-{
-	float *val = s->val + (size_t)l * cols;
-
-	if (s->stamp[l] != v->gen) {
-		const float *src, *st = NULL;
-
-		/* the stamp first: a row is never older than its stamp */
-		if (s->ring)
-			st = frr_row_read(wc, T_CLOCK,
-					  (uint64_t)v->owner * job->nranks +
-					      row % (uint64_t)job->nranks);
-		src = frr_row_read(wc, table, row);
-		if (!src || (s->ring && !st))
-			return NULL;
-		memcpy(val, src, sizeof(float) * cols);
-		for (int r = 0; r < s->ring; r++) {
-			int32_t c = s->ptag[(size_t)l * s->ring + r];
-			const float *p =
-			    s->pend + ((size_t)l * s->ring + r) * cols;
-
-			if (c < 0 || c >= v->clock ||
-			    applied(v, c, (uint64_t)st[0]))
-				continue;
-			for (int f = 0; f < cols; f++)
-				val[f] += p[f];
-		}
-		s->stamp[l] = v->gen;
-	}
-	if (s->dstamp[l] != v->call) {
-		s->dstamp[l] = v->call;
-		s->dirty[s->ndirty++] = l;
-	}
-	return val;
-}
-
-static void side_push(struct mf_view *v, struct mf_side *s, struct frr_wctx *wc,
-		      int table, const uint32_t *ids, int cols, float scale)
-{
-	const int slot = v->clock % (s->ring ? s->ring : 1);
-
-	for (uint32_t k = 0; k < s->ndirty; k++) {
-		uint32_t l = s->dirty[k];
-		float *acc = s->acc + (size_t)l * cols;
-
-		if (scale != 1.0f)
-			for (int f = 0; f < cols; f++)
-				acc[f] *= scale;
-		frr_row_update(wc, table, ids ? ids[l] : l, acc);
-		if (s->ring) {
-			size_t at = (size_t)l * s->ring + slot;
-			float *p = s->pend + at * cols;
-
-			if (s->ptag[at] != v->clock) {
-				s->ptag[at] = v->clock;
-				memset(p, 0, sizeof(float) * cols);
-			}
-			for (int f = 0; f < cols; f++)
-				p[f] += acc[f];
-		}
-		memset(acc, 0, sizeof(float) * cols);
-	}
-	s->ndirty = 0;
-}
-
-/* Make v current for (owner, clock); home views also push the stamp. */
-static int view_enter(struct mf_app *m, struct mf_view *v, struct frr_wctx *wc,
-		      int owner, int clock, int home)
-{
-	const struct mf_part *p = &m->parts[owner];
-	const struct frr_job_info *job = &m->job;
-	int ring = 0, ret;
-
-	if (home) {
-		ring = (job->mode == FRR_MODE_ASYNC ? 16 : job->slack) + 2;
-		ring = ring > MF_MAX_RING ? MF_MAX_RING : ring;
-	}
-	/* item rows: no pending log, see mf_side */
-	if ((ret = side_reserve(&v->user, p->nusers, m->cols, ring)) ||
-	    (ret = side_reserve(&v->item, m->nitems, m->cols, 0)))
-		return ret;
-	if (v->owner != owner || v->clock != clock || v->part != p || !v->gen) {
-		if (!v->gen)
-			for (int r = 0; r < MF_MAX_RING; r++)
-				v->stamp_clock[r] = -1;
-		v->owner = owner;
-		v->clock = clock;
-		v->part = p;
-		if (!++v->gen) { /* wrapped: clear every stamp */
-			memset(v->user.stamp, 0,
-			       sizeof(uint32_t) * v->user.cap);
-			memset(v->item.stamp, 0,
-			       sizeof(uint32_t) * v->item.cap);
-			v->gen = 1;
-		}
-	}
-	if (!++v->call) {
-		memset(v->user.dstamp, 0, sizeof(uint32_t) * v->user.cap);
-		memset(v->item.dstamp, 0, sizeof(uint32_t) * v->item.cap);
-		v->call = 1;
-	}
-	if (home && v->last_stamp != clock + 1) {
-		v->last_stamp = clock + 1;
-		v->stamp_clock[clock % MF_MAX_RING] = clock;
-		v->stamp_k[clock % MF_MAX_RING] = v->nstamps++;
-		for (int o = 0; o < job->nranks; o++)
-			frr_cell_update(wc, T_CLOCK,
-					(uint64_t)owner * job->nranks + o, 0,
-					1.0f);
-	}
-	return 0;
-}
-
-static int mf_process(void *app, struct frr_wctx *wc, int owner, int clock,
-		      uint64_t begin, uint64_t end)
+/* Rows are the runtime's cached copies: SGD updates them in place and the
+ * runtime pushes what changed (flexrr.h "Rows"). */
+static int mf_process(void *app, struct frr_ctx *c, uint64_t begin,
+		      uint64_t end)
 {
 	struct mf_app *m = app;
-	const int cols = m->cols;
-	const int self = frr_wctx_worker(wc);
-	const int t = self - m->job.rank * m->job.threads;
-	const struct mf_part *p = &m->parts[owner];
-	const float *icap, *ucap;
-	const float lr = (float)(m->o.lr * pow(m->o.lr_decay, clock));
-	struct mf_view *v;
+	const struct mf_slice *sl = frr_part(c);
+	const struct mf_part *p = &sl->p;
+	const float lr = (float)(m->o.lr * pow(m->o.lr_decay, frr_clock(c)));
 	struct mf_hyper h = {
 		.rank = m->o.rank,
-		.lr = lr,
-		.lr_item = lr,
 		.reg = (float)m->o.reg,
 		.breg = (float)m->o.bias_reg,
 		.mu = m->mu,
 	};
 	double sse = 0.0;
-	int ret;
 
-	if (t < 0 || t >= m->job.threads || owner < 0 ||
-	    owner >= m->job.nworkers || !m->loaded[owner] || end > p->ntrain ||
-	    begin > end) {
-		frr_err("mf: process(owner %d, [%" PRIu64 ", %" PRIu64
-			")) on worker %d: no such items (a runtime bug)",
-			owner, begin, end, self);
-		return -EINVAL;
-	}
-	icap = m->icap[owner];
-	ucap = m->ucap[owner];
-	v = owner == self ? &m->scratch[t].home : &m->scratch[t].away;
-	ret = view_enter(m, v, wc, owner, clock, owner == self);
-	if (ret)
-		return ret;
 	for (uint64_t j = begin; j < end; j++) {
 		const struct mf_rating *x = &p->train[j];
-		float *pu = side_row(v, &v->user, wc, &m->job, T_USER, x->user,
-				     p->users[x->user], cols);
-		float *qi = side_row(v, &v->item, wc, &m->job, T_ITEM, x->item,
-				     x->item, cols);
+		float *pu = frr_row_write(c, T_USER, p->users[x->user]);
+		float *qi = frr_row_write(c, T_ITEM, x->item);
+		float e;
 
-		if (!pu || !qi) {
-			ret = -EIO;
-			break;
-		}
-		h.lr = lr < ucap[x->user] ? lr : ucap[x->user];
-		h.lr_item = lr < icap[x->item] ? lr : icap[x->item];
-		float e =
-		    mf_sgd_step(pu, qi, v->user.acc + (size_t)x->user * cols,
-				v->item.acc + (size_t)x->item * cols, &h, x->r);
+		h.lr = lr < sl->ucap[x->user] ? lr : sl->ucap[x->user];
+		h.lr_item = lr < sl->icap[x->item] ? lr : sl->icap[x->item];
+		e = mf_sgd_step(pu, qi, &h, x->r);
 		sse += (double)e * e;
 	}
-	side_push(v, &v->user, wc, T_USER, p->users, cols, 1.0f);
-	side_push(v, &v->item, wc, T_ITEM, NULL, cols, m->item_scale);
-	frr_stat_add(wc, S_TRAIN_SSE, sse);
-	frr_stat_add(wc, S_TRAIN_N, (double)(end - begin));
-	if (ret)
-		frr_err("mf: reading a row failed in clock %d", clock);
-	return ret;
+	frr_stat_add(c, S_TRAIN_SSE, sse);
+	frr_stat_add(c, S_TRAIN_N, (double)(end - begin));
+	return 0;
 }
 
 /* ---- evaluation -------------------------------------------------------- */
@@ -863,7 +575,6 @@ static int read_rows(struct frr_eval_ctx *ec, int table, const uint32_t *ids,
 static int mf_clock_local(void *app, struct frr_eval_ctx *ec, int clock)
 {
 	struct mf_app *m = app;
-	const int w0 = m->job.rank * m->job.threads;
 	int ret;
 
 	(void)clock;
@@ -882,10 +593,12 @@ static int mf_clock_local(void *app, struct frr_eval_ctx *ec, int clock)
 	ret = read_rows(ec, T_ITEM, NULL, m->nitems, m->eval_items, m->cols);
 	if (ret)
 		return ret;
-	for (int w = w0; w < w0 + m->job.threads; w++) {
-		const struct mf_part *p = &m->parts[w];
+	/* the held-out ratings of the partitions this process runs */
+	for (int i = 0; i < frr_eval_nlocal(ec); i++) {
+		const struct mf_slice *sl = frr_eval_local(ec, i, NULL);
+		const struct mf_part *p = &sl->p;
 
-		if (!m->loaded[w] || !p->ntest)
+		if (!p->ntest)
 			continue;
 		if (p->nusers > m->eval_users_cap) {
 			free(m->eval_users);
@@ -939,7 +652,7 @@ static int mf_clock_global(void *app, const double *stats, int nstats,
 static int mf_save(void *app, struct frr_eval_ctx *ec, const char *path)
 {
 	struct mf_app *m = app;
-	struct model_hdr h = {
+	struct mf_model_hdr h = {
 		.rank = (uint32_t)m->o.rank,
 		.cols = (uint32_t)m->cols,
 		.nusers = m->nusers,
@@ -957,7 +670,7 @@ static int mf_save(void *app, struct frr_eval_ctx *ec, const char *path)
 		tmp = NULL;
 	else
 		f = fopen(tmp, "wb");
-	memcpy(h.magic, model_magic, sizeof(h.magic));
+	memcpy(h.magic, MF_MODEL_MAGIC, sizeof(h.magic));
 	if (!tmp || !f || !row) {
 		ret = f ? -ENOMEM : -errno;
 		frr_err("mf: cannot write the model to '%s': %s", path,
@@ -1000,7 +713,6 @@ out:
 static int mf_load(void *app, struct frr_eval_ctx *ec, const char *path)
 {
 	struct mf_app *m = app;
-	const struct frr_job_info *job = frr_eval_job(ec);
 	int ret;
 
 	free(m->model);
@@ -1010,8 +722,7 @@ static int mf_load(void *app, struct frr_eval_ctx *ec, const char *path)
 		uint64_t n = t == T_USER ? m->nusers : m->nitems;
 		size_t base = t == T_USER ? 0 : m->nusers;
 
-		for (uint64_t r = (uint64_t)job->rank; !ret && r < n;
-		     r += (uint64_t)job->nranks)
+		for (uint64_t r = 0; !ret && r < n; r++)
 			ret = frr_eval_row_write(
 			    ec, t, r, m->model + (base + r) * m->cols);
 	}

@@ -11,7 +11,7 @@
 void mf_data_free(struct mf_data *d)
 {
 	free(d->ratings);
-	free(d->user_worker);
+	free(d->user_part);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -33,20 +33,20 @@ static int by_count_desc(const void *a, const void *b, void *arg)
 	return x < y ? -1 : x > y;
 }
 
-int mf_data_assign(struct mf_data *d, int nworkers)
+int mf_data_assign(struct mf_data *d, int nparts)
 {
-	uint64_t *count = calloc(d->nusers + 1, sizeof(*count));
-	uint64_t *load = calloc((size_t)nworkers, sizeof(*load));
-	uint32_t *order = malloc(sizeof(*order) * (d->nusers + 1));
-	int *owner = malloc(sizeof(*owner) * (d->nusers + 1));
+	uint64_t *count = calloc((size_t)d->nusers + 1, sizeof(*count));
+	uint64_t *load = calloc((size_t)nparts, sizeof(*load));
+	uint32_t *order = malloc(sizeof(*order) * ((size_t)d->nusers + 1));
+	int *part_of = malloc(sizeof(*part_of) * ((size_t)d->nusers + 1));
 	int ret = -ENOMEM;
 
-	if (nworkers < 1) {
+	if (nparts < 1) {
 		ret = -EINVAL;
-		frr_err("mf: %d workers: need at least one", nworkers);
+		frr_err("mf: %d workers: need at least one", nparts);
 		goto out;
 	}
-	if (!count || !load || !order || !owner) {
+	if (!count || !load || !order || !part_of) {
 		frr_err("mf: out of memory assigning %" PRIu32
 			" users to workers",
 			d->nusers);
@@ -62,19 +62,19 @@ int mf_data_assign(struct mf_data *d, int nworkers)
 	for (uint32_t k = 0; k < d->nusers; k++) {
 		int best = 0;
 
-		for (int w = 1; w < nworkers; w++)
+		for (int w = 1; w < nparts; w++)
 			if (load[w] < load[best])
 				best = w;
-		owner[order[k]] = best;
+		part_of[order[k]] = best;
 		load[best] += count[order[k]];
 	}
-	free(d->user_worker);
-	d->user_worker = owner;
-	d->nworkers = nworkers;
-	owner = NULL;
+	free(d->user_part);
+	d->user_part = part_of;
+	d->nparts = nparts;
+	part_of = NULL;
 	ret = 0;
 out:
-	free(owner);
+	free(part_of);
 	free(order);
 	free(load);
 	free(count);
@@ -85,36 +85,36 @@ int mf_data_partition(const struct mf_data *d, int w, uint64_t seed,
 		      double test_frac, struct mf_part *out)
 {
 	struct mf_part p = { 0 };
-	uint32_t *local = malloc(sizeof(*local) * (d->nusers + 1));
+	uint32_t *local = malloc(sizeof(*local) * ((size_t)d->nusers + 1));
 	uint64_t n = 0;
 	int ret = -ENOMEM;
 
-	if (!d->user_worker || w < 0 || w >= d->nworkers) {
+	if (!d->user_part || w < 0 || w >= d->nparts) {
 		frr_err("mf: partition %d of %d requested before the users "
 			"were assigned (a bug)",
-			w, d->nworkers);
+			w, d->nparts);
 		free(local);
 		return -EINVAL;
 	}
 	if (!local)
 		goto out_nomem;
 	for (uint32_t u = 0; u < d->nusers; u++)
-		if (d->user_worker[u] == w)
+		if (d->user_part[u] == w)
 			local[u] = p.nusers++;
 	for (uint64_t j = 0; j < d->n; j++)
-		n += d->user_worker[d->ratings[j].user] == w;
-	p.users = malloc(sizeof(*p.users) * (p.nusers + 1));
+		n += d->user_part[d->ratings[j].user] == w;
+	p.users = malloc(sizeof(*p.users) * ((size_t)p.nusers + 1));
 	p.train = malloc(sizeof(*p.train) * (n + 1));
 	if (!p.users || !p.train)
 		goto out_nomem;
 	for (uint32_t u = 0; u < d->nusers; u++)
-		if (d->user_worker[u] == w)
+		if (d->user_part[u] == w)
 			p.users[local[u]] = u;
 	/* training ratings from the front, held-out ones from the back */
 	for (uint64_t j = 0; j < d->n; j++) {
 		struct mf_rating x = d->ratings[j];
 
-		if (d->user_worker[x.user] != w)
+		if (d->user_part[x.user] != w)
 			continue;
 		int test = mf_is_test(seed, x.user, x.item, 0, test_frac);
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The SGD kernel on plain arrays, and the helpers every part shares. */
+/* The SGD kernel on plain arrays, and the functions every part shares. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,17 +19,12 @@ double mf_sgd_pass(float *P, float *Q, const struct mf_rating *ratings,
 		   uint64_t n, const struct mf_hyper *h)
 {
 	const size_t cols = (size_t)h->rank + 1;
-	float scratch[2 * (MF_MAX_RANK + 1)];
-	float *dp = scratch, *dq = scratch + cols;
 	double sse = 0.0;
-
-	/* the deltas are not needed here, only the same code path */
-	memset(scratch, 0, sizeof(float) * 2 * cols);
 
 	for (uint64_t j = 0; j < n; j++) {
 		const struct mf_rating *x = &ratings[j];
-		float e = mf_sgd_step(P + x->user * cols, Q + x->item * cols,
-				      dp, dq, h, x->r);
+		float e = mf_sgd_step(P + x->user * cols, Q + x->item * cols, h,
+				      x->r);
 
 		sse += (double)e * e;
 	}
@@ -65,7 +60,7 @@ void mf_init_row(uint64_t seed, int table, uint64_t row, float *out, int rank)
 
 void mf_shuffle(struct mf_rating *r, uint64_t n, uint64_t seed)
 {
-	struct mf_rng g = { mf_mix64(seed ^ 0x73687566666c6521ull) };
+	struct mf_rng g = { frr_mix64(seed ^ 0x73687566666c6521ull) };
 
 	for (uint64_t i = n; i > 1; i--) {
 		uint64_t j = mf_rng_below(&g, i);

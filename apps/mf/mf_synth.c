@@ -127,7 +127,7 @@ static int synth_check(const struct mf_synth *s)
 	return 0;
 }
 
-int mf_synth_partition(const struct mf_synth *s, int w, int nworkers,
+int mf_synth_partition(const struct mf_synth *s, int w, int nparts,
 		       double test_frac, uint64_t split_seed,
 		       struct mf_part *out)
 {
@@ -140,18 +140,27 @@ int mf_synth_partition(const struct mf_synth *s, int w, int nworkers,
 		return ret;
 	p.nusers = w < 0 || (uint32_t)w >= s->users
 		       ? 0
-		       : (s->users - (uint32_t)w + nworkers - 1) / nworkers;
-	for (uint32_t l = 0; l < p.nusers; l++)
-		total += synth_count(s, l * (uint32_t)nworkers + (uint32_t)w);
-
+		       : (uint32_t)(((uint64_t)s->users - (uint32_t)w +
+				     (uint64_t)nparts - 1) /
+				    (uint64_t)nparts);
 	ret = -ENOMEM;
+	/* what the spec alone sizes first, so an impossible one fails before
+	 * minutes of counting */
 	p.users = malloc(sizeof(*p.users) * (p.nusers ? p.nusers : 1));
-	p.train = malloc(sizeof(*p.train) * (total ? total : 1));
-	qtrue = malloc(sizeof(float) * s->rank * (size_t)s->items);
+	qtrue = malloc(sizeof(float) * (size_t)s->rank * (size_t)s->items);
+	if (p.users && qtrue) {
+		for (uint32_t l = 0; l < p.nusers; l++)
+			total +=
+			    synth_count(s, l * (uint32_t)nparts + (uint32_t)w);
+		p.train = malloc(sizeof(*p.train) * (total ? total : 1));
+	}
 	if (!p.users || !p.train || !qtrue) {
-		frr_err("synthetic data: out of memory for worker %d's %" PRIu64
-			" ratings; use fewer ratings or more machines",
-			w, total);
+		frr_err("synthetic data: out of memory for worker %d's share "
+			"(%" PRIu32 " users, %" PRIu32
+			" items of rank %d, %" PRIu64
+			" ratings); use fewer users, items or ratings, or more "
+			"machines",
+			w, p.nusers, s->items, s->rank, total);
 		goto out_free;
 	}
 	for (uint32_t i = 0; i < s->items; i++)
@@ -160,7 +169,7 @@ int mf_synth_partition(const struct mf_synth *s, int w, int nworkers,
 	/* training ratings fill the array from the front, held-out ones from
 	 * the back, then move to their own array */
 	for (uint32_t l = 0; l < p.nusers; l++) {
-		uint32_t u = l * (uint32_t)nworkers + (uint32_t)w;
+		uint32_t u = l * (uint32_t)nparts + (uint32_t)w;
 		uint64_t c = synth_count(s, u);
 		struct mf_rng r = { mf_hash3(s->seed, SYN_RATINGS, u) };
 

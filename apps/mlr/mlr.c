@@ -1,28 +1,25 @@
 // SPDX-License-Identifier: MIT
 /*
  * Multinomial logistic regression (softmax, minibatch SGD, L2) as a flexrr
- * app.  Work items are training examples; worker w owns the contiguous
- * slice [n*w/W, n*(w+1)/W) of the training set.
+ * app.  Work items are training examples; partition p is the contiguous
+ * slice [n*p/N, n*(p+1)/N) of the training set (N partitions).
  *
  * Parameter table "weights": one row per feature (dim rows) plus a bias row,
  * each row `classes` floats.  Why per feature and not per class: a sparse
  * example (LIBSVM) then reads and updates only the rows of its non-zero
- * features, rows are small and many so sharding (row r on rank r % P)
- * balances, and a dense example touches all rows just as a per-class layout
- * would.
+ * features, rows are small and many so the runtime spreads them evenly, and
+ * a dense example touches all rows just as a per-class layout would.
  *
- * Within a clock a worker runs SGD on a private copy of the model: the copy
- * is read from the table (the SSP view) at the worker's first chunk of the
- * clock, later chunks continue from it, and each chunk pushes its net change
- * as an additive delta.  So the worker sees its own progress although the
- * runtime's reads do not include its unflushed updates.  The W workers all
+ * A partition's items of a clock run local SGD on the calling thread's
+ * cached rows: the runtime's cache shows the thread its own steps at once
+ * and pushes the batch's net change when it flushes.  The N partitions all
  * start a clock from (nearly) the same model, so summing their changes
- * would take W steps where one was meant and oscillates; by default each
- * change is scaled by 1/W (--combine average: parameter averaging of the
- * workers' local SGD runs); --combine sum keeps the raw sum (the classic
- * parameter-server convention, for small --lr).  A helper running another
- * worker's items starts from the table's view and pushes its delta the
- * same way, so its change counts as the owner's.
+ * would take N steps where one was meant and oscillates; by default each
+ * change is scaled by 1/N (--combine average: parameter averaging of local
+ * SGD runs; FRR_TABLE_SCALE_BY_SHARE weighs a run over part of a partition's
+ * items by that part, so however the items are split they weigh 1/N in
+ * all); --combine sum keeps the raw sum (the classic parameter-server
+ * convention, for small --lr).
  */
 #include <errno.h>
 #include <math.h>
@@ -50,28 +47,25 @@ enum mlr_stat {
 	ST_COUNT,
 };
 
-/* A worker's private model within a clock (only its own thread uses it). */
-struct mlr_view {
-	int clock;   /* clock cur was read for; -1 = none */
-	float *cur;  /* (dim + 1) * classes */
-	float *base; /* cur as last pushed */
+/* A worker thread's scratch (frr_scratch). */
+struct mlr_thread {
 	struct mlr_sgd sgd;
+	float **w; /* dim + 1 row pointers into the thread's cached rows */
 };
 
 struct mlr_app {
-	struct frr_job_info job;
 	struct mlr_data train, test;
-	int have_test;
+	int have_test, nparts;
 	uint32_t dim, classes;
 	double lr, lr_decay, l2;
 	uint64_t batch;
-	float combine; /* scale of a pushed change: 1/W or 1 */
-	int progress;  /* print the metrics every clock */
+	int sum;      /* --combine sum */
+	int progress; /* print the metrics every clock */
 	const char *save_path;
-	float *loaded;		/* --load: initial rows */
-	struct mlr_view *views; /* one per local worker thread */
-	struct mlr_view
-	    *help; /* per local thread, for helping; made on first help */
+	float *loaded; /* --load: initial rows */
+	uint64_t *lo;  /* nparts + 1: partition p is [lo[p], lo[p + 1]) */
+	float *eval;   /* clock_local's copy of the model, and its rows */
+	float **eval_w;
 };
 
 static void mlr_usage(FILE *out)
@@ -102,19 +96,21 @@ static void mlr_usage(FILE *out)
 	    "= all)\n"
 	    "gzip input is read directly (detected by magic).\n"
 	    "\ntraining:\n"
-	    "  --lr F          SGD step per worker (default 0.2), clock c "
+	    "  --lr F          SGD step (default 0.2), clock c "
 	    "uses F/(1+decay*c)\n"
 	    "  --lr-decay F    (default 0.5)\n"
 	    "  --batch N       minibatch size (default 16)\n"
 	    "  --l2 F          L2 penalty on the feature weights (default "
 	    "1e-5)\n"
-	    "  --combine average|sum  how the workers' changes of a clock add "
-	    "up: average\n"
-	    "                  (default: each scaled by 1/W; a helper's by its "
-	    "share of the\n"
-	    "                  owner's items) or sum (only for a very small "
-	    "--lr)\n"
-	    "  --save FILE     write the model after every clock (rank 0)\n"
+	    "  --combine average|sum  how the partitions' changes of a clock "
+	    "add up: average\n"
+	    "                  (default: each scaled by 1/partitions, a run "
+	    "over part of a\n"
+	    "                  partition's items by that part) or sum (only "
+	    "for a very\n"
+	    "                  small --lr)\n"
+	    "  --save FILE     write the model after every clock (one "
+	    "process)\n"
 	    "  --load FILE     start from a saved model (same data shape)\n"
 	    "  --no-progress   no 'mlr: clock N <metrics>' line per clock on "
 	    "stderr\n"
@@ -215,7 +211,7 @@ static int mlr_parse(struct mlr_app *a, int argc, char **argv,
 					      &a->batch);
 		} else if (OPT("--combine")) {
 			if (!rc && !strcmp(v, "sum")) {
-				a->combine = 1.0f;
+				a->sum = 1;
 			} else if (!rc && strcmp(v, "average")) {
 				frr_err("mlr: --combine wants average or sum, "
 					"got '%s'",
@@ -340,41 +336,19 @@ free_names:
 	return rc;
 }
 
-static void mlr_view_free(struct mlr_view *v)
-{
-	free(v->cur);
-	free(v->base);
-	mlr_sgd_free(&v->sgd);
-}
-
 static void mlr_destroy(void *app)
 {
 	struct mlr_app *a = app;
 
 	if (!a)
 		return;
-	for (int t = 0; a->views && t < a->job.threads; t++)
-		mlr_view_free(&a->views[t]);
-	for (int t = 0; a->help && t < a->job.threads; t++)
-		mlr_view_free(&a->help[t]);
-	free(a->views);
-	free(a->help);
 	free(a->loaded);
+	free(a->lo);
+	free(a->eval);
+	free(a->eval_w);
 	mlr_data_free(&a->train);
 	mlr_data_free(&a->test);
 	free(a);
-}
-
-static int mlr_view_init(struct mlr_app *a, struct mlr_view *v)
-{
-	size_t n = ((size_t)a->dim + 1) * a->classes;
-
-	v->clock = -1;
-	v->cur = malloc(n * sizeof(float));
-	v->base = malloc(n * sizeof(float));
-	if (!v->cur || !v->base)
-		return -ENOMEM;
-	return mlr_sgd_init(&v->sgd, a->dim, a->classes, (uint32_t)a->batch);
 }
 
 static const struct frr_model_table *mlr_shape(const struct mlr_app *a,
@@ -384,6 +358,33 @@ static const struct frr_model_table *mlr_shape(const struct mlr_app *a,
 	t->rows = (uint64_t)a->dim + 1;
 	t->cols = a->classes;
 	return t;
+}
+
+/* Partition bounds, and the model copy clock_local evaluates. */
+static int mlr_alloc(struct mlr_app *a)
+{
+	uint64_t N = (uint64_t)a->nparts;
+
+	if (a->train.n < N) {
+		frr_err("mlr: %llu training examples cannot fill %llu data "
+			"partitions: run fewer processes or threads (-n, "
+			"-t) or give more examples",
+			(unsigned long long)a->train.n, (unsigned long long)N);
+		return -EINVAL;
+	}
+	a->lo = malloc((N + 1) * sizeof(*a->lo));
+	if (!a->lo)
+		return -ENOMEM;
+	for (uint64_t p = 0; p <= N; p++)
+		a->lo[p] = a->train.n * p / N;
+	if (!a->have_test)
+		return 0;
+	a->eval = malloc(((size_t)a->dim + 1) * a->classes * sizeof(float));
+	a->eval_w = malloc(((size_t)a->dim + 1) * sizeof(*a->eval_w));
+	if (!a->eval || !a->eval_w)
+		return -ENOMEM;
+	mlr_rows(a->eval, a->dim, a->classes, a->eval_w);
+	return 0;
 }
 
 static int mlr_create(const struct frr_job_info *job, int argc, char **argv,
@@ -397,12 +398,11 @@ static int mlr_create(const struct frr_job_info *job, int argc, char **argv,
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return -ENOMEM;
-	a->job = *job;
+	a->nparts = job->nparts;
 	a->lr = 0.2;
 	a->lr_decay = 0.5;
 	a->l2 = 1e-5;
 	a->batch = 16;
-	a->combine = 1.0f / (float)job->nworkers;
 	a->progress = 1;
 	rc = mlr_parse(a, argc, argv, &o);
 	if (rc == 1) { /* --help */
@@ -422,18 +422,10 @@ static int mlr_create(const struct frr_job_info *job, int argc, char **argv,
 		if (rc)
 			goto destroy;
 	}
-	a->views = calloc((size_t)job->threads, sizeof(*a->views));
-	a->help = calloc((size_t)job->threads, sizeof(*a->help));
-	if (!a->views || !a->help) {
-		rc = -ENOMEM;
+	rc = mlr_alloc(a);
+	if (rc)
 		goto destroy;
-	}
-	for (int i = 0; i < job->threads; i++) {
-		rc = mlr_view_init(a, &a->views[i]);
-		if (rc)
-			goto destroy;
-	}
-	if (job->rank == 0)
+	if (job->leader)
 		frr_info("mlr: %llu training examples, %u features, %u "
 			 "classes, %llu test examples",
 			 (unsigned long long)a->train.n, a->dim, a->classes,
@@ -469,113 +461,60 @@ static int mlr_tables(void *app, struct frr_table_spec *specs, int max)
 		.rows = (uint64_t)a->dim + 1,
 		.cols = a->classes,
 		.rule = FRR_UPDATE_ADD,
+		.push_scale = a->sum ? 1.0f : 1.0f / (float)a->nparts,
+		.flags = a->sum ? 0 : FRR_TABLE_SCALE_BY_SHARE,
 		.init_row = mlr_init_row,
 	};
 	return 1;
 }
 
-static uint64_t mlr_lo(const struct mlr_app *a, int w)
-{
-	return a->train.n * (uint64_t)w / (uint64_t)a->job.nworkers;
-}
-
-static int mlr_load_partition(void *app, int worker, uint64_t *nitems)
+static int mlr_load_partition(void *app, int part, uint64_t *nitems,
+			      void **data)
 {
 	struct mlr_app *a = app;
 
 	/* the whole training set is parsed once per process in create() */
-	*nitems = mlr_lo(a, worker + 1) - mlr_lo(a, worker);
+	*nitems = a->lo[part + 1] - a->lo[part];
+	*data = &a->lo[part];
 	return 0;
 }
 
-static void mlr_view_read(struct mlr_app *a, struct frr_wctx *wc,
-			  struct mlr_view *v)
-{
-	uint32_t K = a->classes;
-
-	for (uint64_t j = 0; j <= a->dim; j++)
-		memcpy(v->cur + j * K, frr_row_read(wc, 0, j),
-		       K * sizeof(float));
-	memcpy(v->base, v->cur, ((size_t)a->dim + 1) * K * sizeof(float));
-}
-
-static void mlr_view_push(struct mlr_app *a, struct frr_wctx *wc,
-			  struct mlr_view *v, float scale)
-{
-	uint32_t K = a->classes;
-	float delta[MLR_MAX_CLASSES];
-
-	for (uint64_t j = 0; j <= a->dim; j++) {
-		float *c = v->cur + j * K, *b = v->base + j * K;
-		int any = 0;
-
-		for (uint32_t k = 0; k < K; k++) {
-			delta[k] = (c[k] - b[k]) * scale;
-			any |= delta[k] != 0;
-		}
-		if (any)
-			frr_row_update(wc, 0, j, delta);
-	}
-	/* the local run goes on from cur: what the clock pushes in total is
-	 * combine * (last cur - clock's first read), however it is chunked */
-	memcpy(v->base, v->cur, ((size_t)a->dim + 1) * K * sizeof(float));
-}
-
-static int mlr_process(void *app, struct frr_wctx *wc, int owner, int clock,
-		       uint64_t begin, uint64_t end)
+static int mlr_thread_init(void *app, void *scratch)
 {
 	struct mlr_app *a = app;
-	int me = frr_wctx_worker(wc), rc = 0;
-	struct mlr_view *v;
-	double loss = 0, lr;
-	uint64_t hits = 0, lo = mlr_lo(a, owner);
-	float scale = a->combine;
+	struct mlr_thread *t = scratch;
 
-	if (me == owner) {
-		v = &a->views[owner - a->job.rank * a->job.threads];
-		if (v->clock != clock) {
-			mlr_view_read(a, wc, v);
-			v->clock = clock;
-		}
-	} else { /* helping: this thread's help view, kept between helps
-		  * (a read overwrites cur and base whole) */
-		v = &a->help[me - a->job.rank * a->job.threads];
-		if (!v->cur) {
-			rc = mlr_view_init(a, v);
-			if (rc) {
-				mlr_view_free(v);
-				memset(v, 0, sizeof(*v));
-				return rc;
-			}
-		}
-		mlr_view_read(a, wc, v);
-		/* The owner's own run already moves its share of the model
-		 * about as far as its data takes it; a helper's run restarts
-		 * from the clock's view, so averaged at full weight it would
-		 * move the owner's share twice.  Weigh it by the fraction of
-		 * the owner's items it covers. */
-		if (a->combine != 1.0f)
-			scale *= (float)(end - begin) /
-				 (float)(mlr_lo(a, owner + 1) - lo);
-	}
-	lr = a->lr / (1.0 + a->lr_decay * clock);
-	mlr_sgd_run(&v->sgd, &a->train, lo + begin, lo + end, v->cur, (float)lr,
-		    (float)a->l2, &loss, &hits);
-	mlr_view_push(a, wc, v, scale);
-	frr_stat_add(wc, ST_TRAIN_LOSS, loss);
-	frr_stat_add(wc, ST_TRAIN_N, (double)(end - begin));
-	frr_stat_add(wc, ST_TRAIN_HIT, (double)hits);
-	return 0;
+	t->w = malloc(((size_t)a->dim + 1) * sizeof(*t->w));
+	if (!t->w)
+		return -ENOMEM;
+	return mlr_sgd_init(&t->sgd, a->dim, a->classes, (uint32_t)a->batch);
 }
 
-static int mlr_read_model(struct frr_eval_ctx *ec, struct mlr_app *a, float *w)
+static void mlr_thread_fini(void *app, void *scratch)
 {
-	for (uint64_t j = 0; j <= a->dim; j++) {
-		int rc = frr_eval_row_read(ec, 0, j, w + j * a->classes);
+	struct mlr_thread *t = scratch;
 
-		if (rc)
-			return rc;
-	}
+	(void)app;
+	free(t->w);
+	mlr_sgd_free(&t->sgd);
+}
+
+static int mlr_process(void *app, struct frr_ctx *c, uint64_t begin,
+		       uint64_t end)
+{
+	struct mlr_app *a = app;
+	struct mlr_thread *t = frr_scratch(c);
+	uint64_t lo = *(const uint64_t *)frr_part(c), hits = 0;
+	double loss = 0, lr = a->lr / (1.0 + a->lr_decay * frr_clock(c));
+
+	/* the batch's rows: earlier calls' steps of this batch are in them */
+	for (uint64_t j = 0; j <= a->dim; j++)
+		t->w[j] = frr_row_write(c, 0, j);
+	mlr_sgd_run(&t->sgd, &a->train, lo + begin, lo + end, t->w, (float)lr,
+		    (float)a->l2, &loss, &hits);
+	frr_stat_add(c, ST_TRAIN_LOSS, loss);
+	frr_stat_add(c, ST_TRAIN_N, (double)(end - begin));
+	frr_stat_add(c, ST_TRAIN_HIT, (double)hits);
 	return 0;
 }
 
@@ -597,34 +536,26 @@ static int mlr_save(void *app, struct frr_eval_ctx *ec, const char *path)
 static int mlr_clock_local(void *app, struct frr_eval_ctx *ec, int clock)
 {
 	struct mlr_app *a = app;
-	const struct frr_job_info *job = frr_eval_job(ec);
 	uint64_t lo, hi, hits = 0;
 	double loss = 0;
-	float *w;
-	int rc;
+	int rc = 0;
 
 	(void)clock;
-	if (a->save_path && job->rank == 0) {
+	if (a->save_path && frr_eval_job(ec)->leader)
 		rc = mlr_save(a, ec, a->save_path);
-		if (rc)
-			return rc;
-	}
-	if (!a->have_test)
-		return 0;
-	lo = a->test.n * (uint64_t)job->rank / (uint64_t)job->nranks;
-	hi = a->test.n * (uint64_t)(job->rank + 1) / (uint64_t)job->nranks;
-	w = malloc(((size_t)a->dim + 1) * a->classes * sizeof(float));
-	if (!w)
-		return -ENOMEM;
-	rc = mlr_read_model(ec, a, w);
-	if (!rc) {
-		mlr_eval(&a->test, lo, hi, w, a->classes, &loss, &hits);
-		frr_eval_stat_add(ec, ST_TEST_LOSS, loss);
-		frr_eval_stat_add(ec, ST_TEST_HIT, (double)hits);
-		frr_eval_stat_add(ec, ST_TEST_N, (double)(hi - lo));
-	}
-	free(w);
-	return rc;
+	if (rc || !a->have_test)
+		return rc;
+	for (uint64_t j = 0; j <= a->dim && !rc; j++)
+		rc = frr_eval_row_read(ec, 0, j, a->eval_w[j]);
+	if (rc)
+		return rc;
+	/* the shares of all processes cover the test set once */
+	frr_eval_share(ec, a->test.n, &lo, &hi);
+	mlr_eval(&a->test, lo, hi, a->eval_w, a->classes, &loss, &hits);
+	frr_eval_stat_add(ec, ST_TEST_LOSS, loss);
+	frr_eval_stat_add(ec, ST_TEST_HIT, (double)hits);
+	frr_eval_stat_add(ec, ST_TEST_N, (double)(hi - lo));
+	return 0;
 }
 
 static int mlr_clock_global(void *app, const double *st, int nstats, int clock,
@@ -656,7 +587,6 @@ static int mlr_clock_global(void *app, const double *st, int nstats, int clock,
 static int mlr_load_model(void *app, struct frr_eval_ctx *ec, const char *path)
 {
 	struct mlr_app *a = app;
-	const struct frr_job_info *job = frr_eval_job(ec);
 	struct frr_model_table t;
 	float *w;
 	int rc;
@@ -664,8 +594,7 @@ static int mlr_load_model(void *app, struct frr_eval_ctx *ec, const char *path)
 	rc = frr_model_load(path, "mlr", mlr_shape(a, &t), 1, &w);
 	if (rc)
 		return rc;
-	for (uint64_t j = (uint64_t)job->rank; j <= a->dim && !rc;
-	     j += (uint64_t)job->nranks)
+	for (uint64_t j = 0; j <= a->dim && !rc; j++)
 		rc = frr_eval_row_write(ec, 0, j, w + j * a->classes);
 	free(w);
 	return rc;
@@ -681,6 +610,9 @@ const struct frr_app_ops frr_app_mlr = {
 	.destroy = mlr_destroy,
 	.tables = mlr_tables,
 	.load_partition = mlr_load_partition,
+	.scratch_size = sizeof(struct mlr_thread),
+	.thread_init = mlr_thread_init,
+	.thread_fini = mlr_thread_fini,
 	.process = mlr_process,
 	.clock_local = mlr_clock_local,
 	.clock_global = mlr_clock_global,

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* MLR loaders: IDX (MNIST family) and LIBSVM/SVMlight text. */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,6 +40,10 @@ static int idx_header(struct frr_reader *r, uint32_t magic, int ndims,
 	rc = frr_reader_bytes(r, b, 4 + 4 * (size_t)ndims);
 	if (rc)
 		return rc;
+	/* filled on every path that read the header: callers never see (and
+	 * gcc -O3 never suspects) uninitialized sizes */
+	for (int i = 0; i < ndims; i++)
+		dims[i] = be32(b + 4 + 4 * i);
 	if (be32(b) != magic)
 		return frr_reader_fail(
 		    r,
@@ -47,8 +53,104 @@ static int idx_header(struct frr_reader *r, uint32_t magic, int ndims,
 		    magic == IDX_MAGIC_IMAGES ? "unsigned-byte images, 3 dims"
 					      : "unsigned-byte labels, 1 dim",
 		    be32(b));
-	for (int i = 0; i < ndims; i++)
-		dims[i] = be32(b + 4 + 4 * i);
+	return 0;
+}
+
+/* Bytes read per step of idx_body: a header that claims more than the file
+ * holds costs at most this much beyond the file's own size. */
+#define IDX_STEP (16u << 20)
+
+/* Read count records of unit bytes into a buffer grown as the data arrives
+ * (never sized from the header alone).  0, or -errno with a message naming
+ * the file, byte and how many records the file really holds. */
+static int idx_body(struct frr_reader *r, uint64_t count, uint64_t unit,
+		    const char *what, unsigned char **out)
+{
+	uint64_t have = 0, cap = 0,
+		 step = IDX_STEP / unit ? IDX_STEP / unit : 1;
+	unsigned char *buf = NULL;
+	int rc = 0;
+
+	while (have < count) {
+		uint64_t want = count - have < step ? count - have : step;
+		size_t got;
+
+		if (have + want > cap) {
+			uint64_t c =
+			    cap * 2 > have + want ? cap * 2 : have + want;
+			unsigned char *p;
+
+			c = c < count ? c : count;
+			p = realloc(buf, c * unit);
+			if (!p) {
+				rc = frr_reader_oom(r, what, c * unit);
+				goto fail;
+			}
+			buf = p;
+			cap = c;
+		}
+		rc = frr_reader_read(r, buf + have * unit, want * unit, &got);
+		if (rc)
+			goto fail;
+		have += got / unit;
+		if (got < want * unit) {
+			rc = frr_reader_fail(
+			    r,
+			    "the header declares %llu %s, the file ends "
+			    "after %llu; it is truncated or the header is "
+			    "wrong",
+			    (unsigned long long)count, what,
+			    (unsigned long long)have);
+			goto fail;
+		}
+	}
+	*out = buf;
+	return 0;
+fail:
+	free(buf);
+	return rc;
+}
+
+/* (dim + 1) x classes weights must stay below MLR_MAX_WEIGHTS; where says
+ * "FILE:LINE: what" made the model that large. */
+static int model_size_check(const char *where, uint64_t dim, uint64_t classes)
+{
+	if ((dim + 1) * classes <= MLR_MAX_WEIGHTS)
+		return 0;
+	frr_err("%s and %llu classes make a model of %llu weights, more than "
+		"the %llu flexrr's mlr supports; use fewer features",
+		where, (unsigned long long)classes,
+		(unsigned long long)((dim + 1) * classes), MLR_MAX_WEIGHTS);
+	return -EINVAL;
+}
+
+static int idx_labels(struct frr_reader *rl, const unsigned char *lab,
+		      uint64_t n, uint32_t classes, struct mlr_data *d)
+{
+	uint32_t maxlab = 0;
+
+	d->label = malloc(n * sizeof(*d->label));
+	if (!d->label)
+		return frr_reader_oom(rl, "the labels", n * sizeof(*d->label));
+	for (uint64_t i = 0; i < n; i++) {
+		if (classes && lab[i] >= classes) {
+			frr_err("%s: byte %llu: label %u out of range: the "
+				"model has %u classes (0..%u)",
+				frr_reader_path(rl),
+				(unsigned long long)(8 + i), lab[i], classes,
+				classes - 1);
+			return -EINVAL;
+		}
+		d->label[i] = lab[i];
+		if (lab[i] > maxlab)
+			maxlab = lab[i];
+	}
+	d->classes = classes ? classes : maxlab + 1;
+	if (d->classes < 2) {
+		frr_err("%s: all labels are %u: need at least two classes",
+			frr_reader_path(rl), maxlab);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -56,10 +158,10 @@ int mlr_load_idx(const char *images, const char *labels, uint64_t limit,
 		 uint32_t classes, struct mlr_data *d)
 {
 	struct frr_reader *ri = NULL, *rl = NULL;
-	uint32_t idim[3], ldim[1];
+	uint32_t idim[3] = { 0 }, ldim[1] = { 0 };
 	unsigned char *lab = NULL;
+	char what[64], where[4200];
 	uint64_t n, dim;
-	uint32_t maxlab = 0;
 	int rc;
 
 	memset(d, 0, sizeof(*d));
@@ -93,43 +195,25 @@ int mlr_load_idx(const char *images, const char *labels, uint64_t limit,
 	n = idim[0];
 	if (limit && limit < n)
 		n = limit;
-	d->pix = malloc(n * dim);
-	d->label = malloc(n * sizeof(*d->label));
-	lab = malloc(n);
-	if (!d->pix || !d->label || !lab) {
-		rc = -ENOMEM;
-		goto free_d;
-	}
-	rc = frr_reader_bytes(ri, d->pix, n * dim);
+	snprintf(what, sizeof(what), "images of %ux%u", idim[1], idim[2]);
+	rc = idx_body(ri, n, dim, what, &d->pix);
+	if (!rc)
+		rc = idx_body(rl, n, 1, "labels", &lab);
+	/* a whole file must end where its header says */
+	if (!rc && n == idim[0])
+		rc = frr_reader_end(ri, "the last image");
+	if (!rc && n == idim[0])
+		rc = frr_reader_end(rl, "the last label");
+	if (!rc)
+		rc = idx_labels(rl, lab, n, classes, d);
+	snprintf(where, sizeof(where), "%s: %s", images, what);
+	if (!rc)
+		rc = model_size_check(where, dim, d->classes);
 	if (rc)
 		goto free_d;
-	rc = frr_reader_bytes(rl, lab, n);
-	if (rc)
-		goto free_d;
-	for (uint64_t i = 0; i < n; i++) {
-		if (classes && lab[i] >= classes) {
-			frr_err("%s: byte %llu: label %u out of range: the "
-				"model has %u classes (0..%u)",
-				labels, (unsigned long long)(8 + i), lab[i],
-				classes, classes - 1);
-			rc = -EINVAL;
-			goto free_d;
-		}
-		d->label[i] = lab[i];
-		if (lab[i] > maxlab)
-			maxlab = lab[i];
-	}
 	d->n = n;
 	d->dim = (uint32_t)dim;
-	d->classes = classes ? classes : maxlab + 1;
 	d->dense = 1;
-	if (d->classes < 2) {
-		frr_err("%s: all labels are %u: need at least two classes",
-			labels, maxlab);
-		rc = -EINVAL;
-		goto free_d;
-	}
-	rc = 0;
 	goto close_rl;
 
 free_d:
@@ -150,9 +234,13 @@ struct csr_build {
 	uint32_t *col;
 	float *val;
 	double *y;
+	uint32_t maxidx;  /* largest feature index kept */
+	uint64_t maxline; /* and the line it is on */
 };
 
-static int csr_grow(struct csr_build *b, uint64_t rows, uint64_t nnz)
+/* Room for rows examples and nnz entries: 0 or -ENOMEM, said. */
+static int csr_grow(struct frr_reader *r, struct csr_build *b, uint64_t rows,
+		    uint64_t nnz)
 {
 	if (rows + 1 > b->cap_n) {
 		uint64_t c = b->cap_n ? b->cap_n * 2 : 1024;
@@ -167,7 +255,9 @@ static int csr_grow(struct csr_build *b, uint64_t rows, uint64_t nnz)
 		if (q)
 			b->y = q;
 		if (!p || !q)
-			return -ENOMEM;
+			return frr_reader_oom(
+			    r, "the examples",
+			    c * (sizeof(*b->rowptr) + sizeof(*b->y)));
 		b->cap_n = c;
 	}
 	if (nnz > b->cap_nnz) {
@@ -183,7 +273,9 @@ static int csr_grow(struct csr_build *b, uint64_t rows, uint64_t nnz)
 		if (q)
 			b->val = q;
 		if (!p || !q)
-			return -ENOMEM;
+			return frr_reader_oom(
+			    r, "the features",
+			    c * (sizeof(*b->col) + sizeof(*b->val)));
 		b->cap_nnz = c;
 	}
 	return 0;
@@ -198,7 +290,7 @@ static int cmp_double(const void *a, const void *b)
 
 /* Parse one example line into b; 0 = added, 1 = blank/comment, <0 error. */
 static int libsvm_line(struct frr_reader *r, char *line, uint32_t dim,
-		       struct csr_build *b, uint32_t *maxidx)
+		       struct csr_build *b)
 {
 	char *s = line, *end, *hash = strchr(line, '#');
 	uint32_t last = 0;
@@ -217,7 +309,7 @@ static int libsvm_line(struct frr_reader *r, char *line, uint32_t dim,
 				       "expected a numeric label at the start "
 				       "of the line, got '%.20s'",
 				       s);
-	rc = csr_grow(b, b->n + 1, b->nnz + 64);
+	rc = csr_grow(r, b, b->n + 1, b->nnz + 64);
 	if (rc)
 		return rc;
 	b->y[b->n] = y;
@@ -246,6 +338,12 @@ static int libsvm_line(struct frr_reader *r, char *line, uint32_t dim,
 					       "1-based integer index, got "
 					       "'%.20s' (column %zu)",
 					       tok, (size_t)(tok - line) + 1);
+		if (idx > MLR_MAX_FEATURES)
+			return frr_reader_fail(
+			    r,
+			    "feature index %lu (column %zu) is above the %u "
+			    "features flexrr's mlr supports",
+			    idx, (size_t)(tok - line) + 1, MLR_MAX_FEATURES);
 		if (idx <= last)
 			return frr_reader_fail(
 			    r,
@@ -254,20 +352,23 @@ static int libsvm_line(struct frr_reader *r, char *line, uint32_t dim,
 			    idx, last, (size_t)(tok - line) + 1);
 		s = end + 1;
 		v = strtod(s, &end);
+		/* features are stored as float: a larger double is inf */
 		if (end == s || (*end && *end != ' ' && *end != '\t') ||
-		    !isfinite(v))
+		    !(fabs(v) <= FLT_MAX))
 			return frr_reader_fail(
 			    r,
-			    "expected a number after '%lu:', "
-			    "got '%.20s' (column %zu)",
-			    idx, s, (size_t)(s - line) + 1);
+			    "expected a number after '%lu:' (at most %g in "
+			    "size), got '%.20s' (column %zu)",
+			    idx, FLT_MAX, s, (size_t)(s - line) + 1);
 		s = end;
 		last = (uint32_t)idx;
 		if (dim && idx > dim)
 			continue; /* unknown to the model: no weight */
-		if (idx > *maxidx)
-			*maxidx = (uint32_t)idx;
-		rc = csr_grow(b, b->n + 1, b->nnz + 1);
+		if (idx > b->maxidx) {
+			b->maxidx = (uint32_t)idx;
+			b->maxline = frr_reader_lineno(r);
+		}
+		rc = csr_grow(r, b, b->n + 1, b->nnz + 1);
 		if (rc)
 			return rc;
 		b->col[b->nnz] = (uint32_t)(idx - 1);
@@ -287,7 +388,8 @@ static int map_labels(struct frr_reader *r, struct csr_build *b,
 		uint32_t k = 0;
 
 		if (!s)
-			return -ENOMEM;
+			return frr_reader_oom(r, "the labels",
+					      b->n * sizeof(*s));
 		memcpy(s, b->y, b->n * sizeof(*s));
 		qsort(s, b->n, sizeof(*s), cmp_double);
 		for (uint64_t i = 0; i < b->n; i++) {
@@ -328,8 +430,7 @@ int mlr_load_libsvm(const char *path, uint64_t limit, uint32_t dim,
 {
 	struct csr_build b = { 0 };
 	struct frr_reader *r;
-	uint32_t maxidx = 0;
-	char *line;
+	char *line, where[4200];
 	size_t len;
 	int rc;
 
@@ -337,28 +438,30 @@ int mlr_load_libsvm(const char *path, uint64_t limit, uint32_t dim,
 	rc = frr_reader_open(path, &r);
 	if (rc)
 		return rc;
-	rc = csr_grow(&b, 1, 1);
+	rc = csr_grow(r, &b, 1, 1);
 	if (rc)
 		goto free_b;
 	b.rowptr[0] = 0;
 	while ((!limit || b.n < limit) &&
 	       (rc = frr_reader_line(r, &line, &len)) == 1) {
-		rc = libsvm_line(r, line, dim, &b, &maxidx);
+		rc = libsvm_line(r, line, dim, &b);
 		if (rc < 0)
 			goto free_b;
 	}
 	if (rc < 0)
 		goto free_b;
-	if (!b.n) {
-		frr_err("%s: no examples (empty file or only comments); "
-			"expected LIBSVM lines 'label index:value ...'",
-			path);
+	if (!b.n || (!dim && !b.maxidx)) {
+		/* a training set without features would make dim 0, which
+		 * the test set's loader reads as "take the largest index" */
+		frr_err("%s: no %s (empty file or only comments); expected "
+			"LIBSVM lines 'label index:value ...'",
+			path, b.n ? "features" : "examples");
 		rc = -EINVAL;
 		goto free_b;
 	}
 	d->label = malloc(b.n * sizeof(*d->label));
 	if (!d->label) {
-		rc = -ENOMEM;
+		rc = frr_reader_oom(r, "the labels", b.n * sizeof(*d->label));
 		goto free_b;
 	}
 	rc = map_labels(r, &b, map, d->label);
@@ -371,8 +474,13 @@ int mlr_load_libsvm(const char *path, uint64_t limit, uint32_t dim,
 		rc = -EINVAL;
 		goto free_b;
 	}
+	snprintf(where, sizeof(where), "%s:%llu: feature index %u", path,
+		 (unsigned long long)b.maxline, b.maxidx);
+	rc = model_size_check(where, dim ? dim : b.maxidx, map->n);
+	if (rc)
+		goto free_b;
 	d->n = b.n;
-	d->dim = dim ? dim : maxidx;
+	d->dim = dim ? dim : b.maxidx;
 	d->classes = map->n;
 	d->rowptr = b.rowptr;
 	d->col = b.col;

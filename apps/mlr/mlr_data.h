@@ -9,6 +9,12 @@
 #include <stdint.h>
 
 #define MLR_MAX_CLASSES 1024
+/* Input bounds, checked before anything is sized from them: a feature index
+ * (kdd2012, the widest LIBSVM set we know, has 54.7M features) and the
+ * model's (features + 1) x classes weights (1 GiB of floats per copy, and
+ * every worker thread keeps several copies). */
+#define MLR_MAX_FEATURES (1u << 26)
+#define MLR_MAX_WEIGHTS (1ull << 28)
 
 struct mlr_data {
 	uint64_t n;   /* examples */

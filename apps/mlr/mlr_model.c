@@ -7,6 +7,12 @@
 
 #include "mlr_model.h"
 
+void mlr_rows(float *model, uint32_t dim, uint32_t classes, float **w)
+{
+	for (uint64_t j = 0; j <= dim; j++)
+		w[j] = model + j * classes;
+}
+
 int mlr_sgd_init(struct mlr_sgd *s, uint32_t dim, uint32_t classes,
 		 uint32_t batch)
 {
@@ -36,12 +42,11 @@ void mlr_sgd_free(struct mlr_sgd *s)
 	memset(s, 0, sizeof(*s));
 }
 
-/* z = logits of example i; returns the example's features for the
- * gradient through the same sparse walk. */
-static void mlr_logits(const struct mlr_data *d, uint64_t i, const float *w,
+/* z = logits of example i under the rows w[0..dim]. */
+static void mlr_logits(const struct mlr_data *d, uint64_t i, float *const *w,
 		       uint32_t K, float *z)
 {
-	const float *bias = w + (size_t)d->dim * K;
+	const float *bias = w[d->dim];
 
 	for (uint32_t k = 0; k < K; k++)
 		z[k] = bias[k];
@@ -49,7 +54,7 @@ static void mlr_logits(const struct mlr_data *d, uint64_t i, const float *w,
 		const uint8_t *x = d->pix + i * d->dim;
 
 		for (uint32_t j = 0; j < d->dim; j++) {
-			const float *wj = w + (size_t)j * K;
+			const float *wj = w[j];
 			float xf;
 
 			if (!x[j])
@@ -61,11 +66,12 @@ static void mlr_logits(const struct mlr_data *d, uint64_t i, const float *w,
 		return;
 	}
 	for (uint64_t e = d->rowptr[i]; e < d->rowptr[i + 1]; e++) {
-		const float *wj = w + (size_t)d->col[e] * K;
+		const float *wj;
 		float xf = d->val[e];
 
 		if (d->col[e] >= d->dim)
 			continue;
+		wj = w[d->col[e]];
 		for (uint32_t k = 0; k < K; k++)
 			z[k] += xf * wj[k];
 	}
@@ -140,7 +146,7 @@ static void mlr_accumulate(struct mlr_sgd *s, const struct mlr_data *d,
 	}
 }
 
-static void mlr_step(struct mlr_sgd *s, float *w, float lr, float l2,
+static void mlr_step(struct mlr_sgd *s, float *const *w, float lr, float l2,
 		     uint32_t bsz)
 {
 	uint32_t K = s->classes;
@@ -148,7 +154,7 @@ static void mlr_step(struct mlr_sgd *s, float *w, float lr, float l2,
 
 	for (uint32_t t = 0; t < s->ntouched; t++) {
 		uint32_t j = s->tlist[t];
-		float *wj = w + (size_t)j * K, *gj = s->grad + (size_t)j * K;
+		float *wj = w[j], *gj = s->grad + (size_t)j * K;
 		float decay = j == s->dim ? 0.0f : lr * l2;
 
 		for (uint32_t k = 0; k < K; k++) {
@@ -161,8 +167,8 @@ static void mlr_step(struct mlr_sgd *s, float *w, float lr, float l2,
 }
 
 void mlr_sgd_run(struct mlr_sgd *s, const struct mlr_data *d, uint64_t begin,
-		 uint64_t end, float *w, float lr, float l2, double *loss,
-		 uint64_t *correct)
+		 uint64_t end, float *const *w, float lr, float l2,
+		 double *loss, uint64_t *correct)
 {
 	uint32_t K = s->classes, bsz = 0, am;
 
@@ -184,7 +190,8 @@ void mlr_sgd_run(struct mlr_sgd *s, const struct mlr_data *d, uint64_t begin,
 }
 
 void mlr_eval(const struct mlr_data *d, uint64_t begin, uint64_t end,
-	      const float *w, uint32_t classes, double *loss, uint64_t *correct)
+	      float *const *w, uint32_t classes, double *loss,
+	      uint64_t *correct)
 {
 	float z[MLR_MAX_CLASSES];
 	uint32_t am;

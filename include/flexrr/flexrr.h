@@ -1,20 +1,34 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * flexrr runtime: the API apps program against.
+ * flexrr: the API apps program against.
  *
- * An app declares parameter tables and the size of each worker's partition
- * and hands the runtime callbacks; the runtime owns the loop over clocks and
- * over work items, so that it can hand the tail of a slow worker's list to a
- * helper (RapidReassignment) without the app knowing.  See
- * docs/runtime.md and ../docs/flexrr-protocol.md (copied in docs/protocol.md).
+ * An app declares parameter tables (rows of floats) and splits its input
+ * into data partitions of work items; the runtime runs every partition's
+ * items once per clock and owns everything else: where rows are stored,
+ * which thread runs which items (RapidReassignment may move the tail of a
+ * slow partition's list to another thread, on this or another process),
+ * caching, staleness (BSP/SSP/async), batching updates and failures.  An
+ * app sees rows, items, clocks and stats; the same item callback runs
+ * whichever thread processes the item.  docs/runtime.md has the design,
+ * docs/writing-an-app.md a walk-through.
  *
- * Job model: P processes (ranks) x T worker threads; worker id
- * w = rank * T + thread.  Each process hosts one shard of every table
- * (row r lives on rank r % P).
+ * Determinism: an item's result must depend only on (seed, partition,
+ * clock, item) and the rows it reads, never on which thread runs it: use
+ * frr_item_rng() for randomness, frr_item_state() for per-item state.
  *
- * Determinism: an item's result must depend only on (seed, owner worker,
- * clock, item) and the parameters it reads, never on which thread runs it:
- * use frr_item_rng() for randomness.
+ * Threads: process() runs on worker threads, concurrently for different
+ * partitions (and, with RapidReassignment, for different item ranges of one
+ * partition): it may read the app state but must not write shared state
+ * without its own synchronisation (per-thread scratch: frr_scratch()).
+ * Every other callback runs on the process's main thread: create, tables,
+ * load_partition, item_state_* and load before the first clock; save after
+ * the last; clock_local and clock_global after each clock, possibly while
+ * worker threads already run later clocks (SSP), so they must not write
+ * what process() reads.
+ *
+ * Errors: callbacks return 0 or a negative errno; any error fails the job
+ * (every process stops, the run call returns a negative errno); log what
+ * went wrong first (flexrr/log.h).
  */
 #ifndef FLEXRR_FLEXRR_H
 #define FLEXRR_FLEXRR_H
@@ -23,22 +37,55 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "flexrr/base.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+FRR_API_BEGIN
 
 enum frr_mode {
 	FRR_MODE_BSP = 0,    /* slack 0 */
 	FRR_MODE_SSP = 1,    /* slack s */
-	FRR_MODE_ASYNC = 2,  /* no staleness bound */
+	FRR_MODE_ASYNC = 2,  /* no staleness bound (a window of 16 clocks) */
 	FRR_MODE_FLEXRR = 3, /* SSP + RapidReassignment */
 	FRR_MODE_RR = 4,     /* BSP + RapidReassignment */
 };
 
 enum frr_update_rule {
-	FRR_UPDATE_ADD = 0, /* row += delta */
-	FRR_UPDATE_ADAGRAD =
-	    1, /* row -= lr * g / sqrt(eps + sum g^2); delta = gradient g */
+	/* row += change; reads show the worker's own changes at once */
+	FRR_UPDATE_ADD = 0,
+	/* row -= lr * g / sqrt(eps + sum g^2), g = the sum of the gradients
+	 * given to frr_row_update in a batch.  The step is taken by the table,
+	 * so reads do not show the worker's own gradients; frr_row_write is
+	 * not allowed. */
+	FRR_UPDATE_ADAGRAD = 1,
+};
+
+/* frr_table_spec.flags */
+enum frr_table_flags {
+	/*
+	 * Read-my-writes across clocks, too.  Within a clock a worker always
+	 * reads its own changes; with this flag a row fetched in a later clock
+	 * also includes the changes the worker pushed in earlier clocks that
+	 * the table has not applied yet (under SSP a read may lack the last
+	 * slack clocks).  For rows written mostly by one partition (MF user
+	 * rows): SGD that re-applies its own steps on a stale copy of its own
+	 * row overshoots and diverges.  Updates made for this partition by
+	 * another thread are seen once applied.  Exact (never counted twice),
+	 * also while the table is being updated.  Cost: the worker keeps what
+	 * it pushed in its last slack + 2 clocks (memory up to (slack + 2) x
+	 * the rows it writes); ADD tables only.
+	 */
+	FRR_TABLE_SEE_OWN_PENDING = 1u << 0,
+	/*
+	 * With push_scale: scale a batch's change further by the fraction of
+	 * its partition's items the batch covered.  For tables whose change in
+	 * one clock saturates (SGD that runs to a local optimum on any subset
+	 * of the items) rather than growing with the items run: the items of a
+	 * partition then weigh 1 in all, however they were split.
+	 */
+	FRR_TABLE_SCALE_BY_SHARE = 1u << 1,
 };
 
 #define FRR_MAX_TABLES 8
@@ -49,26 +96,34 @@ struct frr_table_spec {
 	uint64_t rows;
 	uint32_t cols;
 	enum frr_update_rule rule;
-	float lr;  /* AdaGrad step size */
-	float eps; /* AdaGrad epsilon */
-	/* Initial value of a row, called by the owning shard; NULL = zeros.
-	 * Must be deterministic in (table, row). */
+	float lr;	/* AdaGrad step size */
+	float eps;	/* AdaGrad epsilon */
+	uint32_t flags; /* enum frr_table_flags */
+	/*
+	 * ADD tables: what a batch pushes is push_scale x its change (value
+	 * minus the value fetched).  0 means 1.  E.g. 1 / nparts averages the
+	 * partitions' changes (local SGD with averaging: each partition's SGD
+	 * pass moves a shared row most of the way to its own optimum, so the
+	 * plain sum would overshoot nparts-fold).  Reads in the same clock
+	 * show the unscaled change.
+	 */
+	float push_scale;
+	/* Initial value of a row; NULL = zeros.  Deterministic in (table,
+	 * row); called on the process that stores the row. */
 	void (*init_row)(void *app, int table, uint64_t row, float *out,
 			 uint32_t cols);
 };
 
 struct frr_job_info {
-	int rank;
-	int nranks;
-	int threads;  /* worker threads per process */
-	int nworkers; /* nranks * threads */
+	int nparts; /* data partitions: load_partition gets 0 .. nparts-1 */
+	int leader; /* 1 on exactly one process of the job (log once) */
 	enum frr_mode mode;
-	int slack;
+	int slack; /* staleness bound of reads, in clocks (mode's rule) */
 	uint64_t seed;
 };
 
-struct frr_wctx;     /* a worker thread's view while processing items */
-struct frr_eval_ctx; /* a process's view between clocks */
+struct frr_ctx;	     /* the item context: process() */
+struct frr_eval_ctx; /* a process's context between clocks */
 
 struct frr_app_ops {
 	size_t size; /* sizeof(struct frr_app_ops) */
@@ -77,8 +132,8 @@ struct frr_app_ops {
 	void (*usage)(FILE *out);
 
 	/* Parse the app's options (argv[0] is the app name) and create its
-	 * state; called once on every rank.  -EINVAL with a message on bad
-	 * options. */
+	 * state; called once on every process (the leader first: only its
+	 * messages are shown).  -EINVAL with a message on bad options. */
 	int (*create)(const struct frr_job_info *job, int argc, char **argv,
 		      void **app);
 	void (*destroy)(void *app);
@@ -86,36 +141,53 @@ struct frr_app_ops {
 	/* Declare tables: fill specs[0..n) and return n (<= max). */
 	int (*tables)(void *app, struct frr_table_spec *specs, int max);
 
-	/* Load worker w's input partition and return its item count.  Called
-	 * for this rank's own workers and, with RapidReassignment, for every
-	 * worker this rank helps (read-only replica). */
-	int (*load_partition)(void *app, int worker, uint64_t *nitems);
+	/* Load data partition `part` (0 .. nparts-1): its item count and any
+	 * pointer the app wants back as frr_part() while processing it (the
+	 * app owns it; free it in destroy).  Called once per partition a
+	 * process runs or may run items of (RapidReassignment loads some of
+	 * other processes' partitions read-only), before the first clock.
+	 * Every partition needs at least one item. */
+	int (*load_partition)(void *app, int part, uint64_t *nitems,
+			      void **data);
 
 	/* Optional per-item mutable state (e.g. LDA token topics), kept by the
-	 * runtime so it stays correct when a helper processes the item:
-	 * size in bytes of item i of worker w (0 = none), and its initial
-	 * value. */
-	size_t (*item_state_size)(void *app, int worker, uint64_t item);
-	void (*item_state_init)(void *app, int worker, uint64_t item,
+	 * runtime so it is current wherever the item runs: size in bytes of
+	 * item i of partition `part` (0 = none), and its initial value. */
+	size_t (*item_state_size)(void *app, int part, uint64_t item);
+	void (*item_state_init)(void *app, int part, uint64_t item,
 				void *state);
 
-	/* Process items [begin, end) of worker 'owner's partition in 'clock'.
-	 * Called from a worker thread, possibly one that is not 'owner'
-	 * (a helper).  Reads and updates go through wc. */
-	int (*process)(void *app, struct frr_wctx *wc, int owner, int clock,
-		       uint64_t begin, uint64_t end);
+	/* Optional per-thread scratch: frr_scratch() returns scratch_size
+	 * zeroed bytes (64-byte aligned, on the thread's NUMA node) owned by
+	 * the calling thread.  thread_init runs on each worker thread before
+	 * its first process() (it may allocate into the scratch), thread_fini
+	 * after its last. */
+	size_t scratch_size;
+	int (*thread_init)(void *app, void *scratch);
+	void (*thread_fini)(void *app, void *scratch);
 
-	/* After every clock, on every rank: may read tables and add
-	 * evaluation stats (e.g. held-out error of this rank's test share). */
+	/* Process items [begin, end) of the partition frr_part(c) in clock
+	 * frr_clock(c).  Rows, updates, item state, randomness and stats go
+	 * through c.  A partition's items of one clock may be split over
+	 * several calls and threads. */
+	int (*process)(void *app, struct frr_ctx *c, uint64_t begin,
+		       uint64_t end);
+
+	/* After every clock, on every process: may read tables and add
+	 * evaluation stats (e.g. the held-out error of the partitions this
+	 * process runs, frr_eval_nlocal()). */
 	int (*clock_local)(void *app, struct frr_eval_ctx *ec, int clock);
-	/* After every clock, on rank 0, with stats summed over all workers
-	 * and ranks: set the objective and a metrics string such as
-	 * "train_rmse=0.91 test_rmse=0.95" (the summary line ends with it). */
+	/* After every clock, on one process, with stats summed over all
+	 * partitions and processes: set the objective and a metrics string
+	 * such as "train_rmse=0.91 test_rmse=0.95" (the summary line ends
+	 * with it). */
 	int (*clock_global)(void *app, const double *stats, int nstats,
 			    int clock, double *objective, char *metrics,
 			    size_t metrics_len);
 
-	/* Optional: write / read the model (rank 0 gathers rows). */
+	/* Optional: write the model (on the leader, after the last clock;
+	 * read rows with frr_eval_row_read) / read it (on every process,
+	 * before the first clock: frr_eval_row_write every row). */
 	int (*save)(void *app, struct frr_eval_ctx *ec, const char *path);
 	int (*load)(void *app, struct frr_eval_ctx *ec, const char *path);
 
@@ -123,66 +195,83 @@ struct frr_app_ops {
 	int maximize; /* --target V is reached when objective >= V (else <=) */
 };
 
-/* ---- worker-side calls (inside process()) ----------------------------- */
-/* SSP read: a row reflecting every update of clocks <= clock - slack - 1.
- * The pointer stays valid until process() returns; do not write to it.
- * With slack > 0 (and async) the row may be overwritten by a newer version
- * while you read it (values only get newer, never older than the bound):
- * copy it first if one computation needs a consistent snapshot.  In BSP it
- * is stable for the whole clock.  Your own updates are not in it until the
- * clock's batch is applied (no read-my-writes). */
-const float *frr_row_read(struct frr_wctx *wc, int table, uint64_t row);
-/* Add delta[0..cols) to a row (batched, flushed at clock end). */
-void frr_row_update(struct frr_wctx *wc, int table, uint64_t row,
+/* ---- the item context (inside process()) ------------------------------ */
+/*
+ * Rows: the calling thread's cache.  The first access to a row in a batch
+ * fetches it (a copy of the freshest value this process has, plus with
+ * FRR_TABLE_SEE_OWN_PENDING the thread's pushed-but-unapplied changes);
+ * later accesses in the batch return the same memory, with the thread's
+ * own changes in it.  A batch is the items of one partition and one clock
+ * that a thread runs between two flushes: normally all of its own
+ * partition's items of the clock (several process() calls), or one range
+ * it runs for another partition.  At the flush the runtime pushes, for
+ * every row written in the batch, push_scale x (value - value fetched)
+ * (ADD), or the sum of the gradients (ADAGRAD).
+ *
+ * Validity: a returned pointer stays valid and stable (no other thread
+ * writes that memory) until process() returns; do not keep it across
+ * calls (fetch again: it is cheap and returns the same row while the batch
+ * lasts).
+ *
+ * Staleness: a row fetched in clock c holds every update of clocks
+ * <= c - slack - 1 and may hold newer ones (BSP: exactly clocks < c).
+ *
+ * Cost: no lock, no allocation, no system call: a bounds check and a stamp
+ * compare per access; a fetch copies one row.
+ *
+ * Out-of-range tables, rows or columns are app bugs: the job fails.
+ */
+const float *frr_row_read(struct frr_ctx *c, int table, uint64_t row);
+/* The same row for writing in place (ADD tables). */
+float *frr_row_write(struct frr_ctx *c, int table, uint64_t row);
+/* ADD: row += delta[0..cols) in the cache; ADAGRAD: adds a gradient. */
+void frr_row_update(struct frr_ctx *c, int table, uint64_t row,
 		    const float *delta);
-/* Add delta to one cell. */
-void frr_cell_update(struct frr_wctx *wc, int table, uint64_t row, uint32_t col,
+void frr_cell_update(struct frr_ctx *c, int table, uint64_t row, uint32_t col,
 		     float delta);
-/* Accumulate into per-clock stat slot idx (summed over workers). */
-void frr_stat_add(struct frr_wctx *wc, int idx, double v);
-/* Mutable state of item 'item' of the owner being processed (NULL if none). */
-void *frr_item_state(struct frr_wctx *wc, uint64_t item);
-/* Deterministic random stream for (seed, owner, clock, item): same result
- * whichever thread processes the item.  Returns a 64-bit seed for an
- * app-side generator (e.g. frr_rng_seed()). */
-uint64_t frr_item_rng(struct frr_wctx *wc, uint64_t item);
-/* Worker running this call, and the job. */
-int frr_wctx_worker(const struct frr_wctx *wc);
-const struct frr_job_info *frr_wctx_job(const struct frr_wctx *wc);
 
-/* ---- process-side calls (clock_local, save, load) --------------------- */
-/* Copy the freshest available value of a row into out[0..cols). */
+/* The clock being run and the partition whose items these are (the
+ * pointer load_partition returned for it, and its index). */
+int frr_clock(const struct frr_ctx *c);
+void *frr_part(const struct frr_ctx *c);
+int frr_part_index(const struct frr_ctx *c);
+/* The calling thread's scratch (app->scratch_size bytes; NULL if 0). */
+void *frr_scratch(struct frr_ctx *c);
+/* Mutable state of item `item` of the partition (NULL if none). */
+void *frr_item_state(struct frr_ctx *c, uint64_t item);
+/* Deterministic 64-bit seed for (seed, partition, clock, item): the same
+ * whichever thread runs the item (e.g. for frr_rng_seed()). */
+uint64_t frr_item_rng(const struct frr_ctx *c, uint64_t item);
+/* Add v to stat slot idx of this clock (summed over the job). */
+void frr_stat_add(struct frr_ctx *c, int idx, double v);
+const struct frr_job_info *frr_job(const struct frr_ctx *c);
+
+/* ---- the process context (clock_local, save, load) -------------------- */
+/* Copy the freshest value this process has of a row into out[0..cols). */
 int frr_eval_row_read(struct frr_eval_ctx *ec, int table, uint64_t row,
 		      float *out);
-/* Overwrite a row (load): only rows this rank owns, else -EINVAL. */
+/* load: set a row's initial value.  Call it for every row on every
+ * process; each process keeps the rows it stores. */
 int frr_eval_row_write(struct frr_eval_ctx *ec, int table, uint64_t row,
 		       const float *in);
 void frr_eval_stat_add(struct frr_eval_ctx *ec, int idx, double v);
 const struct frr_job_info *frr_eval_job(const struct frr_eval_ctx *ec);
+/* The partitions this process runs (each partition is run by exactly one
+ * process): i in [0, frr_eval_nlocal(ec)) gives load_partition's pointer
+ * and, in *part if not NULL, the index.  Evaluating held-out data of these
+ * counts every partition once. */
+int frr_eval_nlocal(const struct frr_eval_ctx *ec);
+void *frr_eval_local(const struct frr_eval_ctx *ec, int i, int *part);
+/* This process's share [lo, hi) of n things; the shares of all processes
+ * partition [0, n) (e.g. a held-out set not tied to partitions). */
+void frr_eval_share(const struct frr_eval_ctx *ec, uint64_t n, uint64_t *lo,
+		    uint64_t *hi);
 
-/* ---- small deterministic RNG (xoshiro256**, splitmix64 seeding) -------- */
-struct frr_rng {
-	uint64_t s[4];
-};
-void frr_rng_seed(struct frr_rng *r, uint64_t seed);
-uint64_t frr_rng_next(struct frr_rng *r);
-/* uniform in [0, 1) */
-double frr_rng_uniform(struct frr_rng *r);
-/* uniform integer in [0, n) */
-uint64_t frr_rng_below(struct frr_rng *r, uint64_t n);
-double frr_rng_normal(struct frr_rng *r);
+/* frr_rng_* (xoshiro256**, splitmix64 seeding): flexrr/base.h */
 
-/* ---- app registry ----------------------------------------------------- */
-/* Apps linked into the flexrr binary: "toy", "mf", "mlr", "lda". */
-const struct frr_app_ops *frr_app_find(const char *name);
-/* NULL-terminated list */
-const struct frr_app_ops *const *frr_app_list(void);
+/* Running a job with a program's own table of apps: flexrr/job.h */
 
-/* ---- running a job ---------------------------------------------------- */
-/* `flexrr run` entry point: parses the common run options (see
- * docs/runtime.md), starts or joins the job, returns the process exit code. */
-int frr_run_main(int argc, char **argv);
-
+FRR_API_END
 #ifdef __cplusplus
 }
 #endif

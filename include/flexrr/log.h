@@ -8,9 +8,12 @@
 #ifndef FLEXRR_LOG_H
 #define FLEXRR_LOG_H
 
+#include "flexrr/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+FRR_API_BEGIN
 
 enum frr_log_level {
 	FRR_LOG_ERROR = 0,
@@ -31,6 +34,7 @@ void frr_log_set_rank(int rank);
 #define frr_info(...) frr_log(FRR_LOG_INFO, __VA_ARGS__)
 #define frr_dbg(...) frr_log(FRR_LOG_DEBUG, __VA_ARGS__)
 
+FRR_API_END
 #ifdef __cplusplus
 }
 #endif

@@ -51,10 +51,14 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+
+#include "flexrr/export.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+FRR_API_BEGIN
 
 enum frr_tp_backend {
 	FRR_TP_BACKEND_AUTO =
@@ -146,6 +150,9 @@ enum frr_tp_backend frr_tp_backend_of(const struct frr_tp_ctx *ctx);
 const char *frr_tp_backend_name(enum frr_tp_backend b);
 /* "shm" / "verbs" / "auto" -> enum; -EINVAL for anything else */
 int frr_tp_backend_parse(const char *name, enum frr_tp_backend *out);
+/* 1 when backend b is built in and usable on this host now (verbs: a
+ * device with an ACTIVE port); AUTO: always 1. */
+int frr_tp_backend_available(enum frr_tp_backend b);
 /* Human-readable device string for headers, e.g. "rxe0 port 1 gid 1" or "shm".
  */
 const char *frr_tp_device_name(const struct frr_tp_ctx *ctx);
@@ -216,6 +223,27 @@ static inline uint64_t frr_tp_load_u64(const void *p)
 /* Last error message of this ctx ("" when none); for tools and tests. */
 const char *frr_tp_last_error(const struct frr_tp_ctx *ctx);
 
+/* ---- diagnostics ------------------------------------------------------ */
+/* Is this host ready for the verbs backend?  Prints to out (NULL: stdout)
+ * the devices, ports (state, link layer, MTU), GID tables, NUMA nodes and
+ * the memlock limit against pinned_bytes (0: 64 MiB), then opens the
+ * backend as a job would and registers that much; every problem with its
+ * fix, and a verdict line.  device NULL: every device.  Returns the number
+ * of problems found (0 = healthy).  `flexrr doctor` prints this. */
+int frr_tp_doctor(FILE *out, const char *device, size_t pinned_bytes);
+
+/* Each check of frr_tp_doctor_run as it is made: level 0 ok, 1 warning,
+ * 2 problem; fix is NULL for ok. */
+struct frr_tp_doctor_sink {
+	void (*check)(void *arg, int level, const char *what, const char *fix);
+	void *arg;
+};
+/* frr_tp_doctor, also handing every check to sink (may be NULL); out NULL
+ * with a sink: no text at all (`flexrr doctor --json`). */
+int frr_tp_doctor_run(FILE *out, const char *device, size_t pinned_bytes,
+		      const struct frr_tp_doctor_sink *sink);
+
+FRR_API_END
 #ifdef __cplusplus
 }
 #endif

@@ -1,8 +1,10 @@
 #!/bin/sh
 # /init of the soft-RoCE VM's initramfs (busybox sh; built by scripts/softroce-vm.sh).
-# Loads the RDMA modules in order, binds rdma_rxe to a dummy netdev as rxe0, mounts the
-# host's shared directory (9p) at the same path, runs /softroce/cmd with bash, prints
-# SOFTROCE_EXIT=<status> and powers off.  Any set-up failure prints SOFTROCE_EXIT=125.
+# Loads the RDMA modules in order, binds rdma_rxe as rxe0 to a dummy netdev (one VM) or
+# to eth0 (softroce.net=eth: a VM of a pair, whose eth0 is a virtual wire to the other
+# VM), mounts the host's shared directory (9p) at the same path, runs /softroce/cmd with
+# bash, prints SOFTROCE_EXIT=<status> and powers off.  Any set-up failure prints
+# SOFTROCE_EXIT=125.
 export PATH=/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
@@ -24,11 +26,15 @@ fail() {
 	poweroff -f
 }
 
-SHARE= IP=192.168.77.1
+SHARE= IP=192.168.77.1 NET=dummy MTU= PEER= VM=
 for x in $(cat /proc/cmdline); do
 	case $x in
 	softroce.share=*) SHARE=${x#*=} ;;
 	softroce.ip=*) IP=${x#*=} ;;
+	softroce.net=*) NET=${x#*=} ;;
+	softroce.mtu=*) MTU=${x#*=} ;;
+	softroce.peer=*) PEER=${x#*=} ;;
+	softroce.vm=*) VM=${x#*=} ;;
 	esac
 done
 
@@ -41,10 +47,21 @@ done </etc/modules.order
 
 ip link set lo up
 # rdma_cm cannot resolve routes over lo (rdma_resolve_route: No such device),
-# so rxe sits on a dummy netdev; dummy's MTU 1500 gives an RDMA MTU of 1024.
-[ -e /sys/class/net/dummy0 ] || ip link add dummy0 type dummy
-ip addr add "$IP/24" dev dummy0 || fail "cannot address dummy0"
-ip link set dummy0 up
+# so a single VM's rxe sits on a dummy netdev; MTU 1500 gives an RDMA MTU of 1024.
+case $NET in
+dummy)
+	DEV=dummy0
+	[ -e /sys/class/net/dummy0 ] || ip link add dummy0 type dummy
+	;;
+eth)
+	DEV=eth0
+	[ -e /sys/class/net/eth0 ] || fail "no eth0 (virtio-net) in the guest"
+	;;
+*) fail "unknown softroce.net=$NET (dummy or eth)" ;;
+esac
+[ -z "$MTU" ] || ip link set "$DEV" mtu "$MTU" || fail "cannot set the MTU of $DEV to $MTU"
+ip addr add "$IP/24" dev "$DEV" || fail "cannot address $DEV"
+ip link set "$DEV" up
 
 # Index of the RoCE v2 GID holding an IPv4-mapped address (::ffff:a.b.c.d).
 gid_idx() {
@@ -58,15 +75,17 @@ gid_idx() {
 	done
 	return 1
 }
-rdma link add rxe0 type rxe netdev dummy0 || fail "rdma link add rxe0 type rxe netdev dummy0"
+rdma link add rxe0 type rxe netdev "$DEV" || fail "rdma link add rxe0 type rxe netdev $DEV"
 n=0
 until [ "$(cat /sys/class/infiniband/rxe0/ports/1/state 2>/dev/null)" = "4: ACTIVE" ] && gid_idx rxe0 >/dev/null; do
 	n=$((n + 1))
 	[ $n -gt 200 ] && fail "rxe0 not ACTIVE with an IPv4 RoCE v2 GID after 10 s"
 	sleep 0.05
 done
-export RXE_DEV=rxe0 RXE_IP=$IP RXE_NETDEV=dummy0 RXE_GID_IDX=$(gid_idx rxe0)
-echo "SOFTROCE: $RXE_DEV ready on dummy0 ip=$RXE_IP gid_idx=$RXE_GID_IDX, uptime $(up)s"
+export RXE_DEV=rxe0 RXE_IP=$IP RXE_NETDEV=$DEV RXE_GID_IDX=$(gid_idx rxe0)
+# a VM of a pair: its name (a or b) and the other VM's address
+[ -z "$VM" ] || export SOFTROCE_VM=$VM RXE_PEER_IP=$PEER
+echo "SOFTROCE: $RXE_DEV ready on $DEV ip=$RXE_IP mtu=$(cat /sys/class/net/$DEV/mtu) gid_idx=$RXE_GID_IDX${VM:+ vm=$VM peer=$PEER}, uptime $(up)s"
 
 if [ -n "$SHARE" ]; then
 	mkdir -p "$SHARE"

@@ -27,7 +27,7 @@ run() { # name cmd...
 	echo "=== verbs suite: $name: ${results[-1]} (${times[-1]} s)"
 }
 echo "verbs suites on $(uname -r), $(nproc) cpus, device(s): $(ls /sys/class/infiniband 2>/dev/null | tr '\n' ' ')"
-for pat in test_transport_ test_verbs_ test_runtime_ test_rr_; do
+for pat in test_transport_ test_verbs_ test_runtime_ test_rr_ test_doctor_; do
 	for t in "$build"/tests/"$pat"*; do
 		[ -x "$t" ] && [ -f "$t" ] || continue
 		run "$(basename "$t")" "$t" --jobs 1
@@ -44,12 +44,17 @@ run "flexrr doctor" "$build/bin/flexrr" doctor
 
 # Bad input, in the VM only (RXE_NETDEV is ours there; never touch a real
 # host's links): the doctor must fail naming the cause when the port is down
-# and when the netdev has no IPv4 address (so no RoCE v2 IPv4 GID).
+# and when the netdev has no IPv4 address (so no RoCE v2 IPv4 GID), in text
+# and in --json.
 expect_unhealthy() { # what grep-pattern
-	local out rc=0
+	local out js rc=0 jrc=0
 	out=$(timeout 60 "$build/bin/flexrr" doctor 2>&1) || rc=$?
+	js=$(timeout 60 "$build/bin/flexrr" doctor --json 2>/dev/null) || jrc=$?
 	printf '%s\n' "$out" | grep -E 'PROBLEM|verdict' | head -4
-	[ $rc = 1 ] && printf '%s\n' "$out" | grep -q "$2"
+	printf '%s\n' "$js" | cut -c1-160
+	[ $rc = 1 ] && printf '%s\n' "$out" | grep -q "$2" && [ $jrc = 1 ] &&
+		printf '%s\n' "$js" | grep -q '"verdict":"unhealthy"' &&
+		printf '%s\n' "$js" | grep -q "\"level\":\"problem\",\"what\":\"[^\"]*$2"
 }
 if [ -n "${RXE_NETDEV:-}" ] && [ -n "${RXE_IP:-}" ]; then
 	port_down() {

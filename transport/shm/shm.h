@@ -3,8 +3,10 @@
  * shm backend internals: processes of one host write into each other's
  * memfd-backed regions.
  *
- * Set-up (shm_setup.c): each ctx listens on an abstract UNIX socket (its
- * address) served by one service thread.  The thread accepts connections
+ * Set-up: contexts, regions and imports in shm_setup.c; the service thread
+ * and endpoints in shm_cm.c; the messages they exchange in shm_msg.c.  Each
+ * ctx listens on an abstract UNIX socket (its address) served by one
+ * service thread.  The thread accepts connections
  * and reads their first message: HELLO opens an endpoint (queued for
  * frr_tp_ep_accept), IMPORT asks for a region's memfd, answered over
  * SCM_RIGHTS.  The thread also watches every endpoint socket: a hang-up
@@ -23,6 +25,8 @@
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
 #include "../transport_impl.h"
 
@@ -123,6 +127,62 @@ struct shm_rmr {
 	size_t map_len;
 	struct shm_region_ctl *ctl;
 };
+
+/* ---- messages between contexts (shm_msg.c) ---- */
+enum shm_msg_type {
+	SHM_HELLO = 1,	/* connector -> acceptor, carries connector's ring */
+	SHM_WELCOME,	/* acceptor -> connector, carries acceptor's ring */
+	SHM_REJECT,	/* acceptor -> connector: why in 'why' */
+	SHM_IMPORT,	/* importer -> owner: region_id */
+	SHM_IMPORT_OK,	/* owner -> importer, carries the region memfd */
+	SHM_IMPORT_ERR, /* owner -> importer: err + why */
+};
+
+struct shm_msg {
+	uint32_t magic;
+	uint32_t type;
+	uint64_t job_token;
+	int32_t rank;
+	int32_t nranks;
+	uint32_t region_id;
+	int32_t err;
+	uint64_t len;
+	char addr[FRR_TP_ADDR_MAX];
+	char why[160];
+};
+
+int shm_msg_send(int fd, const struct shm_msg *m, int pass_fd);
+/* One message within timeout_ms; *got_fd gets a passed fd or -1.
+ * -ECONNRESET when the other side closed, -ETIMEDOUT when it said nothing. */
+int shm_msg_recv(int fd, struct shm_msg *m, int *got_fd, int timeout_ms);
+void shm_msg_init(struct shm_msg *m, struct shm_ctx *c, uint32_t type);
+void shm_reply_error(int fd, struct shm_ctx *c, uint32_t type, int err,
+		     const char *why);
+int shm_sockaddr_of(const char *addr, struct sockaddr_un *sa, socklen_t *salen);
+/* Connect to an shm address, retrying while the listener's backlog is full;
+ * the socket or a negative errno. */
+int shm_dial(const char *addr, int timeout_ms);
+
+/* ---- shared memory (shm_setup.c) ---- */
+/* A new memfd of len bytes, mapped shared (*fd_out its fd): the mapping,
+ * or NULL with *err set to a negative errno. */
+void *shm_memfd_map(const char *name, size_t len, int *fd_out, int *err);
+/* Map a memfd received from a peer after checking it is big enough: the
+ * mapping, or NULL with *err set. */
+void *shm_map_peer_fd(int fd, size_t need, int *err);
+size_t shm_ring_map_len(void);
+int shm_epoll_add(int epfd, int fd, uint32_t events, uint64_t tag);
+
+/* ---- service thread and endpoints (shm_cm.c) ---- */
+#define SHM_SVC_LISTEN 0 /* epoll tags of the service thread; endpoints */
+#define SHM_SVC_WAKE 1	 /* use their serial (>= 16) */
+void *shm_service(void *arg);
+int shm_ep_connect(struct frr_tp_ctx *ctx, const struct frr_tp_addr *peer,
+		   int timeout_ms, struct frr_tp_ep **ep);
+int shm_ep_accept(struct frr_tp_ctx *ctx, int timeout_ms,
+		  struct frr_tp_ep **ep);
+void shm_ep_close(struct frr_tp_ep *ep);
+int shm_ep_alive(struct frr_tp_ep *ep);
 
 #define shm_ctx_of(c) container_of(c, struct shm_ctx, base)
 #define shm_ep_of(e) container_of(e, struct shm_ep, base)

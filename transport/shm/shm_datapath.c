@@ -113,7 +113,7 @@ int shm_write_u64(struct frr_tp_ep *ep, struct frr_tp_rmr *rmr, size_t roff,
 /* Slow path: the target's ring is full; wait for it with the ctx timeout. */
 static int __attribute__((noinline)) ring_wait(struct shm_ep *e)
 {
-	long long deadline = frr_tp_now_ms() + e->base.ctx->cfg.timeout_ms;
+	long long deadline = frr_now_ms() + e->base.ctx->cfg.timeout_ms;
 	unsigned spins = 0;
 
 	for (;;) {
@@ -124,7 +124,7 @@ static int __attribute__((noinline)) ring_wait(struct shm_ep *e)
 		if (atomic_load_explicit(&e->gone, memory_order_relaxed))
 			return ep_gone(e);
 		if ((++spins & 1023) == 0) {
-			if (frr_tp_now_ms() > deadline)
+			if (frr_now_ms() > deadline)
 				return frr_tp_err(
 				    e->base.ctx, -ETIMEDOUT,
 				    "notification ring to rank %d stayed full "

@@ -214,10 +214,33 @@ const char *vb_gid_type_str(enum vb_gid_type t);
 int vb_gid_str(const struct vb_gid *g, char *buf, size_t len);
 int vb_numa_node(const char *dev); /* -1 when unknown */
 const char *vb_mtu_str(enum ibv_mtu mtu);
+/* verbs_device.c: the device and port (first ACTIVE one, or cfg's /
+ * FLEXRR_DEVICE), then the GID and bind address; errors name the fix. */
+int vb_pick_device(struct vb_ctx *c, const struct frr_tp_config *cfg,
+		   struct ibv_port_attr *pa);
+int vb_pick_gid(struct vb_ctx *c, const struct frr_tp_config *cfg,
+		const struct ibv_port_attr *pa);
 int vb_open(const struct frr_tp_config *cfg, struct frr_tp_ctx **out);
 void vb_close(struct frr_tp_ctx *ctx);
 
 /* verbs_cm.c */
+/* RC QP attributes (docs/verbs.md): ack timeout 4.096 us * 2^14 = 67 ms, 7
+ * transport retries (a silent peer is detected in about 0.5 s), infinite
+ * RNR retries (a target that does not poll notifications stalls the writer,
+ * whose SQ-full and flush waits then time out), RNR delay 0.64 ms. */
+#define VB_ACK_TIMEOUT 14
+#define VB_RETRY_CNT 7
+#define VB_RNR_RETRY 7
+#define VB_MIN_RNR_TIMER 12
+
+/* verbs_qp.c: an endpoint with its RC QP (INIT after vb_qp_setup; RTR/RTS
+ * for the peer's MTU), and its teardown. */
+struct vb_ep *vb_ep_alloc(struct vb_ctx *c);
+void vb_ep_teardown(struct vb_ep *e);
+int vb_qp_setup(struct vb_ep *e);
+int vb_qp_rtr_rts(struct vb_ep *e, enum ibv_mtu peer_mtu);
+void vb_log_connected(struct vb_ep *e, enum ibv_mtu peer_mtu);
+
 int vb_ep_connect(struct frr_tp_ctx *ctx, const struct frr_tp_addr *peer,
 		  int timeout_ms, struct frr_tp_ep **ep);
 int vb_ep_accept(struct frr_tp_ctx *ctx, int timeout_ms, struct frr_tp_ep **ep);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * verbs backend connections: rdma_cm resolve/connect/accept with deadlines
- * and retries, RC QP creation and INIT/RTR/RTS transitions (ours, so path
- * MTU, timeouts and retry counts are ours), disconnect detection.
+ * and retries, disconnect detection.  The endpoints' RC QPs are made in
+ * verbs_qp.c.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -16,14 +16,6 @@
 #include "flexrr/log.h"
 #include "verbs.h"
 
-/* RC QP attributes (docs/verbs.md): ack timeout 4.096 us * 2^14 = 67 ms, 7
- * transport retries (a silent peer is detected in about 0.5 s), infinite
- * RNR retries (a target that does not poll notifications stalls the writer,
- * whose SQ-full and flush waits then time out), RNR delay 0.64 ms. */
-#define VB_ACK_TIMEOUT 14
-#define VB_RETRY_CNT 7
-#define VB_RNR_RETRY 7
-#define VB_MIN_RNR_TIMER 12
 #define VB_RESOLVE_STEP_MS 2000
 #define VB_BACKOFF_MAX_MS 500
 
@@ -110,7 +102,7 @@ static int wait_event(struct rdma_event_channel *ch, long long deadline,
 			return 0;
 		if (errno != EAGAIN && errno != EWOULDBLOCK)
 			return -errno;
-		left = deadline - frr_tp_now_ms();
+		left = deadline - frr_now_ms();
 		if (left <= 0)
 			return -ETIMEDOUT;
 		if (poll(&pfd, 1, (int)left) < 0 && errno != EINTR)
@@ -127,199 +119,6 @@ static struct rdma_event_channel *channel_open(void)
 		return NULL;
 	}
 	return ch;
-}
-
-static struct vb_ep *ep_alloc(struct vb_ctx *c)
-{
-	struct vb_ep *e;
-
-	for (int i = 0; i < c->max_eps; i++) {
-		if (c->eps[i])
-			continue;
-		e = calloc(1, sizeof(*e));
-		if (!e)
-			return NULL;
-		e->ctx = c;
-		e->slot = (uint16_t)i;
-		e->gen = ++c->gens[i];
-		e->base.peer_rank = -1;
-		c->eps[i] = e;
-		return e;
-	}
-	errno = ENOSPC;
-	return NULL;
-}
-
-/* Undo a connection attempt (QP, id, channel); keeps the slot. */
-static void ep_teardown(struct vb_ep *e)
-{
-	if (e->qp && ibv_destroy_qp(e->qp))
-		frr_warn("verbs: ibv_destroy_qp: %s", strerror(errno));
-	e->qp = NULL;
-	if (e->scratch_mr)
-		ibv_dereg_mr(e->scratch_mr);
-	e->scratch_mr = NULL;
-	free(e->scratch);
-	e->scratch = NULL;
-	if (e->id)
-		rdma_destroy_id(e->id);
-	e->id = NULL;
-	if (e->ch)
-		rdma_destroy_event_channel(e->ch);
-	e->ch = NULL;
-	e->sq_posted = e->sq_done = 0;
-	e->since_signal = 0;
-	e->rq_consumed = 0;
-	/* stale completions of the old QP must not match the new one */
-	e->gen = ++e->ctx->gens[e->slot];
-}
-
-static int qp_create(struct vb_ep *e)
-{
-	struct vb_ctx *c = e->ctx;
-	struct ibv_qp_init_attr ia;
-	uint32_t inl = VB_INLINE_WANT;
-
-	for (;;) {
-		memset(&ia, 0, sizeof(ia));
-		ia.send_cq = c->scq;
-		ia.recv_cq = c->rcq;
-		ia.qp_type = IBV_QPT_RC;
-		ia.cap.max_send_wr = VB_SQ_DEPTH;
-		ia.cap.max_recv_wr = VB_RQ_DEPTH;
-		ia.cap.max_send_sge = 1;
-		ia.cap.max_recv_sge = 1;
-		ia.cap.max_inline_data = inl;
-		e->qp = ibv_create_qp(c->pd, &ia);
-		if (e->qp)
-			break;
-		if (errno != EINVAL || !inl)
-			return frr_tp_err(&c->base, -errno,
-					  "verbs: ibv_create_qp(RC, %u send / "
-					  "%u recv WRs) on %s: %s",
-					  VB_SQ_DEPTH, VB_RQ_DEPTH, c->devname,
-					  strerror(errno));
-		inl /= 2; /* ask for less inline data until granted */
-	}
-	/* the granted value, which may exceed the request */
-	e->max_inline = ia.cap.max_inline_data;
-	if (posix_memalign((void **)&e->scratch, 4096,
-			   VB_SQ_DEPTH * sizeof(uint64_t)))
-		return frr_tp_err(&c->base, -ENOMEM, "verbs: out of memory");
-	e->scratch_mr =
-	    ibv_reg_mr(c->pd, e->scratch, VB_SQ_DEPTH * sizeof(uint64_t),
-		       IBV_ACCESS_LOCAL_WRITE);
-	if (!e->scratch_mr)
-		return frr_tp_err(&c->base, -errno,
-				  "verbs: ibv_reg_mr(counter buffer): %s; "
-				  "check 'ulimit -l'",
-				  strerror(errno));
-	return 0;
-}
-
-static int qp_modify(struct vb_ep *e, struct ibv_qp_attr *a, int mask,
-		     const char *state)
-{
-	int ret = ibv_modify_qp(e->qp, a, mask);
-
-	if (ret)
-		return frr_tp_err(&e->ctx->base, -ret,
-				  "verbs: moving the QP to %s failed: %s",
-				  state, strerror(ret));
-	return 0;
-}
-
-static int qp_init(struct vb_ep *e)
-{
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT };
-	int mask;
-
-	if (rdma_init_qp_attr(e->id, &a, &mask))
-		return frr_tp_err(&e->ctx->base, -errno,
-				  "verbs: rdma_init_qp_attr(INIT): %s",
-				  strerror(errno));
-	/* peers only ever write into our regions (counters by atomics on
-	 * devices that need it, verbs.h) */
-	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
-	if (e->ctx->u64_cas)
-		a.qp_access_flags |= IBV_ACCESS_REMOTE_ATOMIC;
-	mask |= IBV_QP_ACCESS_FLAGS;
-	return qp_modify(e, &a, mask, "INIT");
-}
-
-static int qp_rtr_rts(struct vb_ep *e, enum ibv_mtu peer_mtu)
-{
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTR };
-	int mask, ret;
-
-	if (rdma_init_qp_attr(e->id, &a, &mask))
-		return frr_tp_err(&e->ctx->base, -errno,
-				  "verbs: rdma_init_qp_attr(RTR): %s",
-				  strerror(errno));
-	a.path_mtu =
-	    e->ctx->active_mtu < peer_mtu ? e->ctx->active_mtu : peer_mtu;
-	a.min_rnr_timer = VB_MIN_RNR_TIMER;
-	a.max_dest_rd_atomic = e->ctx->rd_atom;
-	mask |=
-	    IBV_QP_PATH_MTU | IBV_QP_MIN_RNR_TIMER | IBV_QP_MAX_DEST_RD_ATOMIC;
-	ret = qp_modify(e, &a, mask, "RTR");
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	if (rdma_init_qp_attr(e->id, &a, &mask))
-		return frr_tp_err(&e->ctx->base, -errno,
-				  "verbs: rdma_init_qp_attr(RTS): %s",
-				  strerror(errno));
-	a.timeout = VB_ACK_TIMEOUT;
-	a.retry_cnt = VB_RETRY_CNT;
-	a.rnr_retry = VB_RNR_RETRY;
-	a.max_rd_atomic = e->ctx->rd_atom;
-	mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-		IBV_QP_MAX_QP_RD_ATOMIC;
-	return qp_modify(e, &a, mask, "RTS");
-}
-
-/* QP up to INIT with its receives posted (before the peer may write). */
-static int qp_setup(struct vb_ep *e)
-{
-	int ret = qp_create(e);
-
-	if (!ret)
-		ret = qp_init(e);
-	if (!ret)
-		ret = vb_post_recvs(e, VB_RQ_DEPTH);
-	return ret;
-}
-
-static void log_connected(struct vb_ep *e, enum ibv_mtu peer_mtu)
-{
-	struct ibv_qp_attr a;
-	struct ibv_qp_init_attr ia;
-	struct vb_ctx *c = e->ctx;
-
-	if (ibv_query_qp(e->qp, &a, IBV_QP_AV | IBV_QP_PATH_MTU, &ia))
-		return;
-	frr_info("verbs: rank %d <-> rank %d (%s) connected: QP %u, path MTU "
-		 "%s (active %s here, %s there), sgid index %u, inline %u B%s",
-		 c->base.cfg.rank, e->base.peer_rank, e->peer_addr,
-		 e->qp->qp_num, vb_mtu_str(a.path_mtu),
-		 vb_mtu_str(c->active_mtu), vb_mtu_str(peer_mtu),
-		 a.ah_attr.grh.sgid_index, e->max_inline,
-		 e->u64_cas ? ", counters by atomics" : "");
-	if (peer_mtu != c->active_mtu)
-		frr_warn(
-		    "verbs: rank %d's active MTU %s differs from ours (%s): "
-		    "the connection uses %s; give both netdevs the same "
-		    "MTU to use the larger one",
-		    e->base.peer_rank, vb_mtu_str(peer_mtu),
-		    vb_mtu_str(c->active_mtu), vb_mtu_str(a.path_mtu));
-	if (c->link_layer == IBV_LINK_LAYER_ETHERNET &&
-	    a.ah_attr.grh.sgid_index != c->gid_index)
-		frr_warn("verbs: rdma_cm chose GID index %u for rank %d, not "
-			 "%d (check the RoCE mode in rdma_cm's configfs)",
-			 a.ah_attr.grh.sgid_index, e->base.peer_rank,
-			 c->gid_index);
 }
 
 /* ---- active side ------------------------------------------------------ */
@@ -410,7 +209,7 @@ static int try_connect(struct vb_ep *e, struct sockaddr_in *dst,
 	struct sockaddr_in src = c->bind_sa;
 	struct rdma_conn_param cp;
 	struct vb_priv mine, theirs;
-	long long left = deadline - frr_tp_now_ms();
+	long long left = deadline - frr_now_ms();
 	int step = left < VB_RESOLVE_STEP_MS ? (int)left : VB_RESOLVE_STEP_MS;
 	int ret;
 
@@ -447,7 +246,7 @@ static int try_connect(struct vb_ep *e, struct sockaddr_in *dst,
 		    e->id->verbs ? ibv_get_device_name(e->id->verbs->device)
 				 : "none",
 		    c->devname);
-	ret = qp_setup(e);
+	ret = vb_qp_setup(e);
 	if (ret)
 		return ret;
 	conn_param_init(c, e, &mine, &cp);
@@ -468,13 +267,13 @@ static int try_connect(struct vb_ep *e, struct sockaddr_in *dst,
 				  (unsigned long long)theirs.job_token);
 	}
 	e->u64_cas = !!(theirs.flags & VB_PRIV_F_U64_CAS);
-	ret = qp_rtr_rts(e, (enum ibv_mtu)theirs.active_mtu);
+	ret = vb_qp_rtr_rts(e, (enum ibv_mtu)theirs.active_mtu);
 	if (ret)
 		return ret;
 	if (rdma_establish(e->id))
 		return frr_tp_err(&c->base, -errno, "verbs: rdma_establish: %s",
 				  strerror(errno));
-	log_connected(e, (enum ibv_mtu)theirs.active_mtu);
+	vb_log_connected(e, (enum ibv_mtu)theirs.active_mtu);
 	return 0;
 }
 
@@ -508,7 +307,7 @@ int vb_ep_connect(struct frr_tp_ctx *ctx, const struct frr_tp_addr *peer,
 		  int timeout_ms, struct frr_tp_ep **out)
 {
 	struct vb_ctx *c = vb_ctx_of(ctx);
-	long long start = frr_tp_now_ms(), deadline = start + timeout_ms;
+	long long start = frr_now_ms(), deadline = start + timeout_ms;
 	struct attempt at = { .err = -ETIMEDOUT, .why = "no answer" };
 	/* the last definite cause (refused, unreachable): a final attempt cut
 	 * short by the deadline must not hide it */
@@ -520,7 +319,7 @@ int vb_ep_connect(struct frr_tp_ctx *ctx, const struct frr_tp_addr *peer,
 	ret = parse_addr(c, peer->str, &dst);
 	if (ret)
 		return ret;
-	e = ep_alloc(c);
+	e = vb_ep_alloc(c);
 	if (!e)
 		return frr_tp_err(ctx, -ENOSPC,
 				  "verbs: no endpoint slot left (%d per "
@@ -536,8 +335,8 @@ int vb_ep_connect(struct frr_tp_ctx *ctx, const struct frr_tp_addr *peer,
 			break;
 		if (at.err != -ETIMEDOUT)
 			cause = at;
-		ep_teardown(e);
-		if (frr_tp_now_ms() + backoff >= deadline) {
+		vb_ep_teardown(e);
+		if (frr_now_ms() + backoff >= deadline) {
 			if (cause.err)
 				at = cause;
 			ret = frr_tp_err(
@@ -546,7 +345,7 @@ int vb_ep_connect(struct frr_tp_ctx *ctx, const struct frr_tp_addr *peer,
 			    "%lld ms (%d attempts): %s; is rank %d running "
 			    "and listening there? ('flexrr doctor' checks "
 			    "this host)",
-			    peer->rank, peer->str, frr_tp_now_ms() - start,
+			    peer->rank, peer->str, frr_now_ms() - start,
 			    attempts, at.why, peer->rank);
 			break;
 		}
@@ -584,7 +383,7 @@ static int accept_one(struct vb_ctx *c, struct rdma_cm_id *id,
 	struct vb_ep *e;
 	int ret;
 
-	e = ep_alloc(c);
+	e = vb_ep_alloc(c);
 	if (!e) {
 		refuse(id, c, VB_REJ_FULL);
 		return frr_tp_err(&c->base, -ENOSPC,
@@ -607,9 +406,9 @@ static int accept_one(struct vb_ctx *c, struct rdma_cm_id *id,
 		goto close_ep;
 	}
 	e->id = id;
-	ret = qp_setup(e);
+	ret = vb_qp_setup(e);
 	if (!ret)
-		ret = qp_rtr_rts(e, (enum ibv_mtu)theirs->active_mtu);
+		ret = vb_qp_rtr_rts(e, (enum ibv_mtu)theirs->active_mtu);
 	if (ret) {
 		struct vb_priv p;
 
@@ -641,7 +440,7 @@ static int accept_one(struct vb_ctx *c, struct rdma_cm_id *id,
 		goto close_ep;
 	}
 	rdma_ack_cm_event(ev);
-	log_connected(e, (enum ibv_mtu)theirs->active_mtu);
+	vb_log_connected(e, (enum ibv_mtu)theirs->active_mtu);
 	*out = e;
 	return 0;
 
@@ -653,7 +452,7 @@ close_ep:
 int vb_ep_accept(struct frr_tp_ctx *ctx, int timeout_ms, struct frr_tp_ep **out)
 {
 	struct vb_ctx *c = vb_ctx_of(ctx);
-	long long deadline = frr_tp_now_ms() + timeout_ms;
+	long long deadline = frr_now_ms() + timeout_ms;
 	struct rdma_cm_event *ev;
 	struct vb_priv theirs;
 	struct vb_ep *e = NULL;
@@ -751,7 +550,7 @@ void vb_ep_close(struct frr_tp_ep *ep)
 	/* DREQ: the peer learns now, not at its next write */
 	if (e->id && e->qp && !e->err)
 		rdma_disconnect(e->id);
-	ep_teardown(e);
+	vb_ep_teardown(e);
 	c->eps[e->slot] = NULL;
 	free(e);
 }

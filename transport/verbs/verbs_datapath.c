@@ -233,7 +233,7 @@ static int wait_sq(struct vb_ep *e, uint64_t limit, int timeout_ms,
 		   const char *what)
 {
 	struct vb_ctx *c = e->ctx;
-	long long deadline = frr_tp_now_ms() + timeout_ms;
+	long long deadline = frr_now_ms() + timeout_ms;
 	unsigned spins = 0;
 	int n;
 
@@ -249,7 +249,7 @@ static int wait_sq(struct vb_ep *e, uint64_t limit, int timeout_ms,
 			continue;
 		if (vb_ep_check_cm(e))
 			return ep_dead(e);
-		if (frr_tp_now_ms() > deadline)
+		if (frr_now_ms() > deadline)
 			return frr_tp_err(
 			    &c->base, -ETIMEDOUT,
 			    "verbs: %s to rank %d: %llu writes still "
@@ -411,7 +411,7 @@ cas_sync(struct vb_ep *e, uint64_t raddr, uint32_t rkey, uint64_t seen,
 	 uint64_t value)
 {
 	struct vb_ctx *c = e->ctx;
-	long long deadline = frr_tp_now_ms() + c->base.cfg.timeout_ms;
+	long long deadline = frr_now_ms() + c->base.cfg.timeout_ms;
 	uint64_t seq;
 	int ret;
 
@@ -426,7 +426,7 @@ cas_sync(struct vb_ep *e, uint64_t raddr, uint32_t rkey, uint64_t seen,
 		if (e->scratch[seq & (VB_SQ_DEPTH - 1)] == seen)
 			return 0;
 		seen = e->scratch[seq & (VB_SQ_DEPTH - 1)];
-		if (frr_tp_now_ms() > deadline)
+		if (frr_now_ms() > deadline)
 			return frr_tp_err(&c->base, -ETIMEDOUT,
 					  "verbs: a counter of rank %d kept "
 					  "changing for %d ms under concurrent "

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What a launcher (mpirun, srun, a PMI/PMIx runtime, a script) tells a rank
+ * through its environment, and the defaults derived from it.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "flexrr/base.h"
+#include "flexrr/bootstrap.h"
+
+/* A launcher's rank or size: decimal, 0 .. 2^20; -1 (said) otherwise, which
+ * the caller refuses as a rank outside the job. */
+static int env_rank(const char *name, const char *s)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < 0 || v > (1L << 20)) {
+		frr_err(
+		    "%s='%.40s' is not a rank or rank count (0..%ld); check "
+		    "what the launcher (or you) set",
+		    name, s, 1L << 20);
+		return -1;
+	}
+	return (int)v;
+}
+
+int frr_launcher_env(struct frr_launcher_env *env)
+{
+	/* first match wins: an explicit FLEXRR_* beats what a launcher set */
+	static const char *const pairs[][2] = {
+		{ "FLEXRR_RANK", "FLEXRR_SIZE" },
+		{ "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE" },
+		{ "PMIX_RANK", "OMPI_COMM_WORLD_SIZE" },
+		{ "PMI_RANK", "PMI_SIZE" },
+		{ "SLURM_PROCID", "SLURM_NTASKS" },
+	};
+	static const char *const job_ids[] = { "FLEXRR_JOB_ID",
+					       "PMIX_NAMESPACE",
+					       "OMPI_MCA_ess_base_jobid",
+					       "SLURM_JOB_ID", "PMI_JOBID" };
+	size_t i;
+
+	*env = (struct frr_launcher_env){ 0 };
+	for (i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+		const char *r = getenv(pairs[i][0]), *s = getenv(pairs[i][1]);
+
+		if (r && s) {
+			env->rank = env_rank(pairs[i][0], r);
+			env->size = env_rank(pairs[i][1], s);
+			break;
+		}
+	}
+	if (i == sizeof(pairs) / sizeof(pairs[0]))
+		return 0;
+	for (i = 0; i < sizeof(job_ids) / sizeof(job_ids[0]); i++)
+		if (getenv(job_ids[i])) {
+			env->job_id = getenv(job_ids[i]);
+			break;
+		}
+	env->rendezvous = getenv("FLEXRR_RENDEZVOUS");
+	env->job_token = getenv("FLEXRR_JOB_TOKEN");
+	return 1;
+}
+
+uint64_t frr_job_token_from(const char *secret)
+{
+	return frr_fnv1a64(secret, strlen(secret), 0) | 1;
+}
+
+uint64_t frr_job_token_from_job_id(const char *job_id)
+{
+	const char *s = job_id ? job_id : "single";
+
+	return frr_fnv1a64(s, strlen(s), 0x5eed) | 1;
+}
+
+uint64_t frr_job_token_random(void)
+{
+	uint64_t t;
+
+	if (getrandom(&t, sizeof(t), 0) != sizeof(t))
+		t = (uint64_t)getpid() << 32 ^ frr_now_ns();
+	return t | 1; /* never 0: 0 means "no token" */
+}
+
+void frr_rendezvous_from_job_id(const char *job_id, char *addr, size_t len)
+{
+	unsigned port =
+	    20000u + (unsigned)(frr_fnv1a64(job_id, strlen(job_id), 0) % 20000);
+
+	snprintf(addr, len, "127.0.0.1:%u", port);
+}

@@ -1,0 +1,533 @@
+// SPDX-License-Identifier: MIT
+/*
+ * frr_launch: fork N ranks of one job on this host.  Collectives go through
+ * the parent, which is connected to every child by a socketpair: each child
+ * sends a request frame, the parent answers all of them once every rank has
+ * asked (allgather; a barrier is an empty allgather).  With
+ * FRR_LAUNCH_NO_RELAY the ranks open their own channel and no socketpair is
+ * made.  The parent also reaps children: a rank that fails makes pending
+ * collectives fail at once and the other ranks are killed after a grace
+ * period, so nothing hangs.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "flexrr/base.h"
+#include "flexrr/bootstrap.h"
+
+#define GRACE_MS 2000
+#define MAX_FRAME (64u << 20)
+
+struct frame {
+	int32_t status; /* parent -> child: 0 or negative errno */
+	uint32_t pad;
+	uint64_t len;
+};
+
+struct oob_child {
+	struct frr_oob base;
+	int fd;
+	int broken; /* a timed-out collective left the stream mid-frame */
+};
+
+static int write_full(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EPIPE;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Read len bytes; waits at most timeout_ms (< 0 = forever) per chunk. */
+static int read_full(int fd, void *buf, size_t len, int timeout_ms)
+{
+	char *p = buf;
+
+	while (len) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		int r = poll(&pfd, 1, timeout_ms);
+		ssize_t n;
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			return -ETIMEDOUT;
+		n = read(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -ECONNRESET;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* ---- child side ------------------------------------------------------- */
+
+static int child_allgather(struct frr_oob *oob, const void *mine, size_t len,
+			   void *all, int timeout_ms)
+{
+	struct oob_child *c = (struct oob_child *)oob; /* base is first */
+	struct frame f = { .len = len };
+	long long deadline =
+	    frr_now_ms() + (timeout_ms > 0 ? timeout_ms : 10000);
+	int ret;
+
+	if (c->broken)
+		return -EPIPE;
+	if (len > MAX_FRAME / (size_t)oob->size) {
+		frr_err("oob: allgather of %zu bytes x %d ranks exceeds %u "
+			"bytes",
+			len, oob->size, MAX_FRAME);
+		return -EMSGSIZE;
+	}
+	ret = write_full(c->fd, &f, sizeof(f));
+	if (!ret && len)
+		ret = write_full(c->fd, mine, len);
+	if (!ret) {
+		long long left = deadline - frr_now_ms();
+
+		ret = read_full(c->fd, &f, sizeof(f), left > 0 ? (int)left : 1);
+	}
+	if (!ret && f.status)
+		ret = f.status;
+	else if (!ret && f.len != len * (size_t)oob->size)
+		ret = -EPROTO;
+	if (!ret && f.len)
+		ret = read_full(c->fd, all, f.len, 10000);
+	if (ret) {
+		if (ret == -ETIMEDOUT || ret == -EPROTO)
+			c->broken = 1;
+		frr_err("oob: rank %d: collective failed: %s%s", oob->rank,
+			strerror(-ret),
+			ret == -ETIMEDOUT ? " (another rank did not join in "
+					    "time)"
+			: ret == -ECONNRESET || ret == -EPIPE
+			    ? " (another rank failed, or the launcher died)"
+			    : "");
+	}
+	return ret;
+}
+
+static int child_barrier(struct frr_oob *oob, int timeout_ms)
+{
+	return child_allgather(oob, NULL, 0, NULL, timeout_ms);
+}
+
+static void child_close(struct frr_oob *oob)
+{
+	(void)oob; /* the child's oob lives on its stack until _exit */
+}
+
+static const struct frr_oob_ops child_ops = {
+	.size = sizeof(struct frr_oob_ops),
+	.allgather = child_allgather,
+	.barrier = child_barrier,
+	.close = child_close,
+};
+
+/* FRR_LAUNCH_NO_RELAY: the rank opens its own channel */
+static int norelay_allgather(struct frr_oob *oob, const void *mine, size_t len,
+			     void *all, int timeout_ms)
+{
+	(void)mine, (void)len, (void)all, (void)timeout_ms;
+	frr_err("oob: rank %d: this launch relays no collectives (the rank "
+		"must open its own channel)",
+		oob->rank);
+	return -ENOTSUP;
+}
+
+static int norelay_barrier(struct frr_oob *oob, int timeout_ms)
+{
+	return norelay_allgather(oob, NULL, 0, NULL, timeout_ms);
+}
+
+static const struct frr_oob_ops norelay_ops = {
+	.size = sizeof(struct frr_oob_ops),
+	.allgather = norelay_allgather,
+	.barrier = norelay_barrier,
+	.close = child_close,
+};
+
+static int exit_code(int ret)
+{
+	if (ret == 0)
+		return 0;
+	if (ret < 0)
+		ret = -ret;
+	return ret > 255 ? 255 : ret;
+}
+
+/*
+ * The only place in libflexrr that ends a process: a child forked by
+ * frr_launch, after its rank's function returned.  It is the launcher's own
+ * process, not the caller's; _exit, not exit, so the child does not run the
+ * parent's atexit handlers (e.g. a test runner's) or flush its stdio twice.
+ */
+static void __attribute__((noreturn))
+run_child(int rank, int nprocs, uint64_t token, int fd, frr_launch_fn fn,
+	  void *arg)
+{
+	struct oob_child c = { .base = { .ops = fd >= 0 ? &child_ops
+							: &norelay_ops,
+					 .rank = rank,
+					 .size = nprocs,
+					 .job_token = token },
+			       .fd = fd };
+	int code = 111; /* the launcher is already gone: do not run */
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != 1) {
+		frr_log_set_rank(rank);
+		code = exit_code(fn(&c.base, arg));
+	}
+	fflush(NULL);
+	if (fd >= 0)
+		close(fd);
+	_exit(code);
+}
+
+/* ---- parent side ------------------------------------------------------ */
+
+struct rank_state {
+	pid_t pid;
+	int fd; /* -1 once the child hung up */
+	int status;
+	int reaped;
+	int killed_timeout;
+	int pending; /* has a request waiting for the collective */
+	uint64_t len;
+	char *buf;
+};
+
+struct launch {
+	const struct frr_launch_cfg *cfg;
+	struct rank_state *r;
+	int n;
+	int failed_rank;
+	long long kill_at;
+};
+
+static void fail_pending(struct launch *l, int err)
+{
+	struct frame f = { .status = err };
+
+	for (int i = 0; i < l->n; i++) {
+		if (!l->r[i].pending)
+			continue;
+		l->r[i].pending = 0;
+		if (l->r[i].fd >= 0)
+			(void)write_full(l->r[i].fd, &f, sizeof(f));
+	}
+}
+
+static void hangup(struct launch *l, int i)
+{
+	close(l->r[i].fd);
+	l->r[i].fd = -1;
+	l->r[i].pending = 0;
+	/* a collective can no longer complete */
+	fail_pending(l, -ECONNRESET);
+}
+
+static void read_request(struct launch *l, int i)
+{
+	struct rank_state *s = &l->r[i];
+	struct frame f;
+	char *buf;
+
+	if (read_full(s->fd, &f, sizeof(f), 10000) ||
+	    f.len > MAX_FRAME / (uint64_t)l->n) {
+		hangup(l, i);
+		return;
+	}
+	buf = realloc(s->buf, f.len ? f.len : 1);
+	if (!buf || (f.len && read_full(s->fd, buf, f.len, 10000))) {
+		if (buf)
+			s->buf = buf;
+		hangup(l, i);
+		return;
+	}
+	s->buf = buf;
+	s->len = f.len;
+	s->pending = 1;
+}
+
+static void maybe_complete(struct launch *l)
+{
+	struct frame f = { 0 };
+	char *all;
+
+	for (int i = 0; i < l->n; i++) {
+		if (!l->r[i].pending) {
+			/* a rank that already left can never join */
+			if (l->r[i].fd < 0)
+				fail_pending(l, -ECONNRESET);
+			return;
+		}
+	}
+	for (int i = 1; i < l->n; i++) {
+		if (l->r[i].len != l->r[0].len) {
+			frr_err("oob: ranks disagree on the allgather size "
+				"(rank 0: %llu bytes, rank %d: %llu)",
+				(unsigned long long)l->r[0].len, i,
+				(unsigned long long)l->r[i].len);
+			fail_pending(l, -EINVAL);
+			return;
+		}
+	}
+	f.len = l->r[0].len * (uint64_t)l->n;
+	all = malloc(f.len ? f.len : 1);
+	if (!all) {
+		fail_pending(l, -ENOMEM);
+		return;
+	}
+	for (int i = 0; i < l->n; i++)
+		memcpy(all + (size_t)i * l->r[0].len, l->r[i].buf, l->r[i].len);
+	for (int i = 0; i < l->n; i++) {
+		l->r[i].pending = 0;
+		if (write_full(l->r[i].fd, &f, sizeof(f)) ||
+		    (f.len && write_full(l->r[i].fd, all, f.len)))
+			hangup(l, i);
+	}
+	free(all);
+}
+
+static int child_failed(int status)
+{
+	return !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+}
+
+static void reap(struct launch *l)
+{
+	for (int i = 0; i < l->n; i++) {
+		struct rank_state *s = &l->r[i];
+
+		if (s->reaped || waitpid(s->pid, &s->status, WNOHANG) <= 0)
+			continue;
+		s->reaped = 1;
+		if (child_failed(s->status) && l->failed_rank < 0) {
+			l->failed_rank = i;
+			l->kill_at = frr_now_ms() + (l->cfg->grace_ms > 0
+							 ? l->cfg->grace_ms
+							 : GRACE_MS);
+		}
+	}
+}
+
+static int live(const struct launch *l)
+{
+	int n = 0;
+
+	for (int i = 0; i < l->n; i++)
+		n += !l->r[i].reaped;
+	return n;
+}
+
+static void kill_all(struct launch *l, int timeout)
+{
+	for (int i = 0; i < l->n; i++) {
+		if (l->r[i].reaped)
+			continue;
+		l->r[i].killed_timeout = timeout;
+		kill(l->r[i].pid, SIGKILL);
+	}
+}
+
+static void supervise(struct launch *l)
+{
+	int timeout_ms = l->cfg->timeout_ms;
+	long long deadline = frr_now_ms() + timeout_ms;
+	struct pollfd *pfd = calloc((size_t)l->n, sizeof(*pfd));
+	int killed = 0;
+
+	while (live(l)) {
+		int np = 0;
+
+		for (int i = 0; i < l->n; i++)
+			if (l->r[i].fd >= 0)
+				pfd[np++] = (struct pollfd){ .fd = l->r[i].fd,
+							     .events = POLLIN };
+		if (poll(pfd, (nfds_t)np, 20) > 0) {
+			for (int k = 0; k < np; k++) {
+				int i;
+
+				if (!pfd[k].revents)
+					continue;
+				for (i = 0; l->r[i].fd != pfd[k].fd; i++)
+					;
+				if (pfd[k].revents & POLLIN)
+					read_request(l, i);
+				else
+					hangup(l, i);
+			}
+			maybe_complete(l);
+		}
+		reap(l);
+		if (!killed && timeout_ms > 0 && frr_now_ms() > deadline) {
+			kill_all(l, 1);
+			killed = 1;
+		} else if (!killed && l->kill_at && frr_now_ms() > l->kill_at) {
+			kill_all(l, 0);
+			killed = 1;
+		}
+		if (killed) {
+			for (int i = 0; i < l->n; i++)
+				if (!l->r[i].reaped &&
+				    waitpid(l->r[i].pid, &l->r[i].status, 0) >
+					0)
+					l->r[i].reaped = 1;
+		}
+	}
+	free(pfd);
+}
+
+static int report(const struct launch *l)
+{
+	int ret = 0, quiet = !!(l->cfg->flags & FRR_LAUNCH_QUIET_EXITS);
+
+	for (int i = 0; i < l->n; i++) {
+		const struct rank_state *s = &l->r[i];
+
+		if (!child_failed(s->status))
+			continue;
+		if (s->killed_timeout) {
+			frr_err("launch: rank %d still running after %d ms: "
+				"killed (raise the timeout or look for a hang)",
+				i, l->cfg->timeout_ms);
+			ret = -ETIMEDOUT;
+			continue;
+		}
+		if (WIFSIGNALED(s->status))
+			frr_err("launch: rank %d killed by signal %d (%s)%s", i,
+				WTERMSIG(s->status),
+				strsignal(WTERMSIG(s->status)),
+				l->failed_rank >= 0 && l->failed_rank != i
+				    ? ", after another rank failed"
+				    : "");
+		else if (!quiet)
+			frr_err("launch: rank %d exited with code %d (%s)", i,
+				WEXITSTATUS(s->status),
+				strerror(WEXITSTATUS(s->status)));
+		if (!ret)
+			ret = -EIO;
+	}
+	if (l->failed_rank >= 0 && ret == -ETIMEDOUT)
+		ret = -EIO;
+	return ret;
+}
+
+/* Fork rank i; its end of the socketpair (relay) becomes the child's oob. */
+static int spawn(struct launch *l, int i, uint64_t token, frr_launch_fn fn,
+		 void *arg)
+{
+	int relay = !(l->cfg->flags & FRR_LAUNCH_NO_RELAY);
+	int sv[2] = { -1, -1 };
+	pid_t pid;
+
+	if (relay && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
+		frr_err("frr_launch: socketpair: %s", strerror(errno));
+		return -errno;
+	}
+	pid = fork();
+	if (pid < 0) {
+		int err = -errno;
+
+		frr_err("frr_launch: fork of rank %d: %s (too many processes?)",
+			i, strerror(errno));
+		if (relay) {
+			close(sv[0]);
+			close(sv[1]);
+		}
+		return err;
+	}
+	if (pid == 0) {
+		for (int k = 0; k < i; k++)
+			if (l->r[k].fd >= 0)
+				close(l->r[k].fd);
+		if (relay)
+			close(sv[0]);
+		run_child(i, l->cfg->nprocs, token, sv[1], fn, arg);
+	}
+	if (relay)
+		close(sv[1]);
+	l->r[i].pid = pid;
+	l->r[i].fd = sv[0];
+	return 0;
+}
+
+int frr_launch(const struct frr_launch_cfg *cfg, frr_launch_fn fn, void *arg)
+{
+	struct launch l = { .cfg = cfg, .failed_rank = -1 };
+	uint64_t token = frr_job_token_random();
+	int ret = 0;
+
+	if (!cfg || cfg->nprocs < 1 || !fn || cfg->timeout_ms < 0) {
+		frr_err("frr_launch: need nprocs >= 1, a function and a "
+			"timeout >= 0 (got %d ranks, %d ms)",
+			cfg ? cfg->nprocs : 0, cfg ? cfg->timeout_ms : 0);
+		return -EINVAL;
+	}
+	l.r = calloc((size_t)cfg->nprocs, sizeof(*l.r));
+	if (!l.r)
+		return -ENOMEM;
+	fflush(NULL); /* children must not repeat buffered output */
+	for (; l.n < cfg->nprocs && !ret; l.n++) {
+		ret = spawn(&l, l.n, token, fn, arg);
+		if (ret)
+			break;
+	}
+	if (ret) {
+		kill_all(&l, 0);
+		for (int i = 0; i < l.n; i++)
+			waitpid(l.r[i].pid, NULL, 0);
+	} else {
+		supervise(&l);
+		ret = report(&l);
+	}
+	for (int i = 0; i < l.n; i++) {
+		if (l.r[i].fd >= 0)
+			close(l.r[i].fd);
+		free(l.r[i].buf);
+	}
+	free(l.r);
+	return ret;
+}
+
+int frr_launch_local(int nprocs, frr_launch_fn fn, void *arg, int timeout_ms)
+{
+	struct frr_launch_cfg cfg = { .nprocs = nprocs,
+				      .timeout_ms = timeout_ms };
+
+	if (timeout_ms <= 0) {
+		frr_err("frr_launch_local: need a positive timeout (got %d "
+			"ms)",
+			timeout_ms);
+		return -EINVAL;
+	}
+	return frr_launch(&cfg, fn, arg);
+}

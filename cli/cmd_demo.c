@@ -1,0 +1,718 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `flexrr demo`: the straggler demo.  Matrix factorization on synthetic data,
+ * run as a local job in BSP, SSP and FlexRR (SSP + RapidReassignment) with
+ * the same seed and the same injected stragglers, each mode a fork/exec of
+ * `flexrr run`, then one table side by side: time to N clocks, time to a
+ * target held-out RMSE, final RMSE.  docs/demo.md explains how to read it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "flexrr/base.h"
+
+#define DEMO_MAX_MODES 6
+#define DEMO_MAX_CLOCKS 1000
+#define DEMO_MAX_ARGS 64
+
+struct demo_opts {
+	const char *size;
+	const char *modes;
+	const char *stragglers;
+	const char *backend;
+	const char *bin;
+	int procs, threads, clocks, slack, rank;
+	double target;
+	unsigned long seed;
+	int ideal;
+	int timeout_s;
+	int verbose;
+	const char *plot; /* --plot FILE: objective vs time (gnuplot) */
+};
+
+struct demo_run {
+	char mode[16];
+	const char *stragglers; /* NULL: none (the ideal run) */
+	int ok;
+	int clocks;		     /* per-clock lines seen */
+	double t[DEMO_MAX_CLOCKS];   /* cumulative seconds at clock end */
+	double obj[DEMO_MAX_CLOCKS]; /* objective (test RMSE) per clock */
+	double time_s;		     /* from the summary line */
+	int done_clocks;
+	char metrics[256];
+	char err[512];	 /* why the run failed, for the table */
+	char last[512];	 /* the last other line, if no error line */
+	int unavailable; /* the binary lacks what the run needs */
+	int ideal;	 /* the --ideal baseline */
+	int fallback;	 /* stragglers unavailable: ran without */
+	int shown;	 /* last clock the progress line showed */
+};
+
+static void usage(FILE *out)
+{
+	fprintf(
+	    out,
+	    "usage: flexrr demo [options]\n"
+	    "\n"
+	    "The straggler demo: matrix factorization (SGD) on synthetic "
+	    "low-rank data, run\n"
+	    "in BSP, SSP and FlexRR with the same seed and the same "
+	    "injected stragglers,\n"
+	    "printed side by side.  Each mode is 'flexrr run -n P -t T "
+	    "--mode M ... mf ...'.\n"
+	    "Emulated: a cluster of P one-core machines (default 2 workers, "
+	    "one per core of\n"
+	    "a 2-core machine); a straggler sleeps for the extra time a "
+	    "slow machine would\n"
+	    "take, leaving its core idle as that machine would.  Takes "
+	    "about a minute.\n"
+	    "\n"
+	    "  --size U,I,R          synthetic users,items,ratings "
+	    "(default 50000,5000,10000000)\n"
+	    "  --rank K              MF rank (default 8)\n"
+	    "  --clocks N            clocks per run (default 20)\n"
+	    "  --target RMSE         held-out RMSE the 'time to target' "
+	    "column waits for\n"
+	    "                        (default 0.59; the noise floor is "
+	    "0.5)\n"
+	    "  --modes LIST          comma list of bsp, ssp, flexrr, "
+	    "async, rr\n"
+	    "                        (default bsp,ssp,flexrr)\n"
+	    "  --stragglers SPEC     injected stragglers, as flexrr run "
+	    "(default\n"
+	    "                        persistent:1,3: worker 1 always takes 3x "
+	    "its time, a\n"
+	    "                        machine 3x slower than the other); "
+	    "'none' for none\n"
+	    "  --ideal               also run BSP without stragglers (the "
+	    "'ideal' baseline)\n"
+	    "  --slack S             slack of ssp and flexrr (default 1)\n"
+	    "  -n, --procs P         processes (default 2)\n"
+	    "  -t, --threads T       worker threads per process (default "
+	    "1: one worker per\n"
+	    "                        core; more share the cores, which "
+	    "blurs the stragglers)\n"
+	    "  --backend B           transport: shm (default) or verbs\n"
+	    "  --seed N              seed of data, model and stragglers "
+	    "(default 1)\n"
+	    "  --timeout S           give up on a run after S seconds "
+	    "(default 300)\n"
+	    "  --flexrr PATH         the flexrr binary to run (default: "
+	    "this one)\n"
+	    "  --plot FILE           also draw test RMSE vs time of every "
+	    "mode (gnuplot, PNG)\n"
+	    "  -v, --verbose         show every run's own output\n"
+	    "  -h, --help            this text\n");
+}
+
+/* Option k with its value v: 0 or -EINVAL (said on stderr). */
+static int set_value(struct demo_opts *o, const char *k, const char *v)
+{
+	char *end = NULL;
+
+	if (!strcmp(k, "--size"))
+		o->size = v;
+	else if (!strcmp(k, "--modes"))
+		o->modes = v;
+	else if (!strcmp(k, "--stragglers"))
+		o->stragglers = v;
+	else if (!strcmp(k, "--backend"))
+		o->backend = v;
+	else if (!strcmp(k, "--flexrr"))
+		o->bin = v;
+	else if (!strcmp(k, "--plot"))
+		o->plot = v;
+	else if (!strcmp(k, "--target"))
+		o->target = strtod(v, &end);
+	else if (!strcmp(k, "--seed"))
+		o->seed = strtoul(v, &end, 10);
+	else {
+		long n = strtol(v, &end, 10);
+
+		if (!strcmp(k, "--rank"))
+			o->rank = (int)n;
+		else if (!strcmp(k, "--clocks"))
+			o->clocks = (int)n;
+		else if (!strcmp(k, "--slack"))
+			o->slack = (int)n;
+		else if (!strcmp(k, "-n") || !strcmp(k, "--procs"))
+			o->procs = (int)n;
+		else if (!strcmp(k, "-t") || !strcmp(k, "--threads"))
+			o->threads = (int)n;
+		else if (!strcmp(k, "--timeout"))
+			o->timeout_s = (int)n;
+		else {
+			fprintf(stderr,
+				"flexrr demo: unknown option '%s'; "
+				"see flexrr demo --help\n",
+				k);
+			return -EINVAL;
+		}
+		if (n < 0 || n > 100000)
+			end = NULL;
+	}
+	if (end && (*end || end == v))
+		end = NULL;
+	if (end == NULL && strcmp(k, "--size") && strcmp(k, "--modes") &&
+	    strcmp(k, "--stragglers") && strcmp(k, "--backend") &&
+	    strcmp(k, "--flexrr") && strcmp(k, "--plot")) {
+		fprintf(stderr, "flexrr demo: %s '%s': not a number\n", k, v);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct demo_opts *o)
+{
+	*o = (struct demo_opts){
+		.size = "50000,5000,10000000",
+		.modes = "bsp,ssp,flexrr",
+		.stragglers = "persistent:1,3",
+		.backend = "shm",
+		.procs = 2,
+		.threads = 1,
+		.clocks = 20,
+		.slack = 1,
+		.rank = 8,
+		.target = 0.59,
+		.seed = 1,
+		.timeout_s = 300,
+	};
+	for (int a = 1; a < argc; a++) {
+		const char *k = argv[a], *v = a + 1 < argc ? argv[a + 1] : NULL;
+
+		if (!strcmp(k, "-h") || !strcmp(k, "--help")) {
+			usage(stdout);
+			return 1;
+		}
+		if (!strcmp(k, "--ideal")) {
+			o->ideal = 1;
+			continue;
+		}
+		if (!strcmp(k, "-v") || !strcmp(k, "--verbose")) {
+			o->verbose = 1;
+			continue;
+		}
+		if (!v) {
+			fprintf(stderr,
+				"flexrr demo: '%s' needs a value (or is "
+				"unknown); see flexrr demo --help\n",
+				k);
+			return -EINVAL;
+		}
+		a++;
+		if (set_value(o, k, v))
+			return -EINVAL;
+	}
+	if (o->clocks < 1 || o->clocks > DEMO_MAX_CLOCKS || o->procs < 1 ||
+	    o->threads < 1 || o->rank < 1 || o->timeout_s < 1) {
+		fprintf(stderr,
+			"flexrr demo: --clocks must be 1..%d; -n, -t, --rank "
+			"and --timeout at least 1\n",
+			DEMO_MAX_CLOCKS);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* ---- one run ----------------------------------------------------------- */
+static int build_argv(const struct demo_opts *o, const struct demo_run *r,
+		      char *buf, size_t len, char **args)
+{
+	int n = 0;
+	size_t at = 0;
+
+#define ARG(...)                                                    \
+	do {                                                        \
+		int w_ = snprintf(buf + at, len - at, __VA_ARGS__); \
+		if (w_ < 0 || (size_t)w_ >= len - at ||             \
+		    n >= DEMO_MAX_ARGS - 1)                         \
+			return -E2BIG;                              \
+		args[n++] = buf + at;                               \
+		at += (size_t)w_ + 1;                               \
+	} while (0)
+	ARG("%s", o->bin);
+	ARG("run");
+	ARG("-n");
+	ARG("%d", o->procs);
+	ARG("-t");
+	ARG("%d", o->threads);
+	ARG("--backend");
+	ARG("%s", o->backend);
+	ARG("--mode");
+	ARG("%s", r->mode);
+	if (strcmp(r->mode, "bsp") && strcmp(r->mode, "rr")) {
+		ARG("--slack");
+		ARG("%d", o->slack);
+	}
+	ARG("--clocks");
+	ARG("%d", o->clocks);
+	ARG("--seed");
+	ARG("%lu", o->seed);
+	if (r->stragglers) {
+		ARG("--stragglers");
+		ARG("%s", r->stragglers);
+	}
+	ARG("mf");
+	ARG("--synthetic");
+	ARG("%s", o->size);
+	ARG("--rank");
+	ARG("%d", o->rank);
+#undef ARG
+	args[n] = NULL;
+	return n;
+}
+
+static void progress(const struct demo_opts *o, struct demo_run *r, int idx,
+		     int nruns, int final)
+{
+	int tty = isatty(2);
+	int c = r->clocks;
+
+	/* on a terminal one line redrawn; in a log a line every 1/4 run */
+	if (!tty && !final && c % (o->clocks / 4 ? o->clocks / 4 : 1))
+		return;
+	if (!tty && final && c == r->shown && c)
+		return;
+	r->shown = c;
+	fprintf(stderr, "%sdemo: [%d/%d] %-7s clock %3d/%d  test_rmse %s",
+		tty ? "\r\033[K" : "", idx + 1, nruns, r->mode, c, o->clocks,
+		c ? "" : "-");
+	if (c)
+		fprintf(stderr, "%.4f  %.1f s", r->obj[c - 1], r->t[c - 1]);
+	if (!tty || final)
+		fputc('\n', stderr);
+	fflush(stderr);
+}
+
+/* One line of the run's output (stdout and stderr merged). */
+static void parse_line(struct demo_run *r, const char *line)
+{
+	int c;
+	double obj, dt;
+	const char *m;
+
+	if (sscanf(line, "flexrr: clock %d objective=%lf clock_s=%lf", &c, &obj,
+		   &dt) == 3) {
+		if (r->clocks < DEMO_MAX_CLOCKS) {
+			double prev = r->clocks ? r->t[r->clocks - 1] : 0;
+
+			r->t[r->clocks] = prev + dt;
+			r->obj[r->clocks] = obj;
+			r->clocks++;
+		}
+		return;
+	}
+	if (!strncmp(line, "flexrr: done ", 13)) {
+		const char *t = strstr(line, " time_s="),
+			   *k = strstr(line, " clocks=");
+
+		if (t)
+			r->time_s = strtod(t + 8, NULL);
+		if (k)
+			r->done_clocks = atoi(k + 8);
+		m = strstr(line, " train_rmse=");
+		snprintf(r->metrics, sizeof(r->metrics), "%s", m ? m + 1 : "");
+		r->ok = 1;
+		return;
+	}
+	snprintf(r->last, sizeof(r->last), "%.*s", (int)sizeof(r->last) - 1,
+		 line);
+	/* keep the first error: it names the cause */
+	if (!r->err[0] && (strstr(line, "error") || strstr(line, "not built") ||
+			   strstr(line, "not available"))) {
+		snprintf(r->err, sizeof(r->err), "%.*s",
+			 (int)sizeof(r->err) - 1, line);
+		if (strstr(line, "not built") ||
+		    strstr(line, "not available") ||
+		    strstr(line, "not implemented") ||
+		    strstr(line, "unknown mode"))
+			r->unavailable = 1;
+	}
+}
+
+/* Start args with stdout and stderr into a pipe: the pid (its own process
+ * group, so a timeout stops the whole job), *out the pipe's read end. */
+static pid_t spawn(char **args, int *out, struct demo_run *r)
+{
+	int fds[2];
+	pid_t pid;
+
+	if (pipe(fds)) {
+		snprintf(r->err, sizeof(r->err), "cannot start: %s",
+			 strerror(errno));
+		return -1;
+	}
+	pid = fork();
+	if (pid < 0) {
+		snprintf(r->err, sizeof(r->err), "fork: %s", strerror(errno));
+		close(fds[0]);
+		close(fds[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		setpgid(0, 0);
+		dup2(fds[1], 1);
+		dup2(fds[1], 2);
+		close(fds[0]);
+		close(fds[1]);
+		execv(args[0], args);
+		fprintf(stderr, "flexrr demo: error: cannot run %s: %s\n",
+			args[0], strerror(errno));
+		_exit(127);
+	}
+	setpgid(pid, pid);
+	close(fds[1]);
+	*out = fds[0];
+	return pid;
+}
+
+/* Read the run's output line by line until it ends or the deadline. */
+static void follow(const struct demo_opts *o, struct demo_run *r, int idx,
+		   int nruns, int fd, pid_t pid)
+{
+	double deadline = frr_now_s() + o->timeout_s;
+	char line[2048];
+	size_t fill = 0;
+
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		int left = (int)((deadline - frr_now_s()) * 1000);
+		ssize_t got;
+
+		if (left <= 0) {
+			snprintf(r->err, sizeof(r->err),
+				 "no result after %d s (--timeout): stopped",
+				 o->timeout_s);
+			kill(-pid, SIGTERM);
+			break;
+		}
+		if (poll(&p, 1, left < 1000 ? left : 1000) <= 0)
+			continue;
+		got = read(fd, line + fill, sizeof(line) - 1 - fill);
+		if (got <= 0)
+			break;
+		fill += (size_t)got;
+		line[fill] = '\0';
+		for (char *nl; (nl = strchr(line, '\n'));) {
+			int before = r->clocks;
+
+			*nl = '\0';
+			if (o->verbose)
+				fprintf(stderr, "  | %s\n", line);
+			parse_line(r, line);
+			if (r->clocks != before)
+				progress(o, r, idx, nruns, 0);
+			fill -= (size_t)(nl + 1 - line);
+			memmove(line, nl + 1, fill + 1);
+		}
+		if (fill == sizeof(line) - 1)
+			fill = 0; /* an over-long line: drop it */
+	}
+}
+
+static int run_one(const struct demo_opts *o, struct demo_run *r, int idx,
+		   int nruns)
+{
+	char buf[4096], *args[DEMO_MAX_ARGS];
+	int fd = -1, status = 0, n;
+	pid_t pid;
+
+	n = build_argv(o, r, buf, sizeof(buf), args);
+	if (n < 0) {
+		snprintf(r->err, sizeof(r->err), "cannot start: %s",
+			 strerror(-n));
+		return -1;
+	}
+	if (o->verbose) {
+		fprintf(stderr, "demo: running");
+		for (int a = 0; args[a]; a++)
+			fprintf(stderr, " %s", args[a]);
+		fputc('\n', stderr);
+	}
+	pid = spawn(args, &fd, r);
+	if (pid < 0)
+		return -1;
+	progress(o, r, idx, nruns, 0);
+	follow(o, r, idx, nruns, fd, pid);
+	close(fd);
+	waitpid(pid, &status, 0);
+	if (r->ok && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
+		r->ok = 0;
+	if (!r->ok && !r->err[0])
+		snprintf(r->err, sizeof(r->err), "flexrr run %s %d: %.400s",
+			 WIFSIGNALED(status) ? "killed by signal" : "exited",
+			 WIFSIGNALED(status) ? WTERMSIG(status)
+					     : WEXITSTATUS(status),
+			 r->last);
+	progress(o, r, idx, nruns, 1);
+	return r->ok ? 0 : -1;
+}
+
+/* ---- the table --------------------------------------------------------- */
+static double time_to_target(const struct demo_run *r, double target)
+{
+	for (int c = 0; c < r->clocks; c++)
+		if (r->obj[c] <= target)
+			return r->t[c];
+	return -1;
+}
+
+static const struct demo_run *find_run(const struct demo_run *runs, int n,
+				       const char *mode)
+{
+	for (int k = 0; k < n; k++)
+		if (runs[k].ok && !runs[k].ideal && !strcmp(runs[k].mode, mode))
+			return &runs[k];
+	return NULL;
+}
+
+/* FlexRR's time to the target against BSP's and SSP's: what the demo is
+ * for, printed before the table. */
+static void print_headline(const struct demo_opts *o,
+			   const struct demo_run *runs, int nruns)
+{
+	const struct demo_run *f = find_run(runs, nruns, "flexrr");
+	const struct demo_run *b = find_run(runs, nruns, "bsp");
+	const struct demo_run *s = find_run(runs, nruns, "ssp");
+	double tf = f ? time_to_target(f, o->target) : -1;
+	double tb = b ? time_to_target(b, o->target) : -1;
+	double ts = s ? time_to_target(s, o->target) : -1;
+
+	printf("flexrr demo: time to test RMSE %.3f with stragglers %s\n",
+	       o->target, o->stragglers);
+	if (tf < 0 || tb < 0) {
+		printf("  %s did not reach the target in %d clocks: no "
+		       "comparison (raise --clocks or --target)\n",
+		       tf < 0 ? "FlexRR" : "BSP", o->clocks);
+	} else {
+		printf("  FlexRR %.2f s = %.2fx BSP (%.2f s)", tf, tf / tb, tb);
+		if (ts > 0)
+			printf(", %.2fx SSP (%.2f s)", tf / ts, ts);
+		else if (s)
+			printf(", SSP did not reach it");
+		printf("\n  %s\n",
+		       tf <= 0.8 * tb && (ts < 0 || tf < ts)
+			   ? "FlexRR got there first, in at most 0.8x BSP's "
+			     "time"
+			   : "FlexRR did NOT beat BSP by 20% and SSP this run");
+	}
+	printf("  emulated: %d processes x %d worker threads on this "
+	       "machine's %ld cores; a straggler sleeps\n  for its extra time "
+	       "(its core idles, as a slow machine's would), so the same "
+	       "seed gives\n  every mode the same stragglers\n",
+	       o->procs, o->threads, sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+/* --plot FILE: test RMSE vs seconds of every run, by gnuplot. */
+static int write_plot(const struct demo_opts *o, const struct demo_run *runs,
+		      int nruns)
+{
+	char dat[4096], cmd[8192];
+	size_t at = 0;
+	FILE *f, *g;
+	int n = 0, st;
+
+	if (strchr(o->plot, '\'') ||
+	    snprintf(dat, sizeof(dat), "%s.dat", o->plot) >= (int)sizeof(dat))
+		return fprintf(stderr, "flexrr demo: --plot: pick a plain file "
+				       "name\n"),
+		       -EINVAL;
+	f = fopen(dat, "w");
+	if (!f)
+		return fprintf(stderr, "flexrr demo: cannot write %s: %s\n",
+			       dat, strerror(errno)),
+		       -errno;
+	for (int k = 0; k < nruns; k++) {
+		if (!runs[k].ok || !runs[k].clocks)
+			continue;
+		fprintf(f, "%s# %s\n", n ? "\n\n" : "", runs[k].mode);
+		for (int c = 0; c < runs[k].clocks; c++)
+			fprintf(f, "%.4f %.6f\n", runs[k].t[c], runs[k].obj[c]);
+		at += (size_t)snprintf(
+		    cmd + at, sizeof(cmd) - at,
+		    "%s'%s' index %d using 1:2 with linespoints title '%s%s'",
+		    n ? ", " : "plot ", dat, n, runs[k].mode,
+		    runs[k].ideal ? " (no stragglers)" : "");
+		n++;
+	}
+	fclose(f);
+	g = popen("gnuplot 2>/dev/null", "w");
+	if (g) {
+		fprintf(g,
+			"set terminal pngcairo size 800,500 noenhanced\n"
+			"set output '%s'\nset xlabel 'seconds'\n"
+			"set ylabel 'test RMSE'\nset grid\n"
+			"set title 'flexrr demo: MF test RMSE vs time, %s'\n"
+			"%s, %g with lines dashtype 2 title 'target'\n",
+			o->plot, o->stragglers, cmd, o->target);
+	}
+	st = g ? pclose(g) : -1;
+	if (st != 0) {
+		fprintf(stderr,
+			"flexrr demo: --plot needs gnuplot (apt-get install "
+			"gnuplot-nox, or scripts/setup.sh --bench); the data "
+			"is in %s\n",
+			dat);
+		return -ENOENT;
+	}
+	printf("\nplot: %s (data: %s)\n", o->plot, dat);
+	return 0;
+}
+
+static void print_table(const struct demo_opts *o, struct demo_run *runs,
+			int nruns)
+{
+	double base = -1;
+	char tgt[32];
+
+	for (int k = 0; k < nruns; k++)
+		if (runs[k].ok && !strcmp(runs[k].mode, "bsp") &&
+		    !runs[k].ideal) {
+			base = runs[k].time_s;
+			break;
+		}
+	printf("\n");
+	printf("flexrr demo: MF rank %d on synthetic %s (users,items,ratings)"
+	       ", %d procs x %d threads, %s,\n"
+	       "             %d clocks, seed %lu, slack %d (ssp/flexrr), "
+	       "target test RMSE %.3f\n\n",
+	       o->rank, o->size, o->procs, o->threads, o->backend, o->clocks,
+	       o->seed, o->slack, o->target);
+	printf(" %-7s %-22s %10s %9s %13s %10s %8s\n", "mode", "stragglers",
+	       "time_N_s", "s/clock", "t_target_s", "test_rmse", "vs_bsp");
+	for (int k = 0; k < nruns; k++) {
+		struct demo_run *r = &runs[k];
+		const char *s = r->ideal	? "none(ideal)"
+				: r->fallback	? "NONE(unavailable)"
+				: r->stragglers ? r->stragglers
+						: "none";
+		double tt;
+
+		if (!r->ok) {
+			printf(" %-7s %-22.22s %s\n", r->mode, s,
+			       r->unavailable ? "NOT AVAILABLE" : "FAILED");
+			continue;
+		}
+		tt = time_to_target(r, o->target);
+		if (tt < 0)
+			snprintf(tgt, sizeof(tgt), "not reached");
+		else
+			snprintf(tgt, sizeof(tgt), "%.2f", tt);
+		printf(" %-7s %-22.22s %10.2f %9.3f %13s %10.4f ", r->mode, s,
+		       r->time_s,
+		       r->time_s / (r->done_clocks ? r->done_clocks : 1), tgt,
+		       r->clocks ? r->obj[r->clocks - 1] : NAN);
+		if (base > 0)
+			printf("%7.2fx\n", r->time_s / base);
+		else
+			printf("%8s\n", "-");
+	}
+	for (int k = 0; k < nruns; k++) {
+		if (runs[k].fallback)
+			printf("\nNOTE: %s ran WITHOUT stragglers: this flexrr "
+			       "binary cannot inject them (%s)\n",
+			       runs[k].mode, runs[k].err);
+		if (!runs[k].ok)
+			printf("\n%s %s: %s\n", runs[k].mode,
+			       runs[k].unavailable
+				   ? "is NOT AVAILABLE in this build, so it "
+				     "is missing from the comparison"
+				   : "failed",
+			       runs[k].err);
+	}
+	printf("\ntime_N_s: seconds to run all %d clocks; t_target_s: seconds "
+	       "until the held-out\nRMSE first reached %.3f; vs_bsp: time_N_s "
+	       "relative to BSP with the same stragglers.\n",
+	       o->clocks, o->target);
+}
+
+int frr_cmd_demo(int argc, char **argv)
+{
+	struct demo_opts o;
+	struct demo_run *runs;
+	char modes[256], self[4096];
+	int nruns = 0, failed = 0, ret;
+
+	ret = parse_args(argc, argv, &o);
+	if (ret)
+		return ret > 0 ? 0 : 2;
+	if (!o.bin) {
+		ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+		if (n <= 0) {
+			fprintf(stderr, "flexrr demo: cannot find the flexrr "
+					"binary; give --flexrr PATH\n");
+			return 2;
+		}
+		self[n] = '\0';
+		o.bin = self;
+	}
+	runs = calloc(DEMO_MAX_MODES + 1, sizeof(*runs));
+	if (!runs)
+		return 1;
+	if (o.ideal) {
+		snprintf(runs[0].mode, sizeof(runs[0].mode), "bsp");
+		runs[0].ideal = 1;
+		nruns = 1;
+	}
+	snprintf(modes, sizeof(modes), "%s", o.modes);
+	for (char *save = NULL, *m = strtok_r(modes, ",", &save); m;
+	     m = strtok_r(NULL, ",", &save)) {
+		if (strcmp(m, "bsp") && strcmp(m, "ssp") &&
+		    strcmp(m, "flexrr") && strcmp(m, "async") &&
+		    strcmp(m, "rr")) {
+			fprintf(stderr,
+				"flexrr demo: --modes: '%s' is not one of "
+				"bsp, ssp, flexrr, async, rr\n",
+				m);
+			free(runs);
+			return 2;
+		}
+		if (nruns == DEMO_MAX_MODES + 1)
+			break;
+		snprintf(runs[nruns].mode, sizeof(runs[nruns].mode), "%s", m);
+		runs[nruns].stragglers =
+		    strcmp(o.stragglers, "none") ? o.stragglers : NULL;
+		nruns++;
+	}
+	for (int k = 0; k < nruns; k++) {
+		struct demo_run *r = &runs[k];
+
+		ret = run_one(&o, r, k, nruns);
+		/* without RapidReassignment built in, stragglers cannot be
+		 * injected either: BSP and SSP still run, without them, and
+		 * the table says so */
+		if (ret && r->unavailable && r->stragglers &&
+		    strcmp(r->mode, "flexrr") && strcmp(r->mode, "rr")) {
+			struct demo_run again = { .fallback = 1 };
+
+			memcpy(again.mode, r->mode, sizeof(again.mode));
+			memcpy(again.err, r->err, sizeof(again.err));
+			*r = again;
+			fprintf(stderr,
+				"demo: %s: stragglers are not available in "
+				"this binary; running without them\n",
+				r->mode);
+			ret = run_one(&o, r, k, nruns);
+		}
+		failed += ret != 0;
+	}
+	printf("\n");
+	print_headline(&o, runs, nruns);
+	print_table(&o, runs, nruns);
+	if (o.plot && write_plot(&o, runs, nruns))
+		failed = nruns;
+	free(runs);
+	return failed == nruns ? 1 : 0;
+}

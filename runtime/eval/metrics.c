@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Rank 0's side of every clock: the ranks' stats summed, the app's
+ * clock_global (objective and metrics), the progress line, the --target
+ * check, the --metrics file; and the summary line at the end.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flexrr/log.h"
+#include "rt.h"
+
+static void write_metrics(struct frr_rt *rt, int c, int r, const double *d)
+{
+	if (!rt->metrics_f)
+		return;
+	for (int t = 0; t < rt->T; t++) {
+		const double *m = d + FRR_MAX_STATS + t * FRR_RT_NMETRICS;
+
+		if (rt->metrics_json) {
+			static const char *const names[] = {
+				"compute_s",
+				"wait_s",
+				"flush_s",
+				"updates",
+				"bytes",
+				"stale_reads",
+				"min_data_clock",
+				"rr_offers",
+				"rr_accepted",
+				"rr_cancelled",
+				"rr_items_reassigned",
+			};
+
+			fprintf(rt->metrics_f,
+				"{\"clock\":%d,\"worker\":%d,\"rank\":%d", c,
+				r * rt->T + t, r);
+			for (size_t i = 0; i < sizeof(names) / sizeof(*names);
+			     i++)
+				fprintf(rt->metrics_f, ",\"%s\":%.9g", names[i],
+					m[i]);
+			fprintf(rt->metrics_f, "}\n");
+			continue;
+		}
+		fprintf(rt->metrics_f,
+			"%d,%d,%d,%.6f,%.6f,%.6f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,"
+			"%.0f,%.0f\n",
+			c, r * rt->T + t, r, m[0], m[1], m[2], m[3], m[4], m[5],
+			m[6], m[7], m[8], m[9], m[10]);
+	}
+}
+
+static size_t stats_off(const struct frr_rt *rt, int r, int c)
+{
+	return rt->off_stats +
+	       ((size_t)r * FRR_RT_STATS_SLOTS + c % FRR_RT_STATS_SLOTS) *
+		   rt->stats_rec;
+}
+
+/* The slowest worker of clock c and the stale reads, from the records. */
+struct clock_sum {
+	double stats[FRR_MAX_STATS];
+	double slowest;
+	int slow_w;
+	uint64_t stale;
+};
+
+static void sum_records(struct frr_rt *rt, int c, struct clock_sum *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->slowest = -1;
+	s->slow_w = -1;
+	for (int r = 0; r < rt->P; r++) {
+		const double *d =
+		    (const double *)(rt->ctlp + stats_off(rt, r, c) + 8);
+
+		for (int i = 0; i < FRR_MAX_STATS; i++)
+			s->stats[i] += d[i];
+		for (int t = 0; t < rt->T; t++) {
+			const double *m =
+			    d + FRR_MAX_STATS + t * FRR_RT_NMETRICS;
+
+			if (m[0] > s->slowest) {
+				s->slowest = m[0];
+				s->slow_w = r * rt->T + t;
+			}
+			s->stale += (uint64_t)m[5];
+		}
+		write_metrics(rt, c, r, d);
+	}
+}
+
+/* --target reached: every rank stops after clock c + s + 1 (rank 0 writes
+ * the stop clock before its next done word: docs/runtime.md). */
+static int check_target(struct frr_rt *rt, int c)
+{
+	bool hit;
+	int end;
+
+	if (!rt->o->have_target || c + 1 >= frr_rt_stop_clock(rt))
+		return 0;
+	hit = rt->app->maximize ? rt->objective >= rt->o->target
+				: rt->objective <= rt->o->target;
+	end = c + rt->eff_slack + 2;
+	if (!hit || end >= frr_rt_stop_clock(rt))
+		return 0;
+	atomic_store(&rt->end_clock, end);
+	return frr_rt_ctl_broadcast(rt, rt->off_stop, (uint64_t)end);
+}
+
+int frr_rt_try_global(struct frr_rt *rt, int c)
+{
+	struct clock_sum s;
+	double now;
+	int err;
+
+	for (int r = 0; r < rt->P; r++)
+		if (frr_tp_load_u64(ctl_u64(rt, stats_off(rt, r, c))) !=
+		    (uint64_t)c + 1)
+			return 0;
+	sum_records(rt, c, &s);
+	rt->metrics[0] = 0;
+	if (rt->app->clock_global) {
+		err = rt->app->clock_global(rt->app_state, s.stats,
+					    rt->app->nstats, c, &rt->objective,
+					    rt->metrics, sizeof(rt->metrics));
+		if (err)
+			return frr_rt_fail(rt, err,
+					   "app %s: clock_global(clock %d) "
+					   "failed (%d)",
+					   rt->app->name, c, err);
+	}
+	now = frr_rt_clock_now();
+	if (!rt->o->quiet)
+		fprintf(stderr,
+			"flexrr: clock %d objective=%.6g clock_s=%.4f "
+			"slowest=w%d (%.4f s)%s\n",
+			c, rt->objective, now - rt->last_global_t, s.slow_w,
+			s.slowest, s.stale ? " STALE READS" : "");
+	rt->last_global_t = now;
+	if (s.stale)
+		frr_err("clock %d: %" PRIu64 " reads were staler than the "
+			"slack allows: SSP bound violated",
+			c, s.stale);
+	err = check_target(rt, c);
+	return err ? err : 1;
+}
+
+int frr_rt_metrics_open(struct frr_rt *rt)
+{
+	const char *path = rt->o->metrics_path;
+
+	if (rt->rank != 0 || !path)
+		return 0;
+	rt->metrics_f = fopen(path, "w");
+	if (!rt->metrics_f) {
+		int err = -errno;
+
+		frr_err("cannot write the metrics file %s: %s", path,
+			strerror(-err));
+		return err;
+	}
+	/* FILE.json / FILE.jsonl: one JSON object per line */
+	rt->metrics_json = strstr(path, ".json") != NULL;
+	if (!rt->metrics_json)
+		fprintf(rt->metrics_f, "clock,worker,rank,compute_s,wait_s,"
+				       "flush_s,updates,bytes,stale_reads,"
+				       "min_data_clock,rr_offers,rr_accepted,"
+				       "rr_cancelled,rr_items_reassigned\n");
+	return 0;
+}
+
+void frr_rt_print_summary(struct frr_rt *rt, double secs)
+{
+	const char *mode[] = { "bsp", "ssp", "async", "flexrr", "rr" };
+
+	printf("flexrr: done mode=%s backend=%s procs=%d threads=%d "
+	       "clocks=%d time_s=%.3f objective=%.9g%s%s\n",
+	       mode[rt->job.mode],
+	       frr_tp_backend_name(frr_tp_backend_of(rt->tp)), rt->P, rt->T,
+	       frr_rt_stop_clock(rt), secs, rt->objective,
+	       rt->metrics[0] ? " " : "", rt->metrics);
+	fflush(stdout);
+}

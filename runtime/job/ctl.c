@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: MIT
+/* Control words and flushes every part of a rank uses (under tp_lock). */
+#include <stdio.h>
+#include <string.h>
+
+#include "rt.h"
+
+int frr_rt_tp_check(struct frr_rt *rt, int err, int peer, const char *what)
+{
+	char how[160];
+
+	if (!err)
+		return 0;
+	snprintf(how, sizeof(how), "%s to rank %d failed: %s", what, peer,
+		 strerror(-err));
+	return frr_rt_peer_fail(rt, peer, how);
+}
+
+int frr_rt_ctl_broadcast(struct frr_rt *rt, size_t off, uint64_t v)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&rt->tp_lock);
+	for (int r = 0; r < rt->P && !err; r++) {
+		if (r == rt->rank)
+			continue;
+		err = frr_rt_tp_check(
+		    rt, frr_tp_write_u64(rt->eps[r], rt->rctl[r], off, v, 0, 0),
+		    r, "a counter write");
+	}
+	pthread_mutex_unlock(&rt->tp_lock);
+	atomic_store_explicit((_Atomic uint64_t *)ctl_u64(rt, off), v,
+			      memory_order_release);
+	return err;
+}
+
+/* timeout_ms: flush_ms while the job runs (the server must get back to
+ * its heartbeats), the long --timeout at start-up and at the end. */
+int frr_rt_flush_all(struct frr_rt *rt, int timeout_ms)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&rt->tp_lock);
+	for (int r = 0; r < rt->P && !err; r++)
+		if (r != rt->rank)
+			err = frr_rt_tp_check(
+			    rt, frr_tp_flush(rt->eps[r], timeout_ms), r,
+			    "flushing writes");
+	pthread_mutex_unlock(&rt->tp_lock);
+	return err;
+}

@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: MIT
+/*
+ * One rank's job: set-up (app, tables, partitions, regions, descriptor
+ * exchange), the run (workers + the server loop, job/server.c) and
+ * teardown.  Returns 0 or a negative errno; never exits the process: a
+ * failure anywhere (job/health.c) stops every thread of the rank, frees
+ * what was set up and returns the error.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "flexrr/log.h"
+#include "rt.h"
+
+/*
+ * Rank 0 creates the app first and tells the others how it went: bad app
+ * options or a missing input file are reported once, by rank 0, not P
+ * times; the others then fail quietly with the same error.
+ */
+static int app_create(struct frr_rt *rt)
+{
+	const struct frr_run_opts *o = rt->o;
+	int32_t st = 0, *all = calloc((size_t)rt->P, sizeof(int32_t));
+	int err;
+
+	if (!all)
+		return -ENOMEM;
+	if (rt->rank == 0) {
+		st = rt->app->create(&rt->job, o->app_argc, o->app_argv,
+				     &rt->app_state);
+		if (st > 0)
+			st = -EINVAL;
+	}
+	err = frr_oob_allgather(rt->oob, &st, sizeof(st), all, o->timeout_ms);
+	if (!err && all[0] && rt->rank != 0) {
+		frr_dbg("rank 0 could not create app %s (%d); stopping",
+			rt->app->name, all[0]);
+		err = all[0];
+	} else if (!err) {
+		err = st;
+	}
+	free(all);
+	if (err || rt->rank == 0)
+		return err;
+	err =
+	    rt->app->create(&rt->job, o->app_argc, o->app_argv, &rt->app_state);
+	return err > 0 ? -EINVAL : err;
+}
+
+static int tables_declare(struct frr_rt *rt)
+{
+	rt->ntables = rt->app->tables(rt->app_state, rt->spec, FRR_MAX_TABLES);
+	if (rt->ntables < 0 || rt->ntables > FRR_MAX_TABLES) {
+		frr_err("app %s declared %d tables (at most %d)", rt->app->name,
+			rt->ntables, FRR_MAX_TABLES);
+		return -EINVAL;
+	}
+	for (int t = 0; t < rt->ntables; t++) {
+		const struct frr_table_spec *s = &rt->spec[t];
+
+		if (!s->rows || !s->cols) {
+			frr_err("app %s: table %d (%s) has %" PRIu64
+				" rows x %u cols: both must be > 0",
+				rt->app->name, t, s->name ? s->name : "?",
+				s->rows, s->cols);
+			return -EINVAL;
+		}
+		if (s->rule != FRR_UPDATE_ADD &&
+		    (s->flags & FRR_TABLE_SEE_OWN_PENDING)) {
+			frr_err("app %s: table %d (%s): "
+				"FRR_TABLE_SEE_OWN_PENDING needs the ADD rule",
+				rt->app->name, t, s->name ? s->name : "?");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* This rank's workers' partitions; every worker needs work. */
+static int parts_load_own(struct frr_rt *rt)
+{
+	for (int t = 0; t < rt->T; t++) {
+		int w = rt->rank * rt->T + t, err = frr_rt_part_load(rt, w);
+
+		if (err)
+			return err;
+		if (rt->parts[w].n == 0) {
+			frr_err("worker %d has no work items (%d workers in "
+				"all): use fewer processes or threads (-n, "
+				"-t) or more data",
+				w, rt->W);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static void rt_setup_shape(struct frr_rt *rt, struct frr_oob *oob,
+			   struct frr_run_opts *o)
+{
+	rt->o = o;
+	rt->oob = oob;
+	rt->app = o->app;
+	rt->rank = oob->rank;
+	rt->P = oob->size;
+	rt->T = o->threads;
+	rt->W = rt->P * rt->T;
+	rt->t0 = frr_rt_clock_now();
+	rt->job = (struct frr_job_info){
+		.nparts = rt->W,
+		.leader = rt->rank == 0,
+		.mode = o->mode,
+		.slack = o->slack,
+		.seed = o->seed,
+	};
+	rt->shape = (struct frr_rt_shape){
+		.rank = rt->rank,
+		.nranks = rt->P,
+		.threads = rt->T,
+		.nworkers = rt->W,
+		.slack = o->slack,
+		.seed = o->seed,
+	};
+	/* data-path flushes: a live peer answers in ms; a dead one must not
+	 * hold the transport lock for long (see frr_rt_peer_fail) */
+	rt->flush_ms = o->dead_ms / 3 > 200 ? o->dead_ms / 3 : 200;
+	rt->eff_slack =
+	    o->mode == FRR_MODE_ASYNC ? FRR_RT_ASYNC_WINDOW : o->slack;
+	atomic_init(&rt->end_clock, o->clocks);
+	atomic_init(&rt->failed, 0);
+	/* tests prove the staleness checker can fail by breaking SSP */
+	rt->test_break_ssp = getenv("FLEXRR_TEST_BREAK_SSP") != NULL;
+	if (o->mode == FRR_MODE_FLEXRR || o->mode == FRR_MODE_RR) {
+		rt->rr = &frr_rr_ops;
+		rt->rr_reassign = 1;
+	}
+}
+
+static int rt_alloc(struct frr_rt *rt)
+{
+	pthread_mutexattr_t ma;
+
+	/* recursive: a failure path may re-take it to send a notice */
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_init(&rt->tp_lock, &ma);
+	pthread_mutexattr_destroy(&ma);
+	rt->parts = calloc((size_t)rt->W, sizeof(*rt->parts));
+	rt->nitems = calloc((size_t)rt->W, sizeof(uint64_t));
+	rt->wk = calloc((size_t)rt->T, sizeof(*rt->wk));
+	rt->hb_last = calloc((size_t)rt->P, sizeof(uint64_t));
+	rt->hb_seen = calloc((size_t)rt->P, sizeof(double));
+	if (!rt->parts || !rt->nitems || !rt->wk || !rt->hb_last ||
+	    !rt->hb_seen)
+		return -ENOMEM;
+	return 0;
+}
+
+static int rt_init(struct frr_rt *rt, struct frr_oob *oob,
+		   struct frr_run_opts *o)
+{
+	int err;
+
+	rt_setup_shape(rt, oob, o);
+	frr_log_set_rank(rt->rank);
+	if (o->delay_worker >= rt->W) {
+		frr_err("--delay-worker %d: the job has %d workers (0..%d); "
+			"pick one of them, or -1 for a different one each time",
+			o->delay_worker, rt->W, rt->W - 1);
+		return -EINVAL;
+	}
+	err = rt_alloc(rt);
+	if (!err)
+		err = app_create(rt);
+	if (!err)
+		err = tables_declare(rt);
+	if (!err)
+		err = parts_load_own(rt);
+	if (!err)
+		err = frr_inst_init(rt);
+	if (!err && rt->rr)
+		err = rt->rr->job_init(rt, &o->rr, &rt->rr_state);
+	if (!err)
+		err = frr_rt_layout(rt);
+	if (!err)
+		err = frr_rt_check_memory(rt);
+	if (!err)
+		err = frr_rt_tp_setup(rt);
+	/* same decision on every rank: it is collective */
+	if (!err && rt->rr_reassign && rt->app->item_state_size)
+		err = frr_rt_state_setup(rt);
+	if (err)
+		return err;
+	for (uint64_t mx = 0, w = 0; w < (uint64_t)rt->W; w++) {
+		if (rt->nitems[w] > mx)
+			mx = rt->nitems[w];
+		while ((mx >> rt->prog_shift) > FRR_PROG_FIELD_MAX)
+			rt->prog_shift++;
+	}
+	rt->consumed = calloc((size_t)rt->W * rt->K, sizeof(uint64_t));
+	rt->scratch = calloc(3 * (size_t)rt->W, sizeof(int));
+	if (!rt->consumed || !rt->scratch)
+		return -ENOMEM;
+	return frr_rt_tables_init(rt);
+}
+
+static void rt_fini(struct frr_rt *rt)
+{
+	if (rt->rr && rt->rr_state)
+		rt->rr->job_fini(rt, rt->rr_state);
+	frr_inst_fini(rt);
+	frr_rt_workers_fini(rt);
+	frr_rt_tp_teardown(rt);
+	frr_rt_tables_fini(rt);
+	frr_rt_parts_fini(rt);
+	if (rt->app_state)
+		rt->app->destroy(rt->app_state);
+	if (rt->metrics_f)
+		fclose(rt->metrics_f);
+	free(rt->nitems);
+	free(rt->wk);
+	free(rt->hb_last);
+	free(rt->hb_seen);
+	free(rt->consumed);
+	free(rt->scratch);
+	free(rt->shard_rows);
+	free(rt->repl_off);
+	free(rt->pay_off);
+	free(rt->slot_bytes);
+	pthread_mutex_destroy(&rt->tp_lock);
+}
+
+/* Test hook: every worker's last progress word, as this rank sees it, says
+ * it finished the job's last clock with its whole list done. */
+static int check_final_progress(struct frr_rt *rt)
+{
+	int last = frr_rt_stop_clock(rt) - 1, bad = 0;
+
+	for (int v = 0; v < rt->W; v++) {
+		struct frr_progress p = frr_rt_progress(rt, v);
+		uint64_t n = rt->nitems[v] >> rt->prog_shift;
+
+		if (p.clock != last || p.done != n || p.total != n) {
+			frr_err(
+			    "progress of worker %d seen on rank %d: clock %d "
+			    "done %llu of %llu; expected clock %d, %llu of "
+			    "%llu",
+			    v, rt->rank, p.clock, (unsigned long long)p.done,
+			    (unsigned long long)p.total, last,
+			    (unsigned long long)n, (unsigned long long)n);
+			bad = 1;
+		}
+	}
+	return bad ? -EPROTO : 0;
+}
+
+/* Initial rows in every replica, then everyone is ready. */
+static int job_start(struct frr_rt *rt)
+{
+	int err = 0;
+
+	if (rt->o->load_path)
+		err = frr_rt_app_load(rt);
+	for (int t = 0; t < rt->ntables && !err; t++)
+		err = frr_rt_push_rows(rt, t, 0,
+				       rt->shard_rows[t * rt->P + rt->rank]);
+	if (!err)
+		err = frr_rt_flush_all(rt, rt->o->timeout_ms);
+	if (err)
+		return err;
+	err = frr_oob_barrier(rt->oob, rt->o->timeout_ms);
+	if (err)
+		frr_err("the start-up barrier failed (%d): another rank "
+			"failed to start, see its message",
+			err);
+	return err;
+}
+
+/* Workers and server; the workers are joined whatever happens. */
+static int job_clocks(struct frr_rt *rt)
+{
+	int err = frr_rt_workers_start(rt);
+
+	if (!err)
+		err = frr_rt_server_loop(rt);
+	if (err && !frr_rt_failed(rt))
+		frr_rt_fail(rt, err, "rank %d: the job failed (%d)", rt->rank,
+			    err);
+	for (int t = 0; t < rt->T; t++)
+		if (rt->wk[t].thread_ok)
+			pthread_join(rt->wk[t].thread, NULL);
+	return frr_rt_failed(rt);
+}
+
+static int job_finish(struct frr_rt *rt, double t_start)
+{
+	int err = 0;
+
+	if (rt->rank == 0) {
+		err = frr_rt_app_save(rt);
+		if (rt->metrics_f) {
+			fclose(rt->metrics_f);
+			rt->metrics_f = NULL;
+		}
+		if (!err)
+			frr_rt_print_summary(rt, frr_rt_clock_now() - t_start);
+	}
+	if (!err)
+		err = frr_rt_flush_all(rt, rt->o->timeout_ms);
+	if (!err)
+		err = frr_oob_barrier(rt->oob, rt->o->timeout_ms);
+	/* every peer flushed before the barrier: all final words are in */
+	if (!err && getenv("FLEXRR_TEST_CHECK_PROGRESS"))
+		err = check_final_progress(rt);
+	return err;
+}
+
+int frr_rt_job_run(struct frr_oob *oob, struct frr_run_opts *o)
+{
+	struct frr_rt rt_, *rt = &rt_;
+	double t_start;
+	int err;
+
+	memset(rt, 0, sizeof(*rt));
+	err = rt_init(rt, oob, o);
+	if (!err)
+		err = frr_rt_metrics_open(rt);
+	if (!err)
+		err = job_start(rt);
+	if (err)
+		goto out;
+	t_start = frr_rt_clock_now();
+	rt->last_global_t = t_start;
+	err = job_clocks(rt);
+	if (!err)
+		err = job_finish(rt, t_start);
+out:
+	rt_fini(rt);
+	return err;
+}

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The server: a rank's main thread while its workers run.  In turn it
+ * applies the next clock to the shard (table/shard.c), evaluates clocks
+ * every shard has applied (eval/eval.c), on rank 0 processes the clocks
+ * whose stats are in (eval/metrics.c), beats and checks heartbeats, and
+ * fails the job when nothing anywhere progresses for --timeout.
+ */
+#include <errno.h>
+#include <time.h>
+
+#include "rt.h"
+
+/* One turn: 1 if something was done, 0 if idle, < 0 the job's error. */
+static int server_step(struct frr_rt *rt, int end)
+{
+	int busy = 0, err;
+
+	if (rt->next_apply < end &&
+	    (rt->rank != 0 || rt->next_global >= rt->next_apply)) {
+		err = frr_rt_try_apply(rt, rt->next_apply);
+		if (err < 0)
+			return err;
+		if (err) {
+			rt->next_apply++;
+			busy = 1;
+		}
+	}
+	if (rt->next_eval < end && rt->next_eval < rt->next_apply &&
+	    frr_rt_all_done_ge(rt, (uint64_t)rt->next_eval + 1)) {
+		err = frr_rt_eval_local(rt, rt->next_eval++);
+		if (err)
+			return err;
+		busy = 1;
+	}
+	if (rt->rank == 0 && rt->next_global < rt->next_eval) {
+		err = frr_rt_try_global(rt, rt->next_global);
+		if (err < 0)
+			return err;
+		if (err) {
+			rt->next_global++;
+			busy = 1;
+		}
+	}
+	return busy;
+}
+
+static int finished(const struct frr_rt *rt, int end)
+{
+	return rt->next_apply >= end && rt->next_eval >= end &&
+	       (rt->rank != 0 || rt->next_global >= end);
+}
+
+/* The stop clock, lowered by rank 0's stop word (remote-written: only ever
+ * an earlier end than ours). */
+static int end_clock(struct frr_rt *rt)
+{
+	int end = frr_rt_stop_clock(rt);
+	uint64_t stop = frr_tp_load_u64(ctl_u64(rt, rt->off_stop));
+
+	if (stop && stop < (uint64_t)end) {
+		end = (int)stop;
+		atomic_store(&rt->end_clock, end);
+	}
+	return end;
+}
+
+int frr_rt_server_loop(struct frr_rt *rt)
+{
+	double last_check = frr_rt_clock_now();
+	struct frr_stall stall;
+	long idle_ns = 0;
+	int err = 0;
+
+	for (int r = 0; r < rt->P; r++)
+		rt->hb_seen[r] = last_check;
+	frr_rt_stall_init(rt, &stall);
+	while (!err) {
+		int end = end_clock(rt), busy = server_step(rt, end);
+		double now = frr_rt_clock_now();
+
+		if (busy < 0 || frr_rt_failed(rt))
+			break;
+		if (finished(rt, end))
+			return frr_rt_heartbeat(rt, frr_rt_clock_now(), 1);
+		err = frr_rt_heartbeat(rt, now, 0);
+		if (busy) {
+			frr_rt_stall_init(rt, &stall);
+			idle_ns = 0;
+			continue;
+		}
+		if (now - last_check > 0.01) {
+			last_check = now;
+			if (frr_rt_stalled(rt, &stall))
+				err = frr_rt_fail(
+				    rt, -ETIMEDOUT,
+				    "no worker made progress for %d ms "
+				    "(waiting for clock %d): a worker hangs; "
+				    "raise --timeout if one sixteenth of a "
+				    "clock takes that long",
+				    rt->o->timeout_ms, rt->next_apply);
+		}
+		/* idle: back off from 20 us to 200 us (ranks share cores) */
+		idle_ns =
+		    idle_ns ? (idle_ns < 200000 ? idle_ns * 2 : 200000) : 20000;
+		nanosleep(&(struct timespec){ 0, idle_ns }, NULL);
+	}
+	return frr_rt_failed(rt) ? frr_rt_failed(rt) : err;
+}

@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Setting a rank up: the layout of the transport regions (control words,
+ * inbox slots, replica), the memory check, and the regions' registration
+ * and exchange with the other ranks.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "flexrr/log.h"
+#include "rt.h"
+
+static size_t align64(size_t x)
+{
+	return (x + 63) & ~(size_t)63;
+}
+
+int frr_rt_layout(struct frr_rt *rt)
+{
+	int P = rt->P, T = rt->T, W = rt->W;
+	size_t off = 0;
+
+	rt->shard_rows = calloc((size_t)FRR_MAX_TABLES * P, sizeof(uint64_t));
+	rt->repl_off = calloc((size_t)FRR_MAX_TABLES * P, sizeof(size_t));
+	rt->pay_off = calloc((size_t)FRR_MAX_TABLES * P, sizeof(size_t));
+	rt->slot_bytes = calloc((size_t)P, sizeof(size_t));
+	if (!rt->shard_rows || !rt->repl_off || !rt->pay_off || !rt->slot_bytes)
+		return -ENOMEM;
+	for (int t = 0; t < rt->ntables; t++)
+		if (rt->spec[t].cols > rt->max_cols)
+			rt->max_cols = rt->spec[t].cols;
+	for (int t = 0; t < rt->ntables; t++)
+		for (int o = 0; o < P; o++) {
+			uint64_t rows = rt->spec[t].rows;
+
+			rt->shard_rows[t * P + o] =
+			    rows > (uint64_t)o ? (rows - o + P - 1) / P : 0;
+			rt->repl_off[t * P + o] = off;
+			off += align64(rt->shard_rows[t * P + o] *
+				       rt->spec[t].cols * sizeof(float));
+		}
+	rt->repl_len = off ? off : 64;
+	rt->slot_max = 0;
+	for (int o = 0; o < P; o++) {
+		size_t s = FRR_SLOT_HDR;
+
+		for (int t = 0; t < rt->ntables; t++) {
+			rt->pay_off[o * FRR_MAX_TABLES + t] = s;
+			s += align64(rt->shard_rows[t * P + o] *
+				     rt->spec[t].cols * sizeof(float));
+		}
+		rt->slot_bytes[o] = s;
+		if (s > rt->slot_max)
+			rt->slot_max = s;
+	}
+	rt->K = rt->eff_slack + 3 + (rt->rr_reassign ? FRR_RT_HELP_SLOTS : 0);
+	rt->inbox_len = (size_t)W * rt->K * rt->slot_bytes[rt->rank];
+
+	rt->stats_rec =
+	    align64(8 + 8 * (FRR_MAX_STATS + (size_t)T * FRR_RT_NMETRICS));
+	off = 0;
+	rt->off_prog = off;
+	off += (size_t)W * 64;
+	rt->off_done = off;
+	off += (size_t)P * 64;
+	rt->off_push = off; /* [shard]: 1 + the clock it is pushing */
+	off += (size_t)P * 64;
+	rt->off_hb = off;
+	off += (size_t)P * 64;
+	rt->off_stop = off;
+	off += 64;
+	rt->off_notice = off; /* [writer rank]: dead rank + 1 */
+	off += (size_t)P * 64;
+	rt->off_stats = off; /* + one staging record after the P slots */
+	off += ((size_t)P * FRR_RT_STATS_SLOTS + 1) * rt->stats_rec;
+	rt->off_ack = off;
+	off += align64((size_t)P * T * rt->K * 8);
+	rt->off_mbox = off;
+	off += (size_t)T * W * FRR_RR_MBOX_DEPTH * 64;
+	rt->off_mack = off;
+	off += align64((size_t)T * W * 8);
+	rt->off_mstage = off;
+	off += (size_t)T * 64;
+	rt->ctl_len = off;
+	return 0;
+}
+
+int frr_rt_check_memory(struct frr_rt *rt)
+{
+	double need = (double)rt->ctl_len + rt->inbox_len + rt->repl_len;
+	double avail =
+	    (double)sysconf(_SC_AVPHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+	double table = 0, pend = 0;
+	int ring = frr_cache_ring(rt->eff_slack);
+
+	for (int t = 0; t < rt->ntables; t++) {
+		double b = (double)rt->spec[t].rows * rt->spec[t].cols * 4;
+
+		table += b;
+		/* a worker keeps pending rows of what it writes: its share */
+		if (rt->spec[t].flags & FRR_TABLE_SEE_OWN_PENDING)
+			pend += ring * b / rt->W;
+	}
+	/* master + accum; per thread: caches (copy + fetched value, own and,
+	 * with reassignment, help), pending rows, staging */
+	need += 2 * table / rt->P + rt->T * ((rt->rr_reassign ? 4 : 2) * table +
+					     pend + (double)rt->slot_max);
+	if (need > 0.8 * avail) {
+		frr_err("the parameter tables (%.3g GiB in all) need about "
+			"%.3g GiB on each rank but only %.3g GiB of memory is "
+			"available: use smaller tables, more processes, or "
+			"fewer threads",
+			table / 1073741824.0, need / 1073741824.0,
+			avail / 1073741824.0);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* ---- transport set-up --------------------------------------------------- */
+struct rank_info {
+	struct frr_tp_addr addr;
+	struct frr_tp_desc ctl, inbox, repl;
+	uint64_t nitems[]; /* T */
+};
+
+static size_t rank_info_len(const struct frr_rt *rt)
+{
+	return sizeof(struct rank_info) + (size_t)rt->T * sizeof(uint64_t);
+}
+
+/* The three regions peers write, and what this rank tells the others. */
+static int regions_alloc(struct frr_rt *rt, struct rank_info *mine)
+{
+	int err = frr_tp_mr_alloc(rt->tp, rt->ctl_len,
+				  FRR_TP_ACCESS_REMOTE_WRITE, &rt->ctl);
+
+	if (!err)
+		err = frr_tp_mr_alloc(rt->tp, rt->inbox_len,
+				      FRR_TP_ACCESS_REMOTE_WRITE, &rt->inbox);
+	if (!err)
+		err = frr_tp_mr_alloc(rt->tp, rt->repl_len,
+				      FRR_TP_ACCESS_REMOTE_WRITE, &rt->repl);
+	if (err)
+		return err;
+	rt->ctlp = frr_tp_mr_ptr(rt->ctl);
+	rt->inboxp = frr_tp_mr_ptr(rt->inbox);
+	rt->replp = frr_tp_mr_ptr(rt->repl);
+	err = frr_tp_addr_get(rt->tp, &mine->addr);
+	if (!err)
+		err = frr_tp_mr_export(rt->ctl, &mine->ctl);
+	if (!err)
+		err = frr_tp_mr_export(rt->inbox, &mine->inbox);
+	if (!err)
+		err = frr_tp_mr_export(rt->repl, &mine->repl);
+	for (int t = 0; t < rt->T; t++)
+		mine->nitems[t] = rt->parts[rt->rank * rt->T + t].n;
+	return err;
+}
+
+/* Connect to every rank and import its regions (all: every rank_info). */
+static int peers_connect(struct frr_rt *rt, const uint8_t *all, size_t ilen)
+{
+	struct frr_tp_addr *addrs = calloc((size_t)rt->P, sizeof(*addrs));
+	int err;
+
+	if (!addrs)
+		return -ENOMEM;
+	for (int r = 0; r < rt->P; r++) {
+		const struct rank_info *ri =
+		    (const struct rank_info *)(all + r * ilen);
+
+		addrs[r] = ri->addr;
+		for (int t = 0; t < rt->T; t++)
+			rt->nitems[r * rt->T + t] = ri->nitems[t];
+	}
+	err = frr_tp_connect_all(rt->tp, addrs, rt->P, rt->o->timeout_ms,
+				 rt->eps);
+	free(addrs);
+	for (int r = 0; r < rt->P && !err; r++) {
+		const struct rank_info *ri =
+		    (const struct rank_info *)(all + r * ilen);
+
+		if (r == rt->rank)
+			continue;
+		err = frr_tp_rmr_import(rt->eps[r], &ri->ctl, &rt->rctl[r]);
+		if (!err)
+			err = frr_tp_rmr_import(rt->eps[r], &ri->inbox,
+						&rt->rinbox[r]);
+		if (!err)
+			err = frr_tp_rmr_import(rt->eps[r], &ri->repl,
+						&rt->rrepl[r]);
+	}
+	return err;
+}
+
+int frr_rt_tp_setup(struct frr_rt *rt)
+{
+	struct frr_tp_config cfg = {
+		.backend = rt->o->backend,
+		.job_token = rt->o->job_token,
+		.rank = rt->rank,
+		.nranks = rt->P,
+		/* a write waiting for send-queue room must not hold the
+		 * transport lock past what a dead peer is allowed */
+		.timeout_ms = rt->flush_ms,
+		.gid_index = -1,
+	};
+	size_t ilen = rank_info_len(rt);
+	struct rank_info *mine = NULL;
+	uint8_t *all = NULL;
+	int err;
+
+	err = frr_tp_open(&cfg, &rt->tp);
+	if (err)
+		return err;
+	rt->eps = calloc((size_t)rt->P, sizeof(*rt->eps));
+	rt->rctl = calloc((size_t)rt->P, sizeof(*rt->rctl));
+	rt->rinbox = calloc((size_t)rt->P, sizeof(*rt->rinbox));
+	rt->rrepl = calloc((size_t)rt->P, sizeof(*rt->rrepl));
+	mine = calloc(1, ilen);
+	all = calloc((size_t)rt->P, ilen);
+	if (!rt->eps || !rt->rctl || !rt->rinbox || !rt->rrepl || !mine ||
+	    !all) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = regions_alloc(rt, mine);
+	if (err)
+		goto out;
+	err = frr_oob_allgather(rt->oob, mine, ilen, all, rt->o->timeout_ms);
+	if (err) {
+		frr_err("exchanging transport addresses with the other ranks "
+			"failed (%d)",
+			err);
+		goto out;
+	}
+	err = peers_connect(rt, all, ilen);
+out:
+	free(mine);
+	free(all);
+	return err;
+}
+
+void frr_rt_tp_teardown(struct frr_rt *rt)
+{
+	for (int i = 0; rt->rstate && i < rt->W * rt->P; i++)
+		if (rt->rstate[i])
+			frr_tp_rmr_release(rt->rstate[i]);
+	for (int v = 0; rt->state_mr && v < rt->W; v++)
+		if (rt->state_mr[v]) {
+			frr_tp_mr_free(rt->state_mr[v]);
+			rt->parts[v].state = NULL;
+		}
+	free(rt->rstate);
+	free(rt->state_mr);
+	for (int r = 0; rt->eps && r < rt->P; r++) {
+		if (rt->rctl[r])
+			frr_tp_rmr_release(rt->rctl[r]);
+		if (rt->rinbox[r])
+			frr_tp_rmr_release(rt->rinbox[r]);
+		if (rt->rrepl[r])
+			frr_tp_rmr_release(rt->rrepl[r]);
+		if (rt->eps[r])
+			frr_tp_ep_close(rt->eps[r]);
+	}
+	for (int t = 0; rt->wk && t < rt->T; t++)
+		if (rt->wk[t].stage)
+			frr_tp_mr_free(rt->wk[t].stage);
+	if (rt->ctl)
+		frr_tp_mr_free(rt->ctl);
+	if (rt->inbox)
+		frr_tp_mr_free(rt->inbox);
+	if (rt->repl)
+		frr_tp_mr_free(rt->repl);
+	if (rt->tp)
+		frr_tp_close(rt->tp);
+	free(rt->eps);
+	free(rt->rctl);
+	free(rt->rinbox);
+	free(rt->rrepl);
+}
+
+/* A transport call that fails on the data path means a peer is gone. */

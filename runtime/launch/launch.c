@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Starting or joining a job (flexrr/job.h): a local job forks P ranks that
+ * meet at a loopback rendezvous; a rank started by a launcher (mpirun, srun,
+ * ...) meets the others through the launcher's PMIx server when it offers
+ * one, else at rank 0's rendezvous address.  Either way each rank runs
+ * frr_rt_job_run.  Nothing here ends the calling process: errors
+ * are returned (usage: -EINVAL, the job: its negative errno) after logging.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "flexrr/base.h"
+#include "launch.h"
+
+/* Run the job as rank oob->rank: 0 or a negative errno (logged). */
+static int run_rank(struct frr_run_opts *o, struct frr_oob *oob)
+{
+	int err = frr_rt_job_run(oob, o);
+
+	/* the runtime returns a negative errno with the reason logged; any
+	 * other non-zero value is a failure too */
+	return err < 0 ? err : err ? -EIO : 0;
+}
+
+/* Rank 0 of a launcher's job says how the ranks met (stderr, like the
+ * progress lines); every rank logs it at info level. */
+static void say_bootstrap(const struct frr_run_opts *o,
+			  const struct frr_oob *oob, const char *how)
+{
+	frr_info("rank %d of %d met the others through %s", oob->rank,
+		 oob->size, how);
+	if (!oob->rank && !o->quiet)
+		fprintf(stderr, "flexrr: bootstrap %s: %d ranks\n", how,
+			oob->size);
+}
+
+/* One rank: meet the others at the TCP rendezvous, run the job. */
+static int rank_main(struct frr_job *job, int rank, int size, const char *addr,
+		     int lfd)
+{
+	struct frr_tcp_cfg tcp = {
+		.addr = addr,
+		.listen_fd = lfd,
+		.rank = rank,
+		.size = size,
+		.job_token = job->o.job_token,
+		.binary_hash = frr_binary_hash(),
+		.args_hash = job->o.args_hash,
+		.timeout_ms = (int)(job->rdv_timeout * 1000),
+	};
+	struct frr_oob *oob = NULL;
+	int err;
+
+	frr_log_set_rank(rank);
+	err = frr_tcp_open(&tcp, &oob);
+	if (err)
+		return err;
+	if (lfd < 0) { /* launcher-started, not a local job */
+		char how[96];
+
+		snprintf(how, sizeof(how), "tcp (rendezvous %s)", addr);
+		say_bootstrap(&job->o, oob, how);
+	}
+	err = run_rank(&job->o, oob);
+	frr_oob_close(oob);
+	return err;
+}
+
+struct local_job {
+	struct frr_job *job;
+	char addr[64];
+	int lfd;
+};
+
+/* In a child forked by frr_launch (it ends the child with our result). */
+static int local_rank(struct frr_oob *oob, void *arg)
+{
+	struct local_job *j = arg;
+
+	if (oob->rank)
+		close(j->lfd);
+	return rank_main(j->job, oob->rank, oob->size, j->addr,
+			 oob->rank ? -1 : j->lfd);
+}
+
+/* A loopback socket bound before the fork: its port is known to every
+ * rank and nobody else can take it. */
+static int loopback_listen(struct local_job *j)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t sl = sizeof(sa);
+	int err;
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	j->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (j->lfd < 0 || bind(j->lfd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    listen(j->lfd, 64) ||
+	    getsockname(j->lfd, (struct sockaddr *)&sa, &sl)) {
+		err = -errno;
+		frr_err("cannot open a loopback socket for the local job: %s",
+			strerror(errno));
+		if (j->lfd >= 0)
+			close(j->lfd);
+		return err;
+	}
+	snprintf(j->addr, sizeof(j->addr), "127.0.0.1:%d", ntohs(sa.sin_port));
+	return 0;
+}
+
+/* Fork P ranks; they meet at a loopback socket the parent already bound. */
+static int run_local(struct frr_job *job)
+{
+	/* no deadline: jobs run as long as they make progress (--timeout);
+	 * after a rank fails the others get 15 s to name the dead peer */
+	struct frr_launch_cfg cfg = { .nprocs = job->o.nprocs,
+				      .grace_ms = 15000,
+				      .flags = FRR_LAUNCH_NO_RELAY |
+					       FRR_LAUNCH_QUIET_EXITS };
+	struct local_job j = { .job = job };
+	int err = loopback_listen(&j);
+
+	if (err)
+		return err;
+	if (!job->o.job_token)
+		job->o.job_token = frr_job_token_random();
+	err = frr_launch(&cfg, local_rank, &j);
+	close(j.lfd);
+	return err;
+}
+
+int frr_job_join_launched(struct frr_job *job,
+			  const struct frr_launcher_env *env)
+{
+	struct frr_run_opts *o = &job->o;
+
+	if (env->rank < 0 || env->size < 1 || env->rank >= env->size) {
+		fprintf(stderr, "%s: the launcher gave rank %d of %d\n",
+			job->prog, env->rank, env->size);
+		return -EINVAL;
+	}
+	if (job->have_procs && o->nprocs != env->size) {
+		fprintf(stderr,
+			"%s: -n %d but the launcher started %d ranks; drop -n "
+			"or make them agree\n",
+			job->prog, o->nprocs, env->size);
+		return -EINVAL;
+	}
+	o->nprocs = env->size;
+	if (!o->rendezvous)
+		o->rendezvous = env->rendezvous;
+	if (!o->job_token && env->job_token)
+		o->job_token = frr_job_token_from(env->job_token);
+	if (!o->rendezvous && env->size > 1) {
+		if (!env->job_id) {
+			fprintf(stderr,
+				"%s: rank %d of %d: no rendezvous address; "
+				"give --rendezvous HOST:PORT (rank 0's host) "
+				"or set FLEXRR_RENDEZVOUS\n",
+				job->prog, env->rank, env->size);
+			return -EINVAL;
+		}
+		frr_rendezvous_from_job_id(env->job_id, job->rdv_addr,
+					   sizeof(job->rdv_addr));
+		o->rendezvous = job->rdv_addr;
+	}
+	if (!o->job_token) {
+		if (!env->job_id && env->size > 1) {
+			fprintf(stderr,
+				"%s: rank %d: no job token; give --job-token "
+				"or set FLEXRR_JOB_TOKEN (the same on every "
+				"rank)\n",
+				job->prog, env->rank);
+			return -EINVAL;
+		}
+		o->job_token = frr_job_token_from_job_id(env->job_id);
+	}
+	job->joined = 1;
+	return 0;
+}
+
+/* A PMIx launcher started us: meet through its key-value store (the
+ * secret too: rank 0's random token unless one is given), run the job. */
+static int run_pmix(struct frr_job *job)
+{
+	struct frr_run_opts *o = &job->o;
+	const char *secret = getenv("FLEXRR_JOB_TOKEN");
+	struct frr_pmix_cfg px = { .binary_hash = frr_binary_hash(),
+				   .args_hash = o->args_hash,
+				   .job_token = o->job_token,
+				   .timeout_ms =
+				       (int)(job->rdv_timeout * 1000) };
+	struct frr_oob *oob = NULL;
+	int err;
+
+	if (!px.job_token && secret)
+		px.job_token = frr_job_token_from(secret);
+	err = frr_pmix_open(&px, &oob);
+	if (err)
+		return err;
+	if (job->have_procs && o->nprocs != oob->size) {
+		fprintf(stderr,
+			"%s: -n %d but the launcher started %d ranks; drop -n "
+			"or make them agree\n",
+			job->prog, o->nprocs, oob->size);
+		frr_oob_close(oob);
+		return -EINVAL;
+	}
+	o->nprocs = oob->size;
+	o->job_token = oob->job_token;
+	say_bootstrap(o, oob, "pmix (the launcher's key-value store)");
+	err = run_rank(o, oob);
+	frr_oob_close(oob);
+	return err;
+}
+
+int frr_job_wants_pmix(const struct frr_job *job)
+{
+	if (job->joined || job->boot == FRR_BOOT_TCP)
+		return 0;
+	if (job->boot == FRR_BOOT_PMIX)
+		return 1;
+	return frr_pmix_offered() && !job->o.rendezvous &&
+	       !getenv("FLEXRR_RENDEZVOUS");
+}
+
+int frr_job_start(struct frr_job *job)
+{
+	struct frr_launcher_env env;
+	int err;
+
+	if (frr_job_wants_pmix(job))
+		return run_pmix(job);
+	if (!frr_launcher_env(&env))
+		return run_local(job);
+	err = job->joined ? 0 : frr_job_join_launched(job, &env);
+	if (err)
+		return err;
+	return rank_main(job, env.rank, env.size, job->o.rendezvous, -1);
+}
+
+int frr_job_run(struct frr_job *job)
+{
+	int err = frr_job_finalize(job);
+
+	return err ? err : frr_job_start(job);
+}
+
+int frr_job_run_rank(struct frr_job *job, struct frr_oob *oob)
+{
+	int err = frr_job_finalize(job);
+
+	if (err)
+		return err;
+	job->o.nprocs = oob->size;
+	return run_rank(&job->o, oob);
+}
+
+int frr_run_main(int argc, char **argv, const struct frr_app_ops *const *apps)
+{
+	struct frr_launcher_env env;
+	struct frr_job job;
+	int err;
+
+	frr_job_init(&job, argc > 0 ? argv[0] : NULL, apps);
+	err = frr_job_parse_argv(&job, argc, argv);
+	if (!err)
+		err = frr_job_finalize(&job);
+	/* the PMIx path takes rank, size and token from the launcher */
+	if (!err && !frr_job_wants_pmix(&job) && frr_launcher_env(&env))
+		err = frr_job_join_launched(&job, &env);
+	if (err) { /* 1: help printed; -EINVAL: usage error, said */
+		frr_job_fini(&job);
+		return err == 1 ? 0 : 2;
+	}
+	err = frr_job_start(&job);
+	frr_job_fini(&job);
+	return err ? 1 : 0;
+}

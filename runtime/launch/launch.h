@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Program entry (flexrr/job.h) internals: options.c turns the standard run
+ * options into a struct frr_job, launch.c starts or joins the job and runs
+ * it through frr_rt_job_run.
+ */
+#ifndef FLEXRR_RUNTIME_LAUNCH_H
+#define FLEXRR_RUNTIME_LAUNCH_H
+
+#include "flexrr/job.h"
+#include "rt.h"
+
+/* how launcher-started ranks meet (--bootstrap) */
+enum frr_boot { FRR_BOOT_AUTO, FRR_BOOT_PMIX, FRR_BOOT_TCP };
+
+struct frr_job {
+	struct frr_run_opts o;
+	const char *prog; /* names the program in messages ("flexrr run") */
+	const struct frr_app_ops *const *apps; /* NULL-terminated */
+	int have_procs, have_slack, have_mode;
+	int joined;	    /* frr_job_join_launched succeeded */
+	double rdv_timeout; /* s */
+	enum frr_boot boot;
+	char **app_argv;   /* owned copy when the app's name was implied */
+	char rdv_addr[64]; /* derived from the launcher's job id */
+};
+
+void frr_job_init(struct frr_job *job, const char *prog,
+		  const struct frr_app_ops *const *apps);
+void frr_job_fini(struct frr_job *job);
+/* Print the run options (and the apps of job->apps) to out. */
+void frr_job_usage(const struct frr_job *job, FILE *out);
+/* Parse argv (frr_run_main): 0 = run it, 1 = help was printed, -EINVAL =
+ * usage error (said on stderr). */
+int frr_job_parse_argv(struct frr_job *job, int argc, char **argv);
+/* Check the options together and derive what follows from them (mode from
+ * --slack, the rr layer): 0 or -EINVAL (said). */
+int frr_job_finalize(struct frr_job *job);
+/* Launcher-started: check what the launcher says and take the rendezvous
+ * address and token: 0 or -EINVAL (said). */
+int frr_job_join_launched(struct frr_job *job,
+			  const struct frr_launcher_env *env);
+/* 1 when a launcher-started rank meets the others through PMIx (the
+ * launcher offers it, --bootstrap allows it, no rendezvous address given,
+ * not joined the TCP way already). */
+int frr_job_wants_pmix(const struct frr_job *job);
+/* Run a finalized job: 0 or a negative errno (logged). */
+int frr_job_start(struct frr_job *job);
+
+#endif /* FLEXRR_RUNTIME_LAUNCH_H */

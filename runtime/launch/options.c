@@ -1,0 +1,725 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The standard run options of every program built on flexrr (flexrr/job.h):
+ * usage, parsing from argv or one at a time (frr_job_set), and the checks
+ * that need them all.  `flexrr run --help` prints them.
+ */
+#include <errno.h>
+#include <float.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "flexrr/base.h"
+#include "launch.h"
+
+void frr_job_usage(const struct frr_job *job, FILE *out)
+{
+	const char *p = job->prog;
+
+	fprintf(out,
+		"usage: %s [options] APP [app options]\n"
+		"       %s -n P APP --help     (the app's options)\n",
+		p, p);
+	fprintf(
+	    out,
+	    "\n"
+	    "Runs APP for --clocks clocks as a job of P processes x T worker "
+	    "threads.\n"
+	    "Started by a launcher (mpirun, srun, ...) each process joins as "
+	    "one rank\n"
+	    "(rank/size from FLEXRR_RANK/FLEXRR_SIZE, "
+	    "OMPI_COMM_WORLD_RANK/SIZE,\n"
+	    "PMIX_RANK, PMI_RANK/PMI_SIZE or SLURM_PROCID/SLURM_NTASKS); "
+	    "otherwise it\n"
+	    "forks P local processes.\n"
+	    "\n"
+	    "job:\n"
+	    "  -n, --procs P          processes (local job; default 1)\n"
+	    "  -t, --threads T        worker threads per process (default 1)\n"
+	    "  --backend B            shm | verbs | auto (default auto)\n"
+	    "  --mode M               bsp | ssp | async | flexrr | rr (default "
+	    "bsp;\n"
+	    "                         ssp when --slack is given)\n"
+	    "  --slack S              SSP slack, 0..%d (ssp: default 1)\n"
+	    "  --clocks N             clocks to run (default 10)\n"
+	    "  --target V             stop early once the objective reaches V\n"
+	    "  --seed S               random seed (default 1)\n"
+	    "  -q, --quiet            no per-clock progress line on stderr\n"
+	    "  --metrics FILE         per worker per clock CSV (rank 0 writes "
+	    "it)\n"
+	    "  --save FILE            save the model at the end (apps that "
+	    "can)\n"
+	    "  --load FILE            start from a saved model (apps that "
+	    "can)\n"
+	    "  --no-pin               do not pin worker threads to cores\n"
+	    "  --timeout S            fail when no worker of the job made "
+	    "progress\n"
+	    "                         for S s (60)\n"
+	    "  --dead-timeout S       a silent peer is declared dead after S s "
+	    "(5)\n"
+	    "  --delay-worker W,E,F   bench: worker W sleeps F x its clock "
+	    "time every\n"
+	    "                         E-th clock (W = -1: a different worker\n"
+	    "                         each time)\n",
+	    FRR_RT_MAX_SLACK);
+	fprintf(
+	    out,
+	    "launcher-started ranks:\n"
+	    "  --rendezvous HOST:PORT rank 0's address (env "
+	    "FLEXRR_RENDEZVOUS); on one\n"
+	    "                         host a port is derived from the "
+	    "launcher's job id\n"
+	    "  --job-token X          shared secret of the job (env "
+	    "FLEXRR_JOB_TOKEN;\n"
+	    "                         default: pmix: a random one from rank 0; "
+	    "tcp:\n"
+	    "                         derived from the launcher's job id)\n"
+	    "  --rendezvous-timeout S how long ranks wait for each other (20)\n"
+	    "  --bootstrap B          how the ranks meet: pmix (through the "
+	    "launcher's\n"
+	    "                         PMIx server: mpirun, srun --mpi=pmix), "
+	    "tcp (the\n"
+	    "                         rendezvous above) or auto (default: pmix "
+	    "when the\n"
+	    "                         launcher offers it and no rendezvous "
+	    "address is\n"
+	    "                         given, else tcp); rank 0 says which on "
+	    "stderr\n"
+	    "RapidReassignment (modes flexrr, rr):\n"
+	    "  --rr-group G  --rr-threshold F  --rr-min-share F  --rr-report "
+	    "N\n"
+	    "  --rr-max-helpers N  --stragglers SPEC  --trace FILE\n"
+	    "\n"
+	    "When the job ends rank 0 prints one line on stdout:\n"
+	    "  flexrr: done mode=M backend=B procs=P threads=T clocks=N "
+	    "time_s=S "
+	    "objective=V <app metrics>\n");
+	fprintf(out, "\napps:\n");
+	for (const struct frr_app_ops *const *a = job->apps; a && *a; a++)
+		fprintf(out, "  %-8s %s\n", (*a)->name, (*a)->summary);
+}
+
+enum {
+	OPT_BACKEND = 256,
+	OPT_MODE,
+	OPT_SLACK,
+	OPT_CLOCKS,
+	OPT_TARGET,
+	OPT_SEED,
+	OPT_METRICS,
+	OPT_SAVE,
+	OPT_LOAD,
+	OPT_NOPIN,
+	OPT_TIMEOUT,
+	OPT_DEAD,
+	OPT_DELAY,
+	OPT_RDV,
+	OPT_TOKEN,
+	OPT_RDV_TIMEOUT,
+	OPT_BOOTSTRAP,
+	OPT_RR_GROUP,
+	OPT_RR_THRESH,
+	OPT_RR_MIN,
+	OPT_RR_REPORT,
+	OPT_RR_MAXH,
+	OPT_STRAGGLERS,
+	OPT_TRACE,
+};
+
+static const struct option long_opts[] = {
+	{ "procs", required_argument, NULL, 'n' },
+	{ "threads", required_argument, NULL, 't' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "backend", required_argument, NULL, OPT_BACKEND },
+	{ "mode", required_argument, NULL, OPT_MODE },
+	{ "slack", required_argument, NULL, OPT_SLACK },
+	{ "clocks", required_argument, NULL, OPT_CLOCKS },
+	{ "target", required_argument, NULL, OPT_TARGET },
+	{ "seed", required_argument, NULL, OPT_SEED },
+	{ "metrics", required_argument, NULL, OPT_METRICS },
+	{ "save", required_argument, NULL, OPT_SAVE },
+	{ "load", required_argument, NULL, OPT_LOAD },
+	{ "no-pin", no_argument, NULL, OPT_NOPIN },
+	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "dead-timeout", required_argument, NULL, OPT_DEAD },
+	{ "delay-worker", required_argument, NULL, OPT_DELAY },
+	{ "rendezvous", required_argument, NULL, OPT_RDV },
+	{ "job-token", required_argument, NULL, OPT_TOKEN },
+	{ "rendezvous-timeout", required_argument, NULL, OPT_RDV_TIMEOUT },
+	{ "bootstrap", required_argument, NULL, OPT_BOOTSTRAP },
+	{ "rr-group", required_argument, NULL, OPT_RR_GROUP },
+	{ "rr-threshold", required_argument, NULL, OPT_RR_THRESH },
+	{ "rr-min-share", required_argument, NULL, OPT_RR_MIN },
+	{ "rr-report", required_argument, NULL, OPT_RR_REPORT },
+	{ "rr-max-helpers", required_argument, NULL, OPT_RR_MAXH },
+	{ "stragglers", required_argument, NULL, OPT_STRAGGLERS },
+	{ "trace", required_argument, NULL, OPT_TRACE },
+	{ 0 },
+};
+
+static int parse_long(const struct frr_job *job, const char *s, const char *opt,
+		      long lo, long hi, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 0);
+	if (errno || end == s || *end || v < lo || v > hi) {
+		fprintf(stderr,
+			"%s: %s wants an integer in [%ld, %ld], got '%s'\n",
+			job->prog, opt, lo, hi, s);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+/* A finite number in [lo, hi] (strtod alone takes "nan" and "inf"). */
+static int parse_double(const struct frr_job *job, const char *s,
+			const char *opt, double lo, double hi, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi) {
+		if (lo == -DBL_MAX && hi == DBL_MAX)
+			fprintf(stderr,
+				"%s: %s wants a finite number, got '%s'\n",
+				job->prog, opt, s);
+		else
+			fprintf(stderr,
+				"%s: %s wants a number in [%g, %g], got '%s'\n",
+				job->prog, opt, lo, hi, s);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+static int parse_mode(const struct frr_job *job, const char *s,
+		      enum frr_mode *m)
+{
+	static const char *const names[] = { "bsp", "ssp", "async", "flexrr",
+					     "rr" };
+
+	for (int i = 0; i < 5; i++)
+		if (!strcmp(s, names[i])) {
+			*m = (enum frr_mode)i;
+			return 0;
+		}
+	fprintf(stderr,
+		"%s: unknown mode '%s': use bsp, ssp, async, flexrr or rr\n",
+		job->prog, s);
+	return -EINVAL;
+}
+
+/* Options of the job's shape and its run. */
+static int set_job_opt(struct frr_job *job, int opt, const char *arg)
+{
+	struct frr_run_opts *o = &job->o;
+	long v = 0;
+	int err = 0;
+
+	switch (opt) {
+	case 'n':
+		err = parse_long(job, arg, "-n", 1, 4096, &v);
+		o->nprocs = (int)v;
+		job->have_procs = 1;
+		break;
+	case 't':
+		err = parse_long(job, arg, "-t", 1, 1024, &v);
+		o->threads = (int)v;
+		break;
+	case 'q':
+		o->quiet = 1;
+		break;
+	case OPT_BACKEND:
+		err = frr_tp_backend_parse(arg, &o->backend);
+		if (err)
+			fprintf(stderr,
+				"%s: unknown backend '%s': use shm, verbs or "
+				"auto\n",
+				job->prog, arg);
+		break;
+	case OPT_MODE:
+		err = parse_mode(job, arg, &o->mode);
+		job->have_mode = 1;
+		break;
+	case OPT_SLACK:
+		if (strtol(arg, NULL, 0) < 0) {
+			fprintf(stderr,
+				"%s: --slack must be >= 0 (0 = BSP), got %s\n",
+				job->prog, arg);
+			return -EINVAL;
+		}
+		err = parse_long(job, arg, "--slack", 0, FRR_RT_MAX_SLACK, &v);
+		o->slack = (int)v;
+		job->have_slack = 1;
+		break;
+	case OPT_CLOCKS:
+		err = parse_long(job, arg, "--clocks", 1, 1000000, &v);
+		o->clocks = (int)v;
+		break;
+	case OPT_TARGET:
+		err = parse_double(job, arg, "--target", -DBL_MAX, DBL_MAX,
+				   &o->target);
+		o->have_target = 1;
+		break;
+	case OPT_SEED: {
+		char *end;
+
+		errno = 0;
+		o->seed = strtoull(arg, &end, 0);
+		if (errno || end == arg || *end || arg[0] == '-') {
+			fprintf(stderr,
+				"%s: --seed wants an integer in [0, 2^64), "
+				"got '%s'\n",
+				job->prog, arg);
+			return -EINVAL;
+		}
+		break;
+	}
+	default:
+		return 1; /* not one of these */
+	}
+	return err;
+}
+
+/* Seconds: 1 ms .. FRR_MAX_SECONDS (a deadline in int milliseconds). */
+#define FRR_MAX_SECONDS 1e6
+static int parse_seconds(struct frr_job *job, const char *arg, const char *name,
+			 int *ms)
+{
+	double d;
+	int err = parse_double(job, arg, name, 0.001, FRR_MAX_SECONDS, &d);
+
+	if (err)
+		return err;
+	*ms = (int)llround(d * 1000);
+	return 0;
+}
+
+/* Files, timeouts, benchmarking aids and the launcher-started ranks. */
+static int set_run_opt(struct frr_job *job, int opt, const char *arg)
+{
+	struct frr_run_opts *o = &job->o;
+
+	switch (opt) {
+	case OPT_METRICS:
+		o->metrics_path = arg;
+		return 0;
+	case OPT_SAVE:
+		o->save_path = arg;
+		return 0;
+	case OPT_LOAD:
+		o->load_path = arg;
+		return 0;
+	case OPT_NOPIN:
+		o->pin = 0;
+		return 0;
+	case OPT_TIMEOUT:
+		return parse_seconds(job, arg, "--timeout", &o->timeout_ms);
+	case OPT_DEAD:
+		return parse_seconds(job, arg, "--dead-timeout", &o->dead_ms);
+	case OPT_DELAY: {
+		int used = 0;
+
+		if (sscanf(arg, "%d,%d,%lf%n", &o->delay_worker,
+			   &o->delay_every, &o->delay_factor, &used) != 3 ||
+		    arg[used] || o->delay_worker < -1 || o->delay_every < 1 ||
+		    !(o->delay_factor >= 0 && o->delay_factor <= 1e6)) {
+			fprintf(stderr,
+				"%s: --delay-worker wants W,EVERY,FACTOR (e.g. "
+				"0,5,1.0; W = -1: a different worker each "
+				"time)\n",
+				job->prog);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	case OPT_RDV:
+		o->rendezvous = arg;
+		return 0;
+	case OPT_TOKEN:
+		o->job_token = frr_job_token_from(arg);
+		return 0;
+	case OPT_RDV_TIMEOUT: {
+		int ms,
+		    err = parse_seconds(job, arg, "--rendezvous-timeout", &ms);
+
+		if (!err)
+			job->rdv_timeout = ms / 1000.0;
+		return err;
+	}
+	case OPT_BOOTSTRAP:
+		job->boot = !strcmp(arg, "pmix")  ? FRR_BOOT_PMIX
+			    : !strcmp(arg, "tcp") ? FRR_BOOT_TCP
+						  : FRR_BOOT_AUTO;
+		if (job->boot == FRR_BOOT_AUTO && strcmp(arg, "auto")) {
+			fprintf(stderr,
+				"%s: --bootstrap wants auto, pmix or tcp, got "
+				"'%s'\n",
+				job->prog, arg);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	return 1; /* not one of these */
+}
+
+/* RapidReassignment, stragglers and the trace. */
+static int set_rr_opt(struct frr_job *job, int opt, const char *arg)
+{
+	struct frr_rr_opts *rr = &job->o.rr;
+	long v = 0;
+	int err;
+
+	switch (opt) {
+	case OPT_RR_GROUP:
+		err = parse_long(job, arg, "--rr-group", 1, 64, &v);
+		rr->group_size = (int)v;
+		return err;
+	case OPT_RR_THRESH:
+		return parse_double(job, arg, "--rr-threshold", 0, 1000,
+				    &rr->threshold);
+	case OPT_RR_MIN:
+		return parse_double(job, arg, "--rr-min-share", 0, 1,
+				    &rr->min_share);
+	case OPT_RR_REPORT:
+		err = parse_long(job, arg, "--rr-report", 1, 1024, &v);
+		rr->report_interval = (int)v;
+		return err;
+	case OPT_RR_MAXH:
+		err = parse_long(job, arg, "--rr-max-helpers", 0, 64, &v);
+		rr->max_helpers = (int)v;
+		return err;
+	case OPT_STRAGGLERS:
+		if (!*arg) {
+			fprintf(stderr,
+				"%s: --stragglers wants a spec (or 'none'), "
+				"got an empty one; see --help\n",
+				job->prog);
+			return -EINVAL;
+		}
+		rr->stragglers = arg;
+		return 0;
+	case OPT_TRACE:
+		rr->trace_path = arg;
+		return 0;
+	}
+	return 1; /* not one of these */
+}
+
+/* One option by its getopt code: 0 or -EINVAL (said on stderr). */
+static int set_opt(struct frr_job *job, int opt, const char *arg)
+{
+	int err = set_job_opt(job, opt, arg);
+
+	if (err == 1)
+		err = set_run_opt(job, opt, arg);
+	if (err == 1)
+		err = set_rr_opt(job, opt, arg);
+	if (err == 1) {
+		fprintf(stderr, "%s: see '%s --help'\n", job->prog, job->prog);
+		err = -EINVAL;
+	}
+	return err;
+}
+
+void frr_job_init(struct frr_job *job, const char *prog,
+		  const struct frr_app_ops *const *apps)
+{
+	struct frr_run_opts *o = &job->o;
+
+	memset(job, 0, sizeof(*job));
+	job->prog = prog && *prog ? prog : "flexrr";
+	job->apps = apps;
+	job->rdv_timeout = 20;
+	o->nprocs = 1;
+	o->threads = 1;
+	o->backend = FRR_TP_BACKEND_AUTO;
+	o->mode = FRR_MODE_BSP;
+	o->slack = -1;
+	o->clocks = 10;
+	o->seed = 1;
+	o->pin = 1;
+	o->timeout_ms = 60000;
+	o->dead_ms = 5000;
+	o->delay_worker = -1;
+	o->rr = (struct frr_rr_opts){ .group_size = 4,
+				      .threshold = 0.2,
+				      .min_share = 0.05,
+				      .report_interval = 16 };
+}
+
+void frr_job_fini(struct frr_job *job)
+{
+	free(job->app_argv);
+	job->app_argv = NULL;
+}
+
+static const struct frr_app_ops *app_named(const struct frr_job *job,
+					   const char *name)
+{
+	for (const struct frr_app_ops *const *a = job->apps; a && *a; a++)
+		if (!strcmp((*a)->name, name))
+			return *a;
+	return NULL;
+}
+
+static int napps(const struct frr_job *job)
+{
+	int n = 0;
+
+	for (const struct frr_app_ops *const *a = job->apps; a && *a; a++)
+		n++;
+	return n;
+}
+
+/* argv[first..] names the app and holds its options; a program with one
+ * app may leave its name out. */
+static int pick_app(struct frr_job *job, int argc, char **argv, int first)
+{
+	struct frr_run_opts *o = &job->o;
+
+	o->app = first < argc ? app_named(job, argv[first]) : NULL;
+	if (o->app) {
+		o->app_argc = argc - first;
+		o->app_argv = argv + first;
+		return 0;
+	}
+	if (napps(job) == 1) { /* implied: its options follow the run's */
+		o->app = job->apps[0];
+		o->app_argc = argc - first + 1;
+		job->app_argv = calloc((size_t)o->app_argc + 1, sizeof(char *));
+		if (!job->app_argv)
+			return -ENOMEM;
+		job->app_argv[0] = (char *)o->app->name;
+		memcpy(job->app_argv + 1, argv + first,
+		       (size_t)(argc - first) * sizeof(char *));
+		o->app_argv = job->app_argv;
+		return 0;
+	}
+	if (first >= argc) {
+		fprintf(stderr,
+			"%s: no app given; '%s --help' lists the options and "
+			"apps\n",
+			job->prog, job->prog);
+		return -EINVAL;
+	}
+	fprintf(stderr, "%s: unknown app '%s'; known apps:", job->prog,
+		argv[first]);
+	for (const struct frr_app_ops *const *a = job->apps; a && *a; a++)
+		fprintf(stderr, " %s", (*a)->name);
+	fprintf(stderr, "\n");
+	return -EINVAL;
+}
+
+/* The app's own --help, anywhere in its options: 1 when printed. */
+static int app_help(const struct frr_run_opts *o)
+{
+	for (int i = 1; i < o->app_argc; i++)
+		if (!strcmp(o->app_argv[i], "--help") ||
+		    !strcmp(o->app_argv[i], "-h")) {
+			if (o->app->usage)
+				o->app->usage(stdout);
+			else
+				printf("app %s has no options\n", o->app->name);
+			return 1;
+		}
+	return 0;
+}
+
+int frr_job_parse_argv(struct frr_job *job, int argc, char **argv)
+{
+	int opt, err;
+
+	optind = 1;
+	opterr = 1;
+	/* '+': stop at the app name; the rest belongs to the app */
+	while ((opt = getopt_long(argc, argv, "+n:t:qh", long_opts, NULL)) !=
+	       -1) {
+		if (opt == 'h') {
+			frr_job_usage(job, stdout);
+			return 1;
+		}
+		err = set_opt(job, opt, optarg);
+		if (err)
+			return err;
+	}
+	err = pick_app(job, argc, argv, optind);
+	if (err)
+		return err;
+	if (app_help(&job->o))
+		return 1;
+	/* every rank must run the same options: the rendezvous checks it */
+	job->o.args_hash = 0;
+	for (int i = 0; i < argc; i++)
+		job->o.args_hash =
+		    frr_fnv1a64(argv[i], strlen(argv[i]) + 1, job->o.args_hash);
+	return 0;
+}
+
+/* The rr layer (RapidReassignment, stragglers, trace) runs in modes flexrr
+ * and rr, and whenever stragglers or a trace are asked for. */
+static void engage_rr(struct frr_run_opts *o)
+{
+	o->rr_engaged = o->mode == FRR_MODE_FLEXRR || o->mode == FRR_MODE_RR ||
+			o->rr.stragglers || o->rr.trace_path;
+}
+
+/* An output file (--metrics, --save, --trace) must be creatable before the
+ * job trains, not after: its directory exists and is writable, and the path
+ * is not a directory. */
+static int check_out_path(const struct frr_job *job, const char *opt,
+			  const char *path)
+{
+	char dir[4096];
+	const char *slash;
+	struct stat st;
+
+	if (!path)
+		return 0;
+	slash = strrchr(path, '/');
+	if (!*path || (slash && !slash[1]) ||
+	    (!stat(path, &st) && S_ISDIR(st.st_mode))) {
+		fprintf(stderr,
+			"%s: %s '%s' is a directory; give a file name\n",
+			job->prog, opt, path);
+		return -EINVAL;
+	}
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) + 1 : 1,
+		 slash ? path : ".");
+	if (access(dir, W_OK | X_OK)) {
+		fprintf(stderr,
+			"%s: %s '%s': cannot create files in '%s' (%s); pick a "
+			"writable directory\n",
+			job->prog, opt, path, dir, strerror(errno));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int frr_job_finalize(struct frr_job *job)
+{
+	struct frr_run_opts *o = &job->o;
+
+	if (!o->app) {
+		fprintf(stderr, "%s: no app to run\n", job->prog);
+		return -EINVAL;
+	}
+	if (check_out_path(job, "--metrics", o->metrics_path) ||
+	    check_out_path(job, "--save", o->save_path) ||
+	    check_out_path(job, "--trace", o->rr.trace_path))
+		return -EINVAL;
+	if (job->have_slack && !job->have_mode)
+		o->mode = FRR_MODE_SSP;
+	if (o->mode == FRR_MODE_BSP || o->mode == FRR_MODE_RR) {
+		if (job->have_slack && o->slack) {
+			fprintf(stderr,
+				"%s: --mode %s has slack 0; use --mode ssp or "
+				"flexrr for --slack %d\n",
+				job->prog,
+				o->mode == FRR_MODE_BSP ? "bsp" : "rr",
+				o->slack);
+			return -EINVAL;
+		}
+		o->slack = 0;
+	} else if (o->slack < 0) {
+		o->slack = o->mode == FRR_MODE_ASYNC ? 0 : 1;
+	}
+	engage_rr(o);
+	return 0;
+}
+
+/* ---- the structured form (flexrr/job.h) -------------------------------- */
+
+int frr_job_create(const struct frr_app_ops *app, struct frr_job **out)
+{
+	struct frr_job *job;
+
+	if (!app || !out) {
+		frr_err("frr_job_create: needs an app and a result pointer");
+		return -EINVAL;
+	}
+	job = malloc(sizeof(*job));
+	if (!job)
+		return -ENOMEM;
+	frr_job_init(job, app->name, NULL);
+	job->o.app = app;
+	job->o.app_argc = 1;
+	job->app_argv = calloc(2, sizeof(char *));
+	if (!job->app_argv) {
+		free(job);
+		return -ENOMEM;
+	}
+	job->app_argv[0] = (char *)app->name;
+	job->o.app_argv = job->app_argv;
+	job->o.args_hash = frr_fnv1a64(app->name, strlen(app->name) + 1, 0);
+	*out = job;
+	return 0;
+}
+
+int frr_job_set(struct frr_job *job, const char *name, const char *value)
+{
+	const struct option *opt = long_opts;
+
+	while (opt->name && strcmp(opt->name, name ? name : ""))
+		opt++;
+	if (!opt->name || opt->val == 'h' ||
+	    (opt->has_arg == required_argument) != (value != NULL)) {
+		frr_err("frr_job_set: '%s' is not a run option%s; see '%s "
+			"--help'",
+			name ? name : "(null)",
+			opt->name && opt->val != 'h'
+			    ? " with that kind of value"
+			    : "",
+			job->prog);
+		return -EINVAL;
+	}
+	/* the rendezvous compares this hash across ranks */
+	job->o.args_hash =
+	    frr_fnv1a64(name, strlen(name) + 1, job->o.args_hash);
+	if (value)
+		job->o.args_hash =
+		    frr_fnv1a64(value, strlen(value) + 1, job->o.args_hash);
+	return set_opt(job, opt->val, value);
+}
+
+int frr_job_set_app_args(struct frr_job *job, int argc, char **argv)
+{
+	char **args = calloc((size_t)argc + 2, sizeof(char *));
+
+	if (argc < 0 || !args) {
+		free(args);
+		return argc < 0 ? -EINVAL : -ENOMEM;
+	}
+	args[0] = (char *)job->o.app->name;
+	for (int i = 0; i < argc; i++) {
+		args[i + 1] = argv[i];
+		job->o.args_hash =
+		    frr_fnv1a64(argv[i], strlen(argv[i]) + 1, job->o.args_hash);
+	}
+	free(job->app_argv);
+	job->app_argv = args;
+	job->o.app_argv = args;
+	job->o.app_argc = argc + 1;
+	return 0;
+}
+
+void frr_job_free(struct frr_job *job)
+{
+	if (!job)
+		return;
+	frr_job_fini(job);
+	free(job);
+}

@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The seam between the runtime's worker loop (runtime/worker/, table/) and
+ * RapidReassignment / straggler injection / trace (runtime/rr/,
+ * straggler/, trace/).
+ *
+ * The runtime owns the loop over clocks and over the items of each worker's
+ * list; rr plugs in through one const ops table, `frr_rr_ops` (rr/rr.c),
+ * that the runtime sets explicitly (rt->rr) when the rr layer is engaged.
+ *
+ * ---- When the hooks run -----------------------------------------------
+ * The rr layer is ENGAGED in modes flexrr and rr (frr_rt_rr_reassign() ==
+ * 1).  Straggler injection and the trace do not need it: the worker loop
+ * calls them directly (worker/instrument.c), in every mode.
+ * One clock of worker w (thread of w, all hooks on that thread):
+ *
+ *   clock_begin(w, c)            serve help
+ *   SSP wait (runtime): until every shard applied clocks <= c-s-1;
+ *                       idle(w, c) is called every ~100 us while waiting
+ *   list = { next = 0, end = n_w, n = n_w }
+ *   while (list.next < list.end):
+ *       app->process(ctx of (w, c), [next, min(next + chunk, end)))
+ *       next += chunk; progress published when crossing a 1/16 mark
+ *       progress_check(w, c, &list)   may move list.end down (offer the tail
+ *                                     [a, end) to a helper) or back up (a
+ *                                     cancelled offer)
+ *   k = own_list_done(w, c, &list) help others, then wait until every offer
+ *                                  of clock c this worker made that was
+ *                                  accepted is completed; returns k = number
+ *                                  of ranges of (w, c) completed by helpers
+ *                                  (>= 0), or -errno to fail the job.  If it
+ *                                  extends list.end again the runtime goes
+ *                                  back to the item loop and calls
+ *                                  own_list_done again afterwards.
+ *   runtime flushes w's own update batch of clock c, telling every shard
+ *   to expect k more batches attributed to (w, c)
+ *   clock_end(w, c)
+ *
+ * ---- Helping ----------------------------------------------------------
+ * frr_rt_run_range(rt, helper, owner, c, a, b) runs app->process for items
+ * [a, b) of `owner`'s partition in clock c on the calling thread (which runs
+ * worker `helper`), with the updates batched apart and attributed to
+ * (owner, c); before it returns the batch is flushed to every shard (exactly
+ * one batch per shard per call), and the item states of [a, b) are written
+ * back to the owner's authoritative copy.  After it returns, send
+ * HelpCompleted.  Each call counts as 1 in the owner's own_list_done result.
+ * Capacity: each sender has FRR_RT_HELP_SLOTS (8) inbox slots per shard for
+ * help batches beyond its own clocks' batches; a 9th unapplied help batch
+ * from one helper makes run_range wait (up to --timeout) for a clock to be
+ * applied, so a helper should not take more than 8 ranges of clocks that
+ * are not applied yet.
+ * Preconditions: the caller's rank holds a replica of owner's partition
+ * (frr_rt_want_replica at job_init), c is not yet applied, [a, b) in range.
+ *
+ * ---- Item state -------------------------------------------------------
+ * Per worker w, the runtime keeps one contiguous buffer of the item states
+ * (app->item_state_size/init) on the owner's rank (authoritative) and on each
+ * rank holding a replica.  Same-rank helpers share the buffer.  Before
+ * offering [a, b) to a helper on another rank, the owner calls
+ * frr_rt_state_push(rt, w, helper, a, b) so the helper's copy is current;
+ * frr_rt_run_range writes it back (both are one-sided writes of the bytes of
+ * items [a, b), flushed before return).  The buffers of held partitions live
+ * in remote-writable regions, set up collectively in flexrr/rr mode when the
+ * app has item state.  The helper's rank must hold a replica of w (else
+ * -EINVAL with a message).
+ *
+ * ---- Progress ---------------------------------------------------------
+ * One 64-bit word per worker (frr_prog_pack), written by the worker's thread
+ * into every rank's control region: locally by an atomic store, remotely by
+ * frr_tp_write_u64 (never torn, G2).  A reader tells stale from fresh by the
+ * clock field.  frr_rt_progress(rt, v) is a local acquire load on any thread.
+ *
+ * ---- Mailboxes --------------------------------------------------------
+ * Fixed 64-byte messages between any two workers, local or remote.  One
+ * ring of FRR_RR_MBOX_DEPTH slots per (sender, target) pair lives in the
+ * target's rank; a remote send is a one-sided write of the body followed by
+ * a counter write of the slot's sequence word (G3: body visible when the
+ * sequence is).  Per ring: one producer (the thread running `from`), one
+ * consumer (the thread running `to`).  Send is non-blocking (-EAGAIN when
+ * the target has not drained the ring); recv waits up to timeout_ms.
+ *
+ * Threading summary: every frr_rt_* call below taking a worker id `w` (or
+ * `from`/`helper`) must be made on the thread currently running that worker
+ * (hooks are); frr_rt_progress, frr_rt_nitems and the job getters may be
+ * called from any thread.
+ */
+#ifndef FLEXRR_RR_HOOKS_H
+#define FLEXRR_RR_HOOKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "flexrr/flexrr.h"
+
+struct frr_rt;
+
+/* ---- options (parsed by the runtime, read by rr) ------------------------ */
+struct frr_rr_opts {
+	int group_size;		/* --rr-group G        (default 4) */
+	double threshold;	/* --rr-threshold F    (0.2 of a clock) */
+	double min_share;	/* --rr-min-share F    (0.05) */
+	int report_interval;	/* --rr-report N: progress checks per clock
+				   (16) */
+	int max_helpers;	/* --rr-max-helpers N  (0 = group size) */
+	const char *stragglers; /* --stragglers SPEC   (NULL = none) */
+	const char *trace_path; /* --trace FILE        (NULL = none) */
+};
+
+/* ---- progress word ------------------------------------------------------ */
+/* [63:44] clock + 1 (0 = never published), [43:22] done, [21:0] total, item
+ * counts in units of 2^frr_rt_prog_shift(rt) so any list fits 22 bits. */
+#define FRR_PROG_FIELD_BITS 22
+#define FRR_PROG_FIELD_MAX ((1ull << FRR_PROG_FIELD_BITS) - 1)
+struct frr_progress {
+	int clock;	/* -1 = nothing published yet */
+	uint64_t done;	/* items done in this clock (units of 2^shift) */
+	uint64_t total; /* items in the list now (units of 2^shift) */
+};
+
+static inline uint64_t frr_prog_pack(int clock, uint64_t done, uint64_t total)
+{
+	return ((uint64_t)(clock + 1) << 44) |
+	       ((done & FRR_PROG_FIELD_MAX) << 22) |
+	       (total & FRR_PROG_FIELD_MAX);
+}
+
+static inline struct frr_progress frr_prog_unpack(uint64_t v)
+{
+	struct frr_progress p = {
+		.clock = (int)(v >> 44) - 1,
+		.done = (v >> 22) & FRR_PROG_FIELD_MAX,
+		.total = v & FRR_PROG_FIELD_MAX,
+	};
+	return p;
+}
+
+/* ---- the list a worker is working through in the current clock --------- */
+/* Owned by the worker's thread; hooks of that worker may move `end`
+ * (never below `next`, never above `n`). */
+struct frr_rr_list {
+	uint64_t next; /* first item not yet started */
+	uint64_t end;  /* one past the last item this worker will do itself */
+	uint64_t n;    /* items in the partition */
+};
+
+/* ---- mailboxes ---------------------------------------------------------- */
+#define FRR_RR_MBOX_DEPTH 32
+struct frr_rr_msg {
+	uint32_t type; /* rr's enum (ProgressReport, DoThis, ...) */
+	int32_t from;  /* sender worker (set by frr_rt_msg_send) */
+	int32_t to;    /* target worker */
+	int32_t clock; /* clock of the helpee */
+	uint64_t a, b; /* item range [a, b) */
+	uint64_t w[3]; /* rr's words */
+	uint64_t seq;  /* runtime's: sequence in the ring; do not use */
+};
+_Static_assert(sizeof(struct frr_rr_msg) == 64, "one cache line");
+
+/* ---- the ops rr provides ------------------------------------------------ */
+struct frr_rr_ops {
+	size_t size; /* sizeof(struct frr_rr_ops) */
+	/* Once per rank, after tables and partitions of this rank's workers
+	 * are set up but before transport regions are sized: compute helper
+	 * groups, call frr_rt_want_replica() for partitions to load, allocate
+	 * state.  *state is handed back to every hook (rr's job state). */
+	int (*job_init)(struct frr_rt *rt, const struct frr_rr_opts *opts,
+			void **state);
+	/* Once per rank at the end of the job (after the final barrier). */
+	void (*job_fini)(struct frr_rt *rt, void *state);
+	int (*clock_begin)(struct frr_rt *rt, void *state, int w, int clock);
+	/* Called while w waits for SSP (every ~100 us): serve help requests. */
+	int (*idle)(struct frr_rt *rt, void *state, int w, int clock);
+	int (*progress_check)(struct frr_rt *rt, void *state, int w, int clock,
+			      struct frr_rr_list *list);
+	int (*own_list_done)(struct frr_rt *rt, void *state, int w, int clock,
+			     struct frr_rr_list *list);
+	int (*clock_end)(struct frr_rt *rt, void *state, int w, int clock);
+	/* (rr, additive) After w's last clock, on its thread: keep answering
+	 * helpees until they finish too.  last_clock = last clock run. */
+	int (*worker_exit)(struct frr_rt *rt, void *state, int w,
+			   int last_clock);
+	/* (rr, additive) Rank 'rank' is gone; called on the thread that
+	 * noticed, just before the job fails: rr names the helpers that were
+	 * helping. */
+	void (*peer_dead)(struct frr_rt *rt, void *state, int rank);
+};
+/* The runtime calls an optional op only if the table is big enough. */
+#define FRR_RR_HAS(ops, fn)                                                    \
+	((ops) &&                                                              \
+	 (ops)->size >= offsetof(struct frr_rr_ops, fn) + sizeof((ops)->fn) && \
+	 (ops)->fn)
+
+/* rr/rr.c */
+extern const struct frr_rr_ops frr_rr_ops;
+
+/* ---- runtime calls for rr ----------------------------------------------- */
+/* The job as rr sees it: worker w = rank * threads + thread; partition w
+ * is worker w's own. */
+struct frr_rt_shape {
+	int rank;
+	int nranks;
+	int threads;
+	int nworkers;
+	int slack;
+	uint64_t seed;
+};
+const struct frr_rt_shape *frr_rt_shape(const struct frr_rt *rt);
+int frr_rt_rr_reassign(const struct frr_rt *rt); /* 1 in flexrr/rr mode */
+/* Items in worker v's partition (any v: exchanged at start-up). */
+uint64_t frr_rt_nitems(const struct frr_rt *rt, int v);
+int frr_rt_prog_shift(const struct frr_rt *rt);
+/* Latest progress word of worker v, as seen on this rank. */
+struct frr_progress frr_rt_progress(const struct frr_rt *rt, int v);
+/* Publish w's progress now (the loop also does it on its own schedule). */
+int frr_rt_progress_publish(struct frr_rt *rt, int w, int clock,
+			    const struct frr_rr_list *list);
+
+/* job_init only: load a read-only replica of worker v's partition on this
+ * rank (app->load_partition(v) and item state buffer). */
+int frr_rt_want_replica(struct frr_rt *rt, int v);
+
+int frr_rt_msg_send(struct frr_rt *rt, int from, int to,
+		    const struct frr_rr_msg *m);
+/* 1 = *m received, 0 = nothing within timeout_ms, < 0 error (a dead peer,
+ * or the job failed: every rr wait ends then). */
+int frr_rt_msg_recv(struct frr_rt *rt, int w, struct frr_rr_msg *m,
+		    int timeout_ms);
+
+int frr_rt_run_range(struct frr_rt *rt, int helper, int owner, int clock,
+		     uint64_t a, uint64_t b);
+int frr_rt_state_push(struct frr_rt *rt, int owner, int helper, uint64_t a,
+		      uint64_t b);
+
+/* Seconds since the job's start (monotonic), for trace/stragglers. */
+double frr_rt_now(const struct frr_rt *rt);
+/* Median time of w's last clocks' item loops, 0 if unknown ("nominal clock
+ * time" for straggler delays). */
+double frr_rt_clock_time(const struct frr_rt *rt, int w);
+
+#endif /* FLEXRR_RR_HOOKS_H */

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What the runtime offers RapidReassignment (rr/rr_hooks.h): the job's
+ * shape, partitions' sizes, progress, clock times, and running a range of
+ * another worker's items as a helper.
+ */
+#include <errno.h>
+
+#include "rt.h"
+
+const struct frr_rt_shape *frr_rt_shape(const struct frr_rt *rt)
+{
+	return &rt->shape;
+}
+
+int frr_rt_rr_reassign(const struct frr_rt *rt)
+{
+	return rt->rr_reassign;
+}
+
+uint64_t frr_rt_nitems(const struct frr_rt *rt, int v)
+{
+	return (v >= 0 && v < rt->W) ? rt->nitems[v] : 0;
+}
+
+int frr_rt_prog_shift(const struct frr_rt *rt)
+{
+	return rt->prog_shift;
+}
+
+struct frr_progress frr_rt_progress(const struct frr_rt *rt, int v)
+{
+	return frr_prog_unpack(
+	    frr_tp_load_u64(ctl_u64(rt, rt->off_prog + (size_t)v * 64)));
+}
+
+double frr_rt_now(const struct frr_rt *rt)
+{
+	return frr_rt_clock_now() - rt->t0;
+}
+
+double frr_rt_clock_time(const struct frr_rt *rt, int w)
+{
+	int l = w - rt->rank * rt->T;
+
+	if (l < 0 || l >= rt->T)
+		return 0;
+	return rt->wk[l].loop_time;
+}
+
+/* The helper's batch is its help cache's: fetched for (owner, clock),
+ * flushed before return, attributed to the owner. */
+int frr_rt_run_range(struct frr_rt *rt, int helper, int owner, int clock,
+		     uint64_t a, uint64_t b)
+{
+	int hl = helper - rt->rank * rt->T, err = 0;
+	struct frr_worker *wk;
+	struct frr_ctx c;
+
+	if (hl < 0 || hl >= rt->T || owner < 0 || owner >= rt->W ||
+	    !rt->parts[owner].loaded || a > b || b > rt->parts[owner].n ||
+	    !rt->wk[hl].help.gen)
+		return -EINVAL;
+	wk = &rt->wk[hl];
+	c = (struct frr_ctx){
+		.rt = rt,
+		.wk = wk,
+		.cache = &wk->help,
+		.rec = frr_rt_clock_rec(wk, clock),
+		.part = owner,
+		.clock = clock,
+		.bound = frr_rt_read_bound(rt, clock),
+	};
+	if (b > a)
+		err = frr_rt_process(&c, a, b);
+	return err ? err : frr_rt_batch_send(&c, 0, 0);
+}

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The straggler simulator (`flexrr simulate`, docs/simulator.md): a
+ * discrete-event simulation of a job of P x T workers in virtual time that
+ * runs the RapidReassignment engine of real jobs (rr_proto.c) through its
+ * environment seam (struct rr_env_ops), with the SSP clock rules, progress
+ * words, mailboxes with a one-way latency, item costs and the seeded
+ * straggler schedules of --stragglers (straggler.c).
+ *
+ * Part of the runtime library (it runs the runtime's engine); the command
+ * line (sim_cmd.c) only parses options, calls frr_sim_run() and prints.
+ */
+#ifndef FLEXRR_RUNTIME_SIM_H
+#define FLEXRR_RUNTIME_SIM_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "straggler.h"
+
+enum frr_sim_mode {
+	FRR_SIM_BSP = 0,
+	FRR_SIM_SSP,
+	FRR_SIM_RR,	/* BSP + RapidReassignment */
+	FRR_SIM_FLEXRR, /* SSP + RapidReassignment */
+	FRR_SIM_LB_BSP, /* BSP, shares sized from predicted speeds */
+	FRR_SIM_BACKUP, /* BSP that drops the b slowest of each clock */
+	FRR_SIM_NMODES,
+};
+extern const char *const frr_sim_mode_names[FRR_SIM_NMODES];
+/* -1 if name is not a mode */
+int frr_sim_mode_parse(const char *name);
+
+/* Cost of one item, in seconds of a worker running at nominal speed. */
+enum frr_sim_cost_kind {
+	FRR_SIM_COST_CONST = 0,	   /* a */
+	FRR_SIM_COST_UNIFORM,	   /* uniform in [a, b] */
+	FRR_SIM_COST_EXP,	   /* exponential, mean a */
+	FRR_SIM_COST_LOGNORMAL,	   /* mean a, sigma b of the log */
+	FRR_SIM_COST_METRICS,	   /* replay: per (worker, clock) of a run */
+	FRR_SIM_COST_METRICS_MEAN, /* per worker mean of a run */
+};
+
+struct frr_sim_cost {
+	enum frr_sim_cost_kind kind;
+	double a, b;
+	/* metrics: per-item seconds of worker w (mod nw) in clock c (mod nc)
+	 * at per[w * nc + c]; metrics-mean: per[w] (nc = 1) */
+	int nw, nc;
+	double *per;
+	char desc[160]; /* for output */
+};
+
+/* Parse "const:US", "uniform:LO,HI", "exp:MEAN", "lognormal:MEAN,SIGMA"
+ * (microseconds), "metrics:FILE[,ITEMS]" or "metrics-mean:FILE[,ITEMS]"
+ * (a `flexrr run --metrics` CSV; ITEMS = items per worker of that run,
+ * default `items`).  Logs what is wrong and returns -EINVAL. */
+int frr_sim_cost_parse(const char *spec, uint64_t items,
+		       struct frr_sim_cost *out);
+void frr_sim_cost_free(struct frr_sim_cost *c);
+
+struct frr_sim_cfg {
+	int P, T, clocks, slack;
+	uint64_t items; /* per worker and clock */
+	uint64_t seed;	/* stragglers and item costs */
+	const struct frr_sim_cost *cost;
+	/* network and runtime timing, seconds */
+	double lat_s;		  /* one-way latency between processes */
+	double local_lat_s;	  /* within a process */
+	double poll_s;		  /* period of the runtime's wait loops */
+	double apply_s;		  /* clock's last batch in -> applied */
+	double contention_factor; /* contention[:w] as a slow-down */
+	/* RapidReassignment (as flexrr run --rr-*) */
+	int rr_group, rr_report, rr_max_helpers;
+	double rr_threshold, rr_min_share;
+	/* baselines */
+	int lb_history; /* lb-bsp: clocks the speed prediction averages */
+	int backups;	/* backup: b */
+	/* a Chrome / Perfetto timeline of the run in virtual time (trace.h) */
+	const char *trace_path;
+};
+void frr_sim_cfg_defaults(struct frr_sim_cfg *cfg);
+
+struct frr_sim_result {
+	double time_s;	/* virtual seconds to N clocks */
+	double work_s;	/* nominal work: sum of item costs */
+	double bound_s; /* work / mean capacity of the schedule */
+	double dropped_items, total_items;
+	uint64_t rr[4]; /* offers, accepted, cancelled, items reassigned */
+	double wall_s, cpu_s; /* cost of simulating */
+	uint64_t events, switches;
+	double *clock_s; /* time each clock was applied [clocks], owned */
+};
+void frr_sim_result_free(struct frr_sim_result *r);
+
+/* Simulate one job.  strag may be NULL (none).  0 or negative errno (the
+ * reason logged: a protocol error of the engine, a deadlock, memory). */
+int frr_sim_run(const struct frr_sim_cfg *cfg, enum frr_sim_mode mode,
+		const struct frr_stragglers *strag, struct frr_sim_result *res);
+
+/* Slow-down of worker w in clock c as the simulator applies it: the
+ * straggler schedule plus contention as a factor. */
+double frr_sim_factor(const struct frr_sim_cfg *cfg,
+		      const struct frr_stragglers *s, int w, int c);
+
+/* `flexrr simulate` */
+int frr_cmd_simulate(int argc, char **argv);
+
+#endif /* FLEXRR_RUNTIME_SIM_H */

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Simulator internals, shared by sim_sched.c (virtual time, coroutines),
+ * sim_env.c (the RR engine's environment: mailboxes, progress words,
+ * run_range) and sim_job.c (the worker loop of each mode).
+ *
+ * Threading: none.  Every worker is a coroutine (sim_coro.h) on the caller's
+ * thread; exactly one runs at a time (sim->cur), so nothing is shared
+ * concurrently.  A worker gives the CPU back only by advancing its virtual
+ * time (sim_sleep_until) or by waiting for an event (sim_block).
+ */
+#ifndef FLEXRR_RUNTIME_SIM_INT_H
+#define FLEXRR_RUNTIME_SIM_INT_H
+
+#include <stdint.h>
+
+#include "rr_proto.h"
+#include "trace.h"
+#include "sim.h"
+#include "sim_coro.h"
+
+#define SIM_PROG_HIST 8	      /* progress words kept per worker */
+#define SIM_STACK (128 << 10) /* coroutine stack */
+
+/* What a blocked worker waits for (a wake-up is a hint: it re-checks). */
+enum sim_wait {
+	SIM_RUNNING = 0, /* runnable or sleeping until 'wake' */
+	SIM_W_MSG,	 /* the engine polls its mailbox (help, cancel) */
+	SIM_W_SSP,	 /* SSP: an older clock applied, or a message */
+	SIM_W_EXIT,	 /* worker_exit: a helpee finished, or a message */
+	SIM_DONE,
+};
+
+struct sim_msg {
+	double arrive;
+	uint64_t seq;
+	struct frr_rr_msg m;
+};
+
+struct sim_prog {
+	double t;
+	struct frr_progress p;
+};
+
+struct sim_worker {
+	int w, rank;
+	struct sim_coro co;
+	/* scheduling */
+	enum sim_wait wait;
+	double wait_start; /* polls tick from here */
+	double pending;	   /* earliest wake queued while blocked */
+	unsigned gen;	   /* heap entries of older gens are stale */
+	int forced;	   /* woken by the deadlock breaker */
+	/* the clock it runs (straggler factor applies to all it executes) */
+	int clock;
+	double factor;
+	int need_clock; /* SSP: waits for this clock to be applied */
+	/* recv: the engine polls when it asks twice with nothing between */
+	int in_engine_wait, polls, cancel_sent;
+	struct rr_worker rw;
+	int rw_ok;
+	/* mailbox, sorted by (arrive, seq) */
+	struct sim_msg *mbox;
+	int mbox_n, mbox_cap, mbox_max;
+	/* progress words as published, newest last */
+	struct sim_prog hist[SIM_PROG_HIST];
+	unsigned nhist;
+	/* the current clock's list and item costs (prefix sums) */
+	uint64_t n, cap;
+	double each;		  /* > 0: every item costs this (no table) */
+	double *pre;		  /* else prefix sums of the items' costs */
+	double list_s;		  /* the whole list's nominal cost */
+	double last_item_s[64];	  /* lb-bsp: per-item time of recent clocks */
+	double finish;		  /* virtual time it finished its last clock */
+	struct frr_trace_buf *tb; /* --trace, else NULL */
+};
+
+struct sim_ev {
+	double t;
+	uint64_t seq;
+	int w;
+	unsigned gen;
+};
+
+struct sim {
+	const struct frr_sim_cfg *cfg;
+	const struct frr_stragglers *strag;
+	enum frr_sim_mode mode;
+	int W, reassign, slack, need; /* need: finishers that close a clock */
+	struct rr_config rcfg;
+	double now;
+	struct sim_worker *ws;
+	struct sim_worker *cur;
+	struct sim_coro sched_co;
+	struct sim_ev *heap;
+	int heap_n, heap_cap;
+	uint64_t seq, events, switches, actions, msg_seq;
+	int err, ndone;
+	/* per clock */
+	int *finished;	   /* workers that finished clock c */
+	double *closed_at; /* c applied (last needed finisher + apply) */
+	uint64_t *items_done;
+	uint64_t *share; /* lb-bsp: items of worker w in clock c */
+	double dropped, work_s, rr_tot[RR_C_NCOUNTERS];
+	struct frr_trace *trace;
+};
+
+/* virtual seconds as trace nanoseconds */
+static inline uint64_t sim_ns(double t)
+{
+	return (uint64_t)(t * 1e9 + 0.5);
+}
+
+/* sim_sched.c */
+int sim_sched_init(struct sim *s);
+void sim_sched_fini(struct sim *s);
+/* run every worker's coroutine to completion; 0 or -errno */
+int sim_sched_run(struct sim *s,
+		  void (*body)(struct sim *, struct sim_worker *));
+/* current worker: advance its virtual time to t (>= now) */
+void sim_sleep_until(struct sim *s, double t);
+/* current worker: wait (kind) until sim_wake or `until` (INFINITY: no
+ * limit), seen at its next poll; returns on wake */
+void sim_block(struct sim *s, enum sim_wait kind, double until);
+/* wake w (if blocked) at t, rounded up to its next poll */
+void sim_wake(struct sim *s, struct sim_worker *w, double t);
+
+/* sim_env.c */
+extern const struct rr_env_ops sim_env_ops;
+double sim_lat(const struct sim *s, int from, int to);
+void sim_publish(struct sim *s, struct sim_worker *w, int clock, uint64_t done,
+		 uint64_t total);
+/* seconds for worker `by` to run items [a, b) of owner's current list */
+double sim_cost(const struct sim *s, const struct sim_worker *owner, uint64_t a,
+		uint64_t b, const struct sim_worker *by);
+/* cost of flushing one update batch to every shard */
+double sim_flush_s(const struct sim *s);
+void sim_fill_costs(struct sim *s, struct sim_worker *w, int clock, uint64_t n);
+
+/* sim_job.c */
+void sim_worker_body(struct sim *s, struct sim_worker *w);
+
+#endif /* FLEXRR_RUNTIME_SIM_INT_H */

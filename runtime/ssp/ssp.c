@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The staleness rule (docs/runtime.md "SSP"): worker w may start clock c
+ * once every shard has applied clock c - s - 1 (done[o] >= c - s), so a row
+ * fetched in clock c holds every update of clocks <= c - s - 1.  async
+ * waits on a window of FRR_RT_ASYNC_WINDOW clocks (the inbox rings' reach)
+ * but checks no bound.  Every wait gives up with the job when it fails,
+ * and fails it when no worker anywhere progresses for --timeout.
+ */
+#include <errno.h>
+#include <time.h>
+
+#include "rt.h"
+
+static void nap_us(long us)
+{
+	struct timespec ts = { 0, us * 1000 };
+
+	nanosleep(&ts, NULL);
+}
+
+int64_t frr_rt_read_bound(const struct frr_rt *rt, int clock)
+{
+	return rt->o->mode == FRR_MODE_ASYNC
+		   ? INT64_MIN
+		   : (int64_t)clock - rt->o->slack - 1;
+}
+
+int frr_rt_stop_clock(const struct frr_rt *rt)
+{
+	return atomic_load_explicit(&rt->end_clock, memory_order_acquire);
+}
+
+int frr_rt_cur_end(const struct frr_rt *rt)
+{
+	int end = frr_rt_stop_clock(rt);
+	uint64_t stop = frr_tp_load_u64(ctl_u64(rt, rt->off_stop));
+
+	/* remote-written: only ever an earlier end than ours */
+	return stop && stop < (uint64_t)end ? (int)stop : end;
+}
+
+/* rr serves help while we wait (a helpee may wait on us). */
+static int idle(struct frr_rt *rt, struct frr_worker *wk, int c)
+{
+	if (!rt->rr || !rt->rr->idle)
+		return 0;
+	return frr_rt_hook(rt, rt->rr->idle(rt, rt->rr_state, wk->id, c),
+			   "idle", wk->id, c);
+}
+
+int frr_rt_ssp_wait(struct frr_rt *rt, struct frr_worker *wk, int c)
+{
+	int64_t need = (int64_t)c - rt->eff_slack;
+	struct frr_stall st;
+	int err;
+
+	if (need <= 0 || rt->test_break_ssp)
+		return 0;
+	frr_rt_stall_init(rt, &st);
+	for (;;) {
+		if (frr_rt_all_done_ge(rt, (uint64_t)need) ||
+		    c >= frr_rt_cur_end(rt))
+			return 0;
+		err = idle(rt, wk, c);
+		if (!err)
+			err = frr_rt_failed(rt);
+		if (err)
+			return err;
+		if (frr_rt_stalled(rt, &st))
+			return frr_rt_fail(
+			    rt, -ETIMEDOUT,
+			    "worker %d waited %d ms to start clock %d (needs "
+			    "clock %lld applied everywhere): a worker hangs; "
+			    "raise --timeout if clocks are that long",
+			    wk->id, rt->o->timeout_ms, c, (long long)need - 1);
+		nap_us(100);
+	}
+}
+
+/*
+ * Before its clock-c batch leaves, this rank must have evaluated clock
+ * c - s - 1.  In BSP (s = 0) that keeps clock c's updates out of the
+ * replicas while clock_local(c - 1) reads them: a deterministic objective.
+ * With slack it is only back-pressure on a slow evaluation (it keeps the
+ * per-clock records ring from being overtaken), never a tighter bound
+ * than SSP's own.
+ */
+int frr_rt_wait_eval(struct frr_rt *rt, struct frr_worker *wk, int c)
+{
+	int need = c - rt->eff_slack;
+	struct frr_stall st;
+	int err;
+
+	frr_rt_stall_init(rt, &st);
+	while (atomic_load_explicit(&rt->eval_done, memory_order_acquire) <
+	       need) {
+		if (frr_rt_stalled(rt, &st))
+			return frr_rt_fail(rt, -ETIMEDOUT,
+					   "worker %d waited %d ms for the "
+					   "evaluation of clock %d",
+					   wk->id, rt->o->timeout_ms, need - 1);
+		/* rr: a helpee may wait on us (CancelHelp) for that clock */
+		err = idle(rt, wk, c);
+		if (!err)
+			err = frr_rt_failed(rt);
+		if (err)
+			return err;
+		nap_us(50);
+	}
+	return 0;
+}

@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The worker cache: every row an app reads or writes in process() is a copy
+ * in the calling thread's cache (flexrr.h "Rows", docs/runtime.md "The
+ * worker cache").
+ *
+ * A row is fetched at its first access in a batch: copied from this rank's
+ * replica (loading the shard's done word first: the copy holds at least
+ * every update of the clocks that word says are applied, which is what the
+ * SSP accounting checks), plus, for FRR_TABLE_SEE_OWN_PENDING tables, the
+ * changes this worker pushed in earlier clocks that the shard has not
+ * applied yet.  Counting those exactly needs the exact clock the copy holds:
+ * the shard writes its "pushing" word before it overwrites any row and its
+ * "done" word after (table/shard.c), so a copy taken between two equal
+ * readings of done and pushing holds exactly the clocks < done (a seqlock;
+ * a copy that raced with a push is taken again).
+ *
+ * Later accesses return the same memory; the app changes it in place.  The
+ * flush (table/batch.c) pushes value - value at the fetch for written rows
+ * and starts the next batch by bumping the generation: no clearing, no
+ * allocation, no lock on any access.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flexrr/log.h"
+#include "rt.h"
+
+int frr_cache_init(struct frr_rt *rt, struct frr_cache *k, int ring)
+{
+	memset(k, 0, sizeof(*k));
+	k->gen = 1;
+	k->ring = ring;
+	for (int t = 0; t < rt->ntables; t++) {
+		const struct frr_table_spec *s = &rt->spec[t];
+		struct frr_tcache *tc = &k->t[t];
+		size_t n = (size_t)s->rows * s->cols;
+
+		tc->rows = s->rows;
+		tc->cols = s->cols;
+		tc->flags = s->flags;
+		tc->rule = s->rule;
+		tc->scale = s->push_scale != 0.0f ? s->push_scale : 1.0f;
+		tc->val = calloc(n, sizeof(float));
+		tc->snap = calloc(n, sizeof(float));
+		tc->stamp = calloc(s->rows, sizeof(uint32_t));
+		tc->lo = malloc((size_t)rt->P * sizeof(uint64_t));
+		tc->hi = calloc((size_t)rt->P, sizeof(uint64_t));
+		if (!tc->val || !tc->snap || !tc->stamp || !tc->lo || !tc->hi)
+			return -ENOMEM;
+		for (int o = 0; o < rt->P; o++)
+			tc->lo[o] = UINT64_MAX;
+		if (ring && (s->flags & FRR_TABLE_SEE_OWN_PENDING) &&
+		    s->rule == FRR_UPDATE_ADD) {
+			tc->pend = calloc((size_t)ring * n, sizeof(float));
+			tc->ptag =
+			    calloc((size_t)ring * s->rows, sizeof(int32_t));
+			if (!tc->pend || !tc->ptag)
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+void frr_cache_fini(struct frr_cache *k)
+{
+	for (int t = 0; t < FRR_MAX_TABLES; t++) {
+		struct frr_tcache *tc = &k->t[t];
+
+		free(tc->val);
+		free(tc->snap);
+		free(tc->stamp);
+		free(tc->lo);
+		free(tc->hi);
+		free(tc->pend);
+		free(tc->ptag);
+	}
+	memset(k, 0, sizeof(*k));
+}
+
+void frr_cache_next_batch(struct frr_cache *k)
+{
+	k->items = 0;
+	k->updates = 0;
+	/* 31 bits of generation (the low stamp bit is "written") */
+	if (++k->gen < (1u << 31))
+		return;
+	for (int t = 0; t < FRR_MAX_TABLES; t++)
+		if (k->t[t].stamp)
+			memset(k->t[t].stamp, 0,
+			       k->t[t].rows * sizeof(uint32_t));
+	k->gen = 1;
+}
+
+/*
+ * The replica is overwritten while workers copy from it (SSP allows a copy
+ * to hold newer rows, even part of a row: newer is allowed), by the local
+ * server and by peers' one-sided writes that TSan cannot see; so this read
+ * is not instrumented either (the writer's copy, table/shard.c, is not).
+ */
+__attribute__((no_sanitize("thread"), FRR_NO_MEMCPY_IDIOM)) static void
+replica_load(float *dst, const float *src, uint32_t cols)
+{
+	for (uint32_t j = 0; j < cols; j++)
+		dst[j] = src[j];
+}
+
+/* Copy a row holding exactly the clocks < the returned done value. */
+static uint64_t load_exact(struct frr_rt *rt, int o, const float *src,
+			   float *dst, uint32_t cols)
+{
+	for (int tries = 0;; tries++) {
+		uint64_t d = frr_rt_shard_done(rt, o);
+
+		replica_load(dst, src, cols);
+#ifdef __SANITIZE_THREAD__
+		/* gcc refuses this fence under TSan, and the copy above is not
+		 * instrumented anyway: a compiler barrier keeps the order (x86
+		 * does not reorder loads with loads) */
+		atomic_signal_fence(memory_order_seq_cst);
+#else
+		atomic_thread_fence(memory_order_acquire);
+#endif
+		if (frr_rt_shard_pushing(rt, o) == d || frr_rt_failed(rt))
+			return d;
+		/* the shard is pushing: a short while (its rows, then done) */
+		if (tries > 8)
+			sched_yield();
+	}
+}
+
+/* Add what this worker pushed in clocks [d, clock) for this row. */
+static void add_pending(const struct frr_cache *k, const struct frr_tcache *tc,
+			uint64_t row, uint64_t d, int clock, float *val)
+{
+	const int32_t *tag = tc->ptag + row * (uint64_t)k->ring;
+
+	for (int s = 0; s < k->ring; s++) {
+		int64_t pc = (int64_t)tag[s] - 1;
+		const float *p;
+
+		if (pc < (int64_t)d || pc >= clock)
+			continue;
+		p = tc->pend +
+		    (row * (uint64_t)k->ring + (uint64_t)s) * tc->cols;
+		for (uint32_t j = 0; j < tc->cols; j++)
+			val[j] += p[j];
+	}
+}
+
+static uint32_t fetch(struct frr_ctx *c, struct frr_tcache *tc, int t,
+		      uint64_t row)
+{
+	struct frr_rt *rt = c->rt;
+	struct frr_cache *k = c->cache;
+	int o = frr_rt_owner_rank(rt, row);
+	const float *src = frr_rt_replica_row(rt, t, row);
+	float *val = tc->val + row * tc->cols,
+	      *snap = tc->snap + row * tc->cols;
+	struct frr_wclock *rec = c->rec;
+	uint64_t d;
+
+	if (tc->ptag) {
+		d = load_exact(rt, o, src, val, tc->cols);
+		add_pending(k, tc, row, d, c->clock, val);
+	} else {
+		/* done first: the copy holds at least the clocks < d */
+		d = frr_rt_shard_done(rt, o);
+		replica_load(val, src, tc->cols);
+	}
+	if (tc->rule == FRR_UPDATE_ADAGRAD)
+		memset(snap, 0, tc->cols * sizeof(float));
+	else
+		memcpy(snap, val, tc->cols * sizeof(float));
+	rec->reads++;
+	if ((int64_t)d - 1 < rec->min_data_clock)
+		rec->min_data_clock = (int64_t)d - 1;
+	if ((int64_t)d - 1 < c->bound)
+		rec->stale_reads++;
+	tc->stamp[row] = k->gen << 1;
+	return tc->stamp[row];
+}
+
+/* An app bug: fail the job once and hand out a harmless row, so process()
+ * can return; the worker then stops. */
+static float *bad_access(struct frr_ctx *c, const char *what, int t,
+			 uint64_t row, uint32_t col)
+{
+	struct frr_rt *rt = c->rt;
+	const char *why = "not allowed on this table's update rule";
+	char where[64] = "";
+
+	if ((unsigned)t >= (unsigned)rt->ntables)
+		why = "no such table";
+	else if (row >= rt->spec[t].rows)
+		why = "row out of range";
+	else if (col != UINT32_MAX)
+		why = "column out of range";
+	if (col != UINT32_MAX)
+		snprintf(where, sizeof(where), " col %u", col);
+	frr_rt_fail(
+	    rt, -EINVAL, "app %s: %s table %d row %llu%s: %s (an app bug)",
+	    rt->app->name, what, t, (unsigned long long)row, where, why);
+	return c->wk->bad_row;
+}
+
+static void mark_written(struct frr_ctx *c, struct frr_tcache *tc, uint64_t row)
+{
+	int P = c->rt->P, o = (int)(row % (uint64_t)P);
+	uint64_t li = row / (uint64_t)P;
+
+	tc->stamp[row] |= 1;
+	if (li < tc->lo[o])
+		tc->lo[o] = li;
+	if (li + 1 > tc->hi[o])
+		tc->hi[o] = li + 1;
+}
+
+/* The row's cache entry, fetched if this batch has not seen it yet. */
+static inline struct frr_tcache *entry(struct frr_ctx *c, int t, uint64_t row,
+				       uint32_t *stamp)
+{
+	struct frr_cache *k = c->cache;
+	struct frr_tcache *tc;
+	uint32_t s;
+
+	if ((unsigned)t >= FRR_MAX_TABLES || row >= k->t[t].rows)
+		return NULL;
+	tc = &k->t[t];
+	s = tc->stamp[row];
+	if ((s >> 1) != k->gen)
+		s = fetch(c, tc, t, row);
+	*stamp = s;
+	return tc;
+}
+
+const float *frr_row_read(struct frr_ctx *c, int table, uint64_t row)
+{
+	uint32_t s;
+	struct frr_tcache *tc = entry(c, table, row, &s);
+
+	if (!tc)
+		return bad_access(c, "reading", table, row, UINT32_MAX);
+	return tc->val + row * tc->cols;
+}
+
+float *frr_row_write(struct frr_ctx *c, int table, uint64_t row)
+{
+	uint32_t s;
+	struct frr_tcache *tc = entry(c, table, row, &s);
+
+	if (!tc || tc->rule != FRR_UPDATE_ADD)
+		return bad_access(c, "frr_row_write (ADD tables only) of",
+				  table, row, UINT32_MAX);
+	if (!(s & 1))
+		mark_written(c, tc, row);
+	c->cache->updates++;
+	return tc->val + row * tc->cols;
+}
+
+/* ADD: the row itself; ADAGRAD: the batch's gradient sum. */
+static float *update_target(struct frr_ctx *c, int t, uint64_t row)
+{
+	uint32_t s;
+	struct frr_tcache *tc = entry(c, t, row, &s);
+
+	if (!tc)
+		return NULL;
+	if (!(s & 1))
+		mark_written(c, tc, row);
+	c->cache->updates++;
+	return (tc->rule == FRR_UPDATE_ADAGRAD ? tc->snap : tc->val) +
+	       row * tc->cols;
+}
+
+void frr_row_update(struct frr_ctx *c, int table, uint64_t row,
+		    const float *delta)
+{
+	float *r = update_target(c, table, row);
+	uint32_t cols;
+
+	if (!r) {
+		bad_access(c, "updating", table, row, UINT32_MAX);
+		return;
+	}
+	cols = c->cache->t[table].cols;
+	for (uint32_t j = 0; j < cols; j++)
+		r[j] += delta[j];
+}
+
+void frr_cell_update(struct frr_ctx *c, int table, uint64_t row, uint32_t col,
+		     float delta)
+{
+	float *r = update_target(c, table, row);
+
+	if (!r || col >= c->cache->t[table].cols) {
+		bad_access(c, "updating", table, row, col);
+		return;
+	}
+	r[col] += delta;
+}

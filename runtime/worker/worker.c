@@ -1,0 +1,344 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Worker threads: the loop over clocks and over the items of the worker's
+ * own partition, run through its cache and flushed at clock end, with the
+ * RapidReassignment hooks of rr/rr_hooks.h around it.  Hot path (the app's
+ * row accesses): no lock, no allocation, no system call.
+ */
+#include <errno.h>
+#include <numa.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "flexrr/log.h"
+#include "rt.h"
+
+struct frr_wclock *frr_rt_clock_rec(struct frr_worker *wk, int clock)
+{
+	/* a clock's record starts at its first use: help given for clock c
+	 * before this worker got there stays in it */
+	struct frr_wclock *r = &wk->rec[clock % FRR_RT_STAT_RING];
+
+	if (r->clock != clock) {
+		memset(r, 0, sizeof(*r));
+		r->clock = clock;
+		r->min_data_clock = INT64_MAX;
+	}
+	return r;
+}
+
+int frr_rt_process(struct frr_ctx *c, uint64_t a, uint64_t b)
+{
+	struct frr_rt *rt = c->rt;
+	uint64_t t0 = rt->inst ? frr_now_ns() : 0;
+	int err = rt->app->process(rt->app_state, c, a, b);
+
+	if (rt->inst)
+		frr_inst_chunk(c->wk, frr_now_ns() - t0);
+	c->cache->items += b - a;
+	if (err)
+		return frr_rt_fail(rt, err,
+				   "app %s: process(partition %d, clock %d, "
+				   "items [%llu, %llu)) failed (%d)",
+				   rt->app->name, c->part, c->clock,
+				   (unsigned long long)a, (unsigned long long)b,
+				   err);
+	/* an out-of-range access inside it failed the job */
+	return frr_rt_failed(rt);
+}
+
+int frr_rt_hook(struct frr_rt *rt, int err, const char *name, int w, int c)
+{
+	if (err >= 0)
+		return 0;
+	return frr_rt_fail(rt, err,
+			   "rr hook %s(worker %d, clock %d) failed (%d)", name,
+			   w, c, err);
+}
+
+/* Pin to the k-th CPU this process may use (cgroups and taskset respected),
+ * k = node-local rank * T + thread. */
+static void pin_self(struct frr_worker *wk)
+{
+	struct frr_rt *rt = wk->rt;
+	const char *lr = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+	int local = lr ? atoi(lr) : rt->rank, n, k, cpu = -1;
+	cpu_set_t allowed, set;
+
+	if (!rt->o->pin || sched_getaffinity(0, sizeof(allowed), &allowed))
+		return;
+	n = CPU_COUNT(&allowed);
+	if (n < 1)
+		return;
+	k = (local * rt->T + wk->local) % n;
+	for (int c = 0; c < CPU_SETSIZE && cpu < 0; c++)
+		if (CPU_ISSET(c, &allowed) && k-- == 0)
+			cpu = c;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		frr_dbg("pinning worker %d to CPU %d failed; running unpinned",
+			wk->id, cpu);
+	if (numa_available() >= 0)
+		numa_set_localalloc();
+}
+
+/* Items [next, end) of the list in chunks of 1/64, progress every 1/16,
+ * rr's progress check (which may move end) after each chunk. */
+static int run_list(struct frr_ctx *c, struct frr_rr_list *list)
+{
+	struct frr_rt *rt = c->rt;
+	int w = c->wk->id, err = 0;
+	uint64_t chunk = list->n / 64 ? list->n / 64 : 1;
+	uint64_t step = list->n / 16 ? list->n / 16 : 1;
+	uint64_t mark = list->next + step;
+
+	while (list->next < list->end && !err) {
+		uint64_t b = list->next + chunk < list->end ? list->next + chunk
+							    : list->end;
+
+		err = frr_rt_process(c, list->next, b);
+		list->next = b;
+		if (!err && list->next >= mark) {
+			err = frr_rt_progress_publish(rt, w, c->clock, list);
+			mark = list->next + step;
+		}
+		if (err || !rt->rr || !rt->rr->progress_check)
+			continue;
+		err = frr_rt_hook(
+		    rt,
+		    rt->rr->progress_check(rt, rt->rr_state, w, c->clock, list),
+		    "progress_check", w, c->clock);
+		if (!err && (list->end > list->n || list->end < list->next))
+			err = frr_rt_fail(rt, -EPROTO,
+					  "rr moved worker %d's list end out "
+					  "of [next, n]",
+					  w);
+	}
+	return err;
+}
+
+static void injected_delay(struct frr_rt *rt, struct frr_worker *wk, int c)
+{
+	const struct frr_run_opts *o = rt->o;
+	int victim;
+
+	if (o->delay_every <= 0 || (c + 1) % o->delay_every)
+		return;
+	/* W < 0: a different worker each time (transient stragglers) */
+	victim = o->delay_worker >= 0 ? o->delay_worker
+				      : ((c + 1) / o->delay_every - 1) % rt->W;
+	if (wk->id == victim) {
+		double s = o->delay_factor * wk->loop_time;
+		struct timespec ts = { (time_t)s,
+				       (long)((s - (double)(time_t)s) * 1e9) };
+
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* The own list, then rr's end of list (help others, wait for helpers,
+ * maybe more own items); *nextra = batches of this clock run by others. */
+static int own_items(struct frr_ctx *c, struct frr_rr_list *list, int *nextra)
+{
+	struct frr_rt *rt = c->rt;
+	int w = c->wk->id;
+
+	for (;;) {
+		int k, err = run_list(c, list);
+		uint64_t t0;
+
+		if (!err)
+			frr_inst_list_done(c->wk, c->clock, list->end);
+		if (err || !rt->rr || !rt->rr->own_list_done)
+			return err;
+		t0 = frr_now_ns();
+		k = rt->rr->own_list_done(rt, rt->rr_state, w, c->clock, list);
+		err = frr_rt_hook(rt, k, "own_list_done", w, c->clock);
+		if (err)
+			return err;
+		if (list->next >= list->end) {
+			frr_inst_help_wait(c->wk, c->clock, t0);
+			*nextra = k;
+			return 0;
+		}
+	}
+}
+
+static int one_clock(struct frr_worker *wk, int clock)
+{
+	struct frr_rt *rt = wk->rt;
+	struct frr_part *p = &rt->parts[wk->id];
+	struct frr_rr_list list = { 0, p->n, p->n };
+	struct frr_ctx c = {
+		.rt = rt,
+		.wk = wk,
+		.cache = &wk->own,
+		.rec = frr_rt_clock_rec(wk, clock),
+		.part = wk->id,
+		.clock = clock,
+		.bound = frr_rt_read_bound(rt, clock),
+	};
+	double t0, t1;
+	int nextra = 0, err;
+
+	t0 = frr_rt_clock_now();
+	err = frr_rt_progress_publish(rt, wk->id, clock, &list);
+	if (!err)
+		err = own_items(&c, &list, &nextra);
+	t1 = frr_rt_clock_now();
+	wk->loop_time = t1 - t0;
+	c.rec->compute_s += t1 - t0;
+	if (err)
+		return err;
+	injected_delay(rt, wk, clock);
+	t1 = frr_rt_clock_now();
+	err = frr_rt_wait_eval(rt, wk, clock);
+	c.rec->wait_s += frr_rt_clock_now() - t1;
+	if (!err)
+		err = frr_rt_batch_send(&c, 1, nextra);
+	list.next = list.end = list.n;
+	if (!err)
+		err = frr_rt_progress_publish(rt, wk->id, clock, &list);
+	return err;
+}
+
+/* Caches (on this thread's NUMA node: first touch) and the app's scratch. */
+static int worker_init(struct frr_worker *wk)
+{
+	struct frr_rt *rt = wk->rt;
+	const struct frr_app_ops *app = rt->app;
+	size_t ss = (app->scratch_size + 63) & ~(size_t)63;
+	int err;
+
+	err = frr_cache_init(rt, &wk->own, frr_cache_ring(rt->eff_slack));
+	if (!err && rt->rr_reassign)
+		err = frr_cache_init(rt, &wk->help, 0);
+	wk->bad_row = calloc(rt->max_cols + 1, sizeof(float));
+	if (ss)
+		wk->scratch = aligned_alloc(64, ss);
+	if (err || !wk->bad_row || (ss && !wk->scratch))
+		return frr_rt_fail(
+		    rt, -ENOMEM,
+		    "out of memory for worker %d's cache (tables "
+		    "of %u columns at most)",
+		    wk->id, rt->max_cols);
+	if (ss)
+		memset(wk->scratch, 0, ss);
+	if (app->thread_init) {
+		err = app->thread_init(rt->app_state, wk->scratch);
+		if (err)
+			return frr_rt_fail(rt, err,
+					   "app %s: thread_init failed (%d)",
+					   app->name, err);
+		wk->started = 1;
+	}
+	return 0;
+}
+
+static int worker_loop(struct frr_worker *wk)
+{
+	struct frr_rt *rt = wk->rt;
+	int last = -1, err = 0;
+
+	for (int c = 0; c < frr_rt_cur_end(rt) && !err; c++) {
+		struct frr_wclock *rec = frr_rt_clock_rec(wk, c);
+		uint64_t t0;
+
+		err = frr_inst_clock_begin(wk, c);
+		if (!err && rt->rr && rt->rr->clock_begin)
+			err = frr_rt_hook(
+			    rt,
+			    rt->rr->clock_begin(rt, rt->rr_state, wk->id, c),
+			    "clock_begin", wk->id, c);
+		t0 = frr_now_ns();
+		if (!err)
+			err = frr_rt_ssp_wait(rt, wk, c);
+		frr_inst_ssp_wait(wk, c, t0, frr_now_ns());
+		rec->wait_s += (double)(frr_now_ns() - t0) * 1e-9;
+		if (err || c >= frr_rt_cur_end(rt))
+			break;
+		err = one_clock(wk, c);
+		if (!err && rt->rr && rt->rr->clock_end)
+			err = frr_rt_hook(
+			    rt, rt->rr->clock_end(rt, rt->rr_state, wk->id, c),
+			    "clock_end", wk->id, c);
+		frr_inst_clock_end(wk, c);
+		last = c;
+	}
+	if (!err && FRR_RR_HAS(rt->rr, worker_exit))
+		err = frr_rt_hook(
+		    rt, rt->rr->worker_exit(rt, rt->rr_state, wk->id, last),
+		    "worker_exit", wk->id, last);
+	frr_inst_exit(wk);
+	return err;
+}
+
+void *frr_rt_worker_main(void *arg)
+{
+	struct frr_worker *wk = arg;
+	struct frr_rt *rt = wk->rt;
+
+	pin_self(wk);
+	if (!worker_init(wk))
+		worker_loop(wk);
+	/* the error, if any, is the job's (frr_rt_failed) */
+	if (wk->started && rt->app->thread_fini)
+		rt->app->thread_fini(rt->app_state, wk->scratch);
+	wk->started = 0;
+	return NULL;
+}
+
+int frr_rt_workers_start(struct frr_rt *rt)
+{
+	for (int t = 0; t < rt->T; t++) {
+		struct frr_worker *wk = &rt->wk[t];
+		int err;
+
+		wk->rt = rt;
+		wk->local = t;
+		wk->id = rt->rank * rt->T + t;
+		for (int i = 0; i < FRR_RT_STAT_RING; i++)
+			wk->rec[i].clock = -1;
+		wk->sent_seq = calloc((size_t)rt->P, sizeof(uint64_t));
+		wk->mbox_sent = calloc((size_t)rt->W, sizeof(uint64_t));
+		wk->mbox_recv = calloc((size_t)rt->W, sizeof(uint64_t));
+		if (!wk->sent_seq || !wk->mbox_sent || !wk->mbox_recv)
+			return -ENOMEM;
+		err = frr_tp_mr_alloc(rt->tp, rt->slot_max, FRR_TP_ACCESS_LOCAL,
+				      &wk->stage);
+		if (err)
+			return err;
+	}
+	for (int t = 0; t < rt->T; t++) {
+		int err = pthread_create(&rt->wk[t].thread, NULL,
+					 frr_rt_worker_main, &rt->wk[t]);
+
+		if (err) {
+			frr_rt_fail(rt, -err, "starting worker thread %d: %s",
+				    t, strerror(err));
+			return -err;
+		}
+		rt->wk[t].thread_ok = 1;
+	}
+	return 0;
+}
+
+/* After the threads are joined (the stages go with the transport). */
+void frr_rt_workers_fini(struct frr_rt *rt)
+{
+	for (int t = 0; rt->wk && t < rt->T; t++) {
+		struct frr_worker *wk = &rt->wk[t];
+
+		frr_cache_fini(&wk->own);
+		frr_cache_fini(&wk->help);
+		free(wk->sent_seq);
+		free(wk->mbox_sent);
+		free(wk->mbox_recv);
+		free(wk->bad_row);
+		free(wk->scratch);
+	}
+}

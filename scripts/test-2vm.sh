@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# test-2vm.sh BUILD_DIR - the two-host stage (scripts/test.sh runs it): two
+# qemu VMs (scripts/softroce-vm.sh pair), each with its own soft-RoCE device
+# on a virtual wire between them, run two-rank flexrr jobs, one rank per VM,
+# started the way a launcher starts ranks (rank, size, rendezvous address and
+# job secret in the environment), over --backend verbs:
+#   bsp   BSP with a fixed seed prints the summary line that the same job
+#         prints on shm on this host (all fields but time_s and backend)
+#   rr    FlexRR with a persistent straggler on rank 0 (VM a): the metrics show
+#         items of worker 0 done by worker 1 in VM b, and every item is done
+#         exactly once (test_rr_job's counting app, launcher_started_rank_...)
+#   mtu   VM b's netdev MTU differs (active MTU 4096 vs 1024): the job warns
+#         naming both MTUs and still finishes
+#   kill  SIGKILL of rank 1 in VM b: rank 0 in VM a exits non-zero within
+#         10 s, naming rank 1
+# One boot of the pair (--smp 1 each); both VMs are stopped on any exit.
+# Options: --smp N (1 vCPU per VM), --keep (keep the scratch dir), -h/--help.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+build="" smp=1 keep=0
+while [ $# -gt 0 ]; do
+	case $1 in
+	--smp) smp=$2; shift ;;
+	--keep) keep=1 ;;
+	-h | --help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-*) echo "test-2vm.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+	*) build=$1 ;;
+	esac
+	shift
+done
+[ -n "$build" ] || { echo "usage: scripts/test-2vm.sh BUILD_DIR (see --help)" >&2; exit 2; }
+[ -x "$build/bin/flexrr" ] && [ -x "$build/tests/test_rr_job" ] ||
+	{ echo "test-2vm.sh: $build has no bin/flexrr or tests/test_rr_job: build it first (scripts/setup.sh --tests)" >&2; exit 2; }
+build=$(cd "$build" && pwd)
+case $build/ in
+"$ROOT"/*) ;;
+*) echo "test-2vm.sh: $build must be inside $ROOT (shared with the VMs)" >&2; exit 2 ;;
+esac
+
+t0=$SECONDS
+scratch=$(mktemp -d "$build/test-2vm.XXXXXX")
+vpid=""
+# on any exit: stop the pair (its own trap stops both qemus), drop the scratch
+cleanup() {
+	if [ -n "$vpid" ] && kill -0 "$vpid" 2>/dev/null; then
+		kill "$vpid" 2>/dev/null || true
+		wait "$vpid" 2>/dev/null || true
+	fi
+	[ $keep = 1 ] || rm -rf "$scratch"
+}
+trap cleanup EXIT
+chmod 700 "$scratch"
+# the job secret, as a launcher hands it to every rank (never on a command line)
+od -An -tx1 -N16 /dev/urandom | tr -d ' \n' >"$scratch/token"
+# the BSP job, on both sides
+echo "--seed 5 --clocks 5 -q toy --items 40" >"$scratch/bsp.args"
+read -r -a bsp_args <"$scratch/bsp.args"
+"$build/bin/flexrr" run -n 2 --backend shm "${bsp_args[@]}" >"$scratch/bsp.shm" ||
+	{ echo "test-2vm.sh: the reference job on shm failed" >&2; exit 1; }
+
+vmrc=0
+"$ROOT/scripts/softroce-vm.sh" pair --smp "$smp" --timeout 900 --share "$ROOT" \
+	--libs-of "$build/bin/flexrr" --libs-of "$build/tests/test_rr_job" -- \
+	"bash $ROOT/scripts/softroce/guest-pair.sh $build $scratch" &
+vpid=$! # waited for in the background, so a signal reaches cleanup at once
+wait "$vpid" || vmrc=$?
+vpid=""
+
+# ---- judge
+fails=0 results=()
+f() { cat "$scratch/$1" 2>/dev/null || echo "?"; }
+summary() { { grep -m1 '^flexrr: done' "$1" 2>/dev/null || true; } | sed -E 's/ (time_s|backend)=[^ ]*//g'; }
+verdict() { # name ok detail
+	local t
+	t=$(f "$1.a.time")
+	if [ "$2" = 1 ]; then results+=("PASS  $1 ($t s): $3"); else
+		results+=("FAIL  $1 ($t s): $3"); fails=$((fails + 1))
+	fi
+}
+both_ok() { [ "$(f "$1.a.rc")" = 0 ] && [ "$(f "$1.b.rc")" = 0 ]; }
+
+want=$(summary "$scratch/bsp.shm") got=$(summary "$scratch/bsp.a.out")
+ok=0
+both_ok bsp && [ -n "$want" ] && [ "$want" = "$got" ] && ok=1
+verdict bsp $ok "exit a=$(f bsp.a.rc) b=$(f bsp.b.rc); shm: '$want'; verbs: '${got:-none}'"
+
+line=$(grep -m1 'items done by worker 1' "$scratch/rr.a.out" 2>/dev/null || true)
+ok=0
+both_ok rr && [ -n "$line" ] && ok=1
+verdict rr $ok "exit a=$(f rr.a.rc) b=$(f rr.b.rc); ${line:-no helped items reported}"
+
+warn=$(cat "$scratch"/mtu.?.err 2>/dev/null | grep -m1 'active MTU .* differs' || true)
+got=$(summary "$scratch/mtu.a.out")
+ok=0
+both_ok mtu && [ -n "$warn" ] && [ "$got" = "$want" ] && ok=1
+verdict mtu $ok "active MTU a=$(f mtu.a.active) b=$(f mtu.b.active); exit a=$(f mtu.a.rc) b=$(f mtu.b.rc); ${warn:-no MTU warning}"
+
+delay=$(f kill.a.delay) rc=$(f kill.a.rc)
+named=$(grep -m1 'rank 1 has gone' "$scratch/kill.a.err" 2>/dev/null || true)
+ok=0
+[ "$rc" != 0 ] && [ "$rc" != "?" ] && [ "$rc" != 124 ] && [ -n "$named" ] &&
+	awk -v d="$delay" 'BEGIN{exit !(d != "?" && d + 0 <= 10)}' && ok=1
+verdict kill $ok "rank 1 exit $(f kill.b.rc); rank 0 exit $rc ${delay} s after the kill; ${named:-no message names rank 1}"
+
+echo
+echo "two-host (soft-RoCE VM pair) results:"
+printf '  %s\n' "${results[@]}"
+if [ $fails != 0 ] || [ $vmrc != 0 ]; then
+	for f in "$scratch"/*.err; do
+		[ -s "$f" ] || continue
+		echo "--- ${f##*/} (last lines)"
+		tail -5 "$f"
+	done
+fi
+echo "test-2vm: $((4 - fails)) passed, $fails failed; VM pair exit $vmrc; $((SECONDS - t0)) s"
+[ $fails = 0 ] && [ $vmrc = 0 ]

@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The worker cache (docs/runtime.md "The worker cache"), through the real
+ * runtime and transports, 2 ranks x 2 threads, SSP with random delays so
+ * that shards push while workers fetch:
+ *   - table "own" (FRR_TABLE_SEE_OWN_PENDING): partition p adds 1 to row p
+ *     per item; every read of row p in clock c must be exactly c * n + i
+ *     before item i (the partition's own pushed-but-unapplied clocks counted
+ *     once, never twice or missed; read-my-writes within the clock);
+ *   - table "plain": the same counts without the flag: a read must hold at
+ *     least the clocks the slack guarantees and at most its own clocks;
+ *   - every clock each partition reads the other partitions' "own" rows:
+ *     they never include another partition's pending updates.
+ * Any violation fails the job (clock_global), so the launch fails.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "flexrr/flexrr.h"
+#include "flexrr/log.h"
+#include "rt.h"
+#include "test_util.h"
+
+TestSuite(runtime_cache, .timeout = 240);
+
+enum { T_OWN, T_PLAIN };
+enum { ST_ITEMS, ST_BAD_OWN, ST_BAD_PLAIN, ST_BAD_OTHER, ST_N };
+
+#define ITEMS 40
+#define CLOCKS 16
+
+struct capp {
+	struct frr_job_info job;
+};
+
+static int c_create(const struct frr_job_info *job, int argc, char **argv,
+		    void **app)
+{
+	struct capp *a = calloc(1, sizeof(*a));
+
+	(void)argc;
+	(void)argv;
+	if (!a)
+		return -ENOMEM;
+	a->job = *job;
+	*app = a;
+	return 0;
+}
+
+static void c_destroy(void *app)
+{
+	free(app);
+}
+
+static int c_tables(void *app, struct frr_table_spec *s, int max)
+{
+	struct capp *a = app;
+
+	(void)max;
+	s[T_OWN] = (struct frr_table_spec){
+		.name = "own",
+		.rows = (uint64_t)a->job.nparts,
+		.cols = 2,
+		.rule = FRR_UPDATE_ADD,
+		.flags = FRR_TABLE_SEE_OWN_PENDING,
+	};
+	s[T_PLAIN] = s[T_OWN];
+	s[T_PLAIN].name = "plain";
+	s[T_PLAIN].flags = 0;
+	return 2;
+}
+
+static int c_load(void *app, int part, uint64_t *n, void **data)
+{
+	(void)app;
+	(void)part;
+	*n = ITEMS;
+	*data = NULL;
+	return 0;
+}
+
+/* Other partitions' rows of "own" hold only applied clocks: between the
+ * slack's guarantee and this clock. */
+static void check_others(struct capp *a, struct frr_ctx *c, int p, int clock)
+{
+	for (int q = 0; q < a->job.nparts; q++) {
+		float v = frr_row_read(c, T_OWN, (uint64_t)q)[0];
+
+		if (q != p && (v < (float)((clock - a->job.slack) * ITEMS) ||
+			       v > (float)(clock * ITEMS)))
+			frr_stat_add(c, ST_BAD_OTHER, 1);
+	}
+}
+
+static int c_process(void *app, struct frr_ctx *c, uint64_t begin, uint64_t end)
+{
+	struct capp *a = app;
+	int p = frr_part_index(c), clock = frr_clock(c);
+	struct frr_rng r;
+
+	if (begin == 0)
+		check_others(a, c, p, clock);
+	for (uint64_t i = begin; i < end; i++) {
+		float *own = frr_row_write(c, T_OWN, (uint64_t)p);
+		float *plain = frr_row_write(c, T_PLAIN, (uint64_t)p);
+		float want = (float)((uint64_t)clock * ITEMS + i);
+		float lo =
+		    (float)((uint64_t)(clock - a->job.slack) * ITEMS + i);
+
+		if (own[0] != want || own[1] != 2 * want)
+			frr_stat_add(c, ST_BAD_OWN, 1);
+		if (plain[0] > want || (clock >= a->job.slack && plain[0] < lo))
+			frr_stat_add(c, ST_BAD_PLAIN, 1);
+		own[0] += 1;
+		own[1] += 2;
+		frr_cell_update(c, T_PLAIN, (uint64_t)p, 0, 1);
+		frr_stat_add(c, ST_ITEMS, 1);
+		/* jitter: workers drift apart within the slack */
+		frr_rng_seed(&r, frr_item_rng(c, i));
+		if (frr_rng_below(&r, 8) == 0) {
+			struct timespec ts = { 0, (long)frr_rng_below(&r, 300) *
+						      1000 };
+
+			nanosleep(&ts, NULL);
+		}
+	}
+	return 0;
+}
+
+static int c_global(void *app, const double *st, int nstats, int clock,
+		    double *objective, char *metrics, size_t len)
+{
+	struct capp *a = app;
+
+	(void)nstats;
+	*objective = st[ST_ITEMS];
+	snprintf(metrics, len, "bad_own=%.0f bad_plain=%.0f bad_other=%.0f",
+		 st[ST_BAD_OWN], st[ST_BAD_PLAIN], st[ST_BAD_OTHER]);
+	if (st[ST_ITEMS] != (double)a->job.nparts * ITEMS || st[ST_BAD_OWN] ||
+	    st[ST_BAD_PLAIN] || st[ST_BAD_OTHER]) {
+		frr_err("clock %d: %.0f items, %s", clock, st[ST_ITEMS],
+			metrics);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+static const struct frr_app_ops cache_app = {
+	.size = sizeof(struct frr_app_ops),
+	.name = "cachecheck",
+	.summary = "checks what the worker cache shows (tests)",
+	.create = c_create,
+	.destroy = c_destroy,
+	.tables = c_tables,
+	.load_partition = c_load,
+	.process = c_process,
+	.clock_global = c_global,
+	.nstats = ST_N,
+};
+
+struct cfg {
+	enum frr_tp_backend backend;
+	int slack;
+	uint64_t seed;
+};
+
+static int job_main(struct frr_oob *oob, void *arg)
+{
+	struct cfg *j = arg;
+	static char *argv[] = { "cachecheck", NULL };
+	struct frr_run_opts o = {
+		.nprocs = 2,
+		.threads = 2,
+		.backend = j->backend,
+		.mode = j->slack ? FRR_MODE_SSP : FRR_MODE_BSP,
+		.slack = j->slack,
+		.clocks = CLOCKS,
+		.seed = j->seed,
+		.quiet = 1,
+		.job_token = oob->job_token,
+		.timeout_ms = 20000,
+		.dead_ms = 5000,
+		.delay_worker = -1,
+		.app = &cache_app,
+		.app_argc = 1,
+		.app_argv = argv,
+	};
+
+	return frr_rt_job_run(oob, &o) ? -EPROTO : 0;
+}
+
+Test(runtime_cache, own_pending_exact_and_staleness_bounded)
+{
+	enum frr_tp_backend bs[FRR_TEST_MAX_BACKENDS];
+	int nb = frr_test_backends(bs, FRR_TEST_MAX_BACKENDS);
+	int runs = frr_test_quick() ? 2 : 6;
+
+	for (int b = 0; b < nb; b++)
+		for (int r = 0; r < runs; r++) {
+			struct cfg j = { .backend = bs[b],
+					 .slack = r % 3 + 1,
+					 .seed = 11 + (uint64_t)r };
+
+			if (r == runs - 1)
+				j.slack = 0; /* BSP: nothing pending */
+			cr_assert_eq(frr_launch_local(2, job_main, &j, 120000),
+				     0,
+				     "%s slack %d seed %llu: a read broke the "
+				     "cache's contract (messages above)",
+				     frr_tp_backend_name(bs[b]), j.slack,
+				     (unsigned long long)j.seed);
+		}
+}

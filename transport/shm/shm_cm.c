@@ -1,0 +1,434 @@
+// SPDX-License-Identifier: MIT
+/*
+ * shm connection management: the service thread (accepts connections,
+ * answers HELLO and IMPORT, watches endpoints for hang-ups) and the
+ * endpoint calls (connect, accept, close, alive).  May block (with a
+ * timeout) and allocate; nothing here runs per write.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "flexrr/log.h"
+#include "shm.h"
+
+/* ---- service thread --------------------------------------------------- */
+
+static struct shm_mr *region_find(struct shm_ctx *c, uint32_t id)
+{
+	for (size_t i = 0; i < c->nregions; i++)
+		if (c->regions[i]->base.region_id == id)
+			return c->regions[i];
+	return NULL;
+}
+
+static void serve_import(struct shm_ctx *c, int fd, const struct shm_msg *q)
+{
+	struct shm_mr *mr;
+	struct shm_msg m;
+	char why[160];
+
+	pthread_mutex_lock(&c->lock);
+	mr = region_find(c, q->region_id);
+	if (!mr || mr->fd < 0) {
+		pthread_mutex_unlock(&c->lock);
+		snprintf(why, sizeof(why),
+			 "rank %d has no remotely writable region %u (freed, "
+			 "or the descriptor is forged)",
+			 c->rank, q->region_id);
+		shm_reply_error(fd, c, SHM_IMPORT_ERR, -ENOENT, why);
+		return;
+	}
+	shm_msg_init(&m, c, SHM_IMPORT_OK);
+	m.region_id = q->region_id;
+	m.len = mr->base.len;
+	/* under the lock so mr_free cannot close the fd meanwhile */
+	(void)shm_msg_send(fd, &m, mr->fd);
+	pthread_mutex_unlock(&c->lock);
+}
+
+static void serve_hello(struct shm_ctx *c, int fd, struct shm_msg *q,
+			int ring_fd)
+{
+	struct shm_pending *p;
+	char why[160];
+
+	if (q->rank < 0 || q->rank >= c->nranks || q->rank == c->rank ||
+	    q->nranks != c->nranks || ring_fd < 0) {
+		snprintf(why, sizeof(why),
+			 "rank %d of a %d-rank job cannot connect to rank %d "
+			 "of a %d-rank job",
+			 q->rank, q->nranks, c->rank, c->nranks);
+		goto reject;
+	}
+	pthread_mutex_lock(&c->lock);
+	if (c->acceptq_n == SHM_ACCEPTQ) {
+		pthread_mutex_unlock(&c->lock);
+		snprintf(why, sizeof(why),
+			 "rank %d has %d connections nobody accepted", c->rank,
+			 SHM_ACCEPTQ);
+		goto reject;
+	}
+	p = &c->acceptq[c->acceptq_n++];
+	p->fd = fd;
+	p->rank = q->rank;
+	p->ring_fd = ring_fd;
+	snprintf(p->addr, sizeof(p->addr), "%s", q->addr);
+	pthread_cond_signal(&c->acceptq_cond);
+	pthread_mutex_unlock(&c->lock);
+	return;
+
+reject:
+	shm_reply_error(fd, c, SHM_REJECT, -EPROTO, why);
+	if (ring_fd >= 0)
+		close(ring_fd);
+	close(fd);
+}
+
+static void serve_new_conn(struct shm_ctx *c)
+{
+	struct shm_msg q;
+	int fd, ring_fd, ret;
+
+	fd = accept4(c->lfd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
+	/* a silent client may stall this thread for at most 2 s */
+	ret = shm_msg_recv(fd, &q, &ring_fd, 2000);
+	if (ret)
+		goto close_fd;
+	if (q.job_token != c->job_token) {
+		char why[160];
+
+		snprintf(why, sizeof(why),
+			 "rank %d belongs to job %016llx, not %016llx", c->rank,
+			 (unsigned long long)c->job_token,
+			 (unsigned long long)q.job_token);
+		shm_reply_error(
+		    fd, c, q.type == SHM_IMPORT ? SHM_IMPORT_ERR : SHM_REJECT,
+		    -EPERM, why);
+		goto close_ring;
+	}
+	if (q.type == SHM_HELLO) {
+		serve_hello(c, fd, &q, ring_fd);
+		return;
+	}
+	if (q.type == SHM_IMPORT)
+		serve_import(c, fd, &q);
+close_ring:
+	if (ring_fd >= 0)
+		close(ring_fd);
+close_fd:
+	close(fd);
+}
+
+static void mark_gone(struct shm_ctx *c, uint64_t serial)
+{
+	pthread_mutex_lock(&c->lock);
+	for (int i = 0; i < c->neps; i++) {
+		if (c->eps[i]->serial == serial) {
+			atomic_store_explicit(&c->eps[i]->gone, 1,
+					      memory_order_relaxed);
+			/* level-triggered: stop reporting this fd */
+			epoll_ctl(c->epfd, EPOLL_CTL_DEL, c->eps[i]->fd, NULL);
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+}
+
+void *shm_service(void *arg)
+{
+	struct shm_ctx *c = arg;
+	struct epoll_event ev[16];
+
+	for (;;) {
+		int n = epoll_wait(c->epfd, ev, 16, -1);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			break;
+		for (int i = 0; i < n; i++) {
+			uint64_t tag = ev[i].data.u64;
+
+			if (tag == SHM_SVC_WAKE)
+				return NULL;
+			if (tag == SHM_SVC_LISTEN)
+				serve_new_conn(c);
+			else
+				mark_gone(c, tag);
+		}
+	}
+	return NULL;
+}
+
+/* ---- endpoints -------------------------------------------------------- */
+
+static struct shm_ep *ep_new(struct shm_ctx *c, int rank, const char *addr)
+{
+	struct shm_ep *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return NULL;
+	e->fd = -1;
+	e->base.ctx = &c->base;
+	e->base.peer_rank = rank;
+	snprintf(e->peer_addr, sizeof(e->peer_addr), "%s", addr);
+	return e;
+}
+
+static void ep_unmap(struct shm_ep *e)
+{
+	if (e->in)
+		munmap(e->in, shm_ring_map_len());
+	if (e->out)
+		munmap(e->out, shm_ring_map_len());
+}
+
+/* Publish a connected ep: watched for hang-up, scanned by poll_notify. */
+static int ep_register(struct shm_ctx *c, struct shm_ep *e)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&c->lock);
+	e->serial = c->next_ep_serial++;
+	if (c->neps == c->capeps) {
+		int ncap = c->capeps ? c->capeps * 2 : 8;
+		struct shm_ep **p = realloc(c->eps, ncap * sizeof(*p));
+
+		if (!p) {
+			ret = -ENOMEM;
+			goto unlock;
+		}
+		c->eps = p;
+		c->capeps = ncap;
+	}
+	ret = shm_epoll_add(c->epfd, e->fd, EPOLLRDHUP, e->serial);
+	if (ret)
+		goto unlock;
+	c->eps[c->neps++] = e;
+unlock:
+	pthread_mutex_unlock(&c->lock);
+	return ret;
+}
+
+/* Make my inbound ring; its fd goes to the peer, which produces into it. */
+static int ring_create(struct shm_ctx *c, struct shm_ep *e, int *fd)
+{
+	char name[64];
+	int ret;
+
+	snprintf(name, sizeof(name), "flexrr-r%d-ring", c->base.cfg.rank);
+	e->in = shm_memfd_map(name, shm_ring_map_len(), fd, &ret);
+	return ret;
+}
+
+int shm_ep_connect(struct frr_tp_ctx *ctx, const struct frr_tp_addr *peer,
+		   int timeout_ms, struct frr_tp_ep **out)
+{
+	struct shm_ctx *c = shm_ctx_of(ctx);
+	long long deadline = frr_now_ms() + timeout_ms;
+	struct shm_msg m;
+	struct shm_ep *e;
+	int ring_fd = -1, peer_ring = -1, ret;
+
+	e = ep_new(c, peer->rank, peer->str);
+	if (!e)
+		return frr_tp_err(ctx, -ENOMEM, "shm: out of memory");
+	ret = ring_create(c, e, &ring_fd);
+	if (ret) {
+		frr_tp_err(ctx, ret,
+			   "shm: cannot create a notification "
+			   "ring: %s",
+			   strerror(-ret));
+		goto free_ep;
+	}
+	e->fd = shm_dial(peer->str, timeout_ms);
+	if (e->fd < 0) {
+		ret = e->fd;
+		frr_tp_err(ctx, ret,
+			   "shm: cannot connect to rank %d at %s: %s (has it "
+			   "exited, or is it on another host? shm is "
+			   "same-host only)",
+			   peer->rank, peer->str, strerror(-ret));
+		goto free_ring;
+	}
+	shm_msg_init(&m, c, SHM_HELLO);
+	ret = shm_msg_send(e->fd, &m, ring_fd);
+	if (!ret)
+		ret = shm_msg_recv(e->fd, &m, &peer_ring,
+				   (int)(deadline - frr_now_ms() > 0
+					     ? deadline - frr_now_ms()
+					     : 1));
+	if (ret) {
+		frr_tp_err(ctx, ret,
+			   "shm: rank %d did not accept the connection: %s%s",
+			   peer->rank, strerror(-ret),
+			   ret == -ETIMEDOUT ? " (is it calling "
+					       "frr_tp_ep_accept?)"
+					     : "");
+		goto close_fd;
+	}
+	if (m.type != SHM_WELCOME || m.rank != peer->rank || peer_ring < 0) {
+		ret = m.type == SHM_REJECT ? m.err : -EPROTO;
+		frr_tp_err(ctx, ret, "shm: rank %d refused the connection: %s",
+			   peer->rank,
+			   m.type == SHM_REJECT ? m.why : "protocol error");
+		goto close_fd;
+	}
+	e->out = shm_map_peer_fd(peer_ring, shm_ring_map_len(), &ret);
+	if (!e->out) {
+		frr_tp_err(ctx, ret, "shm: cannot map rank %d's ring: %s",
+			   peer->rank, strerror(-ret));
+		goto close_fd;
+	}
+	ret = ep_register(c, e);
+	if (ret) {
+		frr_tp_err(ctx, ret, "shm: cannot register endpoint: %s",
+			   strerror(-ret));
+		goto close_fd;
+	}
+	close(peer_ring);
+	close(ring_fd);
+	*out = &e->base;
+	return 0;
+
+close_fd:
+	if (peer_ring >= 0)
+		close(peer_ring);
+	close(e->fd);
+free_ring:
+	close(ring_fd);
+free_ep:
+	ep_unmap(e);
+	free(e);
+	return ret;
+}
+
+static int take_pending(struct shm_ctx *c, int timeout_ms,
+			struct shm_pending *out)
+{
+	struct timespec ts = frr_deadline_ts(timeout_ms);
+	int ret = 0;
+
+	pthread_mutex_lock(&c->lock);
+	while (!c->acceptq_n && ret != ETIMEDOUT)
+		ret = pthread_cond_timedwait(&c->acceptq_cond, &c->lock, &ts);
+	if (c->acceptq_n) {
+		*out = c->acceptq[0];
+		memmove(&c->acceptq[0], &c->acceptq[1],
+			--c->acceptq_n * sizeof(c->acceptq[0]));
+		ret = 0;
+	} else {
+		ret = -ETIMEDOUT;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return ret;
+}
+
+int shm_ep_accept(struct frr_tp_ctx *ctx, int timeout_ms,
+		  struct frr_tp_ep **out)
+{
+	struct shm_ctx *c = shm_ctx_of(ctx);
+	struct shm_pending p;
+	struct shm_msg m;
+	struct shm_ep *e;
+	int ring_fd = -1, ret;
+
+	ret = take_pending(c, timeout_ms, &p);
+	if (ret)
+		return frr_tp_err(ctx, ret,
+				  "shm: rank %d: no peer connected within %d "
+				  "ms (did the peers start and get this "
+				  "rank's address?)",
+				  ctx->cfg.rank, timeout_ms);
+	e = ep_new(c, p.rank, p.addr);
+	if (!e) {
+		ret = frr_tp_err(ctx, -ENOMEM, "shm: out of memory");
+		goto close_pending;
+	}
+	e->fd = p.fd;
+	e->out = shm_map_peer_fd(p.ring_fd, shm_ring_map_len(), &ret);
+	if (!e->out) {
+		frr_tp_err(ctx, ret, "shm: cannot map rank %d's ring: %s",
+			   p.rank, strerror(-ret));
+		goto free_ep;
+	}
+	ret = ring_create(c, e, &ring_fd);
+	if (ret) {
+		frr_tp_err(ctx, ret, "shm: cannot create a ring: %s",
+			   strerror(-ret));
+		goto free_ep;
+	}
+	shm_msg_init(&m, c, SHM_WELCOME);
+	ret = shm_msg_send(e->fd, &m, ring_fd);
+	close(ring_fd);
+	if (ret) {
+		frr_tp_err(ctx, -ECONNRESET,
+			   "shm: rank %d hung up while connecting: %s", p.rank,
+			   strerror(-ret));
+		ret = -ECONNRESET;
+		goto free_ep;
+	}
+	ret = ep_register(c, e);
+	if (ret) {
+		frr_tp_err(ctx, ret, "shm: cannot register endpoint: %s",
+			   strerror(-ret));
+		goto free_ep;
+	}
+	close(p.ring_fd);
+	*out = &e->base;
+	return 0;
+
+free_ep:
+	if (e) {
+		ep_unmap(e);
+		free(e);
+	}
+close_pending:
+	close(p.fd);
+	close(p.ring_fd);
+	return ret;
+}
+
+void shm_ep_close(struct frr_tp_ep *ep)
+{
+	struct shm_ctx *c = shm_ctx_of(ep->ctx);
+	struct shm_ep *e = shm_ep_of(ep);
+
+	pthread_mutex_lock(&c->lock);
+	for (int i = 0; i < c->neps; i++) {
+		if (c->eps[i] == e) {
+			c->eps[i] = c->eps[--c->neps];
+			break;
+		}
+	}
+	epoll_ctl(c->epfd, EPOLL_CTL_DEL, e->fd, NULL);
+	pthread_mutex_unlock(&c->lock);
+	close(e->fd);
+	ep_unmap(e);
+	free(e);
+}
+
+int shm_ep_alive(struct frr_tp_ep *ep)
+{
+	struct shm_ep *e = shm_ep_of(ep);
+	struct pollfd pfd = { .fd = e->fd, .events = POLLRDHUP };
+
+	if (atomic_load_explicit(&e->gone, memory_order_relaxed))
+		return 0;
+	/* do not wait for the service thread: ask the socket now */
+	if (poll(&pfd, 1, 0) > 0 &&
+	    (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
+		atomic_store_explicit(&e->gone, 1, memory_order_relaxed);
+		return 0;
+	}
+	return 1;
+}
