@@ -12,7 +12,8 @@
  * scheduler when nobody can move, never by a timeout), every item exactly
  * once per clock, SSP, item state, nothing left in flight, and no worker
  * waiting while it holds help it may start.  Each configuration also
- * requires the protocol paths it is there for to have been taken.
+ * requires the protocol paths it is there for to have been taken (at its
+ * full bound: FLEXRR_TEST_QUICK's smaller bounds only check invariants).
  *
  * Time: about 30 s on an idle 2-core machine, 8 s with FLEXRR_TEST_QUICK=1
  * (smaller bounds); FLEXRR_RR_EXPLORE=full adds the large configurations of
@@ -249,7 +250,11 @@ static void run_case(int i)
 	       k->name, bound, st.runs, rrw_cover(x)->traces,
 	       rrw_cover(x)->end_states, st.seconds);
 	fflush(stdout);
-	need(rrw_cover(x), k->need, k->name);
+	/* The paths a configuration is there for are reached at its stated
+	 * bound; QUICK's smaller bounds (the VM stage) check the same
+	 * invariants on fewer interleavings and may miss a path. */
+	if (delays == k->delays)
+		need(rrw_cover(x), k->need, k->name);
 	rrw_destroy(x);
 }
 
