@@ -14,6 +14,6 @@ int frr_cmd_run(int argc, char **argv);	     /* cmd_run.c: run an app */
 int frr_cmd_bench(int argc, char **argv);    /* cmd_bench.c (+ bench/) */
 int frr_cmd_doctor(int argc, char **argv);   /* cmd_doctor.c: RDMA check */
 int frr_cmd_demo(int argc, char **argv);     /* cmd_demo.c: the README's demo */
-int frr_cmd_simulate(int argc, char **argv); /* runtime/sim/: simulator */
+int frr_cmd_simulate(int argc, char **argv); /* cmd_simulate.c: simulator */
 
 #endif

@@ -32,7 +32,8 @@
  *             instrument.c (stragglers and trace in the loop)
  *   eval/     eval.c (clock_local, eval context), metrics.c (stats to
  *             rank 0, clock_global, progress, metrics file, summary)
- *   rr/       RapidReassignment: rr.c (binding), rr_proto.c (engine),
+ *   rr/       RapidReassignment: rr.c (binding), rr_proto.c (engine;
+ *             rr_policy.c offers, rr_serve.c helper side),
  *             mailbox.c (messages, progress words), seam.c (what rr may
  *             call; running a helper's range)
  *   straggler/, trace/: injection and timeline, every mode

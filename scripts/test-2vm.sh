@@ -16,26 +16,18 @@
 # One boot of the pair (--smp 1 each); both VMs are stopped on any exit.
 # Options: --smp N (1 vCPU per VM), --keep (keep the scratch dir), -h/--help.
 set -euo pipefail
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-build="" smp=1 keep=0
-while [ $# -gt 0 ]; do
+. "$(dirname "$0")/lib/vmtest.sh"
+vt_name=test-2vm.sh smp=1 keep=0
+vt_opt() {
 	case $1 in
-	--smp) smp=$2; shift ;;
+	--smp) smp=$2; vt_used=2 ;;
 	--keep) keep=1 ;;
-	-h | --help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-	-*) echo "test-2vm.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
-	*) build=$1 ;;
+	*) return 1 ;;
 	esac
-	shift
-done
-[ -n "$build" ] || { echo "usage: scripts/test-2vm.sh BUILD_DIR (see --help)" >&2; exit 2; }
-[ -x "$build/bin/flexrr" ] && [ -x "$build/tests/test_rr_job" ] ||
-	{ echo "test-2vm.sh: $build has no bin/flexrr or tests/test_rr_job: build it first (scripts/setup.sh --tests)" >&2; exit 2; }
-build=$(cd "$build" && pwd)
-case $build/ in
-"$ROOT"/*) ;;
-*) echo "test-2vm.sh: $build must be inside $ROOT (shared with the VMs)" >&2; exit 2 ;;
-esac
+}
+vt_parse 18 "$@"
+vt_check_build bin/flexrr tests/test_rr_job
+vt_inside_root "the VMs"
 
 t0=$SECONDS
 scratch=$(mktemp -d "$build/test-2vm.XXXXXX")

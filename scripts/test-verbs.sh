@@ -9,33 +9,21 @@
 # Prints a per-suite summary; exits non-zero if any suite fails.
 # Options: --native | --vm (force a mode), --suite-timeout S (300), -h/--help.
 set -euo pipefail
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-mode=auto per=300 build=""
-while [ $# -gt 0 ]; do
+. "$(dirname "$0")/lib/vmtest.sh"
+vt_name=test-verbs.sh mode=auto per=300
+vt_opt() {
 	case $1 in
 	--native) mode=native ;;
 	--vm) mode=vm ;;
-	--suite-timeout) per=$2; shift ;;
-	-h | --help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-	-*) echo "test-verbs.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
-	*) build=$1 ;;
+	--suite-timeout) per=$2; vt_used=2 ;;
+	*) return 1 ;;
 	esac
-	shift
-done
-[ -n "$build" ] || { echo "usage: scripts/test-verbs.sh BUILD_DIR (see --help)" >&2; exit 2; }
-[ -d "$build/tests" ] && [ -x "$build/bin/flexrr" ] ||
-	{ echo "test-verbs.sh: $build has no tests/ or bin/flexrr: build it first (scripts/setup.sh --tests)" >&2; exit 2; }
-build=$(cd "$build" && pwd)
-
-have_active_port() {
-	local s
-	for s in /sys/class/infiniband/*/ports/*/state; do
-		[ -e "$s" ] && grep -q ACTIVE "$s" && return 0
-	done
-	return 1
 }
+vt_parse 11 "$@"
+vt_check_build tests/ bin/flexrr
+
 if [ $mode = auto ]; then
-	if have_active_port; then mode=native; else mode=vm; fi
+	if vt_have_active_port; then mode=native; else mode=vm; fi
 fi
 
 t0=$SECONDS
@@ -45,10 +33,7 @@ if [ $mode = native ]; then
 	bash "$ROOT/scripts/softroce/run-suites.sh" "$build" "$per" || rc=$?
 else
 	echo "test-verbs: no RDMA device on this host: running in the soft-RoCE VM"
-	case $build/ in
-	"$ROOT"/*) ;;
-	*) echo "test-verbs.sh: $build must be inside $ROOT (shared with the VM)" >&2; exit 2 ;;
-	esac
+	vt_inside_root "the VM"
 	libs=(--libs-of "$build/bin/flexrr")
 	for t in "$build"/tests/test_transport_*; do
 		[ -x "$t" ] && { libs+=(--libs-of "$t"); break; }

@@ -9,7 +9,7 @@
 #      has an RDMA device, else inside the qemu soft-RoCE VM
 #   6. two hosts: jobs with one rank in each of two soft-RoCE VMs
 #   7. Slurm: a one-node slurmctld + slurmd, srun -n 4 and sbatch
-#   8. every fuzz target for 20 s (scripts/fuzz.sh), 9. formatting
+#   8. every fuzz target for 12 s (scripts/fuzz.sh), 9. formatting
 # Ends with one line 'N passed, N failed'.  Options:
 #   --quick   only stage 1 (development loop)      --no-vm  skip stages 5-6
 set -euo pipefail
@@ -40,6 +40,14 @@ stage() { # name cmd...
 # ctest with a per-suite timeout; Criterion prints its own per-suite tallies
 run_ctest() { ctest --test-dir "$1" --output-on-failure --timeout 900; }
 
+# Under a sanitizer the suites read FLEXRR_TEST_SANITIZER (tests/test_util.h):
+# the app suites run smaller data or fewer clocks, test_sim_validate one
+# configuration without its timing judgement (that runs in stage 1 only).
+run_asan_suites() {
+	local -x FLEXRR_TEST_SANITIZER=asan
+	run_ctest build-asan
+}
+
 # Criterion's runner cannot start under TSan (Snaipe/Criterion#274): the
 # TSan build makes the in-process suites (transport, rr protocol, loaders,
 # kernels) against tests/tsan/, the same test code on a small fork-per-test
@@ -49,6 +57,7 @@ run_ctest() { ctest --test-dir "$1" --output-on-failure --timeout 900; }
 # file and fails the stage.
 run_tsan_suites() {
 	local logdir=$PWD/build-tsan/tsan-reports rc=0
+	local -x FLEXRR_TEST_SANITIZER=tsan
 	local opts="halt_on_error=1:exitcode=66:log_path=$logdir/tsan"
 	rm -rf "$logdir"; mkdir -p "$logdir"
 	TSAN_OPTIONS=$opts ctest --test-dir build-tsan --output-on-failure \
@@ -102,7 +111,7 @@ if [ $quick = 0 ]; then
 	# leaks inside libraries we call (libpmix) are listed there, not ours
 	export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/tests/lsan.supp:print_suppressions=0}
 	stage "build (ASan+UBSan)" build_cfg build-asan -DFLEXRR_ASAN=ON
-	stage "tests (ASan+UBSan)" run_ctest build-asan
+	stage "tests (ASan+UBSan)" run_asan_suites
 	stage "build (TSan)" build_cfg build-tsan -DFLEXRR_TSAN=ON
 	stage "tests (TSan)" run_tsan_suites
 	stage "build types (gcc Release/Debug, clang)" build_types
@@ -115,8 +124,8 @@ if [ $quick = 0 ]; then
 	if [ -x scripts/test-slurm.sh ]; then
 		stage "Slurm (srun, sbatch)" scripts/test-slurm.sh build
 	fi
-	# bounded: 20 s per target (docs/fuzzing.md for longer runs)
-	stage "fuzz (libFuzzer, 20 s per target)" scripts/fuzz.sh --time 20
+	# bounded: 12 s per target (docs/fuzzing.md for longer runs)
+	stage "fuzz (libFuzzer, 12 s per target)" scripts/fuzz.sh --time 12
 	if command -v clang-format >/dev/null; then
 		stage "format (clang-format)" scripts/check-format.sh
 	fi

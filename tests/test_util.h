@@ -7,6 +7,10 @@
  *                        frr_tp_backend_available().
  *   frr_test_quick()     env FLEXRR_TEST_QUICK=1 (soft-RoCE VM): scale
  *                        iteration counts down, same assertions.
+ *   frr_test_sanitizer() env FLEXRR_TEST_SANITIZER (asan, tsan): set by
+ *                        scripts/test.sh for its sanitizer stages, where
+ *                        suites run smaller data or fewer clocks and skip
+ *                        judgements of timing.
  *   frr_test_mesh_*()    in a frr_launch_local child: open a ctx for the
  *                        job, exchange addresses, connect every pair.
  *   FRR_CHECK()          assertion for launched children (Criterion's asserts
@@ -49,6 +53,16 @@ static inline int frr_test_quick(void)
 	const char *q = getenv("FLEXRR_TEST_QUICK");
 
 	return q && *q && strcmp(q, "0") != 0;
+}
+
+/* The sanitizer the suite runs under ("asan", "tsan"), or NULL.  From the
+ * environment, not the build: the "exec" suites of the TSan stage are built
+ * plain and run a TSan-built flexrr (scripts/test.sh run_tsan_suites). */
+static inline const char *frr_test_sanitizer(void)
+{
+	const char *s = getenv("FLEXRR_TEST_SANITIZER");
+
+	return s && *s ? s : NULL;
 }
 
 /* n scaled down 10x (at least 1) under FLEXRR_TEST_QUICK */

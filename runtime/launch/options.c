@@ -543,7 +543,10 @@ int frr_job_parse_argv(struct frr_job *job, int argc, char **argv)
 {
 	int opt, err;
 
-	optind = 1;
+	/* 0, not 1: glibc's full reset, which also forgets the state of an
+	 * earlier parse (a position inside grouped short options like -qn2,
+	 * the '+' of the option string) */
+	optind = 0;
 	opterr = 1;
 	/* '+': stop at the app name; the rest belongs to the app */
 	while ((opt = getopt_long(argc, argv, "+n:t:qh", long_opts, NULL)) !=

@@ -214,6 +214,29 @@ static void job_free(struct rr_job *j)
 	free(j);
 }
 
+struct rr_config rr_config_from(const struct frr_rr_opts *opts, int P, int T,
+				int slack, int timeout_ms)
+{
+	struct rr_config cfg = {
+		.P = P,
+		.T = T,
+		.W = P * T,
+		.group_size = opts->group_size > 0 ? opts->group_size : 4,
+		.threshold = opts->threshold,
+		.min_share = opts->min_share,
+		.timeout_ms = timeout_ms,
+		.slack = slack,
+		.max_unapplied = FRR_RT_HELP_SLOTS,
+		.remote_ok = 1,
+	};
+
+	cfg.max_helpers =
+	    opts->max_helpers > 0 ? opts->max_helpers : cfg.group_size;
+	if (cfg.max_helpers > RR_MAX_GROUP)
+		cfg.max_helpers = RR_MAX_GROUP;
+	return cfg;
+}
+
 static void job_config(struct rr_job *j, struct frr_rt *rt,
 		       const struct frr_rr_opts *opts)
 {
@@ -226,22 +249,8 @@ static void job_config(struct rr_job *j, struct frr_rt *rt,
 	j->rank = job->rank;
 	j->report_interval =
 	    opts->report_interval > 0 ? opts->report_interval : 16;
-	j->cfg = (struct rr_config){
-		.P = j->P,
-		.T = j->T,
-		.W = j->W,
-		.group_size = opts->group_size > 0 ? opts->group_size : 4,
-		.threshold = opts->threshold,
-		.min_share = opts->min_share,
-		.timeout_ms = env_timeout_ms(rt),
-		.slack = job->slack,
-		.max_unapplied = FRR_RT_HELP_SLOTS,
-		.remote_ok = 1,
-	};
-	j->cfg.max_helpers =
-	    opts->max_helpers > 0 ? opts->max_helpers : j->cfg.group_size;
-	if (j->cfg.max_helpers > RR_MAX_GROUP)
-		j->cfg.max_helpers = RR_MAX_GROUP;
+	j->cfg =
+	    rr_config_from(opts, j->P, j->T, job->slack, env_timeout_ms(rt));
 }
 
 static int rr_job_init(struct frr_rt *rt, const struct frr_rr_opts *opts,

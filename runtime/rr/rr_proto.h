@@ -185,6 +185,12 @@ struct rr_worker {
  * first.  Returns the count (<= RR_MAX_GROUP). */
 int rr_helper_group(int P, int T, int g, int w, int *out);
 
+/* rr.c: the engine's configuration for a job of P x T workers from its
+ * --rr-* options (defaults for those <= 0), with the runtime's help-batch
+ * slots; real jobs and the simulator (runtime/sim) both build it here. */
+struct rr_config rr_config_from(const struct frr_rr_opts *opts, int P, int T,
+				int slack, int timeout_ms);
+
 int rr_worker_init(struct rr_worker *rw, const struct rr_config *cfg,
 		   const struct rr_env_ops *ops, void *env, int w,
 		   struct rr_clock_counters *counters);

@@ -7,8 +7,9 @@
  * words, mailboxes with a one-way latency, item costs and the seeded
  * straggler schedules of --stragglers (straggler.c).
  *
- * Part of the runtime library (it runs the runtime's engine); the command
- * line (sim_cmd.c) only parses options, calls frr_sim_run() and prints.
+ * Part of the runtime library (it runs the runtime's engine).  The public
+ * side is flexrr/sim.h: a study (sim_study.c: the runs, the table, CSV and
+ * JSON) whose command line is cli/cmd_simulate.c.
  */
 #ifndef FLEXRR_RUNTIME_SIM_H
 #define FLEXRR_RUNTIME_SIM_H
@@ -16,20 +17,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "flexrr/sim.h"
 #include "straggler.h"
-
-enum frr_sim_mode {
-	FRR_SIM_BSP = 0,
-	FRR_SIM_SSP,
-	FRR_SIM_RR,	/* BSP + RapidReassignment */
-	FRR_SIM_FLEXRR, /* SSP + RapidReassignment */
-	FRR_SIM_LB_BSP, /* BSP, shares sized from predicted speeds */
-	FRR_SIM_BACKUP, /* BSP that drops the b slowest of each clock */
-	FRR_SIM_NMODES,
-};
-extern const char *const frr_sim_mode_names[FRR_SIM_NMODES];
-/* -1 if name is not a mode */
-int frr_sim_mode_parse(const char *name);
 
 /* Cost of one item, in seconds of a worker running at nominal speed. */
 enum frr_sim_cost_kind {
@@ -59,28 +48,6 @@ int frr_sim_cost_parse(const char *spec, uint64_t items,
 		       struct frr_sim_cost *out);
 void frr_sim_cost_free(struct frr_sim_cost *c);
 
-struct frr_sim_cfg {
-	int P, T, clocks, slack;
-	uint64_t items; /* per worker and clock */
-	uint64_t seed;	/* stragglers and item costs */
-	const struct frr_sim_cost *cost;
-	/* network and runtime timing, seconds */
-	double lat_s;		  /* one-way latency between processes */
-	double local_lat_s;	  /* within a process */
-	double poll_s;		  /* period of the runtime's wait loops */
-	double apply_s;		  /* clock's last batch in -> applied */
-	double contention_factor; /* contention[:w] as a slow-down */
-	/* RapidReassignment (as flexrr run --rr-*) */
-	int rr_group, rr_report, rr_max_helpers;
-	double rr_threshold, rr_min_share;
-	/* baselines */
-	int lb_history; /* lb-bsp: clocks the speed prediction averages */
-	int backups;	/* backup: b */
-	/* a Chrome / Perfetto timeline of the run in virtual time (trace.h) */
-	const char *trace_path;
-};
-void frr_sim_cfg_defaults(struct frr_sim_cfg *cfg);
-
 struct frr_sim_result {
 	double time_s;	/* virtual seconds to N clocks */
 	double work_s;	/* nominal work: sum of item costs */
@@ -102,8 +69,5 @@ int frr_sim_run(const struct frr_sim_cfg *cfg, enum frr_sim_mode mode,
  * straggler schedule plus contention as a factor. */
 double frr_sim_factor(const struct frr_sim_cfg *cfg,
 		      const struct frr_stragglers *s, int w, int c);
-
-/* `flexrr simulate` */
-int frr_cmd_simulate(int argc, char **argv);
 
 #endif /* FLEXRR_RUNTIME_SIM_H */

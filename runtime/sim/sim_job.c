@@ -303,24 +303,15 @@ void frr_sim_cfg_defaults(struct frr_sim_cfg *cfg)
 static void rr_setup(struct sim *s)
 {
 	const struct frr_sim_cfg *c = s->cfg;
-
-	s->rcfg = (struct rr_config){
-		.P = c->P,
-		.T = c->T,
-		.W = s->W,
-		.group_size = c->rr_group > 0 ? c->rr_group : 4,
+	struct frr_rr_opts opts = {
+		.group_size = c->rr_group,
 		.threshold = c->rr_threshold,
 		.min_share = c->rr_min_share,
-		/* waits are virtual: a real-time bound only guards bugs */
-		.timeout_ms = 3600 * 1000,
-		.slack = s->slack,
-		.max_unapplied = FRR_RT_HELP_SLOTS,
-		.remote_ok = 1,
+		.max_helpers = c->rr_max_helpers,
 	};
-	s->rcfg.max_helpers =
-	    c->rr_max_helpers > 0 ? c->rr_max_helpers : s->rcfg.group_size;
-	if (s->rcfg.max_helpers > RR_MAX_GROUP)
-		s->rcfg.max_helpers = RR_MAX_GROUP;
+
+	/* waits are virtual: a real-time bound only guards bugs */
+	s->rcfg = rr_config_from(&opts, c->P, c->T, s->slack, 3600 * 1000);
 }
 
 /* the engine's DoThis / BegunHelping / Cancelled / HelpCompleted, at the

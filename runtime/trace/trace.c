@@ -206,7 +206,12 @@ static int write_events(const struct frr_trace *t, FILE *f)
 	return ferror(f) ? -EIO : 0;
 }
 
-static int write_part(const struct frr_trace *t, const char *path)
+/* Write path whole or not at all: fill() writes path.tmp, renamed to path
+ * when complete (rank 0 waits for a part to appear, append_file()). */
+static int write_atomic(const struct frr_trace *t, const char *path,
+			int (*fill)(const struct frr_trace *t, FILE *f,
+				    int timeout_ms),
+			int timeout_ms)
 {
 	char tmp[4096];
 	FILE *f;
@@ -221,7 +226,7 @@ static int write_part(const struct frr_trace *t, const char *path)
 			tmp, strerror(-err));
 		return err;
 	}
-	err = write_events(t, f);
+	err = fill(t, f, timeout_ms);
 	if (fclose(f) && !err)
 		err = -errno;
 	if (!err && rename(tmp, path))
@@ -231,6 +236,13 @@ static int write_part(const struct frr_trace *t, const char *path)
 		unlink(tmp);
 	}
 	return err;
+}
+
+/* a rank's part: its events */
+static int fill_part(const struct frr_trace *t, FILE *f, int timeout_ms)
+{
+	(void)timeout_ms;
+	return write_events(t, f);
 }
 
 static int append_file(FILE *out, const char *path, int timeout_ms)
@@ -258,33 +270,12 @@ static int append_file(FILE *out, const char *path, int timeout_ms)
 	return 0;
 }
 
-int frr_trace_write(struct frr_trace *t, int timeout_ms)
+/* rank 0's file: its events, then every other rank's part */
+static int fill_all(const struct frr_trace *t, FILE *f, int timeout_ms)
 {
-	char part[4096], tmp[4096];
-	FILE *f;
-	int err = 0;
+	char part[4096];
+	int err;
 
-	if (!t)
-		return 0;
-	if (frr_trace_dropped(t))
-		frr_warn("--trace: %llu events dropped (buffers full); "
-			 "trace fewer clocks",
-			 (unsigned long long)frr_trace_dropped(t));
-	if (t->rank != 0) {
-		if (snprintf(part, sizeof(part), "%s.rank%d", t->path,
-			     t->rank) >= (int)sizeof(part))
-			return -ENAMETOOLONG;
-		return write_part(t, part);
-	}
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", t->path) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	f = fopen(tmp, "w");
-	if (!f) {
-		err = -errno;
-		frr_err("--trace: cannot create %s: %s; pick a writable path",
-			tmp, strerror(-err));
-		return err;
-	}
 	fprintf(f, "[\n");
 	err = write_events(t, f);
 	for (int r = 1; r < t->nranks && !err; r++) {
@@ -300,16 +291,29 @@ int frr_trace_write(struct frr_trace *t, int timeout_ms)
 	/* a closing event without a trailing comma keeps the JSON strict */
 	fprintf(f, "{\"ph\":\"M\",\"pid\":0,\"name\":\"trace_end\","
 		   "\"args\":{}}\n]\n");
-	if (fclose(f) && !err)
-		err = -errno;
-	if (!err && rename(tmp, t->path))
-		err = -errno;
-	if (err) {
-		frr_err("--trace: writing %s failed: %s", t->path,
-			strerror(-err));
-		unlink(tmp);
-		return err;
+	return err;
+}
+
+int frr_trace_write(struct frr_trace *t, int timeout_ms)
+{
+	char part[4096];
+	int err;
+
+	if (!t)
+		return 0;
+	if (frr_trace_dropped(t))
+		frr_warn("--trace: %llu events dropped (buffers full); "
+			 "trace fewer clocks",
+			 (unsigned long long)frr_trace_dropped(t));
+	if (t->rank != 0) {
+		if (snprintf(part, sizeof(part), "%s.rank%d", t->path,
+			     t->rank) >= (int)sizeof(part))
+			return -ENAMETOOLONG;
+		return write_atomic(t, part, fill_part, timeout_ms);
 	}
-	frr_info("--trace: wrote %s (open it in ui.perfetto.dev)", t->path);
-	return 0;
+	err = write_atomic(t, t->path, fill_all, timeout_ms);
+	if (!err)
+		frr_info("--trace: wrote %s (open it in ui.perfetto.dev)",
+			 t->path);
+	return err;
 }

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The straggler simulator (docs/simulator.md) as a library call.  A study
+ * is the no-straggler ideal plus every (straggler pattern x mode) of one job
+ * shape, simulated in virtual time with the RapidReassignment engine of real
+ * jobs; it prints a table and may write CSV and JSON.  `flexrr simulate`
+ * (cli/cmd_simulate.c) is its command line: it fills a struct
+ * frr_sim_study from argv and calls frr_sim_study_run().
+ */
+#ifndef FLEXRR_SIM_H
+#define FLEXRR_SIM_H
+
+#include <stdint.h>
+
+#include "flexrr/base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+FRR_API_BEGIN
+
+enum frr_sim_mode {
+	FRR_SIM_BSP = 0,
+	FRR_SIM_SSP,
+	FRR_SIM_RR,	/* BSP + RapidReassignment */
+	FRR_SIM_FLEXRR, /* SSP + RapidReassignment */
+	FRR_SIM_LB_BSP, /* BSP, shares sized from predicted speeds */
+	FRR_SIM_BACKUP, /* BSP that drops the b slowest of each clock */
+	FRR_SIM_NMODES,
+};
+extern const char *const frr_sim_mode_names[FRR_SIM_NMODES];
+/* -1 if name is not a mode */
+int frr_sim_mode_parse(const char *name);
+
+struct frr_sim_cost; /* an item cost model (frr_sim_study_run makes it) */
+
+struct frr_sim_cfg {
+	int P, T, clocks, slack;
+	uint64_t items; /* per worker and clock */
+	uint64_t seed;	/* stragglers and item costs */
+	const struct frr_sim_cost *cost;
+	/* network and runtime timing, seconds */
+	double lat_s;		  /* one-way latency between processes */
+	double local_lat_s;	  /* within a process */
+	double poll_s;		  /* period of the runtime's wait loops */
+	double apply_s;		  /* clock's last batch in -> applied */
+	double contention_factor; /* contention[:w] as a slow-down */
+	/* RapidReassignment (as flexrr run --rr-*) */
+	int rr_group, rr_report, rr_max_helpers;
+	double rr_threshold, rr_min_share;
+	/* baselines */
+	int lb_history; /* lb-bsp: clocks the speed prediction averages */
+	int backups;	/* backup: b */
+	/* a Chrome / Perfetto timeline of the run in virtual time (trace.h) */
+	const char *trace_path;
+};
+void frr_sim_cfg_defaults(struct frr_sim_cfg *cfg);
+
+/* One-way latency between processes of a named network ("ib", "roce",
+ * "softroce", "shm"; docs/simulator.md has the sources), in seconds;
+ * -EINVAL for another name. */
+int frr_sim_net_latency(const char *name, double *lat_s);
+
+#define FRR_SIM_MAX_PATTERNS 16
+
+struct frr_sim_study {
+	struct frr_sim_cfg cfg; /* its cost comes from cost_spec */
+	/* "const:US", "uniform:LO,HI", "exp:MEAN", "lognormal:MEAN,SIGMA"
+	 * (us), "metrics:FILE[,ITEMS]", "metrics-mean:FILE[,ITEMS]" */
+	const char *cost_spec;
+	const char *net;	/* names cfg.lat_s in the output */
+	const char *csv, *json; /* also write the results there (or NULL) */
+	/* --stragglers specs; none: the five patterns of docs/results */
+	const char *patterns[FRR_SIM_MAX_PATTERNS];
+	int npatterns;
+	int modes[FRR_SIM_NMODES], nmodes;
+	int quiet; /* no table on stdout (progress still on stderr) */
+};
+/* cfg's defaults, cost const:100, net ib, every mode, no patterns (the
+ * run takes the five defaults). */
+void frr_sim_study_defaults(struct frr_sim_study *s);
+/* Run the study; progress on stderr, the table on stdout.  0, -EINVAL for
+ * a bad cost or pattern, or a negative errno; the reason is printed. */
+int frr_sim_study_run(struct frr_sim_study *s);
+
+FRR_API_END
+#ifdef __cplusplus
+}
+#endif
+#endif /* FLEXRR_SIM_H */

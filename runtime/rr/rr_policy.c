@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: MIT
+/*
+ * RapidReassignment policy: who may help whom (helper groups) and when a
+ * worker offers part of its list to which helper, how much.
+ */
+#include <errno.h>
+
+#include "flexrr/log.h"
+#include "rr_proto_int.h"
+
+/* ---- helper groups ------------------------------------------------------ */
+
+int rr_helper_group(int P, int T, int g, int w, int *out)
+{
+	int r = w / T, t = w % T, n = 0, nlocal, nremote;
+
+	if (g > RR_MAX_GROUP)
+		g = RR_MAX_GROUP;
+	if (g > P * T - 1)
+		g = P * T - 1;
+	if (g <= 0)
+		return 0;
+	/* other processes do not share w's CPU: most of the group is there;
+	 * one same-process helper (for g >= 3) keeps help cheap (no state
+	 * push, shared replica) */
+	nremote = (P - 1) * T;
+	nlocal = T - 1;
+	if (nremote > g - (g >= 3 && nlocal > 0))
+		nremote = g - (g >= 3 && nlocal > 0);
+	if (nlocal > g - nremote)
+		nlocal = g - nremote;
+	/* remote: walk threads outer, ranks inner, so consecutive workers of
+	 * a rank spread their load over distinct peers */
+	for (int j = 0; j < T && n < nremote; j++)
+		for (int i = 1; i < P && n < nremote; i++)
+			out[n++] = ((r + i) % P) * T + (t + j) % T;
+	for (int j = 1; j <= nlocal; j++)
+		out[n++] = r * T + (t + j) % T;
+	return n;
+}
+
+/* ---- offering ----------------------------------------------------------- */
+
+/* Fraction of its clock helper h has done, seen from our clock (a helper in
+ * a later clock counts as 100% plus); < 0 when it is behind us. */
+static double helper_fraction(struct rr_worker *rw, int h, int clock)
+{
+	struct frr_progress p = rw->env_ops->progress(rw->env, h);
+	uint64_t n = rw->env_ops->nitems(rw->env, h);
+	double rem, f;
+
+	if (p.clock < clock)
+		return -1.0;
+	rem = n && p.total > p.done ? (double)(p.total - p.done) / (double)n
+				    : 0.0;
+	f = rem >= 1.0 ? 0.0 : 1.0 - rem;
+	/* each clock it is ahead counts as a whole clock done */
+	return f + (double)(p.clock - clock);
+}
+
+static int offered_to(const struct rr_worker *rw, int h)
+{
+	for (int i = 0; i < rw->noffers; i++)
+		if (rw->offers[i].helper == h)
+			return 1;
+	return 0;
+}
+
+int rr_maybe_offer(struct rr_worker *rw, int clock, struct frr_rr_list *list)
+{
+	const struct rr_config *c = rw->cfg;
+	uint64_t rem_items = list->end - list->next, amount, a, id;
+	double rem, me, best_lag = -1, lag;
+	int best = -1, h, err;
+
+	if (!list->n || rem_items < 2 || rw->noffers >= c->max_helpers)
+		return 0;
+	rem = (double)rem_items / (double)list->n;
+	if (rem <= c->min_share)
+		return 0;
+	me = 1.0 - rem;
+	for (int i = 0; i < rw->nhelpers; i++) {
+		h = rw->helpers[i];
+		if (offered_to(rw, h) || (rw->remote_refused >> i & 1) ||
+		    (!c->remote_ok &&
+		     rr_rank_of(rw, h) != rr_rank_of(rw, rw->w)))
+			continue;
+		lag = helper_fraction(rw, h, clock) - me;
+		if (lag > best_lag) {
+			best_lag = lag;
+			best = i;
+		}
+	}
+	if (best < 0 || best_lag <= c->threshold)
+		return 0;
+	h = rw->helpers[best];
+	amount = (uint64_t)(best_lag / 2 * (double)list->n);
+	if (amount > rem_items / 2)
+		amount = rem_items / 2;
+	if (!amount)
+		return 0;
+	a = list->end - amount;
+	if (rr_rank_of(rw, h) != rr_rank_of(rw, rw->w)) {
+		err = rw->env_ops->state_push(rw->env, rw->w, h, a, list->end);
+		if (err == -EOPNOTSUPP) {
+			/* item state cannot travel yet: local helpers only */
+			rw->remote_refused |= 1ull << best;
+			return 0;
+		}
+		if (err)
+			return err;
+	}
+	id = ((uint64_t)(uint32_t)clock << 32) | (rw->next_id++ & 0xffffffff);
+	err = rr_send_msg(rw, h, RR_MSG_DO_THIS, clock, a, list->end, id);
+	if (err)
+		return err;
+	rw->offers[rw->noffers++] = (struct rr_offer){
+		.helper = h,
+		.state = RR_OFFER_SENT,
+		.a = a,
+		.b = list->end,
+		.id = id,
+	};
+	rr_count(rw, clock, RR_C_OFFERS, 1);
+	rr_event(rw, FRR_TR_OFFER, h, clock, a, list->end);
+	frr_dbg("rr: worker %d clock %d: DoThis [%llu, %llu) to worker %d "
+		"(lag %.2f)",
+		rw->w, clock, (unsigned long long)a,
+		(unsigned long long)list->end, h, best_lag);
+	list->end = a;
+	return rw->env_ops->publish(rw->env, rw->w, clock, list);
+}
