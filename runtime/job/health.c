@@ -31,19 +31,25 @@ int frr_rt_fail(struct frr_rt *rt, int err, const char *fmt, ...)
 		frr_err("%s", buf);
 		/* rr (additive): name the helpers we were waiting on */
 		if (FRR_RR_HAS(rt->rr, peer_dead) && rt->rr_state)
-			rt->rr->peer_dead(rt, rt->rr_state, -1);
+			rt->rr->peer_dead(rt, rt->rr_state, -1, "was lost");
 	}
 	return frr_rt_failed(rt);
 }
 
-/* Tell every other rank that `dead` died (a counter write into its notice
+/* A notice word, [writer rank]: dead rank + 1, NOTICE_HUNG set when the
+ * writer found it unresponsive rather than gone.  Peer-written: read once,
+ * checked by notice_read. */
+#define NOTICE_HUNG (1ull << 32)
+
+/* Tell every other rank that `dead` failed (a counter write into its notice
  * slot for us).  The transport lock is recursive (this thread may hold it
  * already); another thread may hold it in a flush to the dead peer, bounded
  * by flush_ms: wait that long, the notice is what lets the others name
  * `dead`. */
-static void notify_dead(struct frr_rt *rt, int dead, int peer)
+static void notify_dead(struct frr_rt *rt, int dead, int peer, int hung)
 {
 	struct timespec dl = frr_deadline_ts(rt->flush_ms + 300);
+	uint64_t v = ((uint64_t)dead + 1) | (hung ? NOTICE_HUNG : 0);
 
 	if (pthread_mutex_timedlock(&rt->tp_lock, &dl))
 		return;
@@ -51,49 +57,80 @@ static void notify_dead(struct frr_rt *rt, int dead, int peer)
 		if (r != rt->rank && r != dead && r != peer)
 			frr_tp_write_u64(rt->eps[r], rt->rctl[r],
 					 rt->off_notice + (size_t)rt->rank * 64,
-					 (uint64_t)dead + 1, 0, 0);
+					 v, 0, 0);
 	for (int r = 0; r < rt->P; r++)
 		if (r != rt->rank && r != dead && r != peer)
 			frr_tp_flush(rt->eps[r], 500);
 	pthread_mutex_unlock(&rt->tp_lock);
 }
 
+/* The notice rank q left us, copied once: 1 and *dead, *hung set if it
+ * names a rank of the job, 0 if none (or garbage, which names nobody). */
+static int notice_read(const struct frr_rt *rt, int q, int *dead, int *hung)
+{
+	uint64_t v =
+	    frr_tp_load_u64(ctl_u64(rt, rt->off_notice + (size_t)q * 64));
+	uint64_t r = (v & ~NOTICE_HUNG) - 1;
+
+	if (!v || (v & ~NOTICE_HUNG) == 0 || r >= (uint64_t)rt->P)
+		return 0;
+	*dead = (int)r;
+	*hung = (v & NOTICE_HUNG) != 0;
+	return 1;
+}
+
+static int report(struct frr_rt *rt, int dead, int hung, int reporter,
+		  const char *how)
+{
+	const char *what = hung ? "is unresponsive (hung or stopped: its "
+				  "connection is open but it does not answer)"
+				: "has died (crashed or was killed)";
+
+	if (reporter >= 0)
+		return frr_rt_fail(rt, -ENOTCONN,
+				   "rank %d %s, as rank %d reported before "
+				   "it stopped too; stopping rank %d",
+				   dead, what, reporter, rt->rank);
+	return frr_rt_fail(rt, hung ? -ETIMEDOUT : -ENOTCONN,
+			   "rank %d %s: %s; stopping rank %d", dead, what, how,
+			   rt->rank);
+}
+
 /*
- * A peer is gone.  Before failing, tell every other rank which one: a rank
- * that then sees *us* disappear reports the rank that really died, not us.
+ * A peer failed us.  It is unresponsive (hung) if its transport connection
+ * is still open, dead if it is closed.  Before failing, tell every other
+ * rank which one: a rank that then sees *us* disappear reports the rank
+ * that really failed, not us.
  */
 int frr_rt_peer_fail(struct frr_rt *rt, int peer, const char *how)
 {
-	int dead = peer, reporter = -1;
+	int dead = peer, hung, own, reporter = -1;
 
 	/* already failing: errors while stopping are consequences */
 	if (frr_rt_failed(rt))
 		return frr_rt_failed(rt);
+	own = frr_tp_ep_alive(rt->eps[peer]) > 0;
+	hung = own;
 	for (int q = 0; q < rt->P; q++) {
-		uint64_t v = frr_tp_load_u64(
-		    ctl_u64(rt, rt->off_notice + (size_t)q * 64));
+		int d, h;
 
-		if (v && (reporter < 0 || q == peer)) {
-			dead = (int)(v - 1);
+		if (q != rt->rank && notice_read(rt, q, &d, &h) &&
+		    (reporter < 0 || q == peer)) {
+			dead = d;
+			hung = h;
 			reporter = q;
 		}
 	}
-	if (dead < 0 || dead >= rt->P)
-		dead = peer;
-	/* rr names the helpers that were helping on the dead rank */
+	if (reporter >= 0 && dead == peer) {
+		reporter = -1; /* our own view of the peer */
+		hung = own;
+	}
+	/* rr names the helpers and helpees involved with the failed rank */
 	if (FRR_RR_HAS(rt->rr, peer_dead) && rt->rr_state)
-		rt->rr->peer_dead(rt, rt->rr_state, dead);
-	notify_dead(rt, dead, peer);
-	if (reporter >= 0 && dead != peer)
-		return frr_rt_fail(
-		    rt, -ENOTCONN,
-		    "rank %d has gone (crashed or was killed), as rank %d "
-		    "reported before it stopped too; stopping rank %d",
-		    dead, reporter, rt->rank);
-	return frr_rt_fail(rt, -ENOTCONN,
-			   "rank %d has gone (%s: it crashed or was killed); "
-			   "stopping rank %d",
-			   dead, how, rt->rank);
+		rt->rr->peer_dead(rt, rt->rr_state, dead,
+				  hung ? "stopped responding" : "died");
+	notify_dead(rt, dead, peer, hung);
+	return report(rt, dead, hung, reporter, how);
 }
 
 /* ---- stalls ---------------------------------------------------------------
