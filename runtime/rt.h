@@ -243,6 +243,7 @@ struct frr_rt {
 	char metrics[512];
 	FILE *metrics_f;
 	int metrics_json;
+	double *stats_copy; /* rank 0: a rank's stats record (eval/stats.h) */
 	uint64_t *hb_last;
 	double *hb_seen;
 	uint64_t hb_count;
@@ -253,6 +254,9 @@ struct frr_rt {
 	void *rr_state;
 	int rr_reassign;
 	int test_break_ssp; /* env FLEXRR_TEST_BREAK_SSP: checker self-test */
+	/* env FLEXRR_TEST_FORGE_STATS=R: rank R sends a NaN metric (tests of
+	 * rank 0's check, eval/stats.h); -1 = off */
+	int test_forge_stats;
 };
 
 /* Control words: 8-byte counters in the ctl region, written by peers with

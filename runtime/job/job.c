@@ -14,6 +14,7 @@
 
 #include "flexrr/log.h"
 #include "rt.h"
+#include "stats.h"
 
 /*
  * Rank 0 creates the app first and tells the others how it went: bad app
@@ -133,6 +134,9 @@ static void rt_setup_shape(struct frr_rt *rt, struct frr_oob *oob,
 	atomic_init(&rt->failed, 0);
 	/* tests prove the staleness checker can fail by breaking SSP */
 	rt->test_break_ssp = getenv("FLEXRR_TEST_BREAK_SSP") != NULL;
+	rt->test_forge_stats = getenv("FLEXRR_TEST_FORGE_STATS")
+				   ? atoi(getenv("FLEXRR_TEST_FORGE_STATS"))
+				   : -1;
 	if (o->mode == FRR_MODE_FLEXRR || o->mode == FRR_MODE_RR) {
 		rt->rr = &frr_rr_ops;
 		rt->rr_reassign = 1;
@@ -153,8 +157,9 @@ static int rt_alloc(struct frr_rt *rt)
 	rt->wk = calloc((size_t)rt->T, sizeof(*rt->wk));
 	rt->hb_last = calloc((size_t)rt->P, sizeof(uint64_t));
 	rt->hb_seen = calloc((size_t)rt->P, sizeof(double));
+	rt->stats_copy = calloc(frr_stats_len(rt->T), sizeof(double));
 	if (!rt->parts || !rt->nitems || !rt->wk || !rt->hb_last ||
-	    !rt->hb_seen)
+	    !rt->hb_seen || !rt->stats_copy)
 		return -ENOMEM;
 	return 0;
 }
@@ -224,6 +229,7 @@ static void rt_fini(struct frr_rt *rt)
 	free(rt->wk);
 	free(rt->hb_last);
 	free(rt->hb_seen);
+	free(rt->stats_copy);
 	free(rt->consumed);
 	free(rt->scratch);
 	free(rt->shard_rows);

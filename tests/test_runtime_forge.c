@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Data a peer writes is copied once and checked (issue 10, item 4): a
+ * rank's stats record with a NaN or out-of-range metric fails the job
+ * with a message naming that rank, never a crash or a silent NaN.  (Forged
+ * update-batch headers: test_runtime_job.c; mailbox messages:
+ * test_rr_proto.c; LDA topics: test_lda_kernel.c.)
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <math.h>
+
+#include "rt.h"
+#include "stats.h"
+#include "test_runtime_util.h"
+
+TestSuite(runtime_forge, .timeout = 120);
+
+Test(runtime_forge, stats_check_refuses_bad_metrics)
+{
+	enum { T = 2 };
+	double d[FRR_MAX_STATS + T * FRR_RT_NMETRICS];
+	double *m1 = d + FRR_MAX_STATS + FRR_RT_NMETRICS;
+	const double bad[] = { NAN, INFINITY, -INFINITY, -1, 1e300 };
+	char why[160];
+
+	cr_assert_eq(frr_stats_len(T), sizeof(d) / sizeof(*d));
+	memset(d, 0, sizeof(d));
+	d[0] = NAN; /* an app stat: the app's to judge (a diverged model) */
+	m1[FRR_M_MIN_DATA_CLOCK] = -1;
+	cr_assert_eq(frr_stats_check(d, T, why, sizeof(why)), 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		m1[FRR_M_STALE_READS] = bad[i];
+		cr_assert_eq(frr_stats_check(d, T, why, sizeof(why)), -EPROTO,
+			     "stale_reads = %g accepted", bad[i]);
+		cr_assert(strstr(why, "stale_reads of its worker 1"),
+			  "message: %s", why);
+	}
+	m1[FRR_M_STALE_READS] = 0;
+	m1[FRR_M_MIN_DATA_CLOCK] = -2;
+	cr_assert_eq(frr_stats_check(d, T, why, sizeof(why)), -EPROTO);
+}
+
+/* Rank R of a 3-rank job sends rank 0 a NaN metric (test hook). */
+static void forged_stats_case(int r)
+{
+	struct rt_run *res = calloc(1, sizeof(*res));
+	char forge[64], want[64];
+	char *argv[] = { (char *)rt_bin(),
+			 "run",
+			 "-n",
+			 "3",
+			 "-t",
+			 "2",
+			 "--clocks",
+			 "6",
+			 "-q",
+			 "toy",
+			 "--work-us",
+			 "50",
+			 NULL };
+	char *env[] = { forge, NULL };
+
+	snprintf(forge, sizeof(forge), "FLEXRR_TEST_FORGE_STATS=%d", r);
+	rt_exec(res, argv, env, 60);
+	snprintf(want, sizeof(want), "rank %d sent rank 0 a bad stats", r);
+	cr_assert(res->code > 0 && res->code < 128,
+		  "forged stats of rank %d: exit %d (want an error, not a "
+		  "crash or success): %s",
+		  r, res->code, res->err);
+	cr_assert(strstr(res->err, want), "no \"%s\" in: %s", want, res->err);
+	cr_assert(strstr(res->err, "wait_s"), "the metric is not named: %s",
+		  res->err);
+	free(res);
+}
+
+Test(runtime_forge, forged_stats_name_the_rank)
+{
+	forged_stats_case(1);
+	forged_stats_case(2);
+}
