@@ -385,7 +385,7 @@ int frr_rt_hook(struct frr_rt *rt, int err, const char *name, int w, int c);
 
 /* ---- worker/instrument.c: stragglers and trace, every mode ---- */
 int frr_inst_init(struct frr_rt *rt);
-void frr_inst_fini(struct frr_rt *rt);
+int frr_inst_fini(struct frr_rt *rt);
 int frr_inst_clock_begin(struct frr_worker *wk, int c);
 void frr_inst_ssp_wait(struct frr_worker *wk, int c, uint64_t t0, uint64_t t1);
 /* wk's thread ran items for work_ns (its own or, helping, another's). */

@@ -212,11 +212,14 @@ static int rt_init(struct frr_rt *rt, struct frr_oob *oob,
 	return frr_rt_tables_init(rt);
 }
 
-static void rt_fini(struct frr_rt *rt)
+/* 0, or the error of writing an output at the end (the trace) */
+static int rt_fini(struct frr_rt *rt)
 {
+	int err;
+
 	if (rt->rr && rt->rr_state)
 		rt->rr->job_fini(rt, rt->rr_state);
-	frr_inst_fini(rt);
+	err = frr_inst_fini(rt);
 	frr_rt_workers_fini(rt);
 	frr_rt_tp_teardown(rt);
 	frr_rt_tables_fini(rt);
@@ -237,6 +240,7 @@ static void rt_fini(struct frr_rt *rt)
 	free(rt->pay_off);
 	free(rt->slot_bytes);
 	pthread_mutex_destroy(&rt->tp_lock);
+	return err;
 }
 
 /* Test hook: every worker's last progress word, as this rank sees it, says
@@ -328,7 +332,7 @@ int frr_rt_job_run(struct frr_oob *oob, struct frr_run_opts *o)
 {
 	struct frr_rt rt_, *rt = &rt_;
 	double t_start;
-	int err;
+	int err, ferr;
 
 	memset(rt, 0, sizeof(*rt));
 	err = rt_init(rt, oob, o);
@@ -344,6 +348,6 @@ int frr_rt_job_run(struct frr_oob *oob, struct frr_run_opts *o)
 	if (!err)
 		err = job_finish(rt, t_start);
 out:
-	rt_fini(rt);
-	return err;
+	ferr = rt_fini(rt);
+	return err ? err : ferr;
 }
