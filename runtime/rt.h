@@ -254,9 +254,11 @@ struct frr_rt {
 	void *rr_state;
 	int rr_reassign;
 	int test_break_ssp; /* env FLEXRR_TEST_BREAK_SSP: checker self-test */
-	/* env FLEXRR_TEST_FORGE_STATS=R: rank R sends a NaN metric (tests of
-	 * rank 0's check, eval/stats.h); -1 = off */
-	int test_forge_stats;
+	/* env FLEXRR_TEST_FORGE=stats:R (rank R sends rank 0 a NaN metric) or
+	 * batch:R (rank R's workers send an update batch attributed to a
+	 * worker that does not exist), in clock 1: tests of the receivers'
+	 * checks; -1 = off */
+	int test_forge_stats, test_forge_batch;
 };
 
 /* Control words: 8-byte counters in the ctl region, written by peers with

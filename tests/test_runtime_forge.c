@@ -3,7 +3,7 @@
  * Data a peer writes is copied once and checked (issue 10, item 4): a
  * rank's stats record with a NaN or out-of-range metric fails the job
  * with a message naming that rank, never a crash or a silent NaN.  (Forged
- * update-batch headers: test_runtime_job.c; mailbox messages:
+ * update-batch headers: below; mailbox messages:
  * test_rr_proto.c; LDA topics: test_lda_kernel.c.)
  */
 #include <criterion/criterion.h>
@@ -61,7 +61,7 @@ static void forged_stats_case(int r)
 			 NULL };
 	char *env[] = { forge, NULL };
 
-	snprintf(forge, sizeof(forge), "FLEXRR_TEST_FORGE_STATS=%d", r);
+	snprintf(forge, sizeof(forge), "FLEXRR_TEST_FORGE=stats:%d", r);
 	rt_exec(res, argv, env, 60);
 	snprintf(want, sizeof(want), "rank %d sent rank 0 a bad stats", r);
 	cr_assert(res->code > 0 && res->code < 128,
@@ -78,4 +78,36 @@ Test(runtime_forge, forged_stats_name_the_rank)
 {
 	forged_stats_case(1);
 	forged_stats_case(2);
+}
+
+/* Rank 1's workers send update batches attributed to a worker that does
+ * not exist (test hook): every receiver refuses the header, naming rank 1,
+ * and nothing is applied out of bounds (ASan build). */
+Test(runtime_forge, forged_batch_header_names_the_rank)
+{
+	struct rt_run *res = calloc(1, sizeof(*res));
+	char *argv[] = { (char *)rt_bin(),
+			 "run",
+			 "-n",
+			 "3",
+			 "-t",
+			 "2",
+			 "--clocks",
+			 "6",
+			 "-q",
+			 "toy",
+			 "--work-us",
+			 "50",
+			 NULL };
+	char *env[] = { "FLEXRR_TEST_FORGE=batch:1", NULL };
+
+	rt_exec(res, argv, env, 60);
+	cr_assert(res->code > 0 && res->code < 128,
+		  "forged batch: exit %d (want an error, not a crash or "
+		  "success): %s",
+		  res->code, res->err);
+	cr_assert(strstr(res->err, "corrupt update batch from worker") &&
+		      strstr(res->err, "of rank 1 (sender"),
+		  "the refusal does not name rank 1: %s", res->err);
+	free(res);
 }

@@ -99,6 +99,15 @@ static int parts_load_own(struct frr_rt *rt)
 	return 0;
 }
 
+static void test_forge_init(struct frr_rt *rt, const char *e)
+{
+	rt->test_forge_stats = rt->test_forge_batch = -1;
+	if (e && !strncmp(e, "stats:", 6))
+		rt->test_forge_stats = atoi(e + 6);
+	else if (e && !strncmp(e, "batch:", 6))
+		rt->test_forge_batch = atoi(e + 6);
+}
+
 static void rt_setup_shape(struct frr_rt *rt, struct frr_oob *oob,
 			   struct frr_run_opts *o)
 {
@@ -134,9 +143,7 @@ static void rt_setup_shape(struct frr_rt *rt, struct frr_oob *oob,
 	atomic_init(&rt->failed, 0);
 	/* tests prove the staleness checker can fail by breaking SSP */
 	rt->test_break_ssp = getenv("FLEXRR_TEST_BREAK_SSP") != NULL;
-	rt->test_forge_stats = getenv("FLEXRR_TEST_FORGE_STATS")
-				   ? atoi(getenv("FLEXRR_TEST_FORGE_STATS"))
-				   : -1;
+	test_forge_init(rt, getenv("FLEXRR_TEST_FORGE"));
 	if (o->mode == FRR_MODE_FLEXRR || o->mode == FRR_MODE_RR) {
 		rt->rr = &frr_rr_ops;
 		rt->rr_reassign = 1;
