@@ -41,11 +41,12 @@ Test(runtime_forge, stats_check_refuses_bad_metrics)
 	cr_assert_eq(frr_stats_check(d, T, why, sizeof(why)), -EPROTO);
 }
 
-/* Rank R of a 3-rank job sends rank 0 a NaN metric (test hook). */
-static void forged_stats_case(int r)
+/* A 3-rank job run with FLEXRR_TEST_FORGE=forge must fail (not crash,
+ * not succeed) with every string of want[] in its errors. */
+static void forged_run(const char *forge, const char *const want[], int n)
 {
 	struct rt_run *res = calloc(1, sizeof(*res));
-	char forge[64], want[64];
+	char env0[64];
 	char *argv[] = { (char *)rt_bin(),
 			 "run",
 			 "-n",
@@ -59,55 +60,36 @@ static void forged_stats_case(int r)
 			 "--work-us",
 			 "50",
 			 NULL };
-	char *env[] = { forge, NULL };
+	char *env[] = { env0, NULL };
 
-	snprintf(forge, sizeof(forge), "FLEXRR_TEST_FORGE=stats:%d", r);
+	snprintf(env0, sizeof(env0), "FLEXRR_TEST_FORGE=%s", forge);
 	rt_exec(res, argv, env, 60);
-	snprintf(want, sizeof(want), "rank %d sent rank 0 a bad stats", r);
 	cr_assert(res->code > 0 && res->code < 128,
-		  "forged stats of rank %d: exit %d (want an error, not a "
-		  "crash or success): %s",
-		  r, res->code, res->err);
-	cr_assert(strstr(res->err, want), "no \"%s\" in: %s", want, res->err);
-	cr_assert(strstr(res->err, "wait_s"), "the metric is not named: %s",
-		  res->err);
+		  "%s: exit %d (want an error, not a crash or success): %s",
+		  forge, res->code, res->err);
+	for (int i = 0; i < n; i++)
+		cr_assert(strstr(res->err, want[i]), "%s: no \"%s\" in: %s",
+			  forge, want[i], res->err);
 	free(res);
 }
 
+/* Rank R sends rank 0 a NaN metric: named with the metric. */
 Test(runtime_forge, forged_stats_name_the_rank)
 {
-	forged_stats_case(1);
-	forged_stats_case(2);
+	const char *w1[] = { "rank 1 sent rank 0 a bad stats", "wait_s" };
+	const char *w2[] = { "rank 2 sent rank 0 a bad stats", "wait_s" };
+
+	forged_run("stats:1", w1, 2);
+	forged_run("stats:2", w2, 2);
 }
 
 /* Rank 1's workers send update batches attributed to a worker that does
- * not exist (test hook): every receiver refuses the header, naming rank 1,
- * and nothing is applied out of bounds (ASan build). */
+ * not exist: every receiver refuses the header, naming rank 1, and nothing
+ * is applied out of bounds (ASan build). */
 Test(runtime_forge, forged_batch_header_names_the_rank)
 {
-	struct rt_run *res = calloc(1, sizeof(*res));
-	char *argv[] = { (char *)rt_bin(),
-			 "run",
-			 "-n",
-			 "3",
-			 "-t",
-			 "2",
-			 "--clocks",
-			 "6",
-			 "-q",
-			 "toy",
-			 "--work-us",
-			 "50",
-			 NULL };
-	char *env[] = { "FLEXRR_TEST_FORGE=batch:1", NULL };
+	const char *w[] = { "corrupt update batch from worker",
+			    "of rank 1 (sender" };
 
-	rt_exec(res, argv, env, 60);
-	cr_assert(res->code > 0 && res->code < 128,
-		  "forged batch: exit %d (want an error, not a crash or "
-		  "success): %s",
-		  res->code, res->err);
-	cr_assert(strstr(res->err, "corrupt update batch from worker") &&
-		      strstr(res->err, "of rank 1 (sender"),
-		  "the refusal does not name rank 1: %s", res->err);
-	free(res);
+	forged_run("batch:1", w, 2);
 }
