@@ -189,8 +189,8 @@ static int exit_code(int ret)
  * parent's atexit handlers (e.g. a test runner's) or flush its stdio twice.
  */
 static void __attribute__((noreturn))
-run_child(int rank, int nprocs, uint64_t token, int fd, frr_launch_fn fn,
-	  void *arg)
+run_child(int rank, int nprocs, uint64_t token, int fd, pid_t parent,
+	  frr_launch_fn fn, void *arg)
 {
 	struct oob_child c = { .base = { .ops = fd >= 0 ? &child_ops
 							: &norelay_ops,
@@ -200,8 +200,10 @@ run_child(int rank, int nprocs, uint64_t token, int fd, frr_launch_fn fn,
 			       .fd = fd };
 	int code = 111; /* the launcher is already gone: do not run */
 
+	/* die with the launcher; if it died before prctl took effect we have
+	 * been reparented already (to init or a subreaper): do not run */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != 1) {
+	if (getppid() == parent) {
 		frr_log_set_rank(rank);
 		code = exit_code(fn(&c.base, arg));
 	}
@@ -447,7 +449,7 @@ static int spawn(struct launch *l, int i, uint64_t token, frr_launch_fn fn,
 {
 	int relay = !(l->cfg->flags & FRR_LAUNCH_NO_RELAY);
 	int sv[2] = { -1, -1 };
-	pid_t pid;
+	pid_t pid, parent = getpid();
 
 	if (relay && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
 		frr_err("frr_launch: socketpair: %s", strerror(errno));
@@ -471,7 +473,7 @@ static int spawn(struct launch *l, int i, uint64_t token, frr_launch_fn fn,
 				close(l->r[k].fd);
 		if (relay)
 			close(sv[0]);
-		run_child(i, l->cfg->nprocs, token, sv[1], fn, arg);
+		run_child(i, l->cfg->nprocs, token, sv[1], parent, fn, arg);
 	}
 	if (relay)
 		close(sv[1]);

@@ -244,6 +244,7 @@ struct frr_rt {
 	char metrics[512];
 	FILE *metrics_f;
 	int metrics_json;
+	double *stats_copy; /* rank 0: a rank's stats record (eval/stats.h) */
 	uint64_t *hb_last;
 	double *hb_seen;
 	uint64_t hb_count;
@@ -254,6 +255,11 @@ struct frr_rt {
 	void *rr_state;
 	int rr_reassign;
 	int test_break_ssp; /* env FLEXRR_TEST_BREAK_SSP: checker self-test */
+	/* env FLEXRR_TEST_FORGE=stats:R (rank R sends rank 0 a NaN metric) or
+	 * batch:R (rank R's workers send an update batch attributed to a
+	 * worker that does not exist), in clock 1: tests of the receivers'
+	 * checks; -1 = off */
+	int test_forge_stats, test_forge_batch;
 };
 
 /* Control words: 8-byte counters in the ctl region, written by peers with
@@ -382,7 +388,7 @@ int frr_rt_hook(struct frr_rt *rt, int err, const char *name, int w, int c);
 
 /* ---- worker/instrument.c: stragglers and trace, every mode ---- */
 int frr_inst_init(struct frr_rt *rt);
-void frr_inst_fini(struct frr_rt *rt);
+int frr_inst_fini(struct frr_rt *rt);
 int frr_inst_clock_begin(struct frr_worker *wk, int c);
 void frr_inst_ssp_wait(struct frr_worker *wk, int c, uint64_t t0, uint64_t t1);
 /* wk's thread ran items for work_ns (its own or, helping, another's). */

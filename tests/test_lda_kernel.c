@@ -3,6 +3,7 @@
  * document per chapter): the training log-likelihood per token rises and
  * the topics are distinct. */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,4 +122,22 @@ Test(lda_kernel, kjv_loglik_rises_topics_distinct)
 	free(row);
 	free(nwk);
 	lda_corpus_free(&c);
+}
+
+/* Topics come from memory an rr helper writes: copied once, every one
+ * checked < K before it may index a count table (issue 10, item 4). */
+Test(lda_kernel, out_of_range_topic_is_refused)
+{
+	struct lda_hyper h = { .K = 8, .V = 4, .alpha = 0.1, .beta = 0.01 };
+	uint16_t state[5] = { 0, 7, 3, 8, 1 }, z[5];
+	uint64_t bad = 99;
+
+	cr_assert_eq(lda_topics_take(&h, state, 3, z, &bad), 0);
+	cr_assert(z[0] == 0 && z[1] == 7 && z[2] == 3, "not copied");
+	cr_assert_eq(lda_topics_take(&h, state, 5, z, &bad), -EPROTO);
+	cr_assert_eq(bad, 3, "first bad token %llu, want 3",
+		     (unsigned long long)bad);
+	state[3] = 65535;
+	cr_assert_eq(lda_topics_take(&h, state, 5, z, &bad), -EPROTO);
+	cr_assert_eq(bad, 3);
 }

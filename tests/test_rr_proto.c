@@ -677,3 +677,55 @@ Test(rr_proto, dead_helper_fails_with_its_name_in_bounded_time)
 			  "error does not name the helper: %s", buf);
 	}
 }
+
+/* Messages are peer-written: a forged one is refused (-EPROTO) with an
+ * error naming the sender's worker and rank, never acted on (issue 10,
+ * item 4; fuzz/fuzz_rr_mailbox.c explores the rest). */
+Test(rr_proto, forged_messages_are_refused_naming_the_sender)
+{
+	static struct fake f;
+	const struct frr_rr_msg bad[] = {
+		/* range beyond the helpee's partition */
+		{ .type = RR_MSG_DO_THIS,
+		  .from = 2,
+		  .to = 1,
+		  .clock = 0,
+		  .a = 0,
+		  .b = 1ull << 40 },
+		/* empty range, negative clock */
+		{ .type = RR_MSG_DO_THIS, .from = 2, .to = 1, .a = 5, .b = 5 },
+		{ .type = RR_MSG_DO_THIS,
+		  .from = 2,
+		  .to = 1,
+		  .clock = -3,
+		  .a = 0,
+		  .b = 1 },
+		/* an answer to an offer never made */
+		{ .type = RR_MSG_COMPLETED,
+		  .from = 2,
+		  .to = 1,
+		  .a = 0,
+		  .b = 1,
+		  .w = { 77 } },
+		{ .type = 1000, .from = 2, .to = 1 },
+	};
+	char buf[16384] = "";
+	FILE *e;
+	size_t n;
+
+	fake_init(&f, 2, 2, 3, 1, 2, 0);
+	cr_redirect_stderr();
+	rr_worker_init(&f.rw[1], &f.cfg, &fake_ops, &f, 1, f.counters);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		cr_assert_eq(rr_msg_handle(&f.rw[1], &bad[i]), -EPROTO,
+			     "forged message %zu accepted", i);
+		cr_assert_eq(f.rw[1].ntasks, 0, "forged message %zu queued", i);
+	}
+	fflush(stderr);
+	e = cr_get_redirected_stderr();
+	n = fread(buf, 1, sizeof(buf) - 1, e);
+	buf[n] = '\0';
+	cr_assert(strstr(buf, "from worker 2 (rank 1"),
+		  "the error does not name the sender: %s", buf);
+	fake_fini(&f);
+}

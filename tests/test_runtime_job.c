@@ -131,6 +131,10 @@ Test(runtime_job, bad_values_named)
 		{ "--metrics", "/nonexistent/m.csv",
 		  "--metrics '/nonexistent" },
 		{ "--trace", "/tmp", "--trace '/tmp' is a directory" },
+		/* writable for root by access(2), yet nothing can be made */
+		{ "--trace", "/proc/t.json",
+		  "cannot create files in '/proc/'" },
+		{ "--save", "/proc/m", "cannot create files in '/proc/'" },
 	};
 	struct rt_run *r = calloc(1, sizeof(*r));
 

@@ -40,6 +40,7 @@ enum { ST_LOGLIK, ST_TOKENS, ST_HO_LL, ST_HO_TOKENS, ST_COUNT };
 /* A worker thread's scratch (frr_scratch). */
 struct lda_thread {
 	struct lda_sampler *smp;
+	uint16_t *z;	 /* maxlen: the document's topics, copied (rr) */
 	int clock, part; /* the batch the sampler's lists are of */
 };
 
@@ -469,8 +470,9 @@ static int lda_thread_init(void *app, void *scratch)
 	struct lda_thread *t = scratch;
 
 	t->smp = lda_sampler_new(&a->h, a->sampler, &a->c);
+	t->z = malloc(a->maxlen * sizeof(*t->z));
 	t->clock = t->part = -1;
-	return t->smp ? 0 : -ENOMEM;
+	return t->smp && t->z ? 0 : -ENOMEM;
 }
 
 static void lda_thread_fini(void *app, void *scratch)
@@ -479,6 +481,7 @@ static void lda_thread_fini(void *app, void *scratch)
 
 	(void)app;
 	lda_sampler_free(t->smp);
+	free(t->z);
 }
 
 /* One Gibbs sweep over document d (topics z) on the thread's cached rows:
@@ -521,18 +524,22 @@ static int lda_process(void *app, struct frr_ctx *c, uint64_t begin,
 	}
 
 	for (uint64_t it = begin; it < end; it++) {
-		uint64_t d = first + it, len = lda_len(a, d);
+		uint64_t d = first + it, len = lda_len(a, d), bad;
 		uint16_t *z = frr_item_state(c, it);
 
 		if (!len)
 			continue;
-		if (!z) {
-			frr_err("lda: no item state for document %llu of "
-				"partition %d: a runtime bug",
-				(unsigned long long)d, frr_part_index(c));
+		if (!z || lda_topics_take(&a->h, z, len, t->z, &bad)) {
+			/* no state: a runtime bug; else rr's remote writes */
+			frr_err("lda: document %llu (partition %d, clock %d) "
+				"has a corrupt item state: %s %u, not < K = %u",
+				(unsigned long long)d, frr_part_index(c),
+				frr_clock(c), z ? "topic" : "none",
+				z ? t->z[bad] : 0, a->h.K);
 			return -EPROTO;
 		}
-		ll += lda_sample(a, c, t, d, z, nk, frr_item_rng(c, it));
+		ll += lda_sample(a, c, t, d, t->z, nk, frr_item_rng(c, it));
+		memcpy(z, t->z, len * sizeof(*z));
 		ntok += len;
 	}
 	frr_stat_add(c, ST_LOGLIK, ll);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Collapsed Gibbs sampler: the O(K) per token textbook form. */
+#include <errno.h>
 #include <math.h>
 #include <string.h>
 
@@ -108,4 +109,16 @@ double lda_sample_doc(const struct lda_hyper *h, uint64_t len, uint16_t *z,
 		z[i] = (uint16_t)k;
 	}
 	return lda_doc_loglik(h, len, z, row, nk, scratch);
+}
+
+int lda_topics_take(const struct lda_hyper *h, const uint16_t *state,
+		    uint64_t len, uint16_t *z, uint64_t *bad)
+{
+	memcpy(z, state, len * sizeof(*z));
+	for (uint64_t i = 0; i < len; i++)
+		if (z[i] >= h->K) {
+			*bad = i;
+			return -EPROTO;
+		}
+	return 0;
 }

@@ -34,6 +34,12 @@ static inline double lda_rng_uniform(uint64_t *s)
  * word-topic counts (phi0 = V x K, NULL = uniform).  Deterministic in seed. */
 void lda_init_doc(const struct lda_hyper *h, const uint32_t *words,
 		  uint64_t len, uint16_t *z, const float *phi0, uint64_t seed);
+/* Copy a document's topics out of its item state (memory an rr helper on
+ * another rank writes) into z once, and check them there: 0, or -EPROTO
+ * with *bad = the first token whose topic is not < K.  Only the copy may
+ * index the count tables. */
+int lda_topics_take(const struct lda_hyper *h, const uint16_t *state,
+		    uint64_t len, uint16_t *z, uint64_t *bad);
 /* A topic drawn from the collapsed Gibbs conditional of a token already
  * taken out of the counts, O(K): p(k) ~ (ndk + alpha)(row + beta) /
  * (nk + V beta), negative counts (a stale view) taken as 0.  ndk: the

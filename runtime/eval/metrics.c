@@ -13,6 +13,7 @@
 
 #include "flexrr/log.h"
 #include "rt.h"
+#include "stats.h"
 
 static void write_metrics(struct frr_rt *rt, int c, int r, const double *d)
 {
@@ -22,27 +23,12 @@ static void write_metrics(struct frr_rt *rt, int c, int r, const double *d)
 		const double *m = d + FRR_MAX_STATS + t * FRR_RT_NMETRICS;
 
 		if (rt->metrics_json) {
-			static const char *const names[] = {
-				"compute_s",
-				"wait_s",
-				"flush_s",
-				"updates",
-				"bytes",
-				"stale_reads",
-				"min_data_clock",
-				"rr_offers",
-				"rr_accepted",
-				"rr_cancelled",
-				"rr_items_reassigned",
-			};
-
 			fprintf(rt->metrics_f,
 				"{\"clock\":%d,\"worker\":%d,\"rank\":%d", c,
 				r * rt->T + t, r);
-			for (size_t i = 0; i < sizeof(names) / sizeof(*names);
-			     i++)
-				fprintf(rt->metrics_f, ",\"%s\":%.9g", names[i],
-					m[i]);
+			for (int i = 0; i < FRR_RT_NMETRICS; i++)
+				fprintf(rt->metrics_f, ",\"%s\":%.9g",
+					frr_metric_name(i), m[i]);
 			fprintf(rt->metrics_f, "}\n");
 			continue;
 		}
@@ -69,29 +55,50 @@ struct clock_sum {
 	uint64_t stale;
 };
 
-static void sum_records(struct frr_rt *rt, int c, struct clock_sum *s)
+/* Rank r's record of clock c, copied once out of the slot r writes and
+ * checked (stats.h): 0, or the job fails naming r. */
+static int take_record(struct frr_rt *rt, int r, int c)
 {
+	char why[160];
+
+	memcpy(rt->stats_copy, rt->ctlp + stats_off(rt, r, c) + 8,
+	       frr_stats_len(rt->T) * sizeof(double));
+	if (!frr_stats_check(rt->stats_copy, rt->T, why, sizeof(why)))
+		return 0;
+	return frr_rt_fail(rt, -EPROTO,
+			   "rank %d sent rank 0 a bad stats record for clock "
+			   "%d: %s; a rank of this job is corrupt or not "
+			   "flexrr: stopping rank %d",
+			   r, c, why, rt->rank);
+}
+
+static int sum_records(struct frr_rt *rt, int c, struct clock_sum *s)
+{
+	const double *d = rt->stats_copy;
+
 	memset(s, 0, sizeof(*s));
 	s->slowest = -1;
 	s->slow_w = -1;
 	for (int r = 0; r < rt->P; r++) {
-		const double *d =
-		    (const double *)(rt->ctlp + stats_off(rt, r, c) + 8);
+		int err = take_record(rt, r, c);
 
+		if (err)
+			return err;
 		for (int i = 0; i < FRR_MAX_STATS; i++)
 			s->stats[i] += d[i];
 		for (int t = 0; t < rt->T; t++) {
 			const double *m =
 			    d + FRR_MAX_STATS + t * FRR_RT_NMETRICS;
 
-			if (m[0] > s->slowest) {
-				s->slowest = m[0];
+			if (m[FRR_M_COMPUTE_S] > s->slowest) {
+				s->slowest = m[FRR_M_COMPUTE_S];
 				s->slow_w = r * rt->T + t;
 			}
-			s->stale += (uint64_t)m[5];
+			s->stale += (uint64_t)m[FRR_M_STALE_READS];
 		}
 		write_metrics(rt, c, r, d);
 	}
+	return 0;
 }
 
 /* --target reached: every rank stops after clock c + s + 1 (rank 0 writes
@@ -122,7 +129,9 @@ int frr_rt_try_global(struct frr_rt *rt, int c)
 		if (frr_tp_load_u64(ctl_u64(rt, stats_off(rt, r, c))) !=
 		    (uint64_t)c + 1)
 			return 0;
-	sum_records(rt, c, &s);
+	err = sum_records(rt, c, &s);
+	if (err)
+		return err;
 	rt->metrics[0] = 0;
 	if (rt->app->clock_global) {
 		err = rt->app->clock_global(rt->app_state, s.stats,

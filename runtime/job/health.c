@@ -13,7 +13,58 @@
 #include "flexrr/log.h"
 #include "rt.h"
 
-int frr_rt_fail(struct frr_rt *rt, int err, const char *fmt, ...)
+/* A notice word, [writer rank]: the failed rank + 1, and how it failed:
+ * NOTICE_HUNG when the writer found it unresponsive rather than gone,
+ * NOTICE_SELF when the writer stops after its own error (the rank is the
+ * writer).  Peer-written: read once, checked by notice_read. */
+#define NOTICE_HUNG (1ull << 32)
+#define NOTICE_SELF (1ull << 33)
+#define NOTICE_KIND (NOTICE_HUNG | NOTICE_SELF)
+
+/* Tell every other rank (but peer) that `dead` failed (a counter write
+ * into its notice slot for us).  The transport lock is recursive (this
+ * thread may hold it already); another thread may hold it in a flush to
+ * the dead peer, bounded by flush_ms: wait that long, the notice is what
+ * lets the others name `dead`. */
+static void notify_dead(struct frr_rt *rt, int dead, int peer, uint64_t kind)
+{
+	struct timespec dl = frr_deadline_ts(rt->flush_ms + 300);
+	uint64_t v = ((uint64_t)dead + 1) | kind;
+
+	if (!rt->eps || !rt->rctl || pthread_mutex_timedlock(&rt->tp_lock, &dl))
+		return;
+	for (int r = 0; r < rt->P; r++)
+		if (r != rt->rank && r != dead && r != peer && rt->rctl[r] &&
+		    frr_tp_ep_alive(rt->eps[r]) > 0)
+			frr_tp_write_u64(rt->eps[r], rt->rctl[r],
+					 rt->off_notice + (size_t)rt->rank * 64,
+					 v, 0, 0);
+	for (int r = 0; r < rt->P; r++)
+		if (r != rt->rank && r != dead && r != peer && rt->rctl[r] &&
+		    frr_tp_ep_alive(rt->eps[r]) > 0)
+			frr_tp_flush(rt->eps[r], 500);
+	pthread_mutex_unlock(&rt->tp_lock);
+}
+
+/* The notice rank q left us, copied once: 1 and *dead, *kind set if it
+ * names a rank of the job, 0 if none (or garbage, which names nobody). */
+static int notice_read(const struct frr_rt *rt, int q, int *dead,
+		       uint64_t *kind)
+{
+	uint64_t v =
+	    frr_tp_load_u64(ctl_u64(rt, rt->off_notice + (size_t)q * 64));
+	uint64_t r = (v & ~NOTICE_KIND) - 1;
+
+	if ((v & ~NOTICE_KIND) == 0 || r >= (uint64_t)rt->P ||
+	    ((v & NOTICE_SELF) && r != (uint64_t)q))
+		return 0;
+	*dead = (int)r;
+	*kind = v & NOTICE_KIND;
+	return 1;
+}
+
+static int fail_v(struct frr_rt *rt, int err, int self, const char *fmt,
+		  va_list ap)
 {
 	int none = 0;
 
@@ -23,77 +74,99 @@ int frr_rt_fail(struct frr_rt *rt, int err, const char *fmt, ...)
 	 * others are consequences of the first */
 	if (atomic_compare_exchange_strong(&rt->failed, &none, err)) {
 		char buf[512];
-		va_list ap;
 
-		va_start(ap, fmt);
 		vsnprintf(buf, sizeof(buf), fmt, ap);
-		va_end(ap);
 		frr_err("%s", buf);
 		/* rr (additive): name the helpers we were waiting on */
 		if (FRR_RR_HAS(rt->rr, peer_dead) && rt->rr_state)
-			rt->rr->peer_dead(rt, rt->rr_state, -1);
+			rt->rr->peer_dead(rt, rt->rr_state, -1, "was lost");
+		/* the others report our error, not a crash, when we go */
+		if (self)
+			notify_dead(rt, rt->rank, -1, NOTICE_SELF);
 	}
 	return frr_rt_failed(rt);
 }
 
-/* Tell every other rank that `dead` died (a counter write into its notice
- * slot for us).  The transport lock is recursive (this thread may hold it
- * already); another thread may hold it in a flush to the dead peer, bounded
- * by flush_ms: wait that long, the notice is what lets the others name
- * `dead`. */
-static void notify_dead(struct frr_rt *rt, int dead, int peer)
+int frr_rt_fail(struct frr_rt *rt, int err, const char *fmt, ...)
 {
-	struct timespec dl = frr_deadline_ts(rt->flush_ms + 300);
+	va_list ap;
 
-	if (pthread_mutex_timedlock(&rt->tp_lock, &dl))
-		return;
-	for (int r = 0; r < rt->P; r++)
-		if (r != rt->rank && r != dead && r != peer)
-			frr_tp_write_u64(rt->eps[r], rt->rctl[r],
-					 rt->off_notice + (size_t)rt->rank * 64,
-					 (uint64_t)dead + 1, 0, 0);
-	for (int r = 0; r < rt->P; r++)
-		if (r != rt->rank && r != dead && r != peer)
-			frr_tp_flush(rt->eps[r], 500);
-	pthread_mutex_unlock(&rt->tp_lock);
+	va_start(ap, fmt);
+	err = fail_v(rt, err, 1, fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+/* frr_rt_fail for a peer's failure (notify_dead told the others). */
+static int fail_peer(struct frr_rt *rt, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	err = fail_v(rt, err, 0, fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+static int report(struct frr_rt *rt, int dead, uint64_t kind, int reporter,
+		  const char *how)
+{
+	const char *what =
+	    kind & NOTICE_SELF
+		? "stopped after an error (its own message says which)"
+	    : kind & NOTICE_HUNG ? "is unresponsive (hung or stopped: its "
+				   "connection is open but it does not answer)"
+				 : "has died (crashed or was killed)";
+
+	if (reporter >= 0 && reporter != dead)
+		return fail_peer(rt, -ENOTCONN,
+				 "rank %d %s, as rank %d reported before it "
+				 "stopped too; stopping rank %d",
+				 dead, what, reporter, rt->rank);
+	return fail_peer(rt, kind & NOTICE_HUNG ? -ETIMEDOUT : -ENOTCONN,
+			 "rank %d %s: %s; stopping rank %d", dead, what, how,
+			 rt->rank);
 }
 
 /*
- * A peer is gone.  Before failing, tell every other rank which one: a rank
- * that then sees *us* disappear reports the rank that really died, not us.
+ * A peer failed us.  It is unresponsive (hung) if its transport connection
+ * is still open, dead if it is closed.  Before failing, tell every other
+ * rank which one: a rank that then sees *us* disappear reports the rank
+ * that really failed, not us.
  */
 int frr_rt_peer_fail(struct frr_rt *rt, int peer, const char *how)
 {
 	int dead = peer, reporter = -1;
+	uint64_t own, kind;
 
 	/* already failing: errors while stopping are consequences */
 	if (frr_rt_failed(rt))
 		return frr_rt_failed(rt);
+	own = frr_tp_ep_alive(rt->eps[peer]) > 0 ? NOTICE_HUNG : 0;
+	kind = own;
 	for (int q = 0; q < rt->P; q++) {
-		uint64_t v = frr_tp_load_u64(
-		    ctl_u64(rt, rt->off_notice + (size_t)q * 64));
+		int d;
+		uint64_t k;
 
-		if (v && (reporter < 0 || q == peer)) {
-			dead = (int)(v - 1);
+		if (q != rt->rank && notice_read(rt, q, &d, &k) &&
+		    (reporter < 0 || q == peer)) {
+			dead = d;
+			kind = k;
 			reporter = q;
 		}
 	}
-	if (dead < 0 || dead >= rt->P)
-		dead = peer;
-	/* rr names the helpers that were helping on the dead rank */
+	if (reporter >= 0 && dead == peer && !(kind & NOTICE_SELF)) {
+		reporter = -1; /* our own view of the peer */
+		kind = own;
+	}
+	/* rr names the helpers and helpees involved with the failed rank */
 	if (FRR_RR_HAS(rt->rr, peer_dead) && rt->rr_state)
-		rt->rr->peer_dead(rt, rt->rr_state, dead);
-	notify_dead(rt, dead, peer);
-	if (reporter >= 0 && dead != peer)
-		return frr_rt_fail(
-		    rt, -ENOTCONN,
-		    "rank %d has gone (crashed or was killed), as rank %d "
-		    "reported before it stopped too; stopping rank %d",
-		    dead, reporter, rt->rank);
-	return frr_rt_fail(rt, -ENOTCONN,
-			   "rank %d has gone (%s: it crashed or was killed); "
-			   "stopping rank %d",
-			   dead, how, rt->rank);
+		rt->rr->peer_dead(rt, rt->rr_state, dead,
+				  kind & NOTICE_SELF   ? "stopped"
+				  : kind & NOTICE_HUNG ? "stopped responding"
+						       : "died");
+	notify_dead(rt, dead, peer, kind);
+	return report(rt, dead, kind, reporter, how);
 }
 
 /* ---- stalls ---------------------------------------------------------------

@@ -14,6 +14,7 @@
 
 #include "flexrr/log.h"
 #include "rt.h"
+#include "stats.h"
 
 /*
  * Rank 0 creates the app first and tells the others how it went: bad app
@@ -98,6 +99,15 @@ static int parts_load_own(struct frr_rt *rt)
 	return 0;
 }
 
+static void test_forge_init(struct frr_rt *rt, const char *e)
+{
+	rt->test_forge_stats = rt->test_forge_batch = -1;
+	if (e && !strncmp(e, "stats:", 6))
+		rt->test_forge_stats = atoi(e + 6);
+	else if (e && !strncmp(e, "batch:", 6))
+		rt->test_forge_batch = atoi(e + 6);
+}
+
 static void rt_setup_shape(struct frr_rt *rt, struct frr_oob *oob,
 			   struct frr_run_opts *o)
 {
@@ -133,6 +143,7 @@ static void rt_setup_shape(struct frr_rt *rt, struct frr_oob *oob,
 	atomic_init(&rt->failed, 0);
 	/* tests prove the staleness checker can fail by breaking SSP */
 	rt->test_break_ssp = getenv("FLEXRR_TEST_BREAK_SSP") != NULL;
+	test_forge_init(rt, getenv("FLEXRR_TEST_FORGE"));
 	if (o->mode == FRR_MODE_FLEXRR || o->mode == FRR_MODE_RR) {
 		rt->rr = &frr_rr_ops;
 		rt->rr_reassign = 1;
@@ -153,8 +164,9 @@ static int rt_alloc(struct frr_rt *rt)
 	rt->wk = calloc((size_t)rt->T, sizeof(*rt->wk));
 	rt->hb_last = calloc((size_t)rt->P, sizeof(uint64_t));
 	rt->hb_seen = calloc((size_t)rt->P, sizeof(double));
+	rt->stats_copy = calloc(frr_stats_len(rt->T), sizeof(double));
 	if (!rt->parts || !rt->nitems || !rt->wk || !rt->hb_last ||
-	    !rt->hb_seen)
+	    !rt->hb_seen || !rt->stats_copy)
 		return -ENOMEM;
 	return 0;
 }
@@ -207,11 +219,14 @@ static int rt_init(struct frr_rt *rt, struct frr_oob *oob,
 	return frr_rt_tables_init(rt);
 }
 
-static void rt_fini(struct frr_rt *rt)
+/* 0, or the error of writing an output at the end (the trace) */
+static int rt_fini(struct frr_rt *rt)
 {
+	int err;
+
 	if (rt->rr && rt->rr_state)
 		rt->rr->job_fini(rt, rt->rr_state);
-	frr_inst_fini(rt);
+	err = frr_inst_fini(rt);
 	frr_rt_workers_fini(rt);
 	frr_rt_tp_teardown(rt);
 	frr_rt_tables_fini(rt);
@@ -224,6 +239,7 @@ static void rt_fini(struct frr_rt *rt)
 	free(rt->wk);
 	free(rt->hb_last);
 	free(rt->hb_seen);
+	free(rt->stats_copy);
 	free(rt->consumed);
 	free(rt->scratch);
 	free(rt->shard_rows);
@@ -231,6 +247,7 @@ static void rt_fini(struct frr_rt *rt)
 	free(rt->pay_off);
 	free(rt->slot_bytes);
 	pthread_mutex_destroy(&rt->tp_lock);
+	return err;
 }
 
 /* Test hook: every worker's last progress word, as this rank sees it, says
@@ -322,7 +339,7 @@ int frr_rt_job_run(struct frr_oob *oob, struct frr_run_opts *o)
 {
 	struct frr_rt rt_, *rt = &rt_;
 	double t_start;
-	int err;
+	int err, ferr;
 
 	memset(rt, 0, sizeof(*rt));
 	err = rt_init(rt, oob, o);
@@ -338,6 +355,6 @@ int frr_rt_job_run(struct frr_oob *oob, struct frr_run_opts *o)
 	if (!err)
 		err = job_finish(rt, t_start);
 out:
-	rt_fini(rt);
-	return err;
+	ferr = rt_fini(rt);
+	return err ? err : ferr;
 }

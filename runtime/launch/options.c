@@ -586,9 +586,10 @@ static void engage_rr(struct frr_run_opts *o)
 static int check_out_path(const struct frr_job *job, const char *opt,
 			  const char *path)
 {
-	char dir[4096];
+	char dir[4096], probe[4200];
 	const char *slash;
 	struct stat st;
+	int fd;
 
 	if (!path)
 		return 0;
@@ -602,13 +603,18 @@ static int check_out_path(const struct frr_job *job, const char *opt,
 	}
 	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) + 1 : 1,
 		 slash ? path : ".");
-	if (access(dir, W_OK | X_OK)) {
+	/* create a file there: access() says yes to root in /proc */
+	if (snprintf(probe, sizeof(probe), "%s%s.flexrr-probe-XXXXXX", dir,
+		     slash ? "" : "/") >= (int)sizeof(probe) ||
+	    (fd = mkstemp(probe)) < 0) {
 		fprintf(stderr,
 			"%s: %s '%s': cannot create files in '%s' (%s); pick a "
 			"writable directory\n",
 			job->prog, opt, path, dir, strerror(errno));
 		return -EINVAL;
 	}
+	close(fd);
+	unlink(probe);
 	return 0;
 }
 

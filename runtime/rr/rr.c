@@ -384,37 +384,65 @@ static int rr_hook_worker_exit(struct frr_rt *rt, void *state, int w,
 	return ws ? rr_worker_exit(&ws->rw, last_clock) : -EINVAL;
 }
 
-/* rank = the rank that is gone, or -1 when the job fails for any reason:
- * name every remote helper a worker of ours is waiting on. */
-static void rr_hook_peer_dead(struct frr_rt *rt, void *state, int rank)
+/* Does worker v sit on the failed rank (rank < 0: on any other rank)? */
+static int on_failed(const struct rr_job *j, int v, int rank)
+{
+	return rank < 0 ? v / j->T != j->rank : v / j->T == rank;
+}
+
+/* Helpee side: the helpers of rank that our open offers wait on. */
+static void name_helpers(const struct rr_job *j, const struct rr_worker *rw,
+			 int rank, const char *what)
+{
+	for (int i = 0; i < rw->noffers && i < RR_MAX_GROUP; i++) {
+		const struct rr_offer *o = &rw->offers[i];
+
+		if (on_failed(j, o->helper, rank) &&
+		    (o->state == RR_OFFER_ACCEPTED ||
+		     o->state == RR_OFFER_SENT ||
+		     o->state == RR_OFFER_CANCEL_SENT))
+			frr_err("rr: helper worker %d (rank %d) %s while "
+				"helping worker %d with items [%llu, %llu) of "
+				"clock %d; the job fails (nothing is "
+				"reclaimed silently)",
+				o->helper, o->helper / j->T, what, rw->w,
+				(unsigned long long)o->a,
+				(unsigned long long)o->b, rw->clock);
+	}
+}
+
+/* Helper side: the helpees of rank whose offers we hold queued. */
+static void name_helpees(const struct rr_job *j, const struct rr_worker *rw,
+			 int rank, const char *what)
+{
+	for (int i = 0; i < rw->ntasks && i < rw->cap_tasks; i++) {
+		const struct rr_task *t = &rw->tasks[i];
+
+		if (on_failed(j, t->helpee, rank))
+			frr_err("rr: helpee worker %d (rank %d) %s while "
+				"worker %d held its items [%llu, %llu) of "
+				"clock %d to help with; the job fails",
+				t->helpee, t->helpee / j->T, what, rw->w,
+				(unsigned long long)t->a,
+				(unsigned long long)t->b, t->clock);
+	}
+}
+
+/* rank = the rank that failed, or -1 when the job fails for any reason:
+ * name every remote helper a worker of ours is waiting on and every remote
+ * helpee whose help we hold. */
+static void rr_hook_peer_dead(struct frr_rt *rt, void *state, int rank,
+			      const char *what)
 {
 	struct rr_job *j = state;
 
 	(void)rt;
 	if (!j || atomic_exchange(&j->named, 1))
 		return;
-	for (int l = 0; j && l < j->T; l++) {
-		const struct rr_worker *rw = &j->ws[l].rw;
-
-		/* racy read from the server thread, for the message only */
-		for (int i = 0; i < rw->noffers && i < RR_MAX_GROUP; i++) {
-			const struct rr_offer *o = &rw->offers[i];
-
-			if ((rank < 0 ? o->helper / j->T != j->rank
-				      : o->helper / j->T == rank) &&
-			    (o->state == RR_OFFER_ACCEPTED ||
-			     o->state == RR_OFFER_SENT ||
-			     o->state == RR_OFFER_CANCEL_SENT))
-				frr_err("rr: helper worker %d (rank %d) %s "
-					"while helping worker %d with items "
-					"[%llu, %llu) of clock %d; the job "
-					"fails (nothing is reclaimed "
-					"silently)",
-					o->helper, o->helper / j->T,
-					rank < 0 ? "was lost" : "died", rw->w,
-					(unsigned long long)o->a,
-					(unsigned long long)o->b, rw->clock);
-		}
+	/* racy reads from the server thread, for the messages only */
+	for (int l = 0; l < j->T; l++) {
+		name_helpers(j, &j->ws[l].rw, rank, what);
+		name_helpees(j, &j->ws[l].rw, rank, what);
 	}
 }
 

@@ -179,10 +179,12 @@ struct frr_rr_ops {
 	 * helpees until they finish too.  last_clock = last clock run. */
 	int (*worker_exit)(struct frr_rt *rt, void *state, int w,
 			   int last_clock);
-	/* (rr, additive) Rank 'rank' is gone; called on the thread that
-	 * noticed, just before the job fails: rr names the helpers that were
-	 * helping. */
-	void (*peer_dead)(struct frr_rt *rt, void *state, int rank);
+	/* (rr, additive) Rank 'rank' failed (-1: some rank, the job failed
+	 * for another reason); called on the thread that noticed, just before
+	 * the job fails: rr names the helpers and helpees it was working with
+	 * there.  `what` says how it failed ("died", "stopped responding"). */
+	void (*peer_dead)(struct frr_rt *rt, void *state, int rank,
+			  const char *what);
 };
 /* The runtime calls an optional op only if the table is big enough. */
 #define FRR_RR_HAS(ops, fn)                                                    \

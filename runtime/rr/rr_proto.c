@@ -105,11 +105,12 @@ static struct rr_offer *find_offer(struct rr_worker *rw, int helper,
 int rr_proto_err(struct rr_worker *rw, const struct frr_rr_msg *m,
 		 const char *why)
 {
-	frr_err("rr: worker %d got a bad %s from worker %d (clock %d, "
-		"[%llu, %llu)): %s; this is a flexrr bug, please report it",
+	frr_err("rr: worker %d got a bad %s from worker %d (rank %d; clock "
+		"%d, [%llu, %llu)): %s; that rank is corrupt or runs another "
+		"flexrr, or this is a flexrr bug: please report it",
 		rw->w, m->type < RR_MSG_NTYPES ? rr_msg_names[m->type] : "?",
-		m->from, m->clock, (unsigned long long)m->a,
-		(unsigned long long)m->b, why);
+		m->from, m->from >= 0 ? rank_of(rw, m->from) : -1, m->clock,
+		(unsigned long long)m->a, (unsigned long long)m->b, why);
 	return -EPROTO;
 }
 
@@ -158,7 +159,7 @@ static int on_answer(struct rr_worker *rw, const struct frr_rr_msg *m)
 	}
 }
 
-static int handle(struct rr_worker *rw, const struct frr_rr_msg *m)
+int rr_msg_handle(struct rr_worker *rw, const struct frr_rr_msg *m)
 {
 	if (m->from < 0 || m->from >= rw->cfg->W || m->to != rw->w)
 		return rr_proto_err(rw, m, "bad sender or target");
@@ -190,7 +191,7 @@ int rr_drain(struct rr_worker *rw, int timeout_ms)
 	int got, err;
 
 	while ((got = rw->env_ops->recv(rw->env, rw->w, &m, timeout_ms)) > 0) {
-		err = handle(rw, &m);
+		err = rr_msg_handle(rw, &m);
 		if (err)
 			return err;
 		timeout_ms = 0;
@@ -208,7 +209,7 @@ static int drain_or_nap(struct rr_worker *rw)
 			rr_nap_us(rw, RR_WAIT_POLL_US);
 		return got;
 	}
-	err = handle(rw, &m);
+	err = rr_msg_handle(rw, &m);
 	return err ? err : rr_drain(rw, 0);
 }
 
@@ -308,7 +309,11 @@ static enum rr_state timed_out(struct rr_run *r, const struct rr_offer *o,
 		"rank %d is alive, or raise --timeout",
 		o->helper, rr_rank_of(rw, o->helper), what,
 		(unsigned long long)o->a, (unsigned long long)o->b, rw->w,
-		r->clock, err == -ETIMEDOUT ? "in time" : "(its rank has gone)",
+		r->clock,
+		err == -ETIMEDOUT
+			? "in time (it is unresponsive: hung, stopped or "
+			  "overloaded)"
+			: "(its rank died)",
 		rr_rank_of(rw, o->helper));
 	return fail(r, err == -ETIMEDOUT ? -ETIMEDOUT : -ECONNRESET);
 }

@@ -207,6 +207,11 @@ int rr_clock_end(struct rr_worker *rw, int clock);
  * finished too (their progress shows clock >= last_clock + 1). */
 int rr_worker_exit(struct rr_worker *rw, int last_clock);
 
+/* Validate and act on one message m taken from w's mailbox (a copy: the
+ * runtime copies each message out of the peer-written ring once and sets
+ * from/to itself).  0, or -EPROTO with an error naming the sender. */
+int rr_msg_handle(struct rr_worker *rw, const struct frr_rr_msg *m);
+
 /* Index in rw->tasks of the queued task the worker would start next among
  * clocks <= max_clock, or -1 (none, or the help capacity is used up).
  * For checks: a worker must not wait while this finds one it may run. */

@@ -181,10 +181,10 @@ static int validate_hdr(struct frr_rt *rt, const struct frr_slot_hdr *h, int v)
 	if (ok)
 		return 0;
 	return frr_rt_fail(rt, -EPROTO,
-			   "corrupt update batch from worker %d (sender %d, "
-			   "owner %d, clock %d): mismatched binaries or memory "
-			   "corruption",
-			   v, h->sender, h->owner, h->clock);
+			   "corrupt update batch from worker %d of rank %d "
+			   "(sender %d, owner %d, clock %d): mismatched "
+			   "binaries or memory corruption",
+			   v, v / rt->T, h->sender, h->owner, h->clock);
 }
 
 /* Select the unconsumed slots of clock c into rt->sel; returns how many, 0

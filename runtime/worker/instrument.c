@@ -75,14 +75,16 @@ int frr_inst_init(struct frr_rt *rt)
 	return 0;
 }
 
-/* After the workers are joined: totals, and the trace file. */
-void frr_inst_fini(struct frr_rt *rt)
+/* After the workers are joined: totals, and the trace file.  0, or the
+ * error of writing the trace (it said which). */
+int frr_inst_fini(struct frr_rt *rt)
 {
 	struct frr_inst *in = rt->inst;
 	uint64_t delayed = 0, inj = 0;
+	int err = 0;
 
 	if (!in)
-		return;
+		return 0;
 	for (int l = 0; in->iw && l < rt->T; l++) {
 		frr_strag_worker_stop(&in->iw[l].sw);
 		delayed += in->iw[l].sw.delayed_clocks;
@@ -95,11 +97,12 @@ void frr_inst_fini(struct frr_rt *rt)
 			 (double)inj / 1e9);
 	/* rank 0 merges the ranks' parts; after a failure some never come */
 	if (in->trace)
-		frr_trace_write(in->trace, frr_rt_failed(rt) ? 0 : 10000);
+		err = frr_trace_write(in->trace, frr_rt_failed(rt) ? 0 : 10000);
 	frr_trace_destroy(in->trace);
 	free(in->iw);
 	free(in);
 	rt->inst = NULL;
+	return err;
 }
 
 struct frr_trace_buf *frr_rt_trace_buf(const struct frr_rt *rt, int w)

@@ -6,6 +6,7 @@
  * row accesses): no lock, no allocation, no system call.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <numa.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -30,6 +31,23 @@ struct frr_wclock *frr_rt_clock_rec(struct frr_worker *wk, int clock)
 	return r;
 }
 
+/* Who wrote partition part's item state besides us: a protocol error of
+ * the app (-EPROTO) on item state names them. */
+static void state_origin(const struct frr_rt *rt, int part, char *buf, size_t n)
+{
+	buf[0] = 0;
+	if (!rt->state_mr || !rt->parts[part].state)
+		return;
+	if (part / rt->T != rt->rank)
+		snprintf(buf, n, "; its item state came from rank %d",
+			 part / rt->T);
+	else
+		snprintf(buf, n,
+			 "; its item state is written back by the rr "
+			 "helpers of worker %d on other ranks",
+			 part);
+}
+
 int frr_rt_process(struct frr_ctx *c, uint64_t a, uint64_t b)
 {
 	struct frr_rt *rt = c->rt;
@@ -39,13 +57,17 @@ int frr_rt_process(struct frr_ctx *c, uint64_t a, uint64_t b)
 	if (rt->inst)
 		frr_inst_chunk(c->wk, frr_now_ns() - t0);
 	c->cache->items += b - a;
-	if (err)
+	if (err) {
+		char from[128];
+
+		state_origin(rt, c->part, from, sizeof(from));
 		return frr_rt_fail(rt, err,
 				   "app %s: process(partition %d, clock %d, "
-				   "items [%llu, %llu)) failed (%d)",
+				   "items [%llu, %llu)) failed (%d)%s",
 				   rt->app->name, c->part, c->clock,
 				   (unsigned long long)a, (unsigned long long)b,
-				   err);
+				   err, err == -EPROTO ? from : "");
+	}
 	/* an out-of-range access inside it failed the job */
 	return frr_rt_failed(rt);
 }

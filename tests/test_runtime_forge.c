@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Data a peer writes is copied once and checked (issue 10, item 4): a
+ * rank's stats record with a NaN or out-of-range metric fails the job
+ * with a message naming that rank, never a crash or a silent NaN.  (Forged
+ * update-batch headers: below; mailbox messages:
+ * test_rr_proto.c; LDA topics: test_lda_kernel.c.)
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <math.h>
+
+#include "rt.h"
+#include "stats.h"
+#include "test_runtime_util.h"
+
+TestSuite(runtime_forge, .timeout = 120);
+
+Test(runtime_forge, stats_check_refuses_bad_metrics)
+{
+	enum { T = 2 };
+	double d[FRR_MAX_STATS + T * FRR_RT_NMETRICS];
+	double *m1 = d + FRR_MAX_STATS + FRR_RT_NMETRICS;
+	const double bad[] = { NAN, INFINITY, -INFINITY, -1, 1e300 };
+	char why[160];
+
+	cr_assert_eq(frr_stats_len(T), sizeof(d) / sizeof(*d));
+	memset(d, 0, sizeof(d));
+	d[0] = NAN; /* an app stat: the app's to judge (a diverged model) */
+	m1[FRR_M_MIN_DATA_CLOCK] = -1;
+	cr_assert_eq(frr_stats_check(d, T, why, sizeof(why)), 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		m1[FRR_M_STALE_READS] = bad[i];
+		cr_assert_eq(frr_stats_check(d, T, why, sizeof(why)), -EPROTO,
+			     "stale_reads = %g accepted", bad[i]);
+		cr_assert(strstr(why, "stale_reads of its worker 1"),
+			  "message: %s", why);
+	}
+	m1[FRR_M_STALE_READS] = 0;
+	m1[FRR_M_MIN_DATA_CLOCK] = -2;
+	cr_assert_eq(frr_stats_check(d, T, why, sizeof(why)), -EPROTO);
+}
+
+/* A 3-rank job run with FLEXRR_TEST_FORGE=forge must fail (not crash,
+ * not succeed) with every string of want[] in its errors. */
+static void forged_run(const char *forge, const char *const want[], int n)
+{
+	struct rt_run *res = calloc(1, sizeof(*res));
+	char env0[64];
+	char *argv[] = { (char *)rt_bin(),
+			 "run",
+			 "-n",
+			 "3",
+			 "-t",
+			 "2",
+			 "--clocks",
+			 "6",
+			 "-q",
+			 "toy",
+			 "--work-us",
+			 "50",
+			 NULL };
+	char *env[] = { env0, NULL };
+
+	snprintf(env0, sizeof(env0), "FLEXRR_TEST_FORGE=%s", forge);
+	rt_exec(res, argv, env, 60);
+	cr_assert(res->code > 0 && res->code < 128,
+		  "%s: exit %d (want an error, not a crash or success): %s",
+		  forge, res->code, res->err);
+	for (int i = 0; i < n; i++)
+		cr_assert(strstr(res->err, want[i]), "%s: no \"%s\" in: %s",
+			  forge, want[i], res->err);
+	free(res);
+}
+
+/* Rank R sends rank 0 a NaN metric: named with the metric. */
+Test(runtime_forge, forged_stats_name_the_rank)
+{
+	const char *w1[] = { "rank 1 sent rank 0 a bad stats", "wait_s" };
+	const char *w2[] = { "rank 2 sent rank 0 a bad stats", "wait_s" };
+
+	forged_run("stats:1", w1, 2);
+	forged_run("stats:2", w2, 2);
+}
+
+/* Rank 1's workers send update batches attributed to a worker that does
+ * not exist: every receiver refuses the header, naming rank 1, and nothing
+ * is applied out of bounds (ASan build). */
+Test(runtime_forge, forged_batch_header_names_the_rank)
+{
+	const char *w[] = { "corrupt update batch from worker",
+			    "of rank 1 (sender" };
+
+	forged_run("batch:1", w, 2);
+}

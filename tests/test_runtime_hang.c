@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Failures say what and where (issue 10, item 5): a stopped (hung) rank is
+ * reported as unresponsive, not as dead, naming it; the ranks of a local
+ * launch die with their launcher.  (A killed rank reported as dead:
+ * test_runtime_kill.c.)
+ */
+#include <criterion/criterion.h>
+
+#include "test_runtime_util.h"
+
+TestSuite(runtime_hang, .timeout = 180);
+
+/* The children of pid in fork order (rank order for a local launch). */
+static int children(pid_t pid, pid_t *out, int max)
+{
+	char path[64];
+	FILE *f;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", pid, pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (n < max && fscanf(f, "%d", &out[n]) == 1)
+		n++;
+	fclose(f);
+	return n;
+}
+
+/* Gone: no such process, or a zombie nobody reaps (a container's init). */
+static int gone(pid_t pid)
+{
+	char path[64], st = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 1;
+	if (fscanf(f, "%*d (%*[^)]) %c", &st) != 1)
+		st = 0;
+	fclose(f);
+	return st == 'Z' || st == 'X';
+}
+
+/* Start a 2-rank local job that runs until stopped; its rank pids. */
+static pid_t start_job(const char *mode, const char *tag, pid_t rank[2])
+{
+	char *argv[] = { (char *)rt_bin(),
+			 "run",
+			 "-n",
+			 "2",
+			 "-t",
+			 "2",
+			 "--mode",
+			 (char *)mode,
+			 "--dead-timeout",
+			 "1",
+			 "--clocks",
+			 "1000000",
+			 "-q",
+			 "toy",
+			 "--work-us",
+			 "100",
+			 NULL };
+	pid_t l = rt_spawn(argv, NULL, tag);
+	double dl = rt_now() + 20;
+
+	while (children(l, rank, 2) < 2 && rt_now() < dl)
+		usleep(20000);
+	cr_assert_eq(children(l, rank, 2), 2,
+		     "%s: the launcher did not "
+		     "start its 2 ranks within 20 s",
+		     tag);
+	/* let the job get going: clocks of a few ms each */
+	usleep(1500000);
+	cr_assert_eq(waitpid(l, NULL, WNOHANG), 0, "%s ended early", tag);
+	return l;
+}
+
+static void stopped_case(const char *mode, int victim)
+{
+	struct rt_run *res = calloc(1, sizeof(*res));
+	char tag[32], want[64];
+	pid_t rank[2], l;
+
+	snprintf(tag, sizeof(tag), "stop-%s-%d", mode, victim);
+	l = start_job(mode, tag, rank);
+	kill(rank[victim], SIGSTOP);
+	/* the other rank fails after --dead-timeout 1; the launcher kills
+	 * the stopped one after its grace period (15 s) */
+	res->code = rt_wait(l, 60);
+	kill(rank[victim], SIGKILL);
+	rt_collect(tag, res);
+	snprintf(want, sizeof(want), "rank %d is unresponsive", victim);
+	cr_assert(res->code > 0, "%s: exit %d with rank %d stopped: %s", mode,
+		  res->code, victim, res->err);
+	cr_assert(strstr(res->err, want), "%s: no \"%s\" in: %s", mode, want,
+		  res->err);
+	cr_assert(!strstr(res->err, "crashed or was killed"),
+		  "%s: a stopped rank reported as dead: %s", mode, res->err);
+	free(res);
+}
+
+Test(runtime_hang, stopped_rank_is_reported_unresponsive)
+{
+	stopped_case("ssp", 1);
+	stopped_case("flexrr", 0);
+}
+
+Test(runtime_hang, ranks_die_with_their_launcher)
+{
+	pid_t rank[2], l = start_job("ssp", "launcher", rank);
+	double t0, bound = 10;
+
+	kill(l, SIGKILL);
+	rt_wait(l, 5);
+	t0 = rt_now();
+	for (int r = 0; r < 2; r++) {
+		while (!gone(rank[r]) && rt_now() - t0 < bound)
+			usleep(20000);
+		int alive = !gone(rank[r]);
+
+		if (alive)
+			kill(rank[r], SIGKILL); /* do not leave it behind */
+		cr_assert(!alive,
+			  "rank %d (pid %d) still runs %.0f s after its "
+			  "launcher was killed (bound %.0f s)",
+			  r, rank[r], rt_now() - t0, bound);
+	}
+	{
+		struct rt_run *res = calloc(1, sizeof(*res));
+
+		rt_collect("launcher", res);
+		free(res);
+	}
+}
