@@ -109,7 +109,7 @@ int rr_proto_err(struct rr_worker *rw, const struct frr_rr_msg *m,
 		"%d, [%llu, %llu)): %s; that rank is corrupt or runs another "
 		"flexrr, or this is a flexrr bug: please report it",
 		rw->w, m->type < RR_MSG_NTYPES ? rr_msg_names[m->type] : "?",
-		m->from, m->from >= 0 ? rank_of(rw, m->from) : -1, m->clock,
+		m->from, m->from >= 0 ? rr_rank_of(rw, m->from) : -1, m->clock,
 		(unsigned long long)m->a, (unsigned long long)m->b, why);
 	return -EPROTO;
 }
