@@ -12,6 +12,10 @@
 #include "flexrr/flexrr.h"
 #include "test_runtime_util.h"
 
+/* two job secrets (FLEXRR_JOB_TOKEN wants at least 32 characters) */
+#define TOKEN_A "0123456789abcdef0123456789abcdef"
+#define TOKEN_B "fedcba9876543210fedcba9876543210"
+
 TestSuite(runtime_job, .timeout = 120);
 
 static const char *backend0(void)
@@ -148,7 +152,7 @@ Test(runtime_job, launcher_size_out_of_range)
 {
 	struct rt_run *r = calloc(1, sizeof(*r));
 	char *env[] = { "FLEXRR_RANK=0", "FLEXRR_SIZE=4294967298",
-			"FLEXRR_JOB_TOKEN=t", NULL };
+			"FLEXRR_JOB_TOKEN=" TOKEN_A, NULL };
 	char *argv[] = { (char *)rt_bin(), "run", "toy", NULL };
 
 	rt_exec(r, argv, env, 20);
@@ -185,8 +189,8 @@ Test(runtime_job, rendezvous_unreachable)
 {
 	struct rt_run *r = calloc(1, sizeof(*r));
 	char addr[64];
-	char *env[] = { "FLEXRR_RANK=1", "FLEXRR_SIZE=2", "FLEXRR_JOB_TOKEN=t",
-			NULL };
+	char *env[] = { "FLEXRR_RANK=1", "FLEXRR_SIZE=2",
+			"FLEXRR_JOB_TOKEN=" TOKEN_A, NULL };
 
 	snprintf(addr, sizeof(addr), "127.0.0.1:%d", rdv_port(0));
 	char *argv[] = { (char *)rt_bin(),	 "run", "--rendezvous", addr,
@@ -220,9 +224,9 @@ static void pair_fails(const char *env1, const char *msg1, const char *msg0,
 			 "toy",
 			 NULL };
 	char *e0[] = { "FLEXRR_RANK=0", "FLEXRR_SIZE=2",
-		       "FLEXRR_JOB_TOKEN=right", NULL };
+		       "FLEXRR_JOB_TOKEN=" TOKEN_A, NULL };
 	char *e1[] = { "FLEXRR_RANK=1", "FLEXRR_SIZE=2",
-		       "FLEXRR_JOB_TOKEN=right", (char *)env1, NULL };
+		       "FLEXRR_JOB_TOKEN=" TOKEN_A, (char *)env1, NULL };
 
 	p0 = rt_spawn(argv, e0, "r0");
 	usleep(200000);
@@ -239,10 +243,10 @@ static void pair_fails(const char *env1, const char *msg1, const char *msg0,
 	free(r1);
 }
 
-Test(runtime_job, wrong_job_token)
+Test(runtime_job, wrong_job_secret)
 {
-	pair_fails("FLEXRR_JOB_TOKEN=wrong", "wrong job token",
-		   "did not connect", 1);
+	pair_fails("FLEXRR_JOB_TOKEN=" TOKEN_B,
+		   "does not know this job's secret", "wrong job secret", 1);
 }
 
 Test(runtime_job, mismatched_binaries)
