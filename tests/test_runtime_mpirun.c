@@ -43,7 +43,6 @@ Test(runtime_mpirun, np4_exact_bsp_answer)
 		struct rt_run *r = calloc(1, sizeof(*r));
 		int i = k % nb, b = k / nb;
 		char path[128], said[64];
-		FILE *f;
 
 		snprintf(path, sizeof(path), "/tmp/frr-rt-mpi-%d.txt",
 			 getpid());
@@ -84,17 +83,7 @@ Test(runtime_mpirun, np4_exact_bsp_answer)
 		cr_assert(strstr(r->err, said),
 			  "--bootstrap %s: no rank logged '%s':\n%s",
 			  boots[b][0], said, r->err);
-		f = fopen(path, "r");
-		cr_assert(f);
-		for (int d = 0; d < 16; d++) {
-			double v;
-
-			cr_assert_eq(fscanf(f, "%la", &v), 1);
-			cr_assert_eq((float)v, want[d], "w[%d] %a vs %a", d, v,
-				     (double)want[d]);
-		}
-		fclose(f);
-		unlink(path);
+		rt_assert_toy_model(path, want, 16);
 		free(r);
 	}
 }

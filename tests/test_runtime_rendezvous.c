@@ -65,7 +65,6 @@ Test(runtime_rendezvous, job_starts_despite_idle_garbage_and_impostors)
 	char addr[64], path[128];
 	float want[16];
 	pid_t p0, p1, px;
-	FILE *f;
 
 	cr_assert_eq(frr_toy_reference(&p, 5, want), 0);
 	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
@@ -125,17 +124,7 @@ Test(runtime_rendezvous, job_starts_despite_idle_garbage_and_impostors)
 	cr_assert(strstr(r0->err, "wrong job secret"), "%s", r0->err);
 	cr_assert(strstr(r0->err, "garbage"), "%s", r0->err);
 	cr_assert(strstr(r0->err, "oversized"), "%s", r0->err);
-	f = fopen(path, "r");
-	cr_assert(f, "no model saved at %s", path);
-	for (int d = 0; d < 16; d++) {
-		double v;
-
-		cr_assert_eq(fscanf(f, "%la", &v), 1);
-		cr_assert_eq((float)v, want[d], "w[%d] %a vs %a", d, v,
-			     (double)want[d]);
-	}
-	fclose(f);
-	unlink(path);
+	rt_assert_toy_model(path, want, 16);
 	free(r0);
 	free(r1);
 	free(rx);

@@ -190,8 +190,7 @@ int shm_auth_connect(struct shm_ctx *c, int fd, int peer_rank,
 /* Acceptor, on a new connection: 0 and *q = the authenticated request
  * (*got_fd: its fd or -1), else a negative errno with the peer answered,
  * logged and nothing passed. */
-int shm_auth_accept(struct shm_ctx *c, int fd, struct shm_msg *q,
-		    int *got_fd);
+int shm_auth_accept(struct shm_ctx *c, int fd, struct shm_msg *q, int *got_fd);
 
 /* ---- shared memory (shm_setup.c) ---- */
 /* A new memfd of len bytes, mapped shared (*fd_out its fd): the mapping,

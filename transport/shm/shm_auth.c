@@ -54,8 +54,8 @@ static int mac_ok(const struct frr_job_secret *s, const char *role,
 				     .acceptor = acceptor,
 				     .nranks = req->nranks };
 
-	return frr_auth_verify(s, role, req->nonce, nonce_a, &p, sizeof(p),
-			       mac, FRR_AUTH_MAC_LEN);
+	return frr_auth_verify(s, role, req->nonce, nonce_a, &p, sizeof(p), mac,
+			       FRR_AUTH_MAC_LEN);
 }
 
 /* The uid of the process at the other end of fd; -1 when unknown. */
@@ -179,9 +179,8 @@ int shm_auth_accept(struct shm_ctx *c, int fd, struct shm_msg *q, int *got_fd)
 		ret = shm_msg_recv(fd, &pr, got_fd, SHM_AUTH_MS);
 	if (ret)
 		return ret;
-	if (pr.type != SHM_PROOF ||
-	    !mac_ok(&c->secret, "shm connector", q, ch.nonce, c->rank,
-		    pr.mac)) {
+	if (pr.type != SHM_PROOF || !mac_ok(&c->secret, "shm connector", q,
+					    ch.nonce, c->rank, pr.mac)) {
 		if (*got_fd >= 0)
 			close(*got_fd);
 		*got_fd = -1;

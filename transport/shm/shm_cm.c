@@ -249,11 +249,10 @@ int shm_ep_connect(struct frr_tp_ctx *ctx, const struct frr_tp_addr *peer,
 		goto free_ring;
 	}
 	shm_msg_init(&q, c, SHM_HELLO);
-	ret = shm_auth_connect(c, e->fd, peer->rank, &q, ring_fd,
-			       (int)(deadline - frr_now_ms() > 0
-					 ? deadline - frr_now_ms()
-					 : 1),
-			       &m, &peer_ring);
+	ret = shm_auth_connect(
+	    c, e->fd, peer->rank, &q, ring_fd,
+	    (int)(deadline - frr_now_ms() > 0 ? deadline - frr_now_ms() : 1),
+	    &m, &peer_ring);
 	if (ret) {
 		frr_tp_err(ctx, ret,
 			   "shm: rank %d did not accept the connection: %s%s",
