@@ -82,8 +82,8 @@ enum rdv_verdict rdv_parse(const void *buf, size_t n, uint16_t type,
 			   struct rdv_msg *out);
 void rdv_msg_init(struct rdv_msg *m, uint16_t type);
 
-/* Rank 0's MAC over a hello h and its nonce n0 (into c->mac), and the
- * joiner's over the challenge (into p->mac). */
+/* Rank 0's MAC (the CHALLENGE's) and the joiner's (the PROOF's) over the
+ * hello h and rank 0's nonce n0, into mac. */
 void rdv_mac_rank0(const struct frr_job_secret *s, const struct rdv_msg *h,
 		   const unsigned char n0[FRR_AUTH_NONCE_LEN],
 		   unsigned char mac[FRR_AUTH_MAC_LEN]);

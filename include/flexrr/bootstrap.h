@@ -13,6 +13,8 @@
  *            (mpirun, srun --mpi=pmix; when built with libpmix)
  *   env.c    frr_launcher_env: rank, size and job id from a launcher's
  *            environment (mpirun, srun, PMI/PMIx, FLEXRR_*)
+ *   auth.c   the job secret (random, FLEXRR_JOB_TOKEN[_FILE]) and the
+ *            HMAC-SHA256 challenge-response every layer proves it with
  * A new backend is one more file that fills a struct frr_oob.
  */
 #ifndef FLEXRR_BOOTSTRAP_H
