@@ -6,7 +6,9 @@
  * can keep the job's own ranks out.  Each one dropped is logged as what it
  * was; only authenticated ranks of this job, with the same build, arguments
  * and size, join.  When the table of pending connections is full the oldest
- * is dropped, so a flood delays a rank by at most one connection deadline.
+ * is dropped: a flood of more than RDV_MAX_CONNS connections within one
+ * connection deadline can still knock out a joiner (which then fails,
+ * saying so); fewer cannot keep anyone out.
  */
 #include <errno.h>
 #include <netdb.h>
