@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include "flexrr/base.h"
@@ -68,27 +67,6 @@ int frr_launcher_env(struct frr_launcher_env *env)
 	env->rendezvous = getenv("FLEXRR_RENDEZVOUS");
 	env->job_token = getenv("FLEXRR_JOB_TOKEN");
 	return 1;
-}
-
-uint64_t frr_job_token_from(const char *secret)
-{
-	return frr_fnv1a64(secret, strlen(secret), 0) | 1;
-}
-
-uint64_t frr_job_token_from_job_id(const char *job_id)
-{
-	const char *s = job_id ? job_id : "single";
-
-	return frr_fnv1a64(s, strlen(s), 0x5eed) | 1;
-}
-
-uint64_t frr_job_token_random(void)
-{
-	uint64_t t;
-
-	if (getrandom(&t, sizeof(t), 0) != sizeof(t))
-		t = (uint64_t)getpid() << 32 ^ frr_now_ns();
-	return t | 1; /* never 0: 0 means "no token" */
 }
 
 void frr_rendezvous_from_job_id(const char *job_id, char *addr, size_t len)

@@ -189,15 +189,18 @@ static int exit_code(int ret)
  * parent's atexit handlers (e.g. a test runner's) or flush its stdio twice.
  */
 static void __attribute__((noreturn))
-run_child(int rank, int nprocs, uint64_t token, int fd, pid_t parent,
+run_child(int rank, int nprocs, const struct frr_job_secret *secret, int fd,
+	  pid_t parent,
 	  frr_launch_fn fn, void *arg)
 {
-	struct oob_child c = { .base = { .ops = fd >= 0 ? &child_ops
-							: &norelay_ops,
-					 .rank = rank,
-					 .size = nprocs,
-					 .job_token = token },
-			       .fd = fd };
+	struct oob_child c = {
+		.base = { .ops = fd >= 0 ? &child_ops : &norelay_ops,
+			  .rank = rank,
+			  .size = nprocs,
+			  .job_token = frr_job_secret_tag(secret),
+			  .secret = *secret },
+		.fd = fd
+	};
 	int code = 111; /* the launcher is already gone: do not run */
 
 	/* die with the launcher; if it died before prctl took effect we have
@@ -444,8 +447,8 @@ static int report(const struct launch *l)
 }
 
 /* Fork rank i; its end of the socketpair (relay) becomes the child's oob. */
-static int spawn(struct launch *l, int i, uint64_t token, frr_launch_fn fn,
-		 void *arg)
+static int spawn(struct launch *l, int i, const struct frr_job_secret *secret,
+		 frr_launch_fn fn, void *arg)
 {
 	int relay = !(l->cfg->flags & FRR_LAUNCH_NO_RELAY);
 	int sv[2] = { -1, -1 };
@@ -473,7 +476,7 @@ static int spawn(struct launch *l, int i, uint64_t token, frr_launch_fn fn,
 				close(l->r[k].fd);
 		if (relay)
 			close(sv[0]);
-		run_child(i, l->cfg->nprocs, token, sv[1], parent, fn, arg);
+		run_child(i, l->cfg->nprocs, secret, sv[1], parent, fn, arg);
 	}
 	if (relay)
 		close(sv[1]);
@@ -485,8 +488,10 @@ static int spawn(struct launch *l, int i, uint64_t token, frr_launch_fn fn,
 int frr_launch(const struct frr_launch_cfg *cfg, frr_launch_fn fn, void *arg)
 {
 	struct launch l = { .cfg = cfg, .failed_rank = -1 };
-	uint64_t token = frr_job_token_random();
-	int ret = 0;
+	/* the children inherit it with their memory: never in argv, the
+	 * environment or a file */
+	struct frr_job_secret secret;
+	int ret;
 
 	if (!cfg || cfg->nprocs < 1 || !fn || cfg->timeout_ms < 0) {
 		frr_err("frr_launch: need nprocs >= 1, a function and a "
@@ -494,12 +499,15 @@ int frr_launch(const struct frr_launch_cfg *cfg, frr_launch_fn fn, void *arg)
 			cfg ? cfg->nprocs : 0, cfg ? cfg->timeout_ms : 0);
 		return -EINVAL;
 	}
+	ret = frr_job_secret_random(&secret);
+	if (ret)
+		return ret;
 	l.r = calloc((size_t)cfg->nprocs, sizeof(*l.r));
 	if (!l.r)
 		return -ENOMEM;
 	fflush(NULL); /* children must not repeat buffered output */
 	for (; l.n < cfg->nprocs && !ret; l.n++) {
-		ret = spawn(&l, l.n, token, fn, arg);
+		ret = spawn(&l, l.n, &secret, fn, arg);
 		if (ret)
 			break;
 	}

@@ -7,10 +7,12 @@
  * authenticates its clients).
  *
  *   open       PMIx_Init; every rank puts a hello (binary and argument
- *              hashes), rank 0 also the job token (the caller's, or a fresh
- *              random one); commit; fence collecting the data; every rank
- *              takes rank 0's token and checks that its hello matches rank
- *              0's (rank 0 names every rank that differs).
+ *              hashes), rank 0 also the job secret (the caller's, or 32
+ *              fresh random bytes; the store is the launcher's
+ *              authenticated channel: only the job's processes read it);
+ *              commit; fence collecting the data; every rank takes rank
+ *              0's secret and checks that its hello matches rank 0's (rank
+ *              0 names every rank that differs).
  *   allgather  put "flexrr.ag.N" (N counts the collectives: every rank calls
  *              them in the same order), commit, fence collecting, get the
  *              key of every other rank; a value of the wrong type or size
@@ -283,7 +285,7 @@ int frr_pmix_open(const struct frr_pmix_cfg *cfg, struct frr_oob **oob)
 				  .version = PX_VERSION,
 				  .binhash = cfg->binary_hash,
 				  .argshash = cfg->args_hash };
-	uint64_t token = cfg->job_token;
+	struct frr_job_secret secret = { { 0 } };
 	pmix_status_t rc;
 	int err;
 
@@ -321,24 +323,28 @@ int frr_pmix_open(const struct frr_pmix_cfg *cfg, struct frr_oob **oob)
 		err = -EPROTO;
 		goto out;
 	}
-	if (!x->oob.rank && !token)
-		token = frr_job_token_random();
-	err = px_put("flexrr.hello", &hello, sizeof(hello));
+	if (cfg->secret)
+		secret = *cfg->secret;
+	else if (!x->oob.rank)
+		err = frr_job_secret_random(&secret);
+	if (!err)
+		err = px_put("flexrr.hello", &hello, sizeof(hello));
 	if (!err && !x->oob.rank)
-		err = px_put("flexrr.token", &token, sizeof(token));
+		err = px_put("flexrr.secret", &secret, sizeof(secret));
 	if (!err)
 		err = px_fence(x, 1, cfg->timeout_ms, "start");
-	if (!err && x->oob.rank)
-		err = px_get(x, 0, "flexrr.token", &token, sizeof(token));
-	if (!err && !token) {
-		frr_err("pmix: rank 0 published no job token");
+	if (!err && x->oob.rank && !cfg->secret)
+		err = px_get(x, 0, "flexrr.secret", &secret, sizeof(secret));
+	if (!err && !frr_job_secret_is_set(&secret)) {
+		frr_err("pmix: rank 0 published no job secret");
 		err = -EPROTO;
 	}
 	if (!err)
 		err = px_check_hellos(x, &hello);
 	if (err)
 		goto out;
-	x->oob.job_token = token;
+	x->oob.secret = secret;
+	x->oob.job_token = frr_job_secret_tag(&secret);
 	frr_info("pmix: rank %d of %d in namespace %s", x->oob.rank,
 		 x->oob.size, x->me.nspace);
 	*oob = &x->oob;

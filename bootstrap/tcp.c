@@ -2,17 +2,12 @@
 /*
  * TCP rendezvous: the out-of-band channel of launcher-started ranks, of
  * local `flexrr run -n P` jobs and of `flexrr bench`'s two sides.  Rank 0
- * listens; every other rank connects and says hello with the job token, its
- * rank, the job size and hashes of its binary and of the run arguments.
- * Rank 0 refuses (and keeps waiting past) connections with another token; a
- * member with another binary, other arguments or another job size fails the
- * job with a message naming it.  Collectives are star-shaped through rank 0
- * (set-up only, never hot).
- *
- * Wire format (host byte order: every rank of a job runs the same build):
- *   joiner -> rank 0   struct rdv_hello
- *   rank 0 -> joiner   struct rdv_reply (status; the token when rank 0
- *                      hands it out, FRR_TCP cfg job_token 0 on the joiner)
+ * listens (rdv_serve.c); every other rank connects and proves it knows the
+ * job secret by HMAC challenge-response, rank 0 proving it too (rdv.h).
+ * Rank 0 refuses, one connection at a time and logged, joiners that fail
+ * the proof or run another binary, other arguments or another job size, and
+ * keeps waiting for its own ranks.  Collectives are star-shaped through
+ * rank 0 (set-up only, never hot).
  */
 #include <arpa/inet.h>
 #include <dlfcn.h>
@@ -32,50 +27,10 @@
 
 #include "flexrr/base.h"
 #include "flexrr/bootstrap.h"
+#include "rdv.h"
 
-#define RDV_MAGIC 0x46525256u /* "FRRV" */
-#define RDV_VERSION 2
 #define RDV_DEFAULT_COLL_MS 30000
 #define RDV_HINT "--rendezvous HOST:PORT"
-
-enum rdv_status {
-	RDV_OK = 0,
-	RDV_BAD_TOKEN = 1,
-	RDV_BAD_BINARY = 2,
-	RDV_BAD_ARGS = 3,
-	RDV_BAD_SIZE = 4,
-	RDV_BAD_RANK = 5,
-};
-
-static const char *const rdv_status_str[] = {
-	"ok",
-	"wrong job token",
-	"a different flexrr binary than rank 0's",
-	"different run arguments than rank 0's",
-	"a different job size than rank 0's",
-	"a rank that is out of range or already taken",
-};
-
-struct rdv_hello {
-	uint32_t magic;
-	uint32_t version;
-	uint64_t token; /* 0: asks rank 0 to hand the token out */
-	int32_t rank;
-	int32_t size;
-	uint64_t binhash;
-	uint64_t argshash;
-};
-
-struct rdv_reply {
-	uint32_t magic;
-	int32_t status;
-	uint64_t token; /* handed out, else 0 */
-};
-
-struct rdv {
-	struct frr_oob oob;
-	int *fds; /* rank 0: fds[r] to rank r; others: fds[0] */
-};
 
 /* Hash one file into h (chained FNV-1a); 0 if it cannot be read. */
 static uint64_t hash_file(const char *path, uint64_t h)
@@ -116,21 +71,20 @@ uint64_t frr_binary_hash(void)
 	return cached;
 }
 
-static int left_ms(double deadline)
+int rdv_left_ms(double deadline)
 {
 	double l = (deadline - frr_now_s()) * 1000;
 
 	return l <= 0 ? 0 : (int)l + 1;
 }
 
-/* Full read/write with a deadline. */
-static int io_full(int fd, void *buf, size_t len, int wr, double deadline)
+int rdv_io_full(int fd, void *buf, size_t len, int wr, double deadline)
 {
 	char *p = buf;
 
 	while (len) {
 		struct pollfd pfd = { fd, wr ? POLLOUT : POLLIN, 0 };
-		int ms = left_ms(deadline), r;
+		int ms = rdv_left_ms(deadline), r;
 		ssize_t n;
 
 		if (!ms)
@@ -212,15 +166,6 @@ bad:
 	return -EINVAL;
 }
 
-static const char *peer_name(const struct sockaddr_storage *sa, socklen_t len,
-			     char *buf, size_t n)
-{
-	if (getnameinfo((const struct sockaddr *)sa, len, buf, (socklen_t)n,
-			NULL, 0, NI_NUMERICHOST))
-		snprintf(buf, n, "?");
-	return buf;
-}
-
 static int rdv_allgather(struct frr_oob *oob, const void *mine, size_t len,
 			 void *all, int timeout_ms)
 {
@@ -232,19 +177,22 @@ static int rdv_allgather(struct frr_oob *oob, const void *mine, size_t len,
 	if (oob->rank == 0) {
 		memcpy(all, mine, len);
 		for (int p = 1; p < oob->size && !err; p++) {
-			err = io_full(r->fds[p], (char *)all + (size_t)p * len,
-				      len, 0, dl);
+			err = rdv_io_full(r->fds[p],
+					  (char *)all + (size_t)p * len, len, 0,
+					  dl);
 			if (err)
 				frr_err("rendezvous: rank %d did not send its "
 					"share (%s): it failed or was killed",
 					p, strerror(-err));
 		}
 		for (int p = 1; p < oob->size && !err; p++)
-			err = io_full(r->fds[p], all, len * oob->size, 1, dl);
+			err =
+			    rdv_io_full(r->fds[p], all, len * oob->size, 1, dl);
 	} else {
-		err = io_full(r->fds[0], (void *)mine, len, 1, dl);
+		err = rdv_io_full(r->fds[0], (void *)mine, len, 1, dl);
 		if (!err)
-			err = io_full(r->fds[0], all, len * oob->size, 0, dl);
+			err =
+			    rdv_io_full(r->fds[0], all, len * oob->size, 0, dl);
 		if (err)
 			frr_err("rendezvous: exchange with rank 0 failed (%s): "
 				"rank 0 failed or was killed",
@@ -284,7 +232,7 @@ static const struct frr_oob_ops rdv_ops = {
 	.close = rdv_close,
 };
 
-static const char *hint(const struct frr_tcp_cfg *cfg)
+const char *rdv_hint(const struct frr_tcp_cfg *cfg)
 {
 	return cfg->addr_hint ? cfg->addr_hint : RDV_HINT;
 }
@@ -306,104 +254,11 @@ static int rdv_listen(const struct frr_tcp_cfg *cfg, int *fd_out)
 		frr_err("rank 0 cannot listen on the rendezvous address %s: "
 			"%s; rank 0 must run on that host and the port must be "
 			"free (pick another with %s)",
-			cfg->addr, strerror(-err), hint(cfg));
+			cfg->addr, strerror(-err), rdv_hint(cfg));
 		close(fd);
 		return err;
 	}
 	*fd_out = fd;
-	return 0;
-}
-
-/* Rank 0's verdict on one hello (RDV_OK: rank h->rank may join). */
-static enum rdv_status check_hello(const struct rdv *r,
-				   const struct frr_tcp_cfg *cfg, int hand_out,
-				   const struct rdv_hello *h)
-{
-	if (h->magic != RDV_MAGIC || h->version != RDV_VERSION ||
-	    (h->token != r->oob.job_token && !(hand_out && !h->token)))
-		return RDV_BAD_TOKEN;
-	if (h->size != r->oob.size)
-		return RDV_BAD_SIZE;
-	if (h->rank <= 0 || h->rank >= r->oob.size || r->fds[h->rank] >= 0)
-		return RDV_BAD_RANK;
-	if (h->binhash != cfg->binary_hash)
-		return RDV_BAD_BINARY;
-	if (h->argshash != cfg->args_hash)
-		return RDV_BAD_ARGS;
-	return RDV_OK;
-}
-
-/* Accept one connection and answer its hello: 1 = a rank joined, 0 = a
- * stray connection was turned away, < 0 = the job fails. */
-static int serve_one(struct rdv *r, const struct frr_tcp_cfg *cfg, int hand_out,
-		     int lfd)
-{
-	struct rdv_hello h;
-	struct rdv_reply rep = { RDV_MAGIC, RDV_OK, 0 };
-	struct sockaddr_storage peer;
-	socklen_t pl = sizeof(peer);
-	char name[64];
-	int fd, one = 1;
-
-	fd = accept4(lfd, (struct sockaddr *)&peer, &pl, SOCK_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	if (io_full(fd, &h, sizeof(h), 0, frr_now_s() + 2.0))
-		rep.status = RDV_BAD_TOKEN;
-	else
-		rep.status = check_hello(r, cfg, hand_out, &h);
-	if (rep.status == RDV_OK && hand_out && !h.token)
-		rep.token = r->oob.job_token;
-	io_full(fd, &rep, sizeof(rep), 1, frr_now_s() + 2.0);
-	peer_name(&peer, pl, name, sizeof(name));
-	if (rep.status == RDV_BAD_TOKEN) {
-		/* a stray connection: ignore it, keep waiting */
-		frr_warn("rendezvous: refused a connection from %s: "
-			 "wrong job token",
-			 name);
-		close(fd);
-		return 0;
-	}
-	if (rep.status != RDV_OK) {
-		frr_err("rendezvous: rank %d (from %s) runs %s; start "
-			"every rank with the same flexrr build, "
-			"options and -n",
-			h.rank, name, rdv_status_str[rep.status]);
-		close(fd);
-		return -EINVAL;
-	}
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	r->fds[h.rank] = fd;
-	return 1;
-}
-
-static int serve(struct rdv *r, const struct frr_tcp_cfg *cfg, int lfd,
-		 double dl)
-{
-	int need = r->oob.size - 1, hand_out = !cfg->job_token;
-
-	if (hand_out) /* rank 0 makes the token that it hands out */
-		r->oob.job_token = frr_job_token_random();
-	while (need > 0) {
-		struct pollfd pfd = { lfd, POLLIN, 0 };
-		int ms = left_ms(dl), pr;
-
-		pr = ms ? poll(&pfd, 1, ms) : 0;
-		if (pr < 0 && errno == EINTR)
-			continue;
-		if (pr <= 0) {
-			frr_err("rendezvous: %d of %d ranks did not connect to "
-				"rank 0 in time; check that every rank was "
-				"started with the same address (%s) and job "
-				"token",
-				need, r->oob.size - 1, hint(cfg));
-			return -ETIMEDOUT;
-		}
-		pr = serve_one(r, cfg, hand_out, lfd);
-		if (pr < 0)
-			return pr;
-		need -= pr;
-	}
 	return 0;
 }
 
@@ -423,11 +278,11 @@ static int dial(const struct frr_tcp_cfg *cfg, double dl)
 			break;
 		err = -errno;
 		close(fd);
-		if (!left_ms(dl)) {
+		if (!rdv_left_ms(dl)) {
 			frr_err("rendezvous address %s is unreachable (%s): "
 				"is rank 0 running there, and is the address "
 				"right (%s)?",
-				cfg->addr, strerror(-err), hint(cfg));
+				cfg->addr, strerror(-err), rdv_hint(cfg));
 			return -EHOSTUNREACH;
 		}
 		struct timespec ts = { 0, 100000000 };
@@ -437,50 +292,83 @@ static int dial(const struct frr_tcp_cfg *cfg, double dl)
 	return fd;
 }
 
+/* Send our hello, check rank 0's proof, make ours (*p): 0, else a negative
+ * errno (logged). */
+static int handshake(struct rdv *r, const struct frr_tcp_cfg *cfg, int fd,
+		     double dl, struct rdv_msg *p)
+{
+	const struct frr_job_secret *key = rdv_key(cfg);
+	unsigned char want[FRR_AUTH_MAC_LEN];
+	unsigned char raw[sizeof(struct rdv_msg)];
+	struct rdv_msg h, m;
+	int err;
+
+	rdv_msg_init(&h, RDV_HELLO);
+	h.rank = r->oob.rank;
+	h.size = r->oob.size;
+	h.binhash = cfg->binary_hash;
+	h.argshash = cfg->args_hash;
+	err = frr_auth_nonce(h.nonce);
+	if (!err)
+		err = rdv_io_full(fd, &h, sizeof(h), 1, dl);
+	if (!err)
+		err = rdv_io_full(fd, raw, sizeof(raw), 0, dl);
+	if (err || rdv_parse(raw, sizeof(raw), RDV_CHALLENGE, &m)) {
+		frr_err("rendezvous with rank 0 at %s failed (%s): is a flexrr "
+			"rank 0 of this version listening there?",
+			cfg->addr, err ? strerror(-err) : "bad reply");
+		return err ? err : -EPROTO;
+	}
+	/* our proof goes out even when rank 0's fails: rank 0 then logs
+	 * the mismatch too */
+	rdv_msg_init(p, RDV_PROOF);
+	p->rank = r->oob.rank;
+	rdv_mac_joiner(key, &h, m.nonce, p->mac);
+	rdv_mac_rank0(key, &h, m.nonce, want);
+	if (!rdv_mac_ok(want, m.mac)) {
+		frr_err("the process at %s does not know this job's secret: it "
+			"is not rank 0 of this job (another job, or another "
+			"FLEXRR_JOB_TOKEN); check the address (%s) and the "
+			"token",
+			cfg->addr, rdv_hint(cfg));
+		return -EACCES;
+	}
+	return 0;
+}
+
 static int join(struct rdv *r, const struct frr_tcp_cfg *cfg, double dl)
 {
-	struct rdv_hello h = {
-		.magic = RDV_MAGIC,
-		.version = RDV_VERSION,
-		.token = r->oob.job_token,
-		.rank = r->oob.rank,
-		.size = r->oob.size,
-		.binhash = cfg->binary_hash,
-		.argshash = cfg->args_hash,
-	};
-	struct rdv_reply rep;
+	unsigned char raw[sizeof(struct rdv_msg)];
+	struct rdv_msg p, v;
 	int err, fd = dial(cfg, dl);
 
 	if (fd < 0)
 		return fd;
-	err = io_full(fd, &h, sizeof(h), 1, dl);
+	err = handshake(r, cfg, fd, dl, &p);
+	if (err == -EACCES)
+		(void)rdv_io_full(fd, &p, sizeof(p), 1, dl);
 	if (!err)
-		err = io_full(fd, &rep, sizeof(rep), 0, dl);
-	if (err || rep.magic != RDV_MAGIC) {
+		err = rdv_io_full(fd, &p, sizeof(p), 1, dl);
+	if (!err)
+		err = rdv_io_full(fd, raw, sizeof(raw), 0, dl);
+	if (!err && rdv_parse(raw, sizeof(raw), RDV_VERDICT, &v)) {
+		frr_err("rendezvous with rank 0 at %s failed: bad reply",
+			cfg->addr);
+		err = -EPROTO;
+	} else if (err == -ETIMEDOUT || err == -ECONNRESET) {
 		frr_err("rendezvous with rank 0 at %s failed (%s)", cfg->addr,
-			err ? strerror(-err) : "bad reply");
-		close(fd);
-		return err ? err : -EPROTO;
+			strerror(-err));
 	}
-	if (rep.status != RDV_OK) {
+	if (!err && v.status != RDV_OK) {
 		frr_err("rank 0 at %s refused rank %d: %s; start every rank "
-			"with the same flexrr build, options, -n and job token",
-			cfg->addr, r->oob.rank,
-			rep.status > 0 && rep.status <= RDV_BAD_RANK
-			    ? rdv_status_str[rep.status]
-			    : "unknown reason");
-		close(fd);
-		return -EACCES;
+			"with the same flexrr build, options, -n and job "
+			"secret",
+			cfg->addr, r->oob.rank, rdv_status_str[v.status]);
+		err = -EACCES;
 	}
-	if (!r->oob.job_token) {
-		if (!rep.token) {
-			frr_err("rank 0 at %s handed out no job token: it "
-				"expects one, give the same one to every rank",
-				cfg->addr);
-			close(fd);
-			return -EACCES;
-		}
-		r->oob.job_token = rep.token;
+	if (err) {
+		close(fd);
+		return err;
 	}
 	r->fds[0] = fd;
 	return 0;
@@ -500,8 +388,9 @@ int frr_tcp_open(const struct frr_tcp_cfg *cfg, struct frr_oob **oob)
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
-	r->oob =
-	    (struct frr_oob){ &rdv_ops, cfg->rank, cfg->size, cfg->job_token };
+	r->oob = (struct frr_oob){ &rdv_ops, cfg->rank, cfg->size, 0,
+				   *rdv_key(cfg) };
+	r->oob.job_token = frr_job_secret_tag(&r->oob.secret);
 	r->fds = malloc((size_t)cfg->size * sizeof(int));
 	if (!r->fds) {
 		free(r);
@@ -514,7 +403,7 @@ int frr_tcp_open(const struct frr_tcp_cfg *cfg, struct frr_oob **oob)
 		if (lfd < 0 && cfg->size > 1)
 			err = rdv_listen(cfg, &lfd);
 		if (!err && cfg->size > 1)
-			err = serve(r, cfg, lfd, dl);
+			err = rdv_serve(r, cfg, lfd, dl);
 		if (lfd >= 0)
 			close(lfd);
 	} else {

@@ -90,7 +90,9 @@ struct frr_run_opts {
 	const char *load_path;
 	const char *rendezvous; /* HOST:PORT of rank 0 */
 	int rendezvous_fd;	/* inherited listening socket (local jobs) */
-	uint64_t job_token;
+	/* the job secret (FLEXRR_JOB_TOKEN[_FILE], or drawn by the local
+	 * launcher); all zero = none given yet */
+	struct frr_job_secret secret;
 	int timeout_ms; /* a wait with no progress for this long fails */
 	int dead_ms;	/* a peer silent this long is declared dead */
 	/* --delay-worker W,EVERY,FACTOR: worker W sleeps FACTOR x its loop

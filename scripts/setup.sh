@@ -26,11 +26,11 @@ done
 
 pkgs=(cmake make gcc libc6-dev pkg-config libibverbs-dev librdmacm-dev
       libnuma-dev zlib1g-dev ibverbs-providers rdma-core ibverbs-utils
-      libcriterion-dev iproute2)
+      libcriterion-dev iproute2 libssl-dev)
 [ $want_tests = 1 ] && pkgs+=(qemu-system-x86 busybox-static perftest
       rdmacm-utils cpio kmod xz-utils openmpi-bin dataset-fashion-mnist
       bible-kjv-text bible-kjv clang-format clang libclang-rt-14-dev
-      slurm-wlm munge libpmix-dev)
+      slurm-wlm munge libpmix-dev openssl)
 [ $want_bench = 1 ] && pkgs+=(perftest ucx-utils python3-sklearn python3-gensim
       python3-numpy openmpi-bin gnuplot-nox python3 dataset-fashion-mnist
       bible-kjv bible-kjv-text)

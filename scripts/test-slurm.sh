@@ -177,6 +177,9 @@ srun_job() {
 	verdict $ok "srun -n 4${*:+ $*} ($((SECONDS - s)) s)" "exit $rc; '${how:-no bootstrap line}'; '${got:-no summary line}'"
 	[ $ok = 1 ] || tail -5 "$dir/$name.err"
 }
+# a job secret for the ranks that meet over tcp (srun exports the
+# environment by default); the pmix job has it too
+export FLEXRR_JOB_TOKEN=$(openssl rand -hex 32)
 srun_job srun tcp
 srun_job pmix pmix --mpi=pmix
 

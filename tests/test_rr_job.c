@@ -244,7 +244,7 @@ static int job_main(struct frr_oob *oob, void *arg)
 		.pin = 0,
 		.metrics_path = j->metrics[0] ? j->metrics : NULL,
 		.save_path = "unused",
-		.job_token = oob->job_token,
+		.secret = oob->secret,
 		.timeout_ms = 20000,
 		.dead_ms = j->dead_ms ? j->dead_ms : 5000,
 		.delay_worker = -1,
@@ -432,6 +432,7 @@ Test(rr_job, launcher_started_rank_across_hosts, .timeout = 300)
 	struct frr_launcher_env env;
 	enum frr_tp_backend bs[FRR_TEST_MAX_BACKENDS];
 	struct frr_oob *oob = NULL;
+	struct frr_job_secret secret;
 	struct job_cfg j = { .T = 1,
 			     .mode = FRR_MODE_FLEXRR,
 			     .slack = 1,
@@ -459,13 +460,14 @@ Test(rr_job, launcher_started_rank_across_hosts, .timeout = 300)
 	snprintf(j.metrics, sizeof(j.metrics), "/tmp/rr-job-launch-%d.csv",
 		 getpid());
 	frr_log_set_rank(rank);
+	cr_assert_eq(frr_job_secret_require(&secret, rank), 0,
+		     "FLEXRR_JOB_TOKEN refused (message above)");
 	rc = frr_tcp_open(
 	    &(struct frr_tcp_cfg){ .addr = env.rendezvous,
 				   .listen_fd = -1,
 				   .rank = rank,
 				   .size = j.P,
-				   .job_token =
-				       frr_job_token_from(env.job_token),
+				   .secret = &secret,
 				   .binary_hash = frr_binary_hash(),
 				   .timeout_ms = 30000 },
 	    &oob);

@@ -179,7 +179,7 @@ static int job_main(struct frr_oob *oob, void *arg)
 		.clocks = CLOCKS,
 		.seed = j->seed,
 		.quiet = 1,
-		.job_token = oob->job_token,
+		.secret = oob->secret,
 		.timeout_ms = 20000,
 		.dead_ms = 5000,
 		.delay_worker = -1,

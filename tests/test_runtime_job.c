@@ -8,9 +8,14 @@
  */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <sys/stat.h>
 
 #include "flexrr/flexrr.h"
 #include "test_runtime_util.h"
+
+/* two job secrets (FLEXRR_JOB_TOKEN wants at least 32 characters) */
+#define TOKEN_A "0123456789abcdef0123456789abcdef"
+#define TOKEN_B "fedcba9876543210fedcba9876543210"
 
 TestSuite(runtime_job, .timeout = 120);
 
@@ -152,7 +157,7 @@ Test(runtime_job, launcher_size_out_of_range)
 {
 	struct rt_run *r = calloc(1, sizeof(*r));
 	char *env[] = { "FLEXRR_RANK=0", "FLEXRR_SIZE=4294967298",
-			"FLEXRR_JOB_TOKEN=t", NULL };
+			"FLEXRR_JOB_TOKEN=" TOKEN_A, NULL };
 	char *argv[] = { (char *)rt_bin(), "run", "toy", NULL };
 
 	rt_exec(r, argv, env, 20);
@@ -189,8 +194,8 @@ Test(runtime_job, rendezvous_unreachable)
 {
 	struct rt_run *r = calloc(1, sizeof(*r));
 	char addr[64];
-	char *env[] = { "FLEXRR_RANK=1", "FLEXRR_SIZE=2", "FLEXRR_JOB_TOKEN=t",
-			NULL };
+	char *env[] = { "FLEXRR_RANK=1", "FLEXRR_SIZE=2",
+			"FLEXRR_JOB_TOKEN=" TOKEN_A, NULL };
 
 	snprintf(addr, sizeof(addr), "127.0.0.1:%d", rdv_port(0));
 	char *argv[] = { (char *)rt_bin(),	 "run", "--rendezvous", addr,
@@ -224,9 +229,9 @@ static void pair_fails(const char *env1, const char *msg1, const char *msg0,
 			 "toy",
 			 NULL };
 	char *e0[] = { "FLEXRR_RANK=0", "FLEXRR_SIZE=2",
-		       "FLEXRR_JOB_TOKEN=right", NULL };
+		       "FLEXRR_JOB_TOKEN=" TOKEN_A, NULL };
 	char *e1[] = { "FLEXRR_RANK=1", "FLEXRR_SIZE=2",
-		       "FLEXRR_JOB_TOKEN=right", (char *)env1, NULL };
+		       "FLEXRR_JOB_TOKEN=" TOKEN_A, (char *)env1, NULL };
 
 	p0 = rt_spawn(argv, e0, "r0");
 	usleep(200000);
@@ -243,10 +248,10 @@ static void pair_fails(const char *env1, const char *msg1, const char *msg0,
 	free(r1);
 }
 
-Test(runtime_job, wrong_job_token)
+Test(runtime_job, wrong_job_secret)
 {
-	pair_fails("FLEXRR_JOB_TOKEN=wrong", "wrong job token",
-		   "did not connect", 1);
+	pair_fails("FLEXRR_JOB_TOKEN=" TOKEN_B,
+		   "does not know this job's secret", "wrong job secret", 1);
 }
 
 Test(runtime_job, mismatched_binaries)
@@ -291,4 +296,46 @@ Test(runtime_job, progress_words_reach_every_rank)
 		cr_assert_eq(rt_summary_value(r->out, "clocks"), 7);
 		free(r);
 	}
+}
+
+/* A launcher-started rank without a usable secret refuses to start and
+ * says how to give one. */
+Test(runtime_job, launcher_rank_needs_a_secret)
+{
+	static const char *const cases[][2] = {
+		{ NULL, "export FLEXRR_JOB_TOKEN=$(openssl rand -hex 32)" },
+		{ "FLEXRR_JOB_TOKEN=short", "needs 32 to 4096" },
+		{ "FLEXRR_JOB_TOKEN_FILE=", "chmod 600" },
+	};
+	char file[64], fenv[96], addr[64];
+	int fd;
+
+	snprintf(file, sizeof(file), "/tmp/frr-token-%d", getpid());
+	fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, TOKEN_A "\n", sizeof(TOKEN_A)),
+		     (ssize_t)sizeof(TOKEN_A));
+	close(fd);
+	chmod(file, 0644); /* whatever the umask: group and others read */
+	snprintf(fenv, sizeof(fenv), "FLEXRR_JOB_TOKEN_FILE=%s", file);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", rdv_port(0));
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct rt_run *r = calloc(1, sizeof(*r));
+		char *env[] = { "FLEXRR_RANK=1", "FLEXRR_SIZE=2",
+				i == 2 ? fenv : (char *)cases[i][0], NULL };
+		char *argv[] = { (char *)rt_bin(),
+				 "run",
+				 "--rendezvous",
+				 addr,
+				 "toy",
+				 NULL };
+
+		unsetenv("FLEXRR_JOB_TOKEN");
+		rt_exec(r, argv, env, 20);
+		cr_assert_eq(r->code, 2, "case %zu: exit %d", i, r->code);
+		cr_assert(strstr(r->err, cases[i][1]), "case %zu: %s", i,
+			  r->err);
+		free(r);
+	}
+	unlink(file);
 }

@@ -37,8 +37,11 @@ static void kill_case(const char *backend, int victim, int k)
 			 "100",
 			 NULL };
 	for (int r = 0; r < P; r++) {
-		char *env[] = { rankv[r], "FLEXRR_SIZE=3",
-				"FLEXRR_JOB_TOKEN=kill-test", NULL };
+		char *env[] = {
+			rankv[r], "FLEXRR_SIZE=3",
+			"FLEXRR_JOB_TOKEN=kill-test-0123456789abcdef0123456789",
+			NULL
+		};
 
 		snprintf(rankv[r], sizeof(rankv[r]), "FLEXRR_RANK=%d", r);
 		snprintf(tag[r], sizeof(tag[r]), "kill%d", r);

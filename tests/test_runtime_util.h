@@ -160,6 +160,22 @@ static inline int rt_free_port(void)
 	return port;
 }
 
+/* The toy model saved at path (--save) is exactly want[0..dim): asserts
+ * (Criterion's cr_assert, included by the suite), then removes the file. */
+#define rt_assert_toy_model(path, want, dim)                                  \
+	do {                                                                  \
+		FILE *f_ = fopen((path), "r");                                \
+		cr_assert(f_, "no model saved at %s", (path));                \
+		for (int d_ = 0; d_ < (dim); d_++) {                          \
+			double v_;                                            \
+			cr_assert_eq(fscanf(f_, "%la", &v_), 1);              \
+			cr_assert_eq((float)v_, (want)[d_], "w[%d] %a vs %a", \
+				     d_, v_, (double)(want)[d_]);             \
+		}                                                             \
+		fclose(f_);                                                   \
+		unlink(path);                                                 \
+	} while (0)
+
 static inline const char *rt_bin(void)
 {
 	return FLEXRR_BIN;

@@ -7,6 +7,7 @@
  * negative errno plus a message (frr_tp_last_error).
  */
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <time.h>
 #include <unistd.h>
@@ -469,5 +470,62 @@ Test(transport_errors, connect_to_other_job_refused)
 		cr_assert_gt(strlen(frr_tp_last_error(b)), 10);
 		frr_tp_close(b);
 		frr_tp_close(a);
+	}
+}
+
+struct accept_arg {
+	struct frr_tp_ctx *ctx;
+	struct frr_tp_ep *ep;
+	int ret;
+};
+
+static void *accept_thread(void *p)
+{
+	struct accept_arg *a = p;
+
+	a->ret = frr_tp_ep_accept(a->ctx, 3000, &a->ep);
+	return NULL;
+}
+
+/* Same job tag, another secret: the handshake (shm) or the rdma_cm MAC
+ * (verbs) refuses the connection, and the acceptor gets no endpoint. */
+Test(transport_errors, connect_with_wrong_secret_refused)
+{
+	enum frr_tp_backend bs[FRR_TEST_MAX_BACKENDS];
+	int nb = frr_test_backends(bs, FRR_TEST_MAX_BACKENDS);
+
+	for (int i = 0; i < nb; i++) {
+		struct frr_tp_config c0 = { .backend = bs[i],
+					    .job_token = 7,
+					    .rank = 0,
+					    .nranks = 2,
+					    .timeout_ms = 2000,
+					    .gid_index = -1 };
+		struct frr_tp_config c1 = c0;
+		struct accept_arg acc = { 0 };
+		struct frr_tp_ctx *b = NULL;
+		struct frr_tp_ep *ep = NULL;
+		struct frr_tp_addr addr;
+		pthread_t th;
+
+		c1.rank = 1;
+		cr_assert_eq(frr_job_secret_random(&c0.job_secret), 0);
+		cr_assert_eq(frr_job_secret_random(&c1.job_secret), 0);
+		cr_assert_eq(frr_tp_open(&c0, &acc.ctx), 0);
+		cr_assert_eq(frr_tp_open(&c1, &b), 0);
+		cr_assert_eq(frr_tp_addr_get(acc.ctx, &addr), 0);
+		cr_assert_eq(pthread_create(&th, NULL, accept_thread, &acc), 0);
+		cr_assert_lt(frr_tp_ep_connect(b, &addr, 2000, &ep), 0,
+			     "%s: a wrong secret connected",
+			     frr_tp_backend_name(bs[i]));
+		cr_assert_null(ep);
+		cr_assert(strstr(frr_tp_last_error(b), "secret"), "%s: %s",
+			  frr_tp_backend_name(bs[i]), frr_tp_last_error(b));
+		pthread_join(th, NULL);
+		cr_assert_lt(acc.ret, 0, "%s: the acceptor got an endpoint",
+			     frr_tp_backend_name(bs[i]));
+		cr_assert_null(acc.ep);
+		frr_tp_close(b);
+		frr_tp_close(acc.ctx);
 	}
 }

@@ -146,6 +146,7 @@ static inline int frr_test_mesh_open(struct frr_oob *oob, enum frr_tp_backend b,
 {
 	struct frr_tp_config cfg = { .backend = b,
 				     .job_token = oob->job_token,
+				     .job_secret = oob->secret,
 				     .rank = oob->rank,
 				     .nranks = oob->size,
 				     .timeout_ms = FRR_TEST_TIMEOUT_MS,

@@ -514,6 +514,7 @@ static int bench_open(struct bench *b)
 	const struct bench_params *p = b->p;
 	struct frr_tp_config cfg = { .backend = p->backend,
 				     .job_token = b->oob->job_token,
+				     .job_secret = b->oob->secret,
 				     .rank = b->rank,
 				     .nranks = 2,
 				     .device = p->device,

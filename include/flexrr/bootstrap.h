@@ -13,6 +13,8 @@
  *            (mpirun, srun --mpi=pmix; when built with libpmix)
  *   env.c    frr_launcher_env: rank, size and job id from a launcher's
  *            environment (mpirun, srun, PMI/PMIx, FLEXRR_*)
+ *   auth.c   the job secret (random, FLEXRR_JOB_TOKEN[_FILE]) and the
+ *            HMAC-SHA256 challenge-response every layer proves it with
  * A new backend is one more file that fills a struct frr_oob.
  */
 #ifndef FLEXRR_BOOTSTRAP_H
@@ -30,6 +32,12 @@ FRR_API_BEGIN
 
 struct frr_oob;
 
+/* The job secret: 32 bytes that only the job's processes know (auth.c). */
+#define FRR_JOB_SECRET_LEN 32
+struct frr_job_secret {
+	unsigned char b[FRR_JOB_SECRET_LEN];
+};
+
 struct frr_oob_ops {
 	size_t size; /* sizeof(struct frr_oob_ops): the table may grow */
 	/* all[r*len .. (r+1)*len) receives rank r's 'mine'; collective. */
@@ -43,7 +51,10 @@ struct frr_oob {
 	const struct frr_oob_ops *ops;
 	int rank;
 	int size;
+	/* public tag of the job (frr_job_secret_tag): names it in
+	 * addresses and descriptors; proves nothing */
 	uint64_t job_token;
+	struct frr_job_secret secret; /* never sent, logged or printed */
 };
 
 static inline int frr_oob_allgather(struct frr_oob *oob, const void *mine,
@@ -80,8 +91,9 @@ struct frr_launch_cfg {
 
 enum frr_launch_flags {
 	/* The ranks bring their own channel (e.g. frr_tcp_open): the oob
-	 * that fn gets carries only rank, size and a fresh random job token;
-	 * its collectives fail with -ENOTSUP. */
+	 * that fn gets carries only rank, size and a fresh random job
+	 * secret (inherited through fork, never in argv or the
+	 * environment); its collectives fail with -ENOTSUP. */
 	FRR_LAUNCH_NO_RELAY = 1u << 0,
 	/* The ranks log their own errors: report only ranks that were killed
 	 * by a signal or by the timeout, not every non-zero exit. */
@@ -112,13 +124,15 @@ struct frr_tcp_cfg {
 	int listen_fd; /* rank 0: a socket already listening, else -1 */
 	int rank;
 	int size;
-	/* Shared by every rank; connections with another token are refused.
-	 * 0 on a joining rank: take the token rank 0 hands out (two-process
-	 * tools such as `flexrr bench`; not a secret then). */
-	uint64_t job_token;
+	/* Shared by every rank: ranks prove they know it by HMAC
+	 * challenge-response (both ways); connections that fail are
+	 * refused and logged, the job goes on waiting.  NULL: an
+	 * unauthenticated pairing with a well-known key (`flexrr bench`,
+	 * perftest-style; every side must pass NULL). */
+	const struct frr_job_secret *secret;
 	/* A rank with another binary (frr_binary_hash()) or other run
-	 * arguments fails the job with a message naming it; 0 = not checked
-	 * (every rank must agree on that too). */
+	 * arguments is refused (that connection only, logged naming it);
+	 * 0 = not checked (every rank must agree on that too). */
 	uint64_t binary_hash;
 	uint64_t args_hash;
 	int timeout_ms; /* how long the ranks wait for each other */
@@ -142,9 +156,10 @@ struct frr_pmix_cfg {
 	 * other run arguments than rank 0 fails the job, named. */
 	uint64_t binary_hash;
 	uint64_t args_hash;
-	/* 0: rank 0 draws a random token and hands it to every rank through
-	 * the launcher's store (readable only by the job's processes) */
-	uint64_t job_token;
+	/* NULL: rank 0 draws a random secret and hands it to every rank
+	 * through the launcher's store (readable only by the job's
+	 * processes, which the PMIx server authenticates) */
+	const struct frr_job_secret *secret;
 	int timeout_ms; /* fences (every collective given none); 0 = 30 s */
 };
 
@@ -154,7 +169,7 @@ int frr_pmix_launched(void);
 /* 1 when frr_pmix_open can work here: launched by PMIx and built with it. */
 int frr_pmix_offered(void);
 /* PMIx_Init and meet every rank of the namespace; *oob has the launcher's
- * rank and size and the job token (cfg's or rank 0's).  Collectives are
+ * rank and size and the job secret (cfg's or rank 0's).  Collectives are
  * put/commit/fence/get, the barrier a fence; close finalizes PMIx.
  * -ENOTSUP (logged) when built without PMIx. */
 int frr_pmix_open(const struct frr_pmix_cfg *cfg, struct frr_oob **oob);
@@ -176,15 +191,41 @@ struct frr_launcher_env {
  * are as given: the caller checks their range. */
 int frr_launcher_env(struct frr_launcher_env *env);
 
-/* A 64-bit job token from a secret string (--job-token, FLEXRR_JOB_TOKEN):
- * never 0. */
-uint64_t frr_job_token_from(const char *secret);
-/* The token ranks derive when no secret is given: from the launcher's job
- * id (NULL: a one-rank job).  Anyone who can read the job id can join:
- * give a secret for multi-user hosts. */
-uint64_t frr_job_token_from_job_id(const char *job_id);
-/* A fresh random token (getrandom), never 0. */
-uint64_t frr_job_token_random(void);
+/* ---- job authentication (auth.c) -------------------------------------- */
+#define FRR_AUTH_NONCE_LEN 16
+#define FRR_AUTH_MAC_LEN 32 /* HMAC-SHA256 */
+
+/* 32 fresh random bytes (getrandom): 0 or a negative errno (logged). */
+int frr_job_secret_random(struct frr_job_secret *s);
+/* 1 unless every byte is 0 (no secret given). */
+int frr_job_secret_is_set(const struct frr_job_secret *s);
+/* The secret from FLEXRR_JOB_TOKEN (at least 32 characters) or
+ * FLEXRR_JOB_TOKEN_FILE (a regular file of ours, mode 0600 or stricter):
+ * 1 = found, 0 = neither is set, < 0 = refused (logged, saying how to fix). */
+int frr_job_secret_from_env(struct frr_job_secret *s);
+/* frr_job_secret_from_env, and an error saying how to give one when there
+ * is none (-EACCES). */
+int frr_job_secret_require(struct frr_job_secret *s, int rank);
+/* The job's public tag (never 0): a MAC, it does not reveal the secret. */
+uint64_t frr_job_secret_tag(const struct frr_job_secret *s);
+/* A fresh random nonce: 0 or a negative errno (logged). */
+int frr_auth_nonce(unsigned char nonce[FRR_AUTH_NONCE_LEN]);
+/* HMAC-SHA256(secret, role NUL || na || nb || params).  role names the
+ * protocol and the side ("rdv rank0", "shm client", ...), so a proof is
+ * never valid for another; params bind what was negotiated (ranks, sizes,
+ * hashes); at most ~400 bytes in all. */
+void frr_auth_mac(const struct frr_job_secret *s, const char *role,
+		  const unsigned char na[FRR_AUTH_NONCE_LEN],
+		  const unsigned char nb[FRR_AUTH_NONCE_LEN],
+		  const void *params, size_t plen,
+		  unsigned char mac[FRR_AUTH_MAC_LEN]);
+/* 1 when mac (its first mac_len bytes, 16..32: rdma_cm private data is
+ * short) is the MAC of these inputs; compared in constant time. */
+int frr_auth_verify(const struct frr_job_secret *s, const char *role,
+		    const unsigned char na[FRR_AUTH_NONCE_LEN],
+		    const unsigned char nb[FRR_AUTH_NONCE_LEN],
+		    const void *params, size_t plen, const unsigned char *mac,
+		    size_t mac_len);
 
 /* Default rendezvous address of ranks that share one host and a launcher
  * job id: 127.0.0.1 and a port in 20000..39999 derived from the id. */

@@ -53,6 +53,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "flexrr/bootstrap.h"
 #include "flexrr/export.h"
 
 #ifdef __cplusplus
@@ -85,11 +86,15 @@ struct frr_tp_rmr;
 
 struct frr_tp_config {
 	enum frr_tp_backend backend;
-	uint64_t job_token; /* descriptors and connections of other jobs are
-			       refused */
-	int rank;	    /* this process's rank in the job, >= 0 */
-	int nranks;	    /* job size, >= 1 */
-	int timeout_ms;	    /* default for blocking calls; 0 = 10000 */
+	uint64_t job_token; /* the job's public tag (frr_oob job_token):
+			       descriptors of other jobs are refused */
+	/* the job secret (frr_oob secret): a connecting peer must prove it
+	 * knows it (shm: challenge-response before any fd is passed; verbs:
+	 * a MAC in the rdma_cm private data); it never leaves the process */
+	struct frr_job_secret job_secret;
+	int rank;	/* this process's rank in the job, >= 0 */
+	int nranks;	/* job size, >= 1 */
+	int timeout_ms; /* default for blocking calls; 0 = 10000 */
 	/* verbs only (NULL/negative = auto, or env FLEXRR_DEVICE /
 	 * FLEXRR_GID_INDEX) */
 	const char *device; /* e.g. "rxe0", "mlx5_0" */

@@ -200,7 +200,8 @@ int frr_rt_tp_setup(struct frr_rt *rt)
 {
 	struct frr_tp_config cfg = {
 		.backend = rt->o->backend,
-		.job_token = rt->o->job_token,
+		.job_token = rt->oob->job_token,
+		.job_secret = rt->oob->secret,
 		.rank = rt->rank,
 		.nranks = rt->P,
 		/* a write waiting for send-queue room must not hold the

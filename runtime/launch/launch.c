@@ -49,7 +49,7 @@ static int rank_main(struct frr_job *job, int rank, int size, const char *addr,
 		.listen_fd = lfd,
 		.rank = rank,
 		.size = size,
-		.job_token = job->o.job_token,
+		.secret = &job->o.secret,
 		.binary_hash = frr_binary_hash(),
 		.args_hash = job->o.args_hash,
 		.timeout_ms = (int)(job->rdv_timeout * 1000),
@@ -85,6 +85,8 @@ static int local_rank(struct frr_oob *oob, void *arg)
 
 	if (oob->rank)
 		close(j->lfd);
+	/* frr_launch drew it for this job; the child has it in memory */
+	j->job->o.secret = oob->secret;
 	return rank_main(j->job, oob->rank, oob->size, j->addr,
 			 oob->rank ? -1 : j->lfd);
 }
@@ -127,8 +129,6 @@ static int run_local(struct frr_job *job)
 
 	if (err)
 		return err;
-	if (!job->o.job_token)
-		job->o.job_token = frr_job_token_random();
 	err = frr_launch(&cfg, local_rank, &j);
 	close(j.lfd);
 	return err;
@@ -154,8 +154,6 @@ int frr_job_join_launched(struct frr_job *job,
 	o->nprocs = env->size;
 	if (!o->rendezvous)
 		o->rendezvous = env->rendezvous;
-	if (!o->job_token && env->job_token)
-		o->job_token = frr_job_token_from(env->job_token);
 	if (!o->rendezvous && env->size > 1) {
 		if (!env->job_id) {
 			fprintf(stderr,
@@ -169,37 +167,40 @@ int frr_job_join_launched(struct frr_job *job,
 					   sizeof(job->rdv_addr));
 		o->rendezvous = job->rdv_addr;
 	}
-	if (!o->job_token) {
-		if (!env->job_id && env->size > 1) {
-			fprintf(stderr,
-				"%s: rank %d: no job token; give --job-token "
-				"or set FLEXRR_JOB_TOKEN (the same on every "
-				"rank)\n",
-				job->prog, env->rank);
-			return -EINVAL;
-		}
-		o->job_token = frr_job_token_from_job_id(env->job_id);
+	/* a secret only the job's ranks know: never derived from the
+	 * launcher's job id, which every local user can read */
+	if (!frr_job_secret_is_set(&o->secret)) {
+		/* one rank has nobody to prove it to: any secret will do */
+		int err = env->size == 1 && !getenv("FLEXRR_JOB_TOKEN") &&
+				  !getenv("FLEXRR_JOB_TOKEN_FILE")
+			      ? frr_job_secret_random(&o->secret)
+			      : frr_job_secret_require(&o->secret, env->rank);
+
+		if (err)
+			return err;
 	}
 	job->joined = 1;
 	return 0;
 }
 
 /* A PMIx launcher started us: meet through its key-value store (the
- * secret too: rank 0's random token unless one is given), run the job. */
+ * secret too: rank 0's random one unless one is given), run the job. */
 static int run_pmix(struct frr_job *job)
 {
 	struct frr_run_opts *o = &job->o;
-	const char *secret = getenv("FLEXRR_JOB_TOKEN");
 	struct frr_pmix_cfg px = { .binary_hash = frr_binary_hash(),
 				   .args_hash = o->args_hash,
-				   .job_token = o->job_token,
 				   .timeout_ms =
 				       (int)(job->rdv_timeout * 1000) };
 	struct frr_oob *oob = NULL;
-	int err;
+	int err = 0;
 
-	if (!px.job_token && secret)
-		px.job_token = frr_job_token_from(secret);
+	if (!frr_job_secret_is_set(&o->secret))
+		err = frr_job_secret_from_env(&o->secret);
+	if (err < 0)
+		return err;
+	if (frr_job_secret_is_set(&o->secret))
+		px.secret = &o->secret;
 	err = frr_pmix_open(&px, &oob);
 	if (err)
 		return err;
@@ -212,7 +213,7 @@ static int run_pmix(struct frr_job *job)
 		return -EINVAL;
 	}
 	o->nprocs = oob->size;
-	o->job_token = oob->job_token;
+	o->secret = oob->secret;
 	say_bootstrap(o, oob, "pmix (the launcher's key-value store)");
 	err = run_rank(o, oob);
 	frr_oob_close(oob);

@@ -74,11 +74,10 @@ void frr_job_usage(const struct frr_job *job, FILE *out)
 	    "FLEXRR_RENDEZVOUS); on one\n"
 	    "                         host a port is derived from the "
 	    "launcher's job id\n"
-	    "  --job-token X          shared secret of the job (env "
-	    "FLEXRR_JOB_TOKEN;\n"
-	    "                         default: pmix: a random one from rank 0; "
-	    "tcp:\n"
-	    "                         derived from the launcher's job id)\n"
+	    "  (job secret: env FLEXRR_JOB_TOKEN or FLEXRR_JOB_TOKEN_FILE, "
+	    "the same on\n"
+	    "   every rank; pmix without it: a random one from rank 0; "
+	    "local jobs: random)\n"
 	    "  --rendezvous-timeout S how long ranks wait for each other (20)\n"
 	    "  --bootstrap B          how the ranks meet: pmix (through the "
 	    "launcher's\n"
@@ -350,8 +349,15 @@ static int set_run_opt(struct frr_job *job, int opt, const char *arg)
 		o->rendezvous = arg;
 		return 0;
 	case OPT_TOKEN:
-		o->job_token = frr_job_token_from(arg);
-		return 0;
+		/* any local user reads a command line (/proc/PID/cmdline) */
+		fprintf(
+		    stderr,
+		    "%s: --job-token would show the job secret to every "
+		    "local user (ps, /proc/PID/cmdline): set "
+		    "FLEXRR_JOB_TOKEN or FLEXRR_JOB_TOKEN_FILE instead, "
+		    "e.g. export FLEXRR_JOB_TOKEN=$(openssl rand -hex 32)\n",
+		    job->prog);
+		return -EINVAL;
 	case OPT_RDV_TIMEOUT: {
 		int ms,
 		    err = parse_seconds(job, arg, "--rendezvous-timeout", &ms);

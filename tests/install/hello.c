@@ -67,6 +67,7 @@ static int rank_main(struct frr_oob *oob, void *arg)
 {
 	struct frr_tp_config cfg = { .backend = FRR_TP_BACKEND_SHM,
 				     .job_token = oob->job_token,
+				     .job_secret = oob->secret,
 				     .rank = oob->rank,
 				     .nranks = oob->size };
 	struct frr_tp_ctx *ctx;

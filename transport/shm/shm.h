@@ -74,7 +74,7 @@ struct shm_ctx {
 	char addr[FRR_TP_ADDR_MAX]; /* "@name" = abstract socket */
 	/* the service thread's own copy of the job: the generic layer writes
 	 * base.cfg after open, while the thread already runs */
-	uint64_t job_token;
+	struct frr_job_secret secret;
 	int rank, nranks;
 	uint64_t next_ep_serial;
 
@@ -136,12 +136,24 @@ enum shm_msg_type {
 	SHM_IMPORT,	/* importer -> owner: region_id */
 	SHM_IMPORT_OK,	/* owner -> importer, carries the region memfd */
 	SHM_IMPORT_ERR, /* owner -> importer: err + why */
+	SHM_CHALLENGE,	/* acceptor -> connector: nonce and its proof */
+	SHM_PROOF,	/* connector -> acceptor: its proof (+ ring on HELLO) */
+	SHM_MSG_TYPES
 };
 
+/*
+ * Every connection opens with a handshake (shm_auth.c): the acceptor checks
+ * SO_PEERCRED (same uid or root) first; the connector sends HELLO or
+ * IMPORT with its nonce (no fd), the acceptor answers CHALLENGE with its
+ * nonce and MAC("shm acceptor"), the connector checks it and sends PROOF
+ * with MAC("shm connector") and, for HELLO, its ring; only then does the
+ * acceptor pass a memfd.  The secret never travels and no reply carries it.
+ */
 struct shm_msg {
 	uint32_t magic;
 	uint32_t type;
-	uint64_t job_token;
+	unsigned char nonce[FRR_AUTH_NONCE_LEN];
+	unsigned char mac[FRR_AUTH_MAC_LEN];
 	int32_t rank;
 	int32_t nranks;
 	uint32_t region_id;
@@ -152,6 +164,9 @@ struct shm_msg {
 };
 
 int shm_msg_send(int fd, const struct shm_msg *m, int pass_fd);
+/* Judge n received bytes: 0 and *out = a copy with its strings ended when
+ * they are one well-formed message, else -EPROTO. */
+int shm_msg_parse(const void *buf, size_t n, struct shm_msg *out);
 /* One message within timeout_ms; *got_fd gets a passed fd or -1.
  * -ECONNRESET when the other side closed, -ETIMEDOUT when it said nothing. */
 int shm_msg_recv(int fd, struct shm_msg *m, int *got_fd, int timeout_ms);
@@ -162,6 +177,20 @@ int shm_sockaddr_of(const char *addr, struct sockaddr_un *sa, socklen_t *salen);
 /* Connect to an shm address, retrying while the listener's backlog is full;
  * the socket or a negative errno. */
 int shm_dial(const char *addr, int timeout_ms);
+
+/* ---- the handshake (shm_auth.c) ---- */
+/* Connector: req is HELLO or IMPORT (rank etc. filled), sent to the ctx of
+ * peer_rank on fd; pass_fd goes with the proof.  0 and *ans = the
+ * acceptor's answer (WELCOME/IMPORT_OK with *got_fd, or REJECT/IMPORT_ERR
+ * with why; also when the acceptor fails to prove the secret), else a
+ * negative errno (no answer in time, hang-up). */
+int shm_auth_connect(struct shm_ctx *c, int fd, int peer_rank,
+		     struct shm_msg *req, int pass_fd, int timeout_ms,
+		     struct shm_msg *ans, int *got_fd);
+/* Acceptor, on a new connection: 0 and *q = the authenticated request
+ * (*got_fd: its fd or -1), else a negative errno with the peer answered,
+ * logged and nothing passed. */
+int shm_auth_accept(struct shm_ctx *c, int fd, struct shm_msg *q, int *got_fd);
 
 /* ---- shared memory (shm_setup.c) ---- */
 /* A new memfd of len bytes, mapped shared (*fd_out its fd): the mapping,

@@ -100,29 +100,17 @@ static void serve_new_conn(struct shm_ctx *c)
 	fd = accept4(c->lfd, NULL, NULL, SOCK_CLOEXEC);
 	if (fd < 0)
 		return;
-	/* a silent client may stall this thread for at most 2 s */
-	ret = shm_msg_recv(fd, &q, &ring_fd, 2000);
+	/* credentials, then the secret, before anything is passed; a silent
+	 * client of our uid may stall this thread for a few seconds */
+	ret = shm_auth_accept(c, fd, &q, &ring_fd);
 	if (ret)
 		goto close_fd;
-	if (q.job_token != c->job_token) {
-		char why[160];
-
-		snprintf(why, sizeof(why),
-			 "rank %d belongs to job %016llx, not %016llx", c->rank,
-			 (unsigned long long)c->job_token,
-			 (unsigned long long)q.job_token);
-		shm_reply_error(
-		    fd, c, q.type == SHM_IMPORT ? SHM_IMPORT_ERR : SHM_REJECT,
-		    -EPERM, why);
-		goto close_ring;
-	}
 	if (q.type == SHM_HELLO) {
 		serve_hello(c, fd, &q, ring_fd);
 		return;
 	}
 	if (q.type == SHM_IMPORT)
 		serve_import(c, fd, &q);
-close_ring:
 	if (ring_fd >= 0)
 		close(ring_fd);
 close_fd:
@@ -235,7 +223,7 @@ int shm_ep_connect(struct frr_tp_ctx *ctx, const struct frr_tp_addr *peer,
 {
 	struct shm_ctx *c = shm_ctx_of(ctx);
 	long long deadline = frr_now_ms() + timeout_ms;
-	struct shm_msg m;
+	struct shm_msg q, m;
 	struct shm_ep *e;
 	int ring_fd = -1, peer_ring = -1, ret;
 
@@ -260,13 +248,11 @@ int shm_ep_connect(struct frr_tp_ctx *ctx, const struct frr_tp_addr *peer,
 			   peer->rank, peer->str, strerror(-ret));
 		goto free_ring;
 	}
-	shm_msg_init(&m, c, SHM_HELLO);
-	ret = shm_msg_send(e->fd, &m, ring_fd);
-	if (!ret)
-		ret = shm_msg_recv(e->fd, &m, &peer_ring,
-				   (int)(deadline - frr_now_ms() > 0
-					     ? deadline - frr_now_ms()
-					     : 1));
+	shm_msg_init(&q, c, SHM_HELLO);
+	ret = shm_auth_connect(
+	    c, e->fd, peer->rank, &q, ring_fd,
+	    (int)(deadline - frr_now_ms() > 0 ? deadline - frr_now_ms() : 1),
+	    &m, &peer_ring);
 	if (ret) {
 		frr_tp_err(ctx, ret,
 			   "shm: rank %d did not accept the connection: %s%s",

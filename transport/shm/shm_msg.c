@@ -46,9 +46,27 @@ int shm_msg_send(int fd, const struct shm_msg *m, int pass_fd)
  * Receive one message within timeout_ms; *got_fd gets a passed fd or -1.
  * -ECONNRESET when the other side closed, -ETIMEDOUT when it said nothing.
  */
+int shm_msg_parse(const void *buf, size_t n, struct shm_msg *out)
+{
+	struct shm_msg m;
+
+	if (n != sizeof(m))
+		return -EPROTO;
+	memcpy(&m, buf, sizeof(m));
+	if (m.magic != SHM_MSG_MAGIC || m.type < SHM_HELLO ||
+	    m.type >= SHM_MSG_TYPES)
+		return -EPROTO;
+	m.addr[sizeof(m.addr) - 1] = '\0';
+	m.why[sizeof(m.why) - 1] = '\0';
+	*out = m;
+	return 0;
+}
+
 int shm_msg_recv(int fd, struct shm_msg *m, int *got_fd, int timeout_ms)
 {
-	struct iovec iov = { .iov_base = m, .iov_len = sizeof(*m) };
+	/* one byte more than a message: a longer one is not cut to size */
+	unsigned char raw[sizeof(*m) + 1];
+	struct iovec iov = { .iov_base = raw, .iov_len = sizeof(raw) };
 	union {
 		struct cmsghdr h;
 		char buf[CMSG_SPACE(sizeof(int) * 4)];
@@ -91,14 +109,12 @@ int shm_msg_recv(int fd, struct shm_msg *m, int *got_fd, int timeout_ms)
 	}
 	if (n == 0)
 		return -ECONNRESET;
-	if (n != (ssize_t)sizeof(*m) || m->magic != SHM_MSG_MAGIC) {
+	if ((mh.msg_flags & MSG_TRUNC) || shm_msg_parse(raw, (size_t)n, m)) {
 		if (*got_fd >= 0)
 			close(*got_fd);
 		*got_fd = -1;
 		return -EPROTO;
 	}
-	m->addr[sizeof(m->addr) - 1] = '\0';
-	m->why[sizeof(m->why) - 1] = '\0';
 	return 0;
 }
 
@@ -107,7 +123,6 @@ void shm_msg_init(struct shm_msg *m, struct shm_ctx *c, uint32_t type)
 	memset(m, 0, sizeof(*m));
 	m->magic = SHM_MSG_MAGIC;
 	m->type = type;
-	m->job_token = c->job_token;
 	m->rank = c->rank;
 	m->nranks = c->nranks;
 	snprintf(m->addr, sizeof(m->addr), "%s", c->addr);

@@ -105,16 +105,16 @@ static int shm_open_ctx(const struct frr_tp_config *cfg,
 		goto free_ctx;
 	}
 	c->base.cfg = *cfg;
-	c->job_token = cfg->job_token;
+	c->secret = cfg->job_secret;
 	c->rank = cfg->rank;
 	c->nranks = cfg->nranks;
 	c->next_ep_serial = 16; /* below: service thread tags */
 	c->lfd = c->wake_fd = c->epfd = -1;
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->acceptq_cond, NULL);
-	snprintf(c->addr, sizeof(c->addr), "@flexrr-shm-%016llx-r%d-p%d-%u",
-		 (unsigned long long)cfg->job_token, cfg->rank, (int)getpid(),
-		 atomic_fetch_add(&addr_counter, 1));
+	/* world-readable (/proc/net/unix): nothing secret in it */
+	snprintf(c->addr, sizeof(c->addr), "@flexrr-shm-p%d-r%d-%u",
+		 (int)getpid(), cfg->rank, atomic_fetch_add(&addr_counter, 1));
 	ret = shm_sockaddr_of(c->addr, &sa, &salen);
 	if (ret) {
 		frr_tp_err(NULL, ret,
@@ -327,7 +327,7 @@ static int shm_rmr_import(struct frr_tp_ep *ep, const struct frr_tp_desc *desc,
 	struct shm_ep *e = shm_ep_of(ep);
 	size_t data_len = shm_page_round(desc->len);
 	struct shm_rmr *r;
-	struct shm_msg m;
+	struct shm_msg q, m;
 	int fd, rfd = -1, ret;
 	void *p;
 
@@ -347,11 +347,10 @@ static int shm_rmr_import(struct frr_tp_ep *ep, const struct frr_tp_desc *desc,
 			   ep->peer_rank, desc->region_id, strerror(-ret));
 		goto free_rmr;
 	}
-	shm_msg_init(&m, c, SHM_IMPORT);
-	m.region_id = desc->region_id;
-	ret = shm_msg_send(fd, &m, -1);
-	if (!ret)
-		ret = shm_msg_recv(fd, &m, &rfd, ep->ctx->cfg.timeout_ms);
+	shm_msg_init(&q, c, SHM_IMPORT);
+	q.region_id = desc->region_id;
+	ret = shm_auth_connect(c, fd, ep->peer_rank, &q, -1,
+			       ep->ctx->cfg.timeout_ms, &m, &rfd);
 	close(fd);
 	if (ret) {
 		frr_tp_err(ep->ctx, ret,

@@ -11,9 +11,11 @@
  * Connections (verbs_cm.c): rdma_cm resolve/connect/accept with retries and
  * deadlines; the QP is created and moved through INIT/RTR/RTS here (not by
  * librdmacm) so that the path MTU is the minimum of both ends' active MTU and
- * rnr_retry/retry_cnt/timeout are ours.  Private data carries the job token
- * and rank: a connection of another job is rejected.  Each endpoint has its
- * own event channel, polled without blocking for DISCONNECTED.
+ * rnr_retry/retry_cnt/timeout are ours.  Private data carries ranks, a
+ * nonce and a MAC proving the job secret (never the secret): the acceptor
+ * rejects a REQ without a valid MAC or with a nonce it has seen, the
+ * connector a REP whose MAC does not cover its own nonce.  Each endpoint has
+ * its own event channel, polled without blocking for DISCONNECTED.
  *
  * Data path (verbs_datapath.c): RDMA WRITE, RDMA WRITE WITH IMM into
  * pre-posted zero-length receives, selective signaling.  Everything here is
@@ -58,7 +60,9 @@
 #define VB_INLINE_WANT 256u	  /* asked for; the QP may grant less */
 #define VB_MAX_EPS 64		  /* endpoints per ctx (CQ sizing) */
 #define VB_PRIV_MAGIC 0x46525643u /* "FRVC" */
-#define VB_PRIV_VERSION 1
+#define VB_PRIV_VERSION 2
+#define VB_PRIV_MAC_LEN 16 /* HMAC-SHA256 truncated: a REQ holds 56 bytes */
+#define VB_SEEN_NONCES 64  /* REQ nonces remembered against replays */
 
 /* wr_id: [63:48] endpoint slot, [47:40] slot generation, [39:0] WR sequence */
 #define VB_SEQ_BITS 40
@@ -67,7 +71,7 @@
 /* Connection private data (REQ, REP and REJ; little-endian hosts only). */
 enum vb_rej_reason {
 	VB_REJ_NONE = 0,
-	VB_REJ_TOKEN = 1,   /* job token differs */
+	VB_REJ_AUTH = 1,    /* no proof of the job secret, or a replay */
 	VB_REJ_RANK = 2,    /* rank outside the job or our own */
 	VB_REJ_VERSION = 3, /* protocol version or magic differs */
 	VB_REJ_FULL = 4,    /* no endpoint slot left */
@@ -78,11 +82,15 @@ struct vb_priv {
 	uint32_t magic;
 	uint16_t version;
 	uint16_t reason; /* enum vb_rej_reason, in REJ */
-	uint64_t job_token;
 	int32_t rank;
 	int32_t nranks;
 	uint32_t active_mtu; /* enum ibv_mtu of the sender's port */
 	uint32_t flags;	     /* VB_PRIV_F_* */
+	/* REQ: the connector's nonce and MAC("verbs req", nonce, 0, ranks,
+	 * mtu, flags); REP: the acceptor's nonce and MAC("verbs rep",
+	 * REQ nonce, this nonce, ranks, mtu, flags); REJ: zero */
+	unsigned char nonce[FRR_AUTH_NONCE_LEN];
+	unsigned char mac[VB_PRIV_MAC_LEN];
 };
 
 /* The sender's device places payloads with a CPU copy that may tear an
@@ -180,6 +188,10 @@ struct vb_ctx {
 	/* user completions reaped while waiting for SQ space or a flush */
 	struct frr_tp_wc *stash;
 	uint32_t stash_head, stash_tail, stash_cap;
+
+	/* REQ nonces already accepted (user thread: vb_ep_accept) */
+	unsigned char seen[VB_SEEN_NONCES][FRR_AUTH_NONCE_LEN];
+	unsigned nseen;
 };
 
 static inline struct vb_ctx *vb_ctx_of(struct frr_tp_ctx *c)

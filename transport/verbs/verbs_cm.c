@@ -22,8 +22,9 @@
 static const char *rej_reason_str(unsigned r)
 {
 	switch (r) {
-	case VB_REJ_TOKEN:
-		return "job token mismatch (a process of another job?)";
+	case VB_REJ_AUTH:
+		return "no proof of this job's secret, or a replayed request "
+		       "(a process of another job?)";
 	case VB_REJ_RANK:
 		return "rank outside the job or equal to the acceptor's";
 	case VB_REJ_VERSION:
@@ -42,11 +43,77 @@ static void priv_fill(struct vb_ctx *c, struct vb_priv *p, unsigned reason)
 	p->magic = VB_PRIV_MAGIC;
 	p->version = VB_PRIV_VERSION;
 	p->reason = (uint16_t)reason;
-	p->job_token = c->base.cfg.job_token;
 	p->rank = c->base.cfg.rank;
 	p->nranks = c->base.cfg.nranks;
 	p->active_mtu = (uint32_t)c->active_mtu;
 	p->flags = c->u64_cas ? VB_PRIV_F_U64_CAS : 0;
+}
+
+/* What the MAC of a REQ (nonce_c NULL) or of a REP answering nonce_c
+ * covers: both nonces, both ranks, the job size and the sender's link
+ * parameters. */
+struct priv_auth {
+	const char *role;
+	const unsigned char *nc, *na;
+	struct {
+		int32_t connector, acceptor, nranks;
+		uint32_t mtu, flags;
+	} q;
+};
+
+static void priv_auth_of(const struct vb_priv *p, int connector, int acceptor,
+			 const unsigned char *nonce_c, struct priv_auth *a)
+{
+	static const unsigned char zero[FRR_AUTH_NONCE_LEN];
+
+	memset(a, 0, sizeof(*a));
+	a->role = nonce_c ? "flexrr verbs rep" : "flexrr verbs req";
+	a->nc = nonce_c ? nonce_c : p->nonce;
+	a->na = nonce_c ? p->nonce : zero;
+	a->q.connector = connector;
+	a->q.acceptor = acceptor;
+	a->q.nranks = p->nranks;
+	a->q.mtu = p->active_mtu;
+	a->q.flags = p->flags;
+}
+
+/* Seal p (a REQ when nonce_c is NULL, else a REP answering nonce_c). */
+static int priv_seal(struct vb_ctx *c, struct vb_priv *p, int connector,
+		     int acceptor, const unsigned char *nonce_c)
+{
+	unsigned char mac[FRR_AUTH_MAC_LEN];
+	struct priv_auth a;
+	int ret = frr_auth_nonce(p->nonce);
+
+	if (ret)
+		return ret;
+	priv_auth_of(p, connector, acceptor, nonce_c, &a);
+	frr_auth_mac(&c->base.cfg.job_secret, a.role, a.nc, a.na, &a.q,
+		     sizeof(a.q), mac);
+	memcpy(p->mac, mac, sizeof(p->mac));
+	return 0;
+}
+
+static int priv_proves(struct vb_ctx *c, const struct vb_priv *p, int connector,
+		       int acceptor, const unsigned char *nonce_c)
+{
+	struct priv_auth a;
+
+	priv_auth_of(p, connector, acceptor, nonce_c, &a);
+	return frr_auth_verify(&c->base.cfg.job_secret, a.role, a.nc, a.na,
+			       &a.q, sizeof(a.q), p->mac, sizeof(p->mac));
+}
+
+/* A REQ's nonce not seen before in this ctx (then remembered). */
+static int nonce_fresh(struct vb_ctx *c, const unsigned char *n)
+{
+	unsigned k = c->nseen < VB_SEEN_NONCES ? c->nseen : VB_SEEN_NONCES;
+
+	for (unsigned i = 0; i < k; i++)
+		if (!memcmp(c->seen[i], n, FRR_AUTH_NONCE_LEN))
+			return 0;
+	memcpy(c->seen[c->nseen++ % VB_SEEN_NONCES], n, FRR_AUTH_NONCE_LEN);
+	return 1;
 }
 
 /* The connection parameters both sides send (rdma_connect / rdma_accept):
@@ -80,8 +147,6 @@ static unsigned priv_check(struct vb_ctx *c, const struct vb_priv *p)
 {
 	if (p->version != VB_PRIV_VERSION)
 		return VB_REJ_VERSION;
-	if (p->job_token != c->base.cfg.job_token)
-		return VB_REJ_TOKEN;
 	if (p->rank < 0 || p->rank >= c->base.cfg.nranks ||
 	    p->rank == c->base.cfg.rank || p->nranks != c->base.cfg.nranks)
 		return VB_REJ_RANK;
@@ -250,21 +315,25 @@ static int try_connect(struct vb_ep *e, struct sockaddr_in *dst,
 	if (ret)
 		return ret;
 	conn_param_init(c, e, &mine, &cp);
+	ret = priv_seal(c, &mine, c->base.cfg.rank, e->base.peer_rank, NULL);
+	if (ret)
+		return ret;
 	if (rdma_connect(e->id, &cp))
 		return retry(at, -ECONNREFUSED, "rdma_connect: %s", errno);
 	ret = expect(e, deadline, RDMA_CM_EVENT_CONNECT_RESPONSE, at, &theirs);
 	if (ret)
 		return ret;
 	if (theirs.magic != VB_PRIV_MAGIC || priv_check(c, &theirs) ||
-	    theirs.rank != e->base.peer_rank) {
+	    theirs.rank != e->base.peer_rank ||
+	    !priv_proves(c, &theirs, c->base.cfg.rank, e->base.peer_rank,
+			 mine.nonce)) {
 		rdma_reject(e->id, NULL, 0);
 		return frr_tp_err(&c->base, -EPROTO,
 				  "verbs: the process at %s is not rank %d "
-				  "of this job (it answered as rank %d, "
-				  "token %016llx); check the address "
-				  "exchange",
-				  e->peer_addr, e->base.peer_rank, theirs.rank,
-				  (unsigned long long)theirs.job_token);
+				  "of this job (it answered as rank %d "
+				  "without a valid proof of the job "
+				  "secret); check the address exchange",
+				  e->peer_addr, e->base.peer_rank, theirs.rank);
 	}
 	e->u64_cas = !!(theirs.flags & VB_PRIV_F_U64_CAS);
 	ret = vb_qp_rtr_rts(e, (enum ibv_mtu)theirs.active_mtu);
@@ -409,6 +478,11 @@ static int accept_one(struct vb_ctx *c, struct rdma_cm_id *id,
 	ret = vb_qp_setup(e);
 	if (!ret)
 		ret = vb_qp_rtr_rts(e, (enum ibv_mtu)theirs->active_mtu);
+	if (!ret) { /* the REP proves the secret over the REQ's nonce */
+		conn_param_init(c, e, &mine, &cp);
+		ret = priv_seal(c, &mine, theirs->rank, c->base.cfg.rank,
+				theirs->nonce);
+	}
 	if (ret) {
 		struct vb_priv p;
 
@@ -416,7 +490,6 @@ static int accept_one(struct vb_ctx *c, struct rdma_cm_id *id,
 		rdma_reject(id, &p, sizeof(p));
 		goto close_ep;
 	}
-	conn_param_init(c, e, &mine, &cp);
 	if (rdma_accept(id, &cp)) {
 		ret = frr_tp_err(&c->base, -errno, "verbs: rdma_accept: %s",
 				 strerror(errno));
@@ -479,6 +552,10 @@ int vb_ep_accept(struct frr_tp_ctx *ctx, int timeout_ms, struct frr_tp_ep **out)
 
 		reason = priv_get(ev, &theirs) ? VB_REJ_VERSION
 					       : priv_check(c, &theirs);
+		if (!reason && (!priv_proves(c, &theirs, theirs.rank,
+					     c->base.cfg.rank, NULL) ||
+				!nonce_fresh(c, theirs.nonce)))
+			reason = VB_REJ_AUTH;
 		rdma_ack_cm_event(ev);
 		if (reason) {
 			frr_warn("verbs: refused a connection to %s: %s",

@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The TCP rendezvous under attack from the same host: while rank 0 of a
+ * 2-rank job waits, the test holds 100 idle connections open against it and
+ * sends garbage, an oversized hello and a rank that does not know the job
+ * secret.  Rank 0 must drop each of them, say what it was, and the job must
+ * still start and give the exact BSP answer.
+ */
+#include <criterion/criterion.h>
+#include <netinet/in.h>
+#include <stdint.h>
+
+#include "toy/toy.h"
+#include "flexrr/flexrr.h"
+#include "test_runtime_util.h"
+
+#define TOKEN_A "rdv-test-0123456789abcdef0123456789abcdef"
+#define TOKEN_B "rdv-test-fedcba9876543210fedcba9876543210"
+#define NIDLE 100
+
+TestSuite(runtime_rendezvous, .timeout = 120);
+
+/* A TCP connection to 127.0.0.1:port, retried for up to 10 s while rank 0
+ * starts; -1 if it never listens. */
+static int connect_rank0(int port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_port = htons((uint16_t)port) };
+	double dl = rt_now() + 10;
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	while (rt_now() < dl) {
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+		if (!connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
+			return fd;
+		close(fd);
+		usleep(20000);
+	}
+	return -1;
+}
+
+/* An oversized hello: right magic and version, a length field of 1 MiB,
+ * and the bytes behind it. */
+static void send_oversized(int fd)
+{
+	static char junk[65536];
+	uint32_t hdr[3] = { 0x46525256u, 0, 1u << 20 };
+	uint16_t ver_type[2] = { 3, 1 };
+
+	memcpy(&hdr[1], ver_type, sizeof(ver_type));
+	cr_assert_eq(write(fd, hdr, sizeof(hdr)), (ssize_t)sizeof(hdr));
+	(void)!write(fd, junk, sizeof(junk));
+}
+
+Test(runtime_rendezvous, job_starts_despite_idle_garbage_and_impostors)
+{
+	struct frr_toy_params p = {
+		.seed = 3, .nparts = 2, .items = 30, .dim = 16, .lr = 0.5f
+	};
+	struct rt_run *r0 = calloc(1, sizeof(*r0)),
+		      *r1 = calloc(1, sizeof(*r1)),
+		      *rx = calloc(1, sizeof(*rx));
+	int port = rt_free_port(), idle[NIDLE], g, o;
+	char addr[64], path[128];
+	float want[16];
+	pid_t p0, p1, px;
+
+	cr_assert_eq(frr_toy_reference(&p, 5, want), 0);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
+	snprintf(path, sizeof(path), "/tmp/frr-rdv-%d.txt", getpid());
+	char *argv[] = { (char *)rt_bin(),
+			 "run",
+			 "--backend",
+			 "shm",
+			 "--rendezvous",
+			 addr,
+			 "--rendezvous-timeout",
+			 "30",
+			 "--clocks",
+			 "5",
+			 "--seed",
+			 "3",
+			 "--save",
+			 path,
+			 "-q",
+			 "toy",
+			 "--items",
+			 "30",
+			 NULL };
+	char *e0[] = { "FLEXRR_RANK=0", "FLEXRR_SIZE=2",
+		       "FLEXRR_JOB_TOKEN=" TOKEN_A, NULL };
+	char *e1[] = { "FLEXRR_RANK=1", "FLEXRR_SIZE=2",
+		       "FLEXRR_JOB_TOKEN=" TOKEN_A, NULL };
+	char *ex[] = { "FLEXRR_RANK=1", "FLEXRR_SIZE=2",
+		       "FLEXRR_JOB_TOKEN=" TOKEN_B, NULL };
+
+	p0 = rt_spawn(argv, e0, "rdv0");
+	for (int i = 0; i < NIDLE; i++) {
+		idle[i] = connect_rank0(port);
+		cr_assert_geq(idle[i], 0, "rank 0 never listened on %s", addr);
+	}
+	g = connect_rank0(port);
+	cr_assert_eq(write(g, "GET / HTTP/1.0\r\n\r\n", 18), 18);
+	o = connect_rank0(port);
+	send_oversized(o);
+	px = rt_spawn(argv, ex, "rdvx"); /* knows another secret */
+	rx->code = rt_wait(px, 30);
+	p1 = rt_spawn(argv, e1, "rdv1");
+	r1->code = rt_wait(p1, 60);
+	r0->code = rt_wait(p0, 60);
+	for (int i = 0; i < NIDLE; i++)
+		close(idle[i]);
+	close(g);
+	close(o);
+	rt_collect("rdv0", r0);
+	rt_collect("rdv1", r1);
+	rt_collect("rdvx", rx);
+	cr_assert_eq(r0->code, 0, "rank 0 failed: %s", r0->err);
+	cr_assert_eq(r1->code, 0, "rank 1 failed: %s", r1->err);
+	cr_assert_gt(rx->code, 0, "the impostor joined: %s", rx->err);
+	cr_assert(strstr(rx->err, "does not know this job's secret"), "%s",
+		  rx->err);
+	cr_assert(strstr(r0->err, "wrong job secret"), "%s", r0->err);
+	cr_assert(strstr(r0->err, "garbage"), "%s", r0->err);
+	cr_assert(strstr(r0->err, "oversized"), "%s", r0->err);
+	rt_assert_toy_model(path, want, 16);
+	free(r0);
+	free(r1);
+	free(rx);
+}
+
+/* Rank 0 gives up on its own ranks only after the rendezvous timeout, and
+ * then says which connections it refused instead of blaming the secret. */
+Test(runtime_rendezvous, timeout_names_what_was_refused)
+{
+	struct rt_run *r0 = calloc(1, sizeof(*r0));
+	int port = rt_free_port(), g;
+	char addr[64];
+	pid_t p0;
+
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
+	char *argv[] = { (char *)rt_bin(),
+			 "run",
+			 "--rendezvous",
+			 addr,
+			 "--rendezvous-timeout",
+			 "2",
+			 "-q",
+			 "toy",
+			 NULL };
+	char *e0[] = { "FLEXRR_RANK=0", "FLEXRR_SIZE=2",
+		       "FLEXRR_JOB_TOKEN=" TOKEN_A, NULL };
+
+	p0 = rt_spawn(argv, e0, "rdvt");
+	g = connect_rank0(port);
+	cr_assert_geq(g, 0);
+	cr_assert_eq(write(g, "\x01\x02\x03\x04junkjunkjunk", 16), 16);
+	r0->code = rt_wait(p0, 20);
+	close(g);
+	rt_collect("rdvt", r0);
+	cr_assert_gt(r0->code, 0);
+	cr_assert(strstr(r0->err, "did not join rank 0 in time"), "%s",
+		  r0->err);
+	cr_assert(strstr(r0->err, "last: garbage"), "%s", r0->err);
+	free(r0);
+}

@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: MIT
+/*
+ * shm access control: who may open an endpoint to a rank or import one of
+ * its regions.  Abstract UNIX sockets are visible to every local user
+ * (/proc/net/unix) and anyone may connect to them, so the acceptor first
+ * checks the peer's credentials (SO_PEERCRED: our uid or root), then the
+ * two sides prove the job secret to each other by HMAC challenge-response
+ * (shm.h), and only then is any memfd passed.  The connector checks the
+ * acceptor's credentials and proof too before it hands over its ring.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "flexrr/log.h"
+#include "shm.h"
+
+#define SHM_AUTH_MS 2000 /* the service thread waits this long per step */
+
+/* what both MACs bind: the request, who asks whom */
+struct shm_auth_params {
+	uint32_t type;
+	uint32_t region_id;
+	int32_t connector;
+	int32_t acceptor;
+	int32_t nranks;
+	uint32_t zero;
+};
+
+static void mac_of(const struct frr_job_secret *s, const char *role,
+		   const struct shm_msg *req,
+		   const unsigned char nonce_a[FRR_AUTH_NONCE_LEN],
+		   int acceptor, unsigned char mac[FRR_AUTH_MAC_LEN])
+{
+	struct shm_auth_params p = { .type = req->type,
+				     .region_id = req->region_id,
+				     .connector = req->rank,
+				     .acceptor = acceptor,
+				     .nranks = req->nranks };
+
+	frr_auth_mac(s, role, req->nonce, nonce_a, &p, sizeof(p), mac);
+}
+
+static int mac_ok(const struct frr_job_secret *s, const char *role,
+		  const struct shm_msg *req,
+		  const unsigned char nonce_a[FRR_AUTH_NONCE_LEN], int acceptor,
+		  const unsigned char mac[FRR_AUTH_MAC_LEN])
+{
+	struct shm_auth_params p = { .type = req->type,
+				     .region_id = req->region_id,
+				     .connector = req->rank,
+				     .acceptor = acceptor,
+				     .nranks = req->nranks };
+
+	return frr_auth_verify(s, role, req->nonce, nonce_a, &p, sizeof(p), mac,
+			       FRR_AUTH_MAC_LEN);
+}
+
+/* The uid of the process at the other end of fd; -1 when unknown. */
+static long peer_uid(int fd, pid_t *pid)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) ||
+	    len != sizeof(cr))
+		return -1;
+	*pid = cr.pid;
+	return (long)cr.uid;
+}
+
+static int uid_allowed(long uid)
+{
+	return uid == (long)geteuid() || uid == 0;
+}
+
+/* A refusal as the answer: the same message type a server would send. */
+static void refusal(struct shm_msg *ans, const struct shm_msg *req, int err,
+		    const char *why)
+{
+	memset(ans, 0, sizeof(*ans));
+	ans->magic = SHM_MSG_MAGIC;
+	ans->type = req->type == SHM_IMPORT ? SHM_IMPORT_ERR : SHM_REJECT;
+	ans->err = err;
+	snprintf(ans->why, sizeof(ans->why), "%s", why);
+}
+
+int shm_auth_connect(struct shm_ctx *c, int fd, int peer_rank,
+		     struct shm_msg *req, int pass_fd, int timeout_ms,
+		     struct shm_msg *ans, int *got_fd)
+{
+	long long dl = frr_now_ms() + timeout_ms;
+	struct shm_msg ch, pr;
+	pid_t pid = 0;
+	long uid = peer_uid(fd, &pid);
+	int ret, ign;
+
+	*got_fd = -1;
+	if (!uid_allowed(uid)) {
+		refusal(ans, req, -EACCES,
+			"the socket belongs to another user's process");
+		return 0;
+	}
+	ret = frr_auth_nonce(req->nonce);
+	if (!ret)
+		ret = shm_msg_send(fd, req, -1);
+	if (!ret)
+		ret = shm_msg_recv(fd, &ch, &ign, timeout_ms);
+	if (ret)
+		return ret;
+	if (ign >= 0)
+		close(ign);
+	if (ch.type != SHM_CHALLENGE) { /* refused before any proof */
+		*ans = ch;
+		if (ch.type != SHM_REJECT && ch.type != SHM_IMPORT_ERR)
+			refusal(ans, req, -EPROTO, "protocol error");
+		return 0;
+	}
+	if (!mac_ok(&c->secret, "shm acceptor", req, ch.nonce, peer_rank,
+		    ch.mac)) {
+		refusal(ans, req, -EACCES,
+			"it does not prove this job's secret (a process of "
+			"another job, or a stale address)");
+		return 0;
+	}
+	shm_msg_init(&pr, c, SHM_PROOF);
+	mac_of(&c->secret, "shm connector", req, ch.nonce, peer_rank, pr.mac);
+	ret = shm_msg_send(fd, &pr, pass_fd);
+	if (!ret)
+		ret = shm_msg_recv(
+		    fd, ans, got_fd,
+		    dl - frr_now_ms() > 0 ? (int)(dl - frr_now_ms()) : 1);
+	return ret;
+}
+
+/* Answer a refused request (never with the secret) and log it. */
+static int refuse(struct shm_ctx *c, int fd, uint32_t type, int err,
+		  const char *why)
+{
+	frr_warn("shm: rank %d refused a connection: %s", c->rank, why);
+	shm_reply_error(fd, c, type == SHM_IMPORT ? SHM_IMPORT_ERR : SHM_REJECT,
+			err, why);
+	return err;
+}
+
+int shm_auth_accept(struct shm_ctx *c, int fd, struct shm_msg *q, int *got_fd)
+{
+	struct shm_msg ch, pr;
+	char why[160];
+	pid_t pid = 0;
+	long uid = peer_uid(fd, &pid);
+	int ret, ign;
+
+	*got_fd = -1;
+	if (!uid_allowed(uid)) {
+		snprintf(why, sizeof(why),
+			 "pid %d runs as uid %ld: only uid %ld (or root) may "
+			 "connect",
+			 (int)pid, uid, (long)geteuid());
+		return refuse(c, fd, SHM_HELLO, -EACCES, why);
+	}
+	ret = shm_msg_recv(fd, q, &ign, SHM_AUTH_MS);
+	if (ign >= 0) /* nothing is taken before the proof */
+		close(ign);
+	if (ret)
+		return ret;
+	if (q->type != SHM_HELLO && q->type != SHM_IMPORT)
+		return refuse(c, fd, SHM_HELLO, -EPROTO,
+			      "the first message must be HELLO or IMPORT");
+	shm_msg_init(&ch, c, SHM_CHALLENGE);
+	ret = frr_auth_nonce(ch.nonce);
+	if (ret)
+		return ret;
+	mac_of(&c->secret, "shm acceptor", q, ch.nonce, c->rank, ch.mac);
+	ret = shm_msg_send(fd, &ch, -1);
+	if (!ret)
+		ret = shm_msg_recv(fd, &pr, got_fd, SHM_AUTH_MS);
+	if (ret)
+		return ret;
+	if (pr.type != SHM_PROOF || !mac_ok(&c->secret, "shm connector", q,
+					    ch.nonce, c->rank, pr.mac)) {
+		if (*got_fd >= 0)
+			close(*got_fd);
+		*got_fd = -1;
+		snprintf(why, sizeof(why),
+			 "pid %d (claims rank %d) does not prove the job "
+			 "secret",
+			 (int)pid, q->rank);
+		return refuse(c, fd, q->type, -EACCES, why);
+	}
+	return 0;
+}
