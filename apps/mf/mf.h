@@ -130,6 +130,16 @@ const char *mf_format_name(enum mf_format f);
  * line (or byte offset) and what was expected; -EINVAL / -EIO / -ENOMEM. */
 int mf_load_files(const char *const *paths, int npaths, enum mf_format fmt,
 		  struct mf_data *out);
+/* Sharded reading: shard k of n holds, of every file in turn, the ratings
+ * on the lines that start in bytes [size*k/n, size*(k+1)/n), in file
+ * order, with raw ids (nusers, nitems, mean unset).  Joining shards
+ * 0..n-1 in order (mf_data_join: remaps ids, sets the mean, frees the
+ * shards) gives exactly what mf_load_files gives.  -ENOTSUP, logged, for
+ * a file that cannot be split (gzip input; the Netflix format, whose
+ * rating lines do not name their movie): read it whole. */
+int mf_load_shard(const char *const *paths, int npaths, enum mf_format fmt,
+		  int k, int n, struct mf_data *out);
+int mf_data_join(struct mf_data *shards, int n, struct mf_data *out);
 
 /* ---- model files (--save / --load) ------------------------------------ */
 /* A header, then the user rows and the item rows (cols floats each), in
