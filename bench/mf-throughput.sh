@@ -13,6 +13,7 @@
 # Sizes: cache = 20000 x 2000, 2M ratings; netflix = 480189 x 17770 with
 # --netflix-ratings ratings (default 100480507, the Netflix prize's count).
 set -euo pipefail
+here=$PWD
 cd "$(dirname "$0")/.."
 
 build=build rank=16 runs=5 sizes="cache netflix" nfr=100480507
@@ -20,7 +21,7 @@ clocks=11 nclocks=3 anchor=../shared/anchors/mf_bare.c
 while [ $# -gt 0 ]; do
 	case $1 in
 	--build) build=$2; shift ;;
-	--anchor) anchor=$2; shift ;;
+	--anchor) anchor=$2; [ "${anchor#/}" != "$anchor" ] || anchor=$here/$anchor; shift ;;
 	--rank) rank=$2; shift ;;
 	--runs) runs=$2; shift ;;
 	--sizes) sizes=$2; shift ;;
@@ -66,20 +67,22 @@ anchor_run() { # U I R
 
 one_size() { # name U I R clocks
 	local name=$1 U=$2 I=$3 R=$4 n=$5 a f
-	: >"$tmp/a" && : >"$tmp/f"
+	: >"$tmp/a" && : >"$tmp/f" && : >"$tmp/r"
 	echo "# $name: $U x $I, $R ratings, rank $rank, $runs runs interleaved; load $(cut -d' ' -f1-3 /proc/loadavg)"
 	for r in $(seq "$runs"); do
 		a=$(anchor_run "$U" "$I" "$R")
 		f=$(flexrr_run "$U" "$I" "$R" "$n")
 		echo "$a" >>"$tmp/a" && echo "$f" >>"$tmp/f"
+		awk -v a="$a" -v f="$f" 'BEGIN { split(f, v, " "); print v[2] / a }' >>"$tmp/r"
 		printf "  run %d: bare %.3e  flexrr loop %.3e  loop+flush %.3e  test_rmse %s\n" "$r" "$a" $f
 	done
 	a=$(median <"$tmp/a")
 	lo=$(cut -d' ' -f1 "$tmp/f" | median)
 	lf=$(cut -d' ' -f2 "$tmp/f" | median)
-	awk -v n="$name" -v a="$a" -v lo="$lo" -v lf="$lf" 'BEGIN {
-		printf "%s: bare %.3e updates/s; flexrr loop %.3e (%.2fx), loop+flush %.3e (%.2fx)  [medians]\n",
-		       n, a, lo, lo / a, lf, lf / a }'
+	pr=$(median <"$tmp/r")
+	awk -v n="$name" -v a="$a" -v lo="$lo" -v lf="$lf" -v pr="$pr" 'BEGIN {
+		printf "%s: bare %.3e updates/s; flexrr loop %.3e (%.2fx), loop+flush %.3e (%.2fx)  [medians]; median of per-run ratios (loop+flush / bare) %.2f\n",
+		       n, a, lo, lo / a, lf, lf / a, pr }'
 	echo "  load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 }
 
