@@ -6,7 +6,9 @@
 # runs interleaved, medians of --runs each.  flexrr's rate is taken from the
 # metrics CSV (clock 0 skipped as warm-up): the item loops alone (loop) and
 # the item loops plus the clock-end flushes (loop+flush, the training cost);
-# evaluation (test RMSE) is not counted, as the anchor has none.
+# evaluation (test RMSE) is not counted, as the anchor has none; and CPU
+# seconds (user + system) per update of each, less sensitive to the load of
+# a shared machine than wall time (see cpu_of below for what they include).
 #   bench/mf-throughput.sh [--build DIR] [--anchor FILE] [--rank K]
 #       [--runs N] [--sizes "cache netflix"] [--netflix-ratings R]
 #       [--clocks N] [--netflix-clocks N]
@@ -28,7 +30,7 @@ while [ $# -gt 0 ]; do
 	--netflix-ratings) nfr=$2; shift ;;
 	--clocks) clocks=$2; shift ;;
 	--netflix-clocks) nclocks=$2; shift ;;
-	-h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "mf-throughput.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 	shift
@@ -48,41 +50,64 @@ cc -O3 -march=native -o "$tmp/anchor" "$anchor" -lm ||
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 
-# one flexrr run: prints "loop_rate loop+flush_rate test_rmse" (updates/s)
-flexrr_run() { # U I R clocks
-	local out upd
-	out=$("$bin" run -n 1 -t 1 --backend shm --clocks "$4" -q \
-		--metrics "$tmp/m.csv" mf --synthetic "$1,$2,$3" --rank "$rank")
-	upd=$(sed -n 's/.* sgd_updates=\([0-9]*\).*/\1/p' <<<"$out")
-	[ -n "$upd" ] || { echo "mf-throughput.sh: no summary from flexrr run:" >&2; echo "$out" >&2; return 1; }
-	awk -F, -v u="$upd" -v n="$4" -v t="$(sed -n 's/.* test_rmse=\([0-9.]*\).*/\1/p' <<<"$out")" '
-		NR > 1 && $1 >= 1 { c += $4; f += $6 }
-		END { printf "%.6e %.6e %s\n", u * (n - 1) / c, u * (n - 1) / (c + f), t }' "$tmp/m.csv"
+# CPU seconds (user + system) of a command, its output to $tmp/out
+cpu_of() {
+	/usr/bin/time -f "%U %S" -o "$tmp/time" "$@" >"$tmp/out" ||
+		{ echo "mf-throughput.sh: '$*' failed:" >&2; cat "$tmp/out" >&2; return 1; }
+	awk '{ print $1 + $2 }' "$tmp/time"
 }
 
-# one anchor run: updates/s
-anchor_run() { # U I R
-	"$tmp/anchor" "$1" "$2" "$3" "$rank" | sed -n 's/.*: \([0-9.]*\) M updates.*/\1e6/p'
+# one flexrr run: prints "loop loop+flush cpu test_rmse", updates/s: loop
+# and loop+flush from the metrics (wall time of the item loops and
+# flushes), cpu = CPU time of clocks 1..N-1, i.e. the CPU seconds of an
+# N-clock run minus a 1-clock run's (start-up, data, clock 0 cancel out;
+# the per-clock evaluation stays in: a little pessimistic for flexrr)
+flexrr_run() { # U I R clocks
+	local c1 cn upd
+	c1=$(cpu_of "$bin" run -n 1 -t 1 --backend shm --clocks 1 -q \
+		mf --synthetic "$1,$2,$3" --rank "$rank")
+	cn=$(cpu_of "$bin" run -n 1 -t 1 --backend shm --clocks "$4" -q \
+		--metrics "$tmp/m.csv" mf --synthetic "$1,$2,$3" --rank "$rank")
+	upd=$(sed -n 's/.* sgd_updates=\([0-9]*\).*/\1/p' "$tmp/out")
+	[ -n "$upd" ] || { echo "mf-throughput.sh: no summary from flexrr run:" >&2; cat "$tmp/out" >&2; return 1; }
+	awk -F, -v u="$upd" -v n="$4" -v c1="$c1" -v cn="$cn" \
+		-v t="$(sed -n 's/.* test_rmse=\([0-9.]*\).*/\1/p' "$tmp/out")" '
+		NR > 1 && $1 >= 1 { c += $4; f += $6 }
+		END { printf "%.6e %.6e %.6e %s\n", u * (n - 1) / c, u * (n - 1) / (c + f),
+		      u * (n - 1) / (cn - c1), t }' "$tmp/m.csv"
 }
+
+# one anchor run: "wall cpu" updates/s; its CPU time includes making its
+# data (a few % of it: a little pessimistic for the anchor)
+anchor_run() { # U I R
+	local cpu w
+	cpu=$(cpu_of "$tmp/anchor" "$1" "$2" "$3" "$rank")
+	w=$(sed -n 's/.*: \([0-9.]*\) M updates.*/\1e6/p' "$tmp/out")
+	awk -v w="$w" -v c="$cpu" -v n="$3" 'BEGIN { printf "%.6e %.6e\n", w, 10 * n / c }'
+}
+
+col_median() { cut -d' ' -f"$1" "$2" | median; }
 
 one_size() { # name U I R clocks
-	local name=$1 U=$2 I=$3 R=$4 n=$5 a f
-	: >"$tmp/a" && : >"$tmp/f" && : >"$tmp/r"
+	local name=$1 U=$2 I=$3 R=$4 n=$5 a f aw ac flo flf fc ft
+	: >"$tmp/a" && : >"$tmp/f" && : >"$tmp/r" && : >"$tmp/rc"
 	echo "# $name: $U x $I, $R ratings, rank $rank, $runs runs interleaved; load $(cut -d' ' -f1-3 /proc/loadavg)"
 	for r in $(seq "$runs"); do
 		a=$(anchor_run "$U" "$I" "$R")
 		f=$(flexrr_run "$U" "$I" "$R" "$n")
 		echo "$a" >>"$tmp/a" && echo "$f" >>"$tmp/f"
-		awk -v a="$a" -v f="$f" 'BEGIN { split(f, v, " "); print v[2] / a }' >>"$tmp/r"
-		printf "  run %d: bare %.3e  flexrr loop %.3e  loop+flush %.3e  test_rmse %s\n" "$r" "$a" $f
+		read -r aw ac <<<"$a" && read -r flo flf fc ft <<<"$f"
+		awk -v x="$flf" -v y="$aw" 'BEGIN { print x / y }' >>"$tmp/r"
+		awk -v x="$fc" -v y="$ac" 'BEGIN { print x / y }' >>"$tmp/rc"
+		printf "  run %d: wall: bare %.3e  flexrr loop %.3e  loop+flush %.3e | CPU: bare %.3e  flexrr %.3e | test_rmse %s\n" "$r" "$aw" "$flo" "$flf" "$ac" "$fc" "$ft"
 	done
-	a=$(median <"$tmp/a")
-	lo=$(cut -d' ' -f1 "$tmp/f" | median)
-	lf=$(cut -d' ' -f2 "$tmp/f" | median)
-	pr=$(median <"$tmp/r")
-	awk -v n="$name" -v a="$a" -v lo="$lo" -v lf="$lf" -v pr="$pr" 'BEGIN {
-		printf "%s: bare %.3e updates/s; flexrr loop %.3e (%.2fx), loop+flush %.3e (%.2fx)  [medians]; median of per-run ratios (loop+flush / bare) %.2f\n",
-		       n, a, lo, lo / a, lf, lf / a, pr }'
+	awk -v n="$name" -v a="$(col_median 1 "$tmp/a")" -v lo="$(col_median 1 "$tmp/f")" \
+		-v lf="$(col_median 2 "$tmp/f")" -v pr="$(median <"$tmp/r")" \
+		-v ac="$(col_median 2 "$tmp/a")" -v fc="$(col_median 3 "$tmp/f")" -v prc="$(median <"$tmp/rc")" 'BEGIN {
+		printf "%s wall: bare %.3e updates/s; flexrr loop %.3e (%.2fx), loop+flush %.3e (%.2fx); median of per-run ratios %.2f\n",
+		       n, a, lo, lo / a, lf, lf / a, pr
+		printf "%s CPU:  bare %.3e updates/CPU-s; flexrr %.3e (%.2fx); median of per-run ratios %.2f\n",
+		       n, ac, fc, fc / ac, prc }'
 	echo "  load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 }
 
