@@ -492,6 +492,22 @@ out_unlock:
 }
 
 /* ---- the SGD loop ------------------------------------------------------ */
+#define MF_LEAD 4 /* ratings whose rows are asked for ahead of the step */
+
+static inline void rows_ahead(struct frr_ctx *c, const struct mf_work *w,
+			      uint64_t j, float **ru, float **ri, int rank)
+{
+	float *pu = frr_row_write(c, T_USER, w[j].user);
+	float *qi = frr_row_write(c, T_ITEM, w[j].item);
+
+	__builtin_prefetch(pu, 1);
+	__builtin_prefetch(pu + rank, 1);
+	__builtin_prefetch(qi, 1);
+	__builtin_prefetch(qi + rank, 1);
+	ru[j % MF_LEAD] = pu;
+	ri[j % MF_LEAD] = qi;
+}
+
 /* Rows are the runtime's cached copies: SGD updates them in place and the
  * runtime pushes what changed (flexrr.h "Rows"). */
 static int mf_process(void *app, struct frr_ctx *c, uint64_t begin,
@@ -509,34 +525,26 @@ static int mf_process(void *app, struct frr_ctx *c, uint64_t begin,
 	double sse = 0.0;
 
 	const struct mf_work *w = sl->work;
-	float *pu = NULL, *qi = NULL;
+	float *ru[MF_LEAD], *ri[MF_LEAD];
+	uint64_t ahead = begin;
 
-	/* the rows of rating j + 1 are asked for (and prefetched) before step
-	 * j: their cache misses overlap its arithmetic.  Within a batch a row
-	 * is the same memory at every access, and BSP's copies hold exactly
-	 * the previous clocks, so asking early changes no result. */
-	if (begin < end) {
-		pu = frr_row_write(c, T_USER, w[begin].user);
-		qi = frr_row_write(c, T_ITEM, w[begin].item);
-	}
+	/* the rows of rating j + MF_LEAD are asked for (and prefetched) right
+	 * after step j: their cache misses overlap the steps in between.
+	 * Within a batch a row is the same memory at every access, and BSP's
+	 * copies hold exactly the previous clocks, so asking early changes no
+	 * result. */
+	while (ahead < end && ahead < begin + MF_LEAD)
+		rows_ahead(c, w, ahead++, ru, ri, h.rank);
 	for (uint64_t j = begin; j < end; j++) {
 		const struct mf_work *x = &w[j];
-		float *npu = NULL, *nqi = NULL, e;
+		float e;
 
-		if (j + 1 < end) {
-			npu = frr_row_write(c, T_USER, w[j + 1].user);
-			nqi = frr_row_write(c, T_ITEM, w[j + 1].item);
-			__builtin_prefetch(npu, 1);
-			__builtin_prefetch(npu + h.rank, 1);
-			__builtin_prefetch(nqi, 1);
-			__builtin_prefetch(nqi + h.rank, 1);
-		}
 		h.lr = lr < x->ucap ? lr : x->ucap;
 		h.lr_item = lr < sl->icap[x->item] ? lr : sl->icap[x->item];
-		e = mf_sgd_step(pu, qi, &h, x->r);
+		e = mf_sgd_step(ru[j % MF_LEAD], ri[j % MF_LEAD], &h, x->r);
 		sse += (double)e * e;
-		pu = npu;
-		qi = nqi;
+		if (ahead < end)
+			rows_ahead(c, w, ahead++, ru, ri, h.rank);
 	}
 	frr_stat_add(c, S_TRAIN_SSE, sse);
 	frr_stat_add(c, S_TRAIN_N, (double)(end - begin));
