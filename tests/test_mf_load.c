@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "flexrr/log.h"
 #include "mf/mf.h"
 
 TestSuite(mf_load, .timeout = 60);
@@ -429,5 +430,120 @@ Test(mf_load, model_damaged)
 	    model_read(put_model(&h, -1, 0, 0, 0), &rows, msg, sizeof(msg)),
 	    -EINVAL);
 	cr_assert_not_null(strstr(msg, "not an mf model"), "%s", msg);
+	remove_dir();
+}
+
+/* The whole-file load and the joined shards must give identical data and
+ * identical partitions (the users' assignment, the held-out split and the
+ * shuffled training order all follow from the data). */
+static void check_shards_equal(const char *p, int nshards)
+{
+	struct mf_data whole, joined, sh[8];
+	int ret;
+
+	cr_assert_eq(mf_load_files(&p, 1, MF_FMT_AUTO, &whole), 0);
+	for (int k = 0; k < nshards; k++) {
+		ret = mf_load_shard(&p, 1, MF_FMT_AUTO, k, nshards, &sh[k]);
+		cr_assert_eq(ret, 0, "shard %d of %d", k, nshards);
+	}
+	cr_assert_eq(mf_data_join(sh, nshards, &joined), 0);
+	cr_assert_eq(joined.n, whole.n, "%d shards", nshards);
+	cr_assert_eq(joined.nusers, whole.nusers);
+	cr_assert_eq(joined.nitems, whole.nitems);
+	cr_assert_eq(joined.mean, whole.mean);
+	cr_assert_eq(memcmp(joined.ratings, whole.ratings,
+			    sizeof(*whole.ratings) * whole.n),
+		     0, "%d shards", nshards);
+	cr_assert_eq(mf_data_assign(&whole, 3), 0);
+	cr_assert_eq(mf_data_assign(&joined, 3), 0);
+	for (int w = 0; w < 3; w++) {
+		struct mf_part a, b;
+
+		cr_assert_eq(mf_data_partition(&whole, w, 5, 0.3, &a), 0);
+		cr_assert_eq(mf_data_partition(&joined, w, 5, 0.3, &b), 0);
+		cr_assert_eq(a.ntrain, b.ntrain);
+		cr_assert_eq(a.ntest, b.ntest);
+		cr_assert_eq(a.nusers, b.nusers);
+		cr_assert_eq(
+		    memcmp(a.train, b.train, sizeof(*a.train) * a.ntrain), 0);
+		cr_assert_eq(memcmp(a.test, b.test, sizeof(*a.test) * a.ntest),
+			     0);
+		cr_assert_eq(
+		    memcmp(a.users, b.users, sizeof(*a.users) * a.nusers), 0);
+		mf_part_free(&a);
+		mf_part_free(&b);
+	}
+	mf_data_free(&whole);
+	mf_data_free(&joined);
+}
+
+/* Some 200 ratings per format with CRLF line ends, blank lines and
+ * comments, and no final newline: every shard count splits records,
+ * CRLFs and blank lines somewhere. */
+static char *many_ratings(const char *fmt_line, int header)
+{
+	size_t cap = 16384, n = 0;
+	char *t = malloc(cap);
+
+	cr_assert_not_null(t);
+	if (header)
+		n += (size_t)snprintf(t, cap, "userId,movieId,rating,ts\r\n");
+	for (int j = 0; j < 200; j++) {
+		n += (size_t)snprintf(t + n, cap - n, fmt_line,
+				      (j * 37) % 53 + 1, (j * 11) % 17 + 100,
+				      (double)(j % 9) * 0.5 + 1);
+		if (j % 7 == 0)
+			n += (size_t)snprintf(t + n, cap - n, "\r\n");
+		if (j % 13 == 0)
+			n += (size_t)snprintf(t + n, cap - n, "\n# note\n");
+		n += (size_t)snprintf(t + n, cap - n, j % 2 ? "\r\n" : "\n");
+	}
+	t[n - 2] = t[n - 1] == '\n' && t[n - 2] == '\r' ? '\0' : t[n - 2];
+	t[n - 1] = '\0';
+	return t;
+}
+
+Test(mf_load, shards_equal_whole_file)
+{
+	static const struct {
+		const char *line;
+		int header;
+	} f[] = {
+		{ "%d %d %.1f", 0 },
+		{ "%d::%d::%.1f::123", 0 },
+		{ "%d,%d,%.1f,123", 1 },
+	};
+
+	make_dir();
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		char *text = many_ratings(f[i].line, f[i].header);
+		const char *p = put("s.txt", text, 0);
+
+		for (int n = 1; n <= 8; n++)
+			check_shards_equal(p, n);
+		free(text);
+	}
+	remove_dir();
+}
+
+Test(mf_load, unsplittable_inputs_say_so)
+{
+	struct mf_data d;
+	const char *p;
+	char msg[1024];
+	int saved;
+	FILE *cap;
+
+	make_dir();
+	frr_log_set_level(FRR_LOG_INFO);
+	p = put("n.txt", netflix, 0);
+	cap = capture_begin(&saved);
+	cr_assert_eq(mf_load_shard(&p, 1, MF_FMT_AUTO, 1, 2, &d), -ENOTSUP);
+	p = put("t.gz", triples, 1);
+	cr_assert_eq(mf_load_shard(&p, 1, MF_FMT_AUTO, 0, 2, &d), -ENOTSUP);
+	capture_end(cap, saved, msg, sizeof(msg));
+	frr_log_set_level(FRR_LOG_WARN);
+	cr_assert_not_null(strstr(msg, "Netflix format"), "%s", msg);
+	cr_assert_not_null(strstr(msg, "gzip input"), "%s", msg);
 	remove_dir();
 }

@@ -349,3 +349,83 @@ Test(reader, nul_byte_in_line, .init = cr_redirect_stderr)
 	stderr_has(":2: NUL byte in a text line");
 	unlink(p);
 }
+
+/* Every line of the whole file, each ending in '\n', concatenated. */
+static size_t all_lines(struct frr_reader *r, char *out)
+{
+	size_t n = 0, len;
+	char *line;
+
+	while (frr_reader_line(r, &line, &len) == 1) {
+		memcpy(out + n, line, len);
+		n += len;
+		out[n++] = '\n';
+	}
+	return n;
+}
+
+/* CRLF, blank lines, a long line and no final newline: splitting at any
+ * point (and into any number of ranges) gives every line exactly once,
+ * in order, also when a split falls inside a CRLF or a blank line. */
+static const char ranged[] = "1 2 3\r\n\r\n\n44 55 66\n"
+			     "7777777777 8888888888 9999999999\r\n\n"
+			     "x\ny\r\n\r\nlast line";
+
+static size_t ranges_concat(const char *p, size_t size, int n, char *out)
+{
+	size_t got = 0;
+
+	for (int k = 0; k < n; k++) {
+		struct frr_reader *r;
+
+		cr_assert_eq(frr_reader_open_range(p, size * k / n,
+						   size * (k + 1) / n, &r),
+			     0);
+		got += all_lines(r, out + got);
+		frr_reader_close(r);
+	}
+	return got;
+}
+
+Test(reader, ranges_give_every_line_once)
+{
+	size_t size = sizeof(ranged) - 1, want_n;
+	char want[256], got[256];
+	char *p = tmp_path();
+	struct frr_reader *r;
+
+	write_plain(p, ranged, size);
+	cr_assert_eq(frr_reader_open(p, &r), 0);
+	want_n = all_lines(r, want);
+	frr_reader_close(r);
+	/* two ranges split at every byte, then 1 .. size + 1 equal ranges */
+	for (size_t at = 0; at <= size; at++) {
+		size_t n = 0;
+
+		for (int k = 0; k < 2; k++) {
+			cr_assert_eq(frr_reader_open_range(p, k ? at : 0,
+							   k ? size : at, &r),
+				     0);
+			n += all_lines(r, got + n);
+			frr_reader_close(r);
+		}
+		cr_assert_eq(n, want_n, "split at %zu", at);
+		cr_assert_eq(memcmp(got, want, n), 0, "split at %zu", at);
+	}
+	for (int n = 1; n <= (int)size + 1; n++) {
+		cr_assert_eq(ranges_concat(p, size, n, got), want_n, "%d", n);
+		cr_assert_eq(memcmp(got, want, want_n), 0, "%d ranges", n);
+	}
+	unlink(p);
+}
+
+Test(reader, range_of_gzip_is_not_supported)
+{
+	char *p = tmp_path();
+	struct frr_reader *r = NULL;
+
+	write_gz(p, ranged, sizeof(ranged) - 1);
+	cr_assert_eq(frr_reader_open_range(p, 0, 10, &r), -ENOTSUP);
+	cr_assert_null(r);
+	unlink(p);
+}

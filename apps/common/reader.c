@@ -38,6 +38,8 @@ struct frr_reader {
 	uint64_t lineno;
 	uint64_t offset; /* uncompressed bytes handed out */
 	int binary;	 /* last read was bytes: messages give the offset */
+	uint64_t limit;	 /* a range: no line starts at or after this byte */
+	uint64_t first;	 /* a range: where its first line starts */
 };
 
 int frr_reader_open(const char *path, struct frr_reader **out)
@@ -66,6 +68,7 @@ int frr_reader_open(const char *path, struct frr_reader **out)
 		goto free_r;
 	}
 	gzbuffer(r->gz, RD_CHUNK);
+	r->limit = UINT64_MAX;
 	*out = r;
 	return 0;
 
@@ -157,6 +160,8 @@ int frr_reader_line(struct frr_reader *r, char **line, size_t *len)
 	size_t n = 0;
 	int got = 0, rc;
 
+	if (r->offset >= r->limit)
+		return 0; /* the next line is the next range's */
 	for (;;) {
 		unsigned char *s, *nl;
 		size_t take;
@@ -194,6 +199,72 @@ int frr_reader_line(struct frr_reader *r, char **line, size_t *len)
 	*line = r->line;
 	*len = n;
 	return 1;
+}
+
+/* Consume bytes up to and including the next newline: 0 (also at the end
+ * of the file) or -EIO. */
+static int rd_skip_line(struct frr_reader *r)
+{
+	for (;;) {
+		unsigned char *s, *nl;
+		size_t take;
+		int rc = rd_fill(r);
+
+		if (rc <= 0)
+			return rc;
+		s = r->in + r->in_pos;
+		nl = memchr(s, '\n', r->in_len - r->in_pos);
+		take = nl ? (size_t)(nl - s) + 1 : r->in_len - r->in_pos;
+		r->in_pos += take;
+		r->offset += take;
+		if (nl)
+			return 0;
+	}
+}
+
+/*
+ * A line belongs to the range holding its first byte: so a range starting
+ * at lo > 0 looks at byte lo - 1 and, unless it ends a line, skips the
+ * line that straddles lo (the previous range reads all of it, past its
+ * own end).  Only plain files can seek: gzip input says -ENOTSUP.
+ */
+int frr_reader_open_range(const char *path, uint64_t lo, uint64_t hi,
+			  struct frr_reader **out)
+{
+	struct frr_reader *r;
+	unsigned char c;
+	size_t got;
+	int ret = frr_reader_open(path, &r);
+
+	if (ret)
+		return ret;
+	if (!gzdirect(r->gz)) {
+		ret = -ENOTSUP;
+		goto out_close;
+	}
+	if (lo > 0) {
+		if (gzseek(r->gz, (z_off_t)(lo - 1), SEEK_SET) < 0) {
+			frr_err("%s: cannot seek to byte %llu; is it shorter "
+				"than that?",
+				path, (unsigned long long)(lo - 1));
+			ret = -EIO;
+			goto out_close;
+		}
+		r->offset = lo - 1;
+		ret = frr_reader_read(r, &c, 1, &got);
+		if (!ret && got == 1 && c != '\n')
+			ret = rd_skip_line(r);
+		if (ret)
+			goto out_close;
+	}
+	r->first = r->offset;
+	r->limit = hi;
+	r->binary = 0;
+	*out = r;
+	return 0;
+out_close:
+	frr_reader_close(r);
+	return ret;
 }
 
 int frr_reader_read(struct frr_reader *r, void *buf, size_t n, size_t *got)
@@ -270,7 +341,11 @@ uint64_t frr_reader_offset(const struct frr_reader *r)
 /* "FILE:LINE: msg" after a line, "FILE: byte OFF: msg" after bytes */
 static void rd_log_at(const struct frr_reader *r, const char *msg)
 {
-	if (r->lineno && !r->binary)
+	if (r->lineno && !r->binary && r->first)
+		frr_err("%s: line %llu after byte %llu: %s", r->path,
+			(unsigned long long)r->lineno,
+			(unsigned long long)r->first, msg);
+	else if (r->lineno && !r->binary)
 		frr_err("%s:%llu: %s", r->path, (unsigned long long)r->lineno,
 			msg);
 	else

@@ -14,6 +14,12 @@ struct frr_reader;
 
 /* Open path (gzip or plain).  -errno with a message on failure. */
 int frr_reader_open(const char *path, struct frr_reader **r);
+/* Open the lines of a plain file that start in bytes [lo, hi): splitting
+ * a file at any points gives every line to exactly one range.  Line
+ * numbers (and messages) count from the range's first line.  -ENOTSUP,
+ * without a message, for gzip input (it cannot seek: read it whole). */
+int frr_reader_open_range(const char *path, uint64_t lo, uint64_t hi,
+			  struct frr_reader **r);
 void frr_reader_close(struct frr_reader *r);
 /* Next line without its newline, NUL-terminated, valid until the next call.
  * Returns 1 with *line and *len set, 0 at end of file, -errno on a read error

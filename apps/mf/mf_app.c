@@ -36,11 +36,13 @@ struct mf_opts {
 	const char *load;
 };
 
-/* One data partition: its ratings and, per row, its step cap (--steps /
- * the row's ratings in the partition). */
+/* One data partition: its held-out ratings and users (p; p.train is
+ * dropped once work is built), and its training ratings as the SGD loop
+ * reads them (mf_part_work). */
 struct mf_slice {
 	struct mf_part p;
-	float *icap, *ucap;
+	struct mf_work *work;
+	float *icap;
 	int loaded;
 };
 
@@ -383,7 +385,7 @@ static void mf_destroy(void *app)
 	for (int v = 0; m->slices && v < m->job.nparts; v++) {
 		mf_part_free(&m->slices[v].p);
 		free(m->slices[v].icap);
-		free(m->slices[v].ucap);
+		free(m->slices[v].work);
 	}
 	mf_data_free(&m->data);
 	free(m->slices);
@@ -450,45 +452,6 @@ static int mf_tables(void *app, struct frr_table_spec *specs, int max)
 	return 2;
 }
 
-/* cap[r] = steps / (ratings of row r among n ratings' field), 1 if none */
-static float *row_caps(const struct mf_rating *r, uint64_t n, uint32_t rows,
-		       int item, double steps)
-{
-	float *cap = malloc(sizeof(float) * ((size_t)rows + 1));
-	uint32_t *cnt = calloc((size_t)rows + 1, sizeof(uint32_t));
-
-	if (cap && cnt) {
-		for (uint64_t j = 0; j < n; j++)
-			cnt[item ? r[j].item : r[j].user]++;
-		for (uint32_t k = 0; k < rows; k++)
-			cap[k] = cnt[k] ? (float)(steps / cnt[k]) : 1.0f;
-	} else {
-		free(cap);
-		cap = NULL;
-	}
-	free(cnt);
-	return cap;
-}
-
-/* Per partition and clock, the step sizes applied to one row add up to at
- * most --steps: step = min(lr, steps / the row's ratings in the partition).
- * A row with many ratings would otherwise move all the way to the
- * partition's local optimum in one clock: averaged item rows and stale SSP
- * views then disagree with what the users were fitted to (measured: test
- * RMSE stuck 20% above BSP's). */
-static int row_caps_all(struct mf_app *m, struct mf_slice *sl, int part)
-{
-	const struct mf_part *p = &sl->p;
-
-	sl->icap = row_caps(p->train, p->ntrain, m->nitems, 1, m->o.steps);
-	sl->ucap = row_caps(p->train, p->ntrain, p->nusers, 0, m->o.steps);
-	if (!sl->icap || !sl->ucap) {
-		frr_err("mf: out of memory for partition %d's step caps", part);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
 static int mf_load_partition(void *app, int part, uint64_t *nitems, void **data)
 {
 	struct mf_app *m = app;
@@ -515,7 +478,10 @@ static int mf_load_partition(void *app, int part, uint64_t *nitems, void **data)
 						m->o.test_frac, &sl->p);
 	}
 	if (!ret)
-		ret = row_caps_all(m, sl, part);
+		ret = mf_part_work(&sl->p, m->nitems, m->o.steps, &sl->work,
+				   &sl->icap);
+	if (ret == -ENOMEM)
+		frr_err("mf: out of memory for partition %d's work list", part);
 	if (!ret)
 		sl->loaded = 1;
 out_unlock:
@@ -526,6 +492,22 @@ out_unlock:
 }
 
 /* ---- the SGD loop ------------------------------------------------------ */
+#define MF_LEAD 4 /* ratings whose rows are asked for ahead of the step */
+
+static inline void rows_ahead(struct frr_ctx *c, const struct mf_work *w,
+			      uint64_t j, float **ru, float **ri, int rank)
+{
+	float *pu = frr_row_write(c, T_USER, w[j].user);
+	float *qi = frr_row_write(c, T_ITEM, w[j].item);
+
+	__builtin_prefetch(pu, 1);
+	__builtin_prefetch(pu + rank, 1);
+	__builtin_prefetch(qi, 1);
+	__builtin_prefetch(qi + rank, 1);
+	ru[j % MF_LEAD] = pu;
+	ri[j % MF_LEAD] = qi;
+}
+
 /* Rows are the runtime's cached copies: SGD updates them in place and the
  * runtime pushes what changed (flexrr.h "Rows"). */
 static int mf_process(void *app, struct frr_ctx *c, uint64_t begin,
@@ -533,7 +515,6 @@ static int mf_process(void *app, struct frr_ctx *c, uint64_t begin,
 {
 	struct mf_app *m = app;
 	const struct mf_slice *sl = frr_part(c);
-	const struct mf_part *p = &sl->p;
 	const float lr = (float)(m->o.lr * pow(m->o.lr_decay, frr_clock(c)));
 	struct mf_hyper h = {
 		.rank = m->o.rank,
@@ -543,16 +524,27 @@ static int mf_process(void *app, struct frr_ctx *c, uint64_t begin,
 	};
 	double sse = 0.0;
 
+	const struct mf_work *w = sl->work;
+	float *ru[MF_LEAD], *ri[MF_LEAD];
+	uint64_t ahead = begin;
+
+	/* the rows of rating j + MF_LEAD are asked for (and prefetched) right
+	 * after step j: their cache misses overlap the steps in between.
+	 * Within a batch a row is the same memory at every access, and BSP's
+	 * copies hold exactly the previous clocks, so asking early changes no
+	 * result. */
+	while (ahead < end && ahead < begin + MF_LEAD)
+		rows_ahead(c, w, ahead++, ru, ri, h.rank);
 	for (uint64_t j = begin; j < end; j++) {
-		const struct mf_rating *x = &p->train[j];
-		float *pu = frr_row_write(c, T_USER, p->users[x->user]);
-		float *qi = frr_row_write(c, T_ITEM, x->item);
+		const struct mf_work *x = &w[j];
 		float e;
 
-		h.lr = lr < sl->ucap[x->user] ? lr : sl->ucap[x->user];
+		h.lr = lr < x->ucap ? lr : x->ucap;
 		h.lr_item = lr < sl->icap[x->item] ? lr : sl->icap[x->item];
-		e = mf_sgd_step(pu, qi, &h, x->r);
+		e = mf_sgd_step(ru[j % MF_LEAD], ri[j % MF_LEAD], &h, x->r);
 		sse += (double)e * e;
+		if (ahead < end)
+			rows_ahead(c, w, ahead++, ru, ri, h.rank);
 	}
 	frr_stat_add(c, S_TRAIN_SSE, sse);
 	frr_stat_add(c, S_TRAIN_N, (double)(end - begin));

@@ -141,3 +141,50 @@ out_nomem:
 	mf_part_free(&p);
 	return ret;
 }
+
+/* cap[r] = steps / (ratings of row r among n ratings' field), 1 if none */
+static float *row_caps(const struct mf_rating *r, uint64_t n, uint32_t rows,
+		       int item, double steps)
+{
+	float *cap = malloc(sizeof(float) * ((size_t)rows + 1));
+	uint32_t *cnt = calloc((size_t)rows + 1, sizeof(uint32_t));
+
+	if (cap && cnt) {
+		for (uint64_t j = 0; j < n; j++)
+			cnt[item ? r[j].item : r[j].user]++;
+		for (uint32_t k = 0; k < rows; k++)
+			cap[k] = cnt[k] ? (float)(steps / cnt[k]) : 1.0f;
+	} else {
+		free(cap);
+		cap = NULL;
+	}
+	free(cnt);
+	return cap;
+}
+
+int mf_part_work(struct mf_part *p, uint32_t nitems, double steps,
+		 struct mf_work **work, float **icap)
+{
+	float *ucap = row_caps(p->train, p->ntrain, p->nusers, 0, steps);
+	float *ic = row_caps(p->train, p->ntrain, nitems, 1, steps);
+	struct mf_work *w = malloc(sizeof(*w) * (p->ntrain + 1));
+
+	if (!ucap || !ic || !w) {
+		free(ucap);
+		free(ic);
+		free(w);
+		return -ENOMEM;
+	}
+	for (uint64_t j = 0; j < p->ntrain; j++) {
+		const struct mf_rating *x = &p->train[j];
+
+		w[j] = (struct mf_work){ p->users[x->user], x->item, x->r,
+					 ucap[x->user] };
+	}
+	free(ucap);
+	free(p->train);
+	p->train = NULL;
+	*work = w;
+	*icap = ic;
+	return 0;
+}

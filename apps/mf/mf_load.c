@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/reader.h"
 #include "flexrr/log.h"
@@ -266,36 +267,46 @@ static int parse_line(struct parse_state *s, char *line, size_t len)
 	}
 }
 
+/* Parse every line of s->rd into s->out; the first data line of a whole
+ * file (head) decides the format and may be a CSV header. */
+static int parse_lines(struct parse_state *s, int head)
+{
+	char *line;
+	size_t len;
+	int ret;
+
+	while ((ret = frr_reader_line(s->rd, &line, &len)) > 0) {
+		if (is_blank(line) || line[0] == '#' || line[0] == '%')
+			continue;
+		if (!s->lines++ && head) {
+			enum mf_format g = guess(line, len);
+
+			/* "movielens" covers both MovieLens layouts */
+			if (s->fmt == MF_FMT_AUTO ||
+			    (s->fmt == MF_FMT_ML_DAT && g == MF_FMT_ML_CSV))
+				s->fmt = g;
+			/* a CSV header names its columns */
+			if (s->fmt == MF_FMT_ML_CSV &&
+			    !(line[0] >= '0' && line[0] <= '9'))
+				continue;
+		}
+		ret = parse_line(s, line, len);
+		if (ret)
+			return ret;
+	}
+	return ret;
+}
+
 static int load_one(const char *path, enum mf_format fmt, struct raw *out)
 {
 	struct parse_state s = { .fmt = fmt, .out = out };
 	uint64_t before = out->n;
-	char *line;
-	size_t len;
 	int ret;
 
 	ret = frr_reader_open(path, &s.rd);
 	if (ret)
 		return ret;
-	while ((ret = frr_reader_line(s.rd, &line, &len)) > 0) {
-		if (is_blank(line) || line[0] == '#' || line[0] == '%')
-			continue;
-		if (!s.lines++) {
-			enum mf_format g = guess(line, len);
-
-			/* "movielens" covers both MovieLens layouts */
-			if (s.fmt == MF_FMT_AUTO ||
-			    (s.fmt == MF_FMT_ML_DAT && g == MF_FMT_ML_CSV))
-				s.fmt = g;
-			/* a CSV header names its columns */
-			if (s.fmt == MF_FMT_ML_CSV &&
-			    !(line[0] >= '0' && line[0] <= '9'))
-				continue;
-		}
-		ret = parse_line(&s, line, len);
-		if (ret)
-			goto out_close;
-	}
+	ret = parse_lines(&s, 1);
 	if (ret < 0)
 		goto out_close;
 	if (out->n == before) {
@@ -315,6 +326,73 @@ static int load_one(const char *path, enum mf_format fmt, struct raw *out)
 out_close:
 	frr_reader_close(s.rd);
 	return ret;
+}
+
+/* The format of a file, from its first data line (what load_one decides):
+ * a range after the first cannot tell "user,rating,date" from CSV. */
+static int file_format(const char *path, enum mf_format fmt,
+		       enum mf_format *out)
+{
+	struct parse_state s = { .fmt = fmt };
+	char *line;
+	size_t len;
+	int ret = frr_reader_open(path, &s.rd);
+
+	if (ret)
+		return ret;
+	while ((ret = frr_reader_line(s.rd, &line, &len)) > 0) {
+		enum mf_format g;
+
+		if (is_blank(line) || line[0] == '#' || line[0] == '%')
+			continue;
+		g = guess(line, len);
+		if (fmt == MF_FMT_AUTO ||
+		    (fmt == MF_FMT_ML_DAT && g == MF_FMT_ML_CSV))
+			fmt = g;
+		break;
+	}
+	frr_reader_close(s.rd);
+	*out = fmt;
+	return ret < 0 ? ret : 0;
+}
+
+/* Shard k of n of one file (see mf_load_shard). */
+static int load_range(const char *path, enum mf_format fmt, int k, int n,
+		      struct raw *out)
+{
+	struct parse_state s = { .out = out };
+	struct stat st;
+	uint64_t lo, hi;
+	int ret = file_format(path, fmt, &s.fmt);
+
+	if (ret)
+		return ret;
+	if (stat(path, &st)) {
+		ret = -errno;
+		frr_err("%s: cannot stat: %s", path, strerror(errno));
+		return ret;
+	}
+	lo = (uint64_t)st.st_size * (uint64_t)k / (uint64_t)n;
+	hi = (uint64_t)st.st_size * (uint64_t)(k + 1) / (uint64_t)n;
+	/* a rating line after the first range does not say its movie */
+	if (s.fmt == MF_FMT_NETFLIX)
+		ret = -ENOTSUP;
+	else
+		ret = frr_reader_open_range(path, lo, hi, &s.rd);
+	if (ret == -ENOTSUP) {
+		frr_info("%s: %s cannot be split into byte ranges; reading "
+			 "the whole file",
+			 path,
+			 s.fmt == MF_FMT_NETFLIX ? "the Netflix format"
+						 : "gzip input");
+		return ret;
+	}
+	if (ret)
+		return ret;
+	/* the range holding byte 0 reads a CSV header */
+	ret = parse_lines(&s, lo == 0);
+	frr_reader_close(s.rd);
+	return ret < 0 ? ret : 0;
 }
 
 /* ---- dense ids --------------------------------------------------------- */
@@ -377,41 +455,86 @@ static int64_t remap(struct mf_rating *r, uint64_t n, int item)
 	return k;
 }
 
+/* Dense ids and the mean of raw ratings a.r[0..a.n); takes a.r. */
+static int data_finish(struct raw *a, struct mf_data *out)
+{
+	int64_t nu, ni;
+	double sum = 0.0;
+
+	nu = remap(a->r, a->n, 0);
+	ni = nu < 0 ? nu : remap(a->r, a->n, 1);
+	if (nu < 0 || ni < 0) {
+		frr_err("mf: out of memory remapping the ids of %" PRIu64
+			" ratings",
+			a->n);
+		free(a->r);
+		return -ENOMEM;
+	}
+	for (uint64_t j = 0; j < a->n; j++)
+		sum += a->r[j].r;
+	*out = (struct mf_data){
+		.n = a->n,
+		.ratings = a->r,
+		.nusers = (uint32_t)nu,
+		.nitems = (uint32_t)ni,
+		.mean = a->n ? sum / (double)a->n : 0.0,
+	};
+	return 0;
+}
+
 int mf_load_files(const char *const *paths, int npaths, enum mf_format fmt,
 		  struct mf_data *out)
 {
 	struct raw a = { 0 };
-	int64_t nu, ni;
-	double sum = 0.0;
 	int ret;
 
 	for (int f = 0; f < npaths; f++) {
 		ret = load_one(paths[f], fmt, &a);
-		if (ret)
-			goto out_free;
+		if (ret) {
+			free(a.r);
+			return ret;
+		}
 	}
-	nu = remap(a.r, a.n, 0);
-	ni = nu < 0 ? nu : remap(a.r, a.n, 1);
-	if (nu < 0 || ni < 0) {
-		frr_err("mf: out of memory remapping the ids of %" PRIu64
-			" ratings",
-			a.n);
-		ret = -ENOMEM;
-		goto out_free;
+	return data_finish(&a, out);
+}
+
+int mf_load_shard(const char *const *paths, int npaths, enum mf_format fmt,
+		  int k, int n, struct mf_data *out)
+{
+	struct raw a = { 0 };
+	int ret = 0;
+
+	if (n < 1 || k < 0 || k >= n)
+		return -EINVAL;
+	for (int f = 0; f < npaths && !ret; f++)
+		ret = load_range(paths[f], fmt, k, n, &a);
+	if (ret) {
+		free(a.r);
+		return ret;
 	}
-	for (uint64_t j = 0; j < a.n; j++)
-		sum += a.r[j].r;
-	*out = (struct mf_data){
-		.n = a.n,
-		.ratings = a.r,
-		.nusers = (uint32_t)nu,
-		.nitems = (uint32_t)ni,
-		.mean = a.n ? sum / (double)a.n : 0.0,
-	};
+	*out = (struct mf_data){ .n = a.n, .ratings = a.r };
 	return 0;
-out_free:
-	free(a.r);
-	return ret;
+}
+
+int mf_data_join(struct mf_data *shards, int n, struct mf_data *out)
+{
+	struct raw a = { 0 };
+
+	for (int k = 0; k < n; k++)
+		a.n += shards[k].n;
+	a.r = malloc(sizeof(*a.r) * (a.n + 1));
+	if (!a.r) {
+		frr_err("mf: out of memory joining %" PRIu64 " ratings", a.n);
+		return -ENOMEM;
+	}
+	a.n = 0;
+	for (int k = 0; k < n; k++) {
+		memcpy(a.r + a.n, shards[k].ratings,
+		       sizeof(*a.r) * shards[k].n);
+		a.n += shards[k].n;
+		mf_data_free(&shards[k]);
+	}
+	return data_finish(&a, out);
 }
 
 /* ---- model files ------------------------------------------------------- */
