@@ -22,8 +22,9 @@ usage: bench/experiment.sh [options]
   --parts LIST    any of a,b,c (default a,b,c); the page is rebuilt from
                   whatever data DIR holds
   --part NAME     one part: emulated (a), apps (b) or sim (c); apps takes
-                  about 10 minutes on an idle 2-core machine
-  --reps N        repetitions of each emulated run, median (default 3)
+                  about 8 minutes on an idle 2-core machine
+  --reps N        repetitions of each emulated run and app run, median
+                  (default 3)
   --quick         small sizes (a smoke test of the script, not results)
   -h, --help      this text
 Takes about 25 minutes on an idle 2-core machine.  On a busy one run it at
@@ -128,17 +129,17 @@ app_clocks() { # app -> clocks (each app's clock is ~0.1-0.5 s on an idle core)
 load_sampler() { # every 5 s the 1-minute load average, until killed
 	while :; do cut -d' ' -f1 /proc/loadavg; sleep 5; done
 }
-app_run() { # app name mode spec -> per-clock rows on stdout
-	local app=$1 name=$2 m=$3 spec=$4 sl=""
+app_run() { # app name mode spec rep -> per-clock rows on stdout
+	local app=$1 name=$2 m=$3 spec=$4 rep=$5 sl=""
 	case $m in ssp|flexrr) sl="--slack $slack" ;; esac
 	# shellcheck disable=SC2046,SC2086
 	"$bin" run -n 2 -t 1 --backend shm --clocks $(app_clocks $app) --seed $seed \
 		--mode $m $sl --stragglers $spec $app $(app_args $app) 2>"$tmp/err" >/dev/null ||
 		{ echo "experiment.sh: $app $name failed:" >&2; tail -5 "$tmp/err" >&2; exit 1; }
-	awk -v run=$name -v mode=$m -v s=$spec '
+	awk -v run=$name -v mode=$m -v s=$spec -v rep=$rep '
 		/^flexrr: clock [0-9]+ objective=/ {
 			split($4, o, "="); split($5, c, "="); t += c[2]
-			printf "%s,%s,\"%s\",%d,%.4f,%s\n", run, mode, s, $3, t, o[2] }' "$tmp/err"
+			printf "%s,%s,\"%s\",%d,%d,%.4f,%s\n", run, mode, s, rep, $3, t, o[2] }' "$tmp/err"
 }
 part_b() {
 	local app m name spec sampler
@@ -147,12 +148,17 @@ part_b() {
 	load_sampler >"$tmp/load" &
 	sampler=$!
 	for app in mf mlr lda; do
-		echo "run,mode,stragglers,clock,time_s,objective" >"$out/apps-$app.csv"
-		for name in $b_modes; do
-			m=$name spec=$b_strag
-			[ $name = ideal ] && { spec=none; m=bsp; }
-			app_run $app $name $m $spec >>"$out/apps-$app.csv"
-			log "  $app $name: $(tail -1 "$out/apps-$app.csv")"
+		echo "run,mode,stragglers,rep,clock,time_s,objective" >"$out/apps-$app.csv"
+	done
+	# repetitions interleaved, so a burst of load hits one rep, not one mode
+	for ((r = 1; r <= reps; r++)); do
+		for app in mf mlr lda; do
+			for name in $b_modes; do
+				m=$name spec=$b_strag
+				[ $name = ideal ] && { spec=none; m=bsp; }
+				app_run $app $name $m $spec $r >>"$out/apps-$app.csv"
+				log "  rep $r $app $name: $(tail -1 "$out/apps-$app.csv")"
+			done
 		done
 	done
 	kill $sampler
@@ -189,7 +195,7 @@ case ",$parts," in *,a,*)
 esac
 case ",$parts," in *,b,*)
 	part_b
-	meta b "strag=$b_strag" \
+	meta b "strag=$b_strag" "reps=$reps" \
 		"config=2 x 1 workers (one per core), clocks mf $(app_clocks mf), mlr $(app_clocks mlr), lda $(app_clocks lda), --stragglers $b_strag, slack $slack, seed $seed, shm" \
 		"apps=mf $(app_args mf) | mlr $(app_args mlr) | lda --text kjv-chapters.txt --topics 50" \
 		"$(sort -n "$tmp/load" | awk '{ v[NR] = $1; s += $1 }

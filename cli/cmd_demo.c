@@ -37,10 +37,10 @@ static void usage(FILE *out)
 	    "a 2-core machine); a straggler sleeps for the extra time a "
 	    "slow machine would\n"
 	    "take, leaving its core idle as that machine would.  Takes "
-	    "about a minute.\n"
+	    "about half a\nminute on an idle 2-core machine.\n"
 	    "\n"
 	    "  --size U,I,R          synthetic users,items,ratings "
-	    "(default 50000,5000,10000000)\n"
+	    "(default 25000,2500,5000000)\n"
 	    "  --rank K              MF rank (default 8)\n"
 	    "  --clocks N            clocks per run (default 20)\n"
 	    "  --target RMSE         held-out RMSE the 'time to target' "
@@ -137,7 +137,7 @@ static int set_value(struct demo_opts *o, const char *k, const char *v)
 static int parse_args(int argc, char **argv, struct demo_opts *o)
 {
 	*o = (struct demo_opts){
-		.size = "50000,5000,10000000",
+		.size = "25000,2500,5000000",
 		.modes = "bsp,ssp,flexrr",
 		.stragglers = "persistent:1,3",
 		.backend = "shm",
@@ -442,6 +442,7 @@ int frr_cmd_demo(int argc, char **argv)
 		self[n] = '\0';
 		o.bin = self;
 	}
+	o.load_start = frr_demo_load();
 	runs = calloc(DEMO_MAX_MODES + 1, sizeof(*runs));
 	if (!runs)
 		return 1;

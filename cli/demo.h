@@ -23,7 +23,8 @@ struct demo_opts {
 	int ideal;
 	int timeout_s;
 	int verbose;
-	const char *plot; /* --plot FILE: objective vs time (gnuplot) */
+	const char *plot;  /* --plot FILE: objective vs time (gnuplot) */
+	double load_start; /* 1-minute load average before the first run */
 };
 
 struct demo_run {
@@ -44,6 +45,7 @@ struct demo_run {
 	int shown;	 /* last clock the progress line showed */
 };
 
+double frr_demo_load(void);
 void frr_demo_print_headline(const struct demo_opts *o,
 			     const struct demo_run *runs, int nruns);
 void frr_demo_print_table(const struct demo_opts *o, struct demo_run *runs,

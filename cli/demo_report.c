@@ -12,6 +12,21 @@
 
 #include "demo.h"
 
+/* The 1-minute load average, -1 if unknown: the comparison needs the cores
+ * to itself, so the output says how busy the machine was. */
+double frr_demo_load(void)
+{
+	double l = -1;
+	FILE *f = fopen("/proc/loadavg", "r");
+
+	if (f) {
+		if (fscanf(f, "%lf", &l) != 1)
+			l = -1;
+		fclose(f);
+	}
+	return l;
+}
+
 static double time_to_target(const struct demo_run *r, double target)
 {
 	for (int c = 0; c < r->clocks; c++)
@@ -64,6 +79,13 @@ void frr_demo_print_headline(const struct demo_opts *o,
 	       "(its core idles, as a slow machine's would), so the same "
 	       "seed gives\n  every mode the same stragglers\n",
 	       o->procs, o->threads, sysconf(_SC_NPROCESSORS_ONLN));
+	if (o->load_start >= 0)
+		printf(
+		    "  load average %.2f before the runs, %.2f after (%ld "
+		    "cores): other jobs on the\n  cores blur the comparison, "
+		    "which is meant for an otherwise idle machine\n",
+		    o->load_start, frr_demo_load(),
+		    sysconf(_SC_NPROCESSORS_ONLN));
 }
 
 /* --plot FILE: test RMSE vs seconds of every run, by gnuplot. */
