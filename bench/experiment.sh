@@ -176,7 +176,9 @@ part_c() {
 }
 
 machine() {
-	echo "$(uname -srm), $(nproc) cpus ($(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)), load $(cut -d' ' -f1-3 /proc/loadavg), nice $(nice)"
+	echo "$(uname -srm), $(nproc) cpus ($(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)), load $(cut -d' ' -f1-3 /proc/loadavg), nice $(nice)$(
+		[ "$(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null)" = 1 ] &&
+			echo " (autogroup on: nice ranks processes of one session only)")"
 }
 meta() { # part [key=value...]: what the page says about that part's run
 	local p=$1
