@@ -136,7 +136,7 @@ app_run() { # app name mode spec rep -> per-clock rows on stdout
 	"$bin" run -n 2 -t 1 --backend shm --clocks $(app_clocks $app) --seed $seed \
 		--mode $m $sl --stragglers $spec $app $(app_args $app) 2>"$tmp/err" >/dev/null ||
 		{ echo "experiment.sh: $app $name failed:" >&2; tail -5 "$tmp/err" >&2; exit 1; }
-	awk -v run=$name -v mode=$m -v s=$spec -v rep=$rep '
+	awk -v run="$name" -v mode="$m" -v s="$spec" -v rep="$rep" '
 		/^flexrr: clock [0-9]+ objective=/ {
 			split($4, o, "="); split($5, c, "="); t += c[2]
 			printf "%s,%s,\"%s\",%d,%d,%.4f,%s\n", run, mode, s, rep, $3, t, o[2] }' "$tmp/err"
@@ -155,8 +155,8 @@ part_b() {
 		for app in mf mlr lda; do
 			for name in $b_modes; do
 				m=$name spec=$b_strag
-				[ $name = ideal ] && { spec=none; m=bsp; }
-				app_run $app $name $m $spec $r >>"$out/apps-$app.csv"
+				[ "$name" = ideal ] && { spec=none; m=bsp; }
+				app_run "$app" "$name" "$m" "$spec" "$r" >>"$out/apps-$app.csv"
 				log "  rep $r $app $name: $(tail -1 "$out/apps-$app.csv")"
 			done
 		done
