@@ -42,13 +42,33 @@ def gnuplot(gp, script):
     subprocess.run([gp], input=script, text=True, check=True)
 
 
+def read_meta(path):
+    meta = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                k, _, v = line.rstrip("\n").partition("=")
+                meta[k] = v
+    return meta
+
+
 # ---- (a) emulated ----------------------------------------------------------
 
-def part_a(out, gp, lines, reps, config):
+def run_line(lines, meta):
+    """Which command made a part's data, when and on what machine."""
+    if meta:
+        lines.append(f"Run {meta.get('date', '?')} by `{meta.get('cmd', '?')}` "
+                     f"on {meta.get('machine', '?')}.\n")
+
+
+def part_a(out, gp, lines):
     runs = read_csv(os.path.join(out, "emulated-runs.csv"))
     if not runs:
         lines.append("*(a) not run: no emulated-runs.csv.*\n")
         return None
+    meta = read_meta(os.path.join(out, "meta-a.txt"))
+    run_line(lines, meta)
+    reps, config = meta.get("reps", "?"), meta.get("config", "?")
     times = {}
     for r in runs:
         times.setdefault((r["pattern"], r["mode"]), []).append(float(r["time_s"]))
@@ -110,48 +130,81 @@ def time_to(curve, target, lower):
     return None
 
 
-def part_b(out, gp, lines, config):
-    any_app = False
-    for app, (obj, lower) in APPS.items():
-        rows = read_csv(os.path.join(out, f"apps-{app}.csv"))
-        if not rows:
-            continue
-        any_app = True
-        curves = {}
-        for r in rows:
-            curves.setdefault(r["run"], []).append(
-                (int(r["clock"]), float(r["time_s"]), float(r["objective"])))
-        ideal = curves.get("ideal", [])
-        n = len(ideal)
-        if not n:
-            continue
-        # the target: what BSP without stragglers reaches at 3/4 of its
-        # clocks (a rule, fixed before looking at the other runs)
-        target = ideal[max(0, (3 * n + 3) // 4 - 1)][2]
-        lines.append(f"#### {app}: {obj} ({'lower' if lower else 'higher'} is "
-                     f"better), target {target:.4g}\n")
-        lines.append("| run | time to all clocks s | final | time to target s | "
-                     "vs BSP |")
-        lines.append("|---|---|---|---|---|")
-        bsp_tt = time_to(curves.get("bsp", []), target, lower)
-        for run in ["ideal", "bsp", "ssp", "rr", "flexrr"]:
-            c = curves.get(run)
-            if not c:
-                continue
-            tt = time_to(c, target, lower)
-            vs = f"{tt / bsp_tt:.2f}x" if tt and bsp_tt else "-"
-            lines.append(f"| {run} | {c[-1][1]:.2f} | {c[-1][2]:.4g} | "
-                         f"{f'{tt:.2f}' if tt else 'not reached'} | {vs} |")
-        lines.append("")
-        plots = []
-        for run in ["ideal", "bsp", "ssp", "rr", "flexrr"]:
-            if run in curves:
-                d = os.path.join(out, f"apps-{app}-{run}.dat")
-                with open(d, "w") as f:
-                    for c, t, o in curves[run]:
-                        f.write(f"{t} {o}\n")
-                plots.append((run, d))
-        gnuplot(gp, f"""
+def part_b_intro(lines, meta):
+    load = meta.get("load", "").split()
+    run_line(lines, meta)
+    lines.append(f"Configuration: {meta.get('config', '?')}; "
+                 f"{meta.get('reps', '1')} repetitions of every run, "
+                 f"interleaved. Apps: {meta.get('apps', '?')}.\n")
+    if load:
+        lines.append(
+            f"Load average (1 min) during the run, sampled every 5 s: min "
+            f"{load[0]}, mean {load[1]}, max {load[2]} on 2 cores. Above 2 "
+            "other jobs took core time from the workers, which makes every "
+            "clock slower and noisier; compare the runs of one app with each "
+            "other, not with another machine.\n")
+    lines.append(
+        "What is real and what is emulated: the compute (SGD for mf and mlr, "
+        "collapsed Gibbs sampling for lda), the parameter tables, the SSP "
+        "clock and RapidReassignment are the real runtime; each of the two "
+        "processes has one worker, one per core. The stragglers are "
+        "injected by `flexrr run --stragglers`: a slowed worker sleeps for "
+        "its extra time (a 2x slow-down sleeps as long as it computed), "
+        "which leaves its core idle as a slow machine would. `ideal` is BSP "
+        "without stragglers. Objective per clock as the run prints it "
+        "(`flexrr: clock N objective=`); time = the sum of the clocks' "
+        "times (`clock_s`), i.e. wall time from the first clock, without "
+        "start-up and data loading. The target of each app is the "
+        "objective the ideal run reached at half of its clocks.\n")
+
+
+RUNS = ["ideal", "bsp", "ssp", "rr", "flexrr"]
+INF = float("inf")
+
+
+def app_curves(rows):
+    """{run: {rep: [(clock, time_s, objective)]}} from an apps-*.csv."""
+    curves = {}
+    for r in rows:
+        curves.setdefault(r["run"], {}).setdefault(r.get("rep", "1"), []).append(
+            (int(r["clock"]), float(r["time_s"]), float(r["objective"])))
+    return curves
+
+
+def app_target(curves):
+    """What BSP without stragglers reaches at half of its clocks (median over
+    reps): early enough that every mode gets there while the curve is still
+    steep, so the time to it is not decided by noise on a plateau."""
+    vals = []
+    for c in curves.get("ideal", {}).values():
+        vals.append(c[max(0, (len(c) + 1) // 2 - 1)][2])
+    return statistics.median(vals) if vals else None
+
+
+def app_row(run, reps, target, lower, bsp_tt):
+    """A table row; returns the median time to target and the rep to plot."""
+    tts = sorted(((time_to(c, target, lower) or INF), k) for k, c in reps.items())
+    med_tt, med_rep = tts[(len(tts) - 1) // 2]
+    alls = statistics.median(c[-1][1] for c in reps.values())
+    final = statistics.median(c[-1][2] for c in reps.values())
+    got = sum(t < INF for t, _ in tts)
+    spread = (f" ({tts[0][0]:.2f}-{tts[-1][0]:.2f})"
+              if len(tts) > 1 and got == len(tts) else "")
+    tt = f"{med_tt:.2f}{spread}" if med_tt < INF else "not reached"
+    vs = f"{med_tt / bsp_tt:.2f}x" if med_tt < INF and bsp_tt else "-"
+    return (f"| {run} | {alls:.2f} | {final:.4g} | {tt} | {got}/{len(tts)} "
+            f"| {vs} |"), med_tt, med_rep
+
+
+def app_plot(out, gp, app, obj, lower, config, target, picked):
+    plots = []
+    for run, c in picked:
+        d = os.path.join(out, f"apps-{app}-{run}.dat")
+        with open(d, "w") as f:
+            for _, t, o in c:
+                f.write(f"{t} {o}\n")
+        plots.append((run, d))
+    gnuplot(gp, f"""
 set terminal pngcairo size 800,450 noenhanced
 set output "{out}/apps-{app}.png"
 set title "{app}: {obj} vs wall time ({config})"
@@ -161,8 +214,40 @@ set key {'top right' if lower else 'bottom right'}
 set grid
 plot {", ".join(f'"{d}" using 1:2 with linespoints title "{r}"' for r, d in plots)}, {target} with lines dashtype 2 lc rgb "gray" title "target"
 """)
-        for _, d in plots:
-            os.remove(d)
+    for _, d in plots:
+        os.remove(d)
+
+
+def part_b(out, gp, lines):
+    meta = read_meta(os.path.join(out, "meta-b.txt"))
+    if meta:
+        part_b_intro(lines, meta)
+    config = "2 x 1 workers, " + meta.get("strag", "?")
+    any_app = False
+    for app, (obj, lower) in APPS.items():
+        curves = app_curves(read_csv(os.path.join(out, f"apps-{app}.csv")) or [])
+        target = app_target(curves)
+        if target is None:
+            continue
+        any_app = True
+        lines.append(f"#### {app}: {obj} ({'lower' if lower else 'higher'} is "
+                     f"better), target {target:.4g}\n")
+        lines.append("| run | time to all clocks s | final | time to target s "
+                     "(min-max) | reached | vs BSP |")
+        lines.append("|---|---|---|---|---|---|")
+        bsp_tt = None
+        if "bsp" in curves:
+            bsp_tt = app_row("bsp", curves["bsp"], target, lower, None)[1]
+            bsp_tt = bsp_tt if bsp_tt < INF else None
+        picked = []
+        for run in RUNS:
+            if run in curves:
+                row, _, rep = app_row(run, curves[run], target, lower, bsp_tt)
+                lines.append(row)
+                picked.append((run, curves[run][rep]))
+        lines.append("\nMedians over the repetitions; the plot shows, per "
+                     "mode, the repetition with the median time to target.\n")
+        app_plot(out, gp, app, obj, lower, config, target, picked)
         lines.append(f"![{app}](apps-{app}.png)\n")
     if not any_app:
         lines.append("*(b) not run: no apps-*.csv.*\n")
@@ -180,6 +265,7 @@ def part_c(out, gp, lines):
     if not res:
         lines.append("*(c) not run: no sim-*.csv.*\n")
         return None
+    run_line(lines, read_meta(os.path.join(out, "meta-c.txt")))
     pats = []
     for (w, p, m) in res:
         if p not in pats:
@@ -297,17 +383,13 @@ def goals(lines, sim, emu):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
-    ap.add_argument("--cmd", required=True)
-    ap.add_argument("--machine", required=True)
-    ap.add_argument("--reps", default="3")
-    ap.add_argument("--a-config", default="")
-    ap.add_argument("--b-config", default="")
     ap.add_argument("--gnuplot", default="gnuplot")
     a = ap.parse_args()
     L = ["# Stragglers: BSP, SSP, RR, FlexRR, lb-bsp and backup side by side\n",
-         "Generated by `" + a.cmd.strip() + "` (bench/experiment.sh); do not "
-         "edit by hand: rerun it.\n",
-         f"Machine: {a.machine}.\n",
+         "Generated by `bench/experiment.sh` from the data in this directory; "
+         "do not edit by hand: rerun it (`--part emulated|apps|sim` reruns "
+         "one part and rebuilds the page from the others' data). Each part "
+         "names the command, the time and the machine of its run.\n",
          "Patterns: `slow-worker:0.1,1.0` (each clock each worker is 2x slower "
          "with probability 0.1), `disrupted-machine:0.05,2,2` (a process runs "
          "2x slower for 2 clocks, starting with probability 0.05 per clock), "
@@ -320,13 +402,9 @@ def main():
          "## Goals\n"]
     goal_at = len(L)
     L.append("## (a) Emulated runs on this machine\n")
-    emu = part_a(a.out, a.gnuplot, L, a.reps, a.a_config)
+    emu = part_a(a.out, a.gnuplot, L)
     L.append("## (b) The apps with real compute under stragglers\n")
-    L.append(f"Configuration: {a.b_config}. Four worker threads share the two "
-             "cores and a straggler sleeps (frees its core), so stragglers "
-             "cost less than on a cluster. Objective per clock as the run "
-             "prints it; time = sum of the clocks' times.\n")
-    part_b(a.out, a.gnuplot, L, a.b_config)
+    part_b(a.out, a.gnuplot, L)
     L.append("## (c) The simulator at 16 to 1,024 workers\n")
     sim = part_c(a.out, a.gnuplot, L)
     G = []
