@@ -47,8 +47,11 @@ static void kill_case(const char *backend, int victim, int k)
 		snprintf(tag[r], sizeof(tag[r]), "kill%d", r);
 		pid[r] = rt_spawn(argv, env, tag[r]);
 	}
-	/* let the job get going: several clocks of ~20 ms each */
-	usleep(frr_test_quick() ? 4000000 : 1500000);
+	/* let the job get going: several clocks of ~20 ms each.  In the
+	 * soft-RoCE VM on a loaded host the rendezvous alone took over 4 s
+	 * (the kill then landed before the ranks knew each other and the
+	 * message named rank 0): 12 s there, the job runs for minutes. */
+	usleep(frr_test_quick() ? 12000000 : 1500000);
 	for (int r = 0; r < P; r++)
 		if (waitpid(pid[r], NULL, WNOHANG) != 0) {
 			struct rt_run *e = calloc(1, sizeof(*e));

@@ -303,18 +303,17 @@ static enum rr_state timed_out(struct rr_run *r, const struct rr_offer *o,
 {
 	struct rr_worker *rw = r->rw;
 
-	frr_err("rr: helper worker %d (rank %d) %s for items [%llu, %llu) of "
-		"worker %d clock %d %s; failing the job (nothing is reclaimed "
-		"silently: its updates may be partly applied).  Check that "
-		"rank %d is alive, or raise --timeout",
-		o->helper, rr_rank_of(rw, o->helper), what,
-		(unsigned long long)o->a, (unsigned long long)o->b, rw->w,
-		r->clock,
-		err == -ETIMEDOUT
-			? "in time (it is unresponsive: hung, stopped or "
-			  "overloaded)"
-			: "(its rank died)",
-		rr_rank_of(rw, o->helper));
+	frr_err(
+	    "rr: helper worker %d (rank %d) %s for items [%llu, %llu) of "
+	    "worker %d clock %d %s; failing the job (nothing is reclaimed "
+	    "silently: its updates may be partly applied).  Check that "
+	    "rank %d is alive, or raise --timeout",
+	    o->helper, rr_rank_of(rw, o->helper), what,
+	    (unsigned long long)o->a, (unsigned long long)o->b, rw->w, r->clock,
+	    err == -ETIMEDOUT ? "in time (it is unresponsive: hung, stopped or "
+				"overloaded)"
+			      : "(its rank died)",
+	    rr_rank_of(rw, o->helper));
 	return fail(r, err == -ETIMEDOUT ? -ETIMEDOUT : -ECONNRESET);
 }
 
