@@ -190,8 +190,7 @@ static int exit_code(int ret)
  */
 static void __attribute__((noreturn))
 run_child(int rank, int nprocs, const struct frr_job_secret *secret, int fd,
-	  pid_t parent,
-	  frr_launch_fn fn, void *arg)
+	  pid_t parent, frr_launch_fn fn, void *arg)
 {
 	struct oob_child c = {
 		.base = { .ops = fd >= 0 ? &child_ops : &norelay_ops,

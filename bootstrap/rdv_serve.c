@@ -47,7 +47,7 @@ struct server {
 	struct conn c[RDV_MAX_CONNS];
 	int n;
 	int refused;
-	char last[200]; /* the last refusal, for the timeout message */
+	char last[240]; /* the last refusal (why + " from " + name) */
 };
 
 static void drop(struct server *s, int i, const char *fmt, ...)

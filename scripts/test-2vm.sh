@@ -88,7 +88,7 @@ both_ok mtu && [ -n "$warn" ] && [ "$got" = "$want" ] && ok=1
 verdict mtu $ok "active MTU a=$(f mtu.a.active) b=$(f mtu.b.active); exit a=$(f mtu.a.rc) b=$(f mtu.b.rc); ${warn:-no MTU warning}"
 
 delay=$(f kill.a.delay) rc=$(f kill.a.rc)
-named=$(grep -m1 'rank 1 has gone' "$scratch/kill.a.err" 2>/dev/null || true)
+named=$(grep -m1 'rank 1 has died' "$scratch/kill.a.err" 2>/dev/null || true)
 ok=0
 [ "$rc" != 0 ] && [ "$rc" != "?" ] && [ "$rc" != 124 ] && [ -n "$named" ] &&
 	awk -v d="$delay" 'BEGIN{exit !(d != "?" && d + 0 <= 10)}' && ok=1
