@@ -160,6 +160,7 @@ struct frr_worker {
 	uint64_t *mbox_recv;	 /* per sender worker */
 	struct frr_wclock rec[FRR_RT_STAT_RING];
 	double loop_time;
+	int helped_clock; /* last own clock of which others ran a part */
 	void *scratch;	/* app->scratch_size bytes */
 	float *bad_row; /* handed out after an app's out-of-range access */
 };
@@ -196,6 +197,7 @@ struct frr_rt {
 	struct frr_oob *oob;
 	int P, T, W, rank;
 	int eff_slack; /* slack used for waits (async: window) */
+	int own_pending; /* a FRR_TABLE_SEE_OWN_PENDING table is declared */
 	int flush_ms;  /* data-path flush timeout: --dead-timeout / 3 */
 	double t0;
 

@@ -76,6 +76,8 @@ static int tables_declare(struct frr_rt *rt)
 				rt->app->name, t, s->name ? s->name : "?");
 			return -EINVAL;
 		}
+		if (s->flags & FRR_TABLE_SEE_OWN_PENDING)
+			rt->own_pending = 1;
 	}
 	return 0;
 }

@@ -49,9 +49,27 @@ static int idle(struct frr_rt *rt, struct frr_worker *wk, int c)
 			   "idle", wk->id, c);
 }
 
-int frr_rt_ssp_wait(struct frr_rt *rt, struct frr_worker *wk, int c)
+/*
+ * Read-my-writes covers the writes made for us: a worker whose clock c - 1
+ * was partly run by helpers waits, for FRR_TABLE_SEE_OWN_PENDING tables, until
+ * clock c - 1 is applied everywhere.  Its pending ring holds only what it
+ * pushed itself, so a row fetched earlier would lack the helpers' changes to
+ * the rows it alone writes (mf's user rows) and the next step would repeat
+ * theirs.  The helped worker is the one behind, so this wait is short.
+ */
+static int64_t need_clock(const struct frr_rt *rt,
+			  const struct frr_worker *wk, int c)
 {
 	int64_t need = (int64_t)c - rt->eff_slack;
+
+	if (rt->own_pending && wk->helped_clock == c - 1 && need < c)
+		need = c;
+	return need;
+}
+
+int frr_rt_ssp_wait(struct frr_rt *rt, struct frr_worker *wk, int c)
+{
+	int64_t need = need_clock(rt, wk, c);
 	struct frr_stall st;
 	int err;
 

@@ -216,6 +216,8 @@ static int one_clock(struct frr_worker *wk, int clock)
 	c.rec->compute_s += t1 - t0;
 	if (err)
 		return err;
+	if (nextra)
+		wk->helped_clock = clock;
 	injected_delay(rt, wk, clock);
 	t1 = frr_rt_clock_now();
 	err = frr_rt_wait_eval(rt, wk, clock);
@@ -323,6 +325,7 @@ int frr_rt_workers_start(struct frr_rt *rt)
 		wk->rt = rt;
 		wk->local = t;
 		wk->id = rt->rank * rt->T + t;
+		wk->helped_clock = -1;
 		for (int i = 0; i < FRR_RT_STAT_RING; i++)
 			wk->rec[i].clock = -1;
 		wk->sent_seq = calloc((size_t)rt->P, sizeof(uint64_t));
