@@ -57,8 +57,8 @@ static int idle(struct frr_rt *rt, struct frr_worker *wk, int c)
  * the rows it alone writes (mf's user rows) and the next step would repeat
  * theirs.  The helped worker is the one behind, so this wait is short.
  */
-static int64_t need_clock(const struct frr_rt *rt,
-			  const struct frr_worker *wk, int c)
+static int64_t need_clock(const struct frr_rt *rt, const struct frr_worker *wk,
+			  int c)
 {
 	int64_t need = (int64_t)c - rt->eff_slack;
 
