@@ -46,7 +46,7 @@ int frr_cache_init(struct frr_rt *rt, struct frr_cache *k, int ring)
 		tc->scale = s->push_scale != 0.0f ? s->push_scale : 1.0f;
 		tc->val = calloc(n, sizeof(float));
 		tc->snap = calloc(n, sizeof(float));
-		tc->stamp = calloc(s->rows, sizeof(uint32_t));
+		tc->stamp = calloc(s->rows, 1);
 		tc->lo = malloc((size_t)rt->P * sizeof(uint64_t));
 		tc->hi = calloc((size_t)rt->P, sizeof(uint64_t));
 		if (!tc->val || !tc->snap || !tc->stamp || !tc->lo || !tc->hi)
@@ -85,13 +85,14 @@ void frr_cache_next_batch(struct frr_cache *k)
 {
 	k->items = 0;
 	k->updates = 0;
-	/* 31 bits of generation (the low stamp bit is "written") */
-	if (++k->gen < (1u << 31))
+	/* 7 bits of generation (the low stamp bit is "written"): a clear
+	 * every 127 batches, one byte per row, is less than the flushes of
+	 * those batches walk */
+	if (++k->gen <= FRR_STAMP_GENS)
 		return;
 	for (int t = 0; t < FRR_MAX_TABLES; t++)
 		if (k->t[t].stamp)
-			memset(k->t[t].stamp, 0,
-			       k->t[t].rows * sizeof(uint32_t));
+			memset(k->t[t].stamp, 0, k->t[t].rows);
 	k->gen = 1;
 }
 
@@ -151,8 +152,9 @@ static void add_pending(const struct frr_cache *k, const struct frr_tcache *tc,
 	}
 }
 
-static uint32_t fetch(struct frr_ctx *c, struct frr_tcache *tc, int t,
-		      uint64_t row)
+/* Not inlined: the hit path of an access stays a leaf without a frame. */
+static __attribute__((noinline)) uint32_t
+fetch(struct frr_ctx *c, struct frr_tcache *tc, int t, uint64_t row)
 {
 	struct frr_rt *rt = c->rt;
 	struct frr_cache *k = c->cache;
@@ -180,14 +182,15 @@ static uint32_t fetch(struct frr_ctx *c, struct frr_tcache *tc, int t,
 		rec->min_data_clock = (int64_t)d - 1;
 	if ((int64_t)d - 1 < c->bound)
 		rec->stale_reads++;
-	tc->stamp[row] = k->gen << 1;
-	return tc->stamp[row];
+	tc->stamp[row] = (uint8_t)(k->gen << 1);
+	return k->gen << 1;
 }
 
 /* An app bug: fail the job once and hand out a harmless row, so process()
  * can return; the worker then stops. */
-static float *bad_access(struct frr_ctx *c, const char *what, int t,
-			 uint64_t row, uint32_t col)
+static __attribute__((cold)) float *bad_access(struct frr_ctx *c,
+					       const char *what, int t,
+					       uint64_t row, uint32_t col)
 {
 	struct frr_rt *rt = c->rt;
 	const char *why = "not allowed on this table's update rule";
