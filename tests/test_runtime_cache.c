@@ -11,6 +11,11 @@
  *     least the clocks the slack guarantees and at most its own clocks;
  *   - every clock each partition reads the other partitions' "own" rows:
  *     they never include another partition's pending updates.
+ *   - table "rare": each partition reads RARE rows of its own in clock 0,
+ *     the next partition adds 1 to them in clock 1, and a long run reads
+ *     them again one by one around clock FRR_STAMP_GENS, where the cache's
+ *     row stamps wrap (one batch per clock): a stamp kept from clock 0
+ *     would hand out the stale 0.
  * Any violation fails the job (clock_global), so the launch fails.
  */
 #include <criterion/criterion.h>
@@ -25,11 +30,12 @@
 
 TestSuite(runtime_cache, .timeout = 240);
 
-enum { T_OWN, T_PLAIN };
+enum { T_OWN, T_PLAIN, T_RARE };
 enum { ST_ITEMS, ST_BAD_OWN, ST_BAD_PLAIN, ST_BAD_OTHER, ST_N };
 
 #define ITEMS 40
 #define CLOCKS 16
+#define RARE 5
 
 struct capp {
 	struct frr_job_info job;
@@ -69,7 +75,10 @@ static int c_tables(void *app, struct frr_table_spec *s, int max)
 	s[T_PLAIN] = s[T_OWN];
 	s[T_PLAIN].name = "plain";
 	s[T_PLAIN].flags = 0;
-	return 2;
+	s[T_RARE] = s[T_PLAIN];
+	s[T_RARE].name = "rare";
+	s[T_RARE].rows = (uint64_t)a->job.nparts * RARE;
+	return 3;
 }
 
 static int c_load(void *app, int part, uint64_t *n, void **data)
@@ -94,6 +103,25 @@ static void check_others(struct capp *a, struct frr_ctx *c, int p, int clock)
 	}
 }
 
+/* Row p * RARE + k: read in clock 0 and again in clock FRR_STAMP_GENS - 2
+ * + k only (it must hold the next partition's clock-1 write by then). */
+static void check_rare(struct capp *a, struct frr_ctx *c, int p, int clock)
+{
+	uint64_t mine = (uint64_t)p * RARE,
+		 next = (uint64_t)((p + 1) % a->job.nparts) * RARE;
+	int k = clock - ((int)FRR_STAMP_GENS - 2);
+
+	for (int j = 0; j < RARE; j++) {
+		if (clock == 0 && frr_row_read(c, T_RARE, mine + j)[0] != 0)
+			frr_stat_add(c, ST_BAD_OTHER, 1);
+		if (clock == 1)
+			frr_cell_update(c, T_RARE, next + j, 0, 1);
+	}
+	if (k >= 0 && k < RARE &&
+	    frr_row_read(c, T_RARE, mine + (uint64_t)k)[0] != 1)
+		frr_stat_add(c, ST_BAD_OTHER, 1);
+}
+
 static int c_process(void *app, struct frr_ctx *c, uint64_t begin, uint64_t end)
 {
 	struct capp *a = app;
@@ -102,6 +130,8 @@ static int c_process(void *app, struct frr_ctx *c, uint64_t begin, uint64_t end)
 
 	if (begin == 0)
 		check_others(a, c, p, clock);
+	if (begin == 0)
+		check_rare(a, c, p, clock);
 	for (uint64_t i = begin; i < end; i++) {
 		float *own = frr_row_write(c, T_OWN, (uint64_t)p);
 		float *plain = frr_row_write(c, T_PLAIN, (uint64_t)p);
@@ -164,6 +194,7 @@ struct cfg {
 	enum frr_tp_backend backend;
 	int slack;
 	uint64_t seed;
+	int clocks; /* 0: CLOCKS */
 };
 
 static int job_main(struct frr_oob *oob, void *arg)
@@ -176,7 +207,7 @@ static int job_main(struct frr_oob *oob, void *arg)
 		.backend = j->backend,
 		.mode = j->slack ? FRR_MODE_SSP : FRR_MODE_BSP,
 		.slack = j->slack,
-		.clocks = CLOCKS,
+		.clocks = j->clocks ? j->clocks : CLOCKS,
 		.seed = j->seed,
 		.quiet = 1,
 		.secret = oob->secret,
@@ -212,4 +243,24 @@ Test(runtime_cache, own_pending_exact_and_staleness_bounded)
 				     frr_tp_backend_name(bs[b]), j.slack,
 				     (unsigned long long)j.seed);
 		}
+}
+
+Test(runtime_cache, exact_across_stamp_wraps)
+{
+	enum frr_tp_backend bs[FRR_TEST_MAX_BACKENDS];
+	int nb = frr_test_backends(bs, FRR_TEST_MAX_BACKENDS);
+
+	for (int slack = 0; slack <= 1; slack++) {
+		struct cfg j = { .backend = bs[0],
+				 .slack = slack,
+				 .seed = 5,
+				 .clocks = 2 * (int)FRR_STAMP_GENS + 10 };
+
+		cr_assert(nb > 0);
+		cr_assert_eq(frr_launch_local(2, job_main, &j, 120000), 0,
+			     "%s slack %d, %d clocks: a read after a stamp "
+			     "wrap broke the cache's contract (messages "
+			     "above)",
+			     frr_tp_backend_name(bs[0]), j.slack, j.clocks);
+	}
 }
