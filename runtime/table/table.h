@@ -20,8 +20,9 @@
  * One table in one worker cache.  Per row: val (the worker's copy), snap
  * (ADD: val at the fetch; ADAGRAD: the gradient sum of the batch), stamp
  * (gen << 1 | written).  Dense, indexed by row: the arrays are calloc'ed
- * (untouched pages cost nothing), so memory follows the rows a worker
- * touches.  Used by one thread only.
+ * (untouched pages cost nothing; 2 MB ones for val and snap of 8 MB and
+ * more, see cache_calloc), so memory follows the rows a worker touches.  Used
+ * by one thread only.
  *
  * The stamp is loaded at every access, before the row can be handed out:
  * a byte per row keeps the array small enough to stay in L2 (480 KB for
