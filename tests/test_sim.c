@@ -202,3 +202,22 @@ Test(sim, command_line_help_table_and_errors)
 	cr_assert_eq(r.code, 2);
 	cr_assert(strstr(r.err, "/nonexistent.csv"), "%s", r.err);
 }
+
+/* A helper whose range of the clock completed is offered again: with one
+ * helper, a 3x straggler makes more offers than there are clocks (one per
+ * helper per clock could not). */
+Test(sim, a_helper_that_completed_its_range_gets_another_offer)
+{
+	struct frr_sim_cfg c = cfg(2, 1, 20, 400);
+	struct frr_sim_result r;
+
+	c.rr_group = 1;
+	run(&c, FRR_SIM_FLEXRR, "persistent:0,3", &r);
+	cr_assert_gt(r.rr[0], (uint64_t)c.clocks,
+		     "%llu offers in %d clocks: no helper got a second one",
+		     (unsigned long long)r.rr[0], c.clocks);
+	cr_assert_leq(r.time_s, r.bound_s * 1.15,
+		      "flexrr %.4f s, balanced bound %.4f s", r.time_s,
+		      r.bound_s);
+	frr_sim_result_free(&r);
+}

@@ -402,7 +402,7 @@ static RR_RACY_DIAG void name_helpers(const struct rr_job *j,
 				      const struct rr_worker *rw, int rank,
 				      const char *what)
 {
-	for (int i = 0; i < rw->noffers && i < RR_MAX_GROUP; i++) {
+	for (int i = 0; i < rw->noffers && i < RR_MAX_OFFERS; i++) {
 		const struct rr_offer *o = &rw->offers[i];
 
 		if (on_failed(j, o->helper, rank) &&

@@ -58,12 +58,28 @@ static double helper_fraction(struct rr_worker *rw, int h, int clock)
 	return f + (double)(p.clock - clock);
 }
 
-static int offered_to(const struct rr_worker *rw, int h)
+/* An offer to h of this clock that h has not completed (sent, accepted,
+ * being cancelled, or cancelled: then h was not free to help).  A helper
+ * whose earlier ranges all completed may be offered more: it has sent
+ * HelpCompleted, so it holds no task of ours and is free.  Exactly once is
+ * unaffected: every offer is a fresh tail of our list and is decided at the
+ * helper on its own (docs/protocol.md). */
+static int busy_with(const struct rr_worker *rw, int h)
 {
 	for (int i = 0; i < rw->noffers; i++)
-		if (rw->offers[i].helper == h)
+		if (rw->offers[i].helper == h &&
+		    rw->offers[i].state != RR_OFFER_COMPLETED)
 			return 1;
 	return 0;
+}
+
+static int open_offers(const struct rr_worker *rw)
+{
+	int n = 0;
+
+	for (int i = 0; i < rw->noffers; i++)
+		n += rw->offers[i].state != RR_OFFER_COMPLETED;
+	return n;
 }
 
 int rr_maybe_offer(struct rr_worker *rw, int clock, struct frr_rr_list *list)
@@ -73,7 +89,8 @@ int rr_maybe_offer(struct rr_worker *rw, int clock, struct frr_rr_list *list)
 	double rem, me, best_lag = -1, lag;
 	int best = -1, h, err;
 
-	if (!list->n || rem_items < 2 || rw->noffers >= c->max_helpers)
+	if (!list->n || rem_items < 2 || rw->noffers >= RR_MAX_OFFERS ||
+	    open_offers(rw) >= c->max_helpers)
 		return 0;
 	rem = (double)rem_items / (double)list->n;
 	if (rem <= c->min_share)
@@ -81,7 +98,7 @@ int rr_maybe_offer(struct rr_worker *rw, int clock, struct frr_rr_list *list)
 	me = 1.0 - rem;
 	for (int i = 0; i < rw->nhelpers; i++) {
 		h = rw->helpers[i];
-		if (offered_to(rw, h) || (rw->remote_refused >> i & 1) ||
+		if (busy_with(rw, h) || (rw->remote_refused >> i & 1) ||
 		    (!c->remote_ok &&
 		     rr_rank_of(rw, h) != rr_rank_of(rw, rw->w)))
 			continue;

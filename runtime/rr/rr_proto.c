@@ -481,8 +481,9 @@ int rr_worker_init(struct rr_worker *rw, const struct rr_config *cfg,
 		if (v != w && rr_is_member(grp, n, w))
 			rw->helpees[rw->nhelpees++] = v;
 	}
-	/* at most one open offer per helpee (one per helper per clock, and
-	 * a helpee's clock ends only when its offers are settled) */
+	/* at most one open offer per helpee (a helpee offers us again only
+	 * after our HelpCompleted, and its clock ends only when its offers
+	 * are settled) */
 	rw->cap_tasks = rw->nhelpees ? rw->nhelpees : 1;
 	rw->tasks = calloc((size_t)rw->cap_tasks, sizeof(*rw->tasks));
 	if (!rw->tasks) {

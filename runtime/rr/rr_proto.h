@@ -21,6 +21,8 @@
 #include "rr_hooks.h"
 
 #define RR_MAX_GROUP 16
+/* offers per clock: a helper whose earlier range completed may get another */
+#define RR_MAX_OFFERS (2 * RR_MAX_GROUP)
 #define RR_RAN_RING 64
 
 /* Message types (struct frr_rr_msg.type); w[0] = offer id. */
@@ -157,7 +159,7 @@ struct rr_worker {
 	uint64_t remote_refused; /* bitmap over helpers[]: state push refused */
 	/* helpee side: this clock */
 	int noffers, k_done;
-	struct rr_offer offers[RR_MAX_GROUP];
+	struct rr_offer offers[RR_MAX_OFFERS];
 	uint64_t next_id;
 	/* helper side: queued DoThis, at most one per helpee per clock */
 	int ntasks, cap_tasks;

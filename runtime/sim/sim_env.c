@@ -241,8 +241,10 @@ static int env_recv(void *env, int wid, struct frr_rr_msg *m, int timeout_ms)
 			w->polls++;
 			return 0;
 		}
+		/* a message sent while we still ran found us running and
+		 * woke nobody: wait for it explicitly */
 		sim_block(s, w->in_engine_wait == 2 ? SIM_W_EXIT : SIM_W_MSG,
-			  INFINITY);
+			  w->mbox_n ? w->mbox[0].arrive : INFINITY);
 		if (w->forced) {
 			w->forced = 0;
 			w->polls = 0;
