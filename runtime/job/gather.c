@@ -2,7 +2,7 @@
 /*
  * The apps' input exchange (frr_app_ops share/gather): every rank reads one
  * piece of the input and all ranks get every piece's blob, over the job's
- * out-of-band channel, in rounds of at most GATHER_CHUNK bytes per rank so
+ * out-of-band channel, in rounds of at most 16 MiB per rank (48 MiB in all) so
  * that no collective carries more than the bootstrap backends take in one
  * message (the local relay caps a frame at 64 MiB).
  */
@@ -16,7 +16,9 @@
 #include "flexrr/log.h"
 #include "rt.h"
 
-#define GATHER_CHUNK (4u << 20)
+/* per rank and round: P x this stays under the local relay's 64 MiB frame */
+#define GATHER_ROUND (48u << 20)
+#define GATHER_CHUNK_MAX (16u << 20)
 
 /* An app built against an older flexrr.h has no share/gather fields. */
 static int app_has_gather(const struct frr_app_ops *a)
@@ -76,19 +78,20 @@ static int chunks_gather(struct frr_rt *rt, const uint8_t *mine,
 			 const uint64_t *lens, const size_t *at, uint8_t *buf,
 			 int timeout_ms)
 {
+	size_t np = rt->P > 0 ? (size_t)rt->P : 1, chunk = GATHER_ROUND / np;
 	uint64_t max = 0;
 	uint8_t *round = NULL, *send = NULL;
 	int err = 0;
 
+	chunk = chunk < GATHER_CHUNK_MAX ? chunk : GATHER_CHUNK_MAX;
 	for (int r = 0; r < rt->P; r++)
 		max = lens[r] > max ? lens[r] : max;
-	round = malloc((size_t)rt->P * GATHER_CHUNK);
-	send = calloc(1, GATHER_CHUNK);
+	round = malloc(np * chunk);
+	send = calloc(1, chunk);
 	if (!round || !send)
 		err = -ENOMEM;
-	for (uint64_t off = 0; off < max && !err; off += GATHER_CHUNK) {
-		size_t c = max - off < GATHER_CHUNK ? (size_t)(max - off)
-						    : GATHER_CHUNK;
+	for (uint64_t off = 0; off < max && !err; off += chunk) {
+		size_t c = max - off < chunk ? (size_t)(max - off) : chunk;
 		uint64_t l = lens[rt->rank];
 
 		if (off < l)
@@ -162,7 +165,10 @@ int frr_rt_app_gather(struct frr_rt *rt)
 		lens_z[r] = (size_t)lens[r];
 		blobs[r] = buf + at[r];
 	}
+	t0 = frr_rt_clock_now();
 	err = chunks_gather(rt, mine, lens, at, buf, rt->o->timeout_ms);
+	frr_dbg("rank %d: %zu bytes of input pieces exchanged in %.1f s",
+		rt->rank, total, frr_rt_clock_now() - t0);
 	if (!err)
 		err = a->gather(rt->app_state, blobs, lens_z, rt->P);
 	if (err > 0)
