@@ -155,7 +155,8 @@ int mf_load_files(const char *const *paths, int npaths, enum mf_format fmt,
  * on the lines that start in bytes [size*k/n, size*(k+1)/n), in file
  * order, with raw ids (nusers, nitems, mean unset).  Joining shards
  * 0..n-1 in order (mf_data_join: remaps ids, sets the mean, frees the
- * shards) gives exactly what mf_load_files gives.  -ENOTSUP, logged, for
+ * shards) gives exactly what mf_load_files gives for one file (for
+ * several, join file by file: mf_input.c).  -ENOTSUP, logged, for
  * a file that cannot be split (gzip input; the Netflix format, whose
  * rating lines do not name their movie): read it whole. */
 int mf_load_shard(const char *const *paths, int npaths, enum mf_format fmt,
