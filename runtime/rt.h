@@ -161,8 +161,8 @@ struct frr_worker {
 	struct frr_wclock rec[FRR_RT_STAT_RING];
 	double loop_time;
 	int helped_clock; /* last own clock of which others ran a part */
-	void *scratch;	/* app->scratch_size bytes */
-	float *bad_row; /* handed out after an app's out-of-range access */
+	void *scratch;	  /* app->scratch_size bytes */
+	float *bad_row;	  /* handed out after an app's out-of-range access */
 };
 
 /* Inbox slot header (the data follows at rt->pay_off[dest][t]). */
@@ -196,9 +196,9 @@ struct frr_rt {
 	void *app_state;
 	struct frr_oob *oob;
 	int P, T, W, rank;
-	int eff_slack; /* slack used for waits (async: window) */
+	int eff_slack;	 /* slack used for waits (async: window) */
 	int own_pending; /* a FRR_TABLE_SEE_OWN_PENDING table is declared */
-	int flush_ms;  /* data-path flush timeout: --dead-timeout / 3 */
+	int flush_ms;	 /* data-path flush timeout: --dead-timeout / 3 */
 	double t0;
 
 	int ntables;
@@ -408,6 +408,9 @@ int frr_rt_part_load(struct frr_rt *rt, int v);
 void frr_rt_parts_fini(struct frr_rt *rt);
 int frr_rt_state_setup(struct frr_rt *rt);
 int frr_rt_state_return(struct frr_rt *rt, int owner, uint64_t a, uint64_t b);
+
+/* ---- job/gather.c ---- */
+int frr_rt_app_gather(struct frr_rt *rt);
 
 /* ---- eval/eval.c ---- */
 int frr_rt_eval_local(struct frr_rt *rt, int c);

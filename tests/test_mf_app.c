@@ -233,6 +233,108 @@ Test(mf_app, netflix_gzip_file)
 	unlink(path);
 }
 
+/* A ratings text of n triples: sparse raw ids, users in no order (so
+ * every user's ratings are spread over every byte range). */
+static size_t triples_text(char *text, size_t cap, int n, int salt)
+{
+	uint64_t x = 0x9e3779b97f4a7c15ull * (uint64_t)(salt + 1);
+	size_t len = 0;
+
+	for (int j = 0; j < n && len + 64 < cap; j++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		len += (size_t)snprintf(text + len, cap - len, "%u %u %.1f\n",
+					(unsigned)(x >> 40) % 1500 * 13 + 2,
+					(unsigned)(x >> 20) % 200 + 7,
+					1 + (double)((x >> 8) % 9) / 2);
+	}
+	return len;
+}
+
+/* BSP, the same seed: reading the files in byte ranges (default) gives the
+ * same summary line as every process reading them whole, for one file on 2
+ * processes and two files on 3 (the pieces are joined in file order). */
+Test(mf_app, pieces_equal_whole_file)
+{
+	static char out[1 << 16], text[1 << 20];
+	char path[2][64], whole[512], line[512];
+
+	for (int f = 0; f < 2; f++) {
+		snprintf(path[f], sizeof(path[f]), "/tmp/frr-mf-piece%d-%d.txt",
+			 f, (int)getpid());
+		triples_text(text, sizeof(text), 20000, f);
+		write_file(path[f], text, 0);
+	}
+	for (int c = 0; c < 2; c++) {
+		const char *files = c ? "--data %s --data %s" : "--data %s";
+		char args[256], cmd[512];
+
+		snprintf(args, sizeof(args), files, path[0], path[1]);
+		snprintf(cmd, sizeof(cmd),
+			 "run -n %d -t 1 --backend shm --clocks 6 --seed 5 -q "
+			 "mf %s --rank 4",
+			 2 + c, args);
+		cr_assert_eq(flexrr(out, sizeof(out), "%s --read whole", cmd),
+			     0, "%s", out);
+		summary(out, whole, sizeof(whole));
+		setenv("FLEXRR_LOG", "info", 1);
+		cr_assert_eq(flexrr(out, sizeof(out), "%s --read pieces", cmd),
+			     0, "%s", out);
+		unsetenv("FLEXRR_LOG");
+		cr_assert_not_null(strstr(out, "read in"), "%s", out);
+		summary(out, line, sizeof(line));
+		cr_assert_str_eq(line, whole, "%s: pieces differ", args);
+	}
+	unlink(path[0]);
+	unlink(path[1]);
+}
+
+/* Files that cannot be split (gzip; the Netflix format, whose rating lines
+ * do not name their movie) say so and are read whole: the same result as
+ * the plain file in pieces. */
+Test(mf_app, unsplittable_files_read_whole)
+{
+	static char out[1 << 16], text[1 << 20];
+	char plain[64], gz[64], nf[64], a[512], b[512];
+
+	snprintf(plain, sizeof(plain), "/tmp/frr-mf-pl-%d.txt", (int)getpid());
+	snprintf(gz, sizeof(gz), "/tmp/frr-mf-pl-%d.gz", (int)getpid());
+	snprintf(nf, sizeof(nf), "/tmp/frr-mf-nf2-%d.txt", (int)getpid());
+	triples_text(text, sizeof(text), 20000, 3);
+	write_file(plain, text, 0);
+	write_file(gz, text, 1);
+	write_file(nf,
+		   "1:\n10,3,2005-01-01\n11,4,2005-01-01\n2:\n"
+		   "10,2,2005-01-02\n12,5,2005-01-02\n",
+		   0);
+	cr_assert_eq(flexrr(out, sizeof(out),
+			    "run -n 2 -t 1 --backend shm --clocks 4 --seed 3 "
+			    "-q mf --data %s --rank 4",
+			    plain),
+		     0, "%s", out);
+	summary(out, a, sizeof(a));
+	setenv("FLEXRR_LOG", "info", 1);
+	cr_assert_eq(flexrr(out, sizeof(out),
+			    "run -n 2 -t 1 --backend shm --clocks 4 --seed 3 "
+			    "-q mf --data %s --rank 4",
+			    gz),
+		     0, "%s", out);
+	cr_assert_not_null(strstr(out, "gzip input cannot be split"), "%s",
+			   out);
+	summary(out, b, sizeof(b));
+	cr_assert_str_eq(a, b);
+	cr_assert_eq(flexrr(out, sizeof(out),
+			    "run -n 2 -t 1 --backend shm --clocks 2 -q mf "
+			    "--data %s --rank 2",
+			    nf),
+		     0, "%s", out);
+	unsetenv("FLEXRR_LOG");
+	cr_assert_not_null(strstr(out, "the Netflix format cannot be split"),
+			   "%s", out);
+	unlink(plain);
+	unlink(gz);
+	unlink(nf);
+}
+
 Test(mf_app, bad_input_names_file_and_line)
 {
 	static char out[1 << 16];
@@ -240,12 +342,22 @@ Test(mf_app, bad_input_names_file_and_line)
 
 	snprintf(path, sizeof(path), "/tmp/frr-mf-bad-%d.txt", (int)getpid());
 	write_file(path, "1 2 3\n2 3 4\n3 4 five\n", 0);
+	cr_assert_neq(flexrr(out, sizeof(out),
+			     "run -n 2 --backend shm --clocks 2 -q mf --data "
+			     "%s --read whole",
+			     path),
+		      0);
+	cr_assert_not_null(strstr(out, ":3:"), "%s", out);
+	cr_assert_not_null(strstr(out, "numeric rating"), "%s", out);
+	/* read in pieces: the line counts from its piece's first byte, and
+	 * only the rank that read it reports it */
 	cr_assert_neq(
 	    flexrr(out, sizeof(out),
 		   "run -n 2 --backend shm --clocks 2 -q mf --data %s", path),
 	    0);
-	cr_assert_not_null(strstr(out, ":3:"), "%s", out);
-	cr_assert_not_null(strstr(out, "numeric rating"), "%s", out);
+	cr_assert_not_null(strstr(out, "after byte"), "%s", out);
+	cr_assert_not_null(strstr(out, "'3 4 five'"), "%s", out);
+	cr_assert_null(strstr(out, "rendezvous"), "%s", out);
 	write_file(path, "", 0);
 	cr_assert_neq(
 	    flexrr(out, sizeof(out),
@@ -272,7 +384,7 @@ Test(mf_app, help_lists_every_option)
 		"--synth-mean", "--synth-skew",	 "--data-seed",
 		"--rank",	"--lr",		 "--lr-decay",
 		"--reg",	"--bias-reg",	 "--test-frac",
-		"--load",	"--steps"
+		"--load",	"--steps",	 "--read"
 	};
 
 	cr_assert_eq(flexrr(out, sizeof(out), "run mf --help"), 0, "%s", out);

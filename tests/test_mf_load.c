@@ -547,3 +547,71 @@ Test(mf_load, unsplittable_inputs_say_so)
 	cr_assert_not_null(strstr(msg, "gzip input"), "%s", msg);
 	remove_dir();
 }
+
+/* A piece another process sent (mf_input_gather): one that does not parse
+ * as a piece of these files is refused, never read past its length. */
+static int gather_edited(const char *const *paths, const void *const *pieces,
+			 const size_t *lens, size_t at, const void *val,
+			 size_t vlen, size_t cut)
+{
+	struct mf_input g = { .paths = paths, .npaths = 1, .nparts = 2 };
+	uint8_t *copy = malloc(lens[1]);
+	const void *b[2] = { pieces[0], copy };
+	size_t l[2] = { lens[0], lens[1] - cut };
+	int ret;
+
+	memcpy(copy, pieces[1], lens[1]);
+	if (vlen)
+		memcpy(copy + at, val, vlen);
+	ret = mf_input_gather(&g, b, l, 2);
+	mf_input_drop(&g);
+	free(copy);
+	return ret;
+}
+
+Test(mf_load, pieces_join_and_hostile_pieces)
+{
+	struct mf_input in[2];
+	struct mf_data whole;
+	const void *b[2];
+	size_t l[2];
+	const char *p;
+	char *text;
+	uint64_t big = 1u << 30;
+	float nan = NAN;
+	uint32_t one = 1;
+
+	make_dir();
+	text = many_ratings("%d %d %.1f", 0);
+	p = put("h.txt", text, 0);
+	free(text);
+	cr_assert_eq(mf_load_files(&p, 1, MF_FMT_AUTO, &whole), 0);
+	for (int k = 0; k < 2; k++) {
+		in[k] =
+		    (struct mf_input){ .paths = &p, .npaths = 1, .nparts = 2 };
+		cr_assert_eq(mf_input_share(&in[k], k, 2, &b[k], &l[k]), 0);
+	}
+	/* intact: the whole file's data */
+	{
+		struct mf_input g = { .paths = &p, .npaths = 1, .nparts = 2 };
+
+		cr_assert_eq(mf_input_gather(&g, b, l, 2), 0);
+		cr_assert_eq(g.data.n, whole.n);
+		cr_assert_eq(g.data.nusers, whole.nusers);
+		cr_assert_eq(memcmp(g.data.ratings, whole.ratings,
+				    sizeof(*whole.ratings) * whole.n),
+			     0);
+		mf_input_drop(&g);
+	}
+	cr_assert_eq(gather_edited(&p, b, l, 0, "BADMAGIC", 8, 0), -EPROTO);
+	cr_assert_eq(gather_edited(&p, b, l, 0, NULL, 0, 1), -EPROTO);
+	cr_assert_eq(gather_edited(&p, b, l, 0, NULL, 0, l[1] - 4), -EPROTO);
+	cr_assert_eq(gather_edited(&p, b, l, 8, &one, 4, 0), -EPROTO);
+	cr_assert_eq(gather_edited(&p, b, l, 12, &big, 4, 0), -EPROTO);
+	cr_assert_eq(gather_edited(&p, b, l, 16, &big, 8, 0), -EPROTO);
+	cr_assert_eq(gather_edited(&p, b, l, 24 + 8, &nan, 4, 0), -EPROTO);
+	mf_data_free(&whole);
+	mf_input_drop(&in[0]);
+	mf_input_drop(&in[1]);
+	remove_dir();
+}

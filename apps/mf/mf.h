@@ -155,12 +155,46 @@ int mf_load_files(const char *const *paths, int npaths, enum mf_format fmt,
  * on the lines that start in bytes [size*k/n, size*(k+1)/n), in file
  * order, with raw ids (nusers, nitems, mean unset).  Joining shards
  * 0..n-1 in order (mf_data_join: remaps ids, sets the mean, frees the
- * shards) gives exactly what mf_load_files gives.  -ENOTSUP, logged, for
+ * shards) gives exactly what mf_load_files gives for one file (for
+ * several, join file by file: mf_input.c).  -ENOTSUP, logged, for
  * a file that cannot be split (gzip input; the Netflix format, whose
  * rating lines do not name their movie): read it whole. */
 int mf_load_shard(const char *const *paths, int npaths, enum mf_format fmt,
 		  int k, int n, struct mf_data *out);
 int mf_data_join(struct mf_data *shards, int n, struct mf_data *out);
+/* Dense ids and the mean of raw ratings raw[0..n) (malloc'ed; taken, also
+ * on failure): what mf_load_files does after reading. */
+int mf_data_finish(struct mf_rating *raw, uint64_t n, struct mf_data *out);
+
+/* ---- a run's input: files read in pieces or whole (mf_input.c) --------- */
+/* Piece k of n (frr_app_ops share): of every file, the lines starting in
+ * its k-th byte range; files that cannot be split (gzip, Netflix) or
+ * 'whole' make every process read every file.  gather joins the pieces
+ * in file order: the data is then exactly what mf_load_files gives. */
+struct mf_input {
+	const char *const *paths;
+	int npaths;
+	enum mf_format fmt;
+	int whole; /* read every file whole (--read-whole, or unsplittable) */
+	int nparts;
+	int leader;
+	uint64_t seed;
+	double test_frac;
+	struct mf_data data; /* assigned to nparts partitions */
+	int have_data;
+	uint8_t *piece; /* share's blob, until gather */
+	float mu;	/* mean training rating */
+};
+
+int mf_input_share(struct mf_input *in, int k, int n, const void **blob,
+		   size_t *len);
+int mf_input_gather(struct mf_input *in, const void *const *blobs,
+		    const size_t *lens, int n);
+/* The data, read whole now if share/gather did not run (or it was
+ * dropped), then partition part of it. */
+int mf_input_partition(struct mf_input *in, int part, struct mf_part *out);
+int mf_input_ready(struct mf_input *in);
+void mf_input_drop(struct mf_input *in);
 
 /* ---- model files (--save / --load) ------------------------------------ */
 /* A header, then the user rows and the item rows (cols floats each), in
@@ -181,6 +215,12 @@ struct mf_model_hdr {
  * or data after the last row; -EINVAL / -EIO / -ENOMEM. */
 int mf_model_read(const char *path, const struct mf_model_hdr *want,
 		  float **rows);
+struct frr_eval_ctx;
+/* Write the model of h's shape, rows read with frr_eval_row_read (table 0
+ * users, 1 items), beside path and renamed over it: a failed save keeps
+ * the old model. */
+int mf_model_write(struct frr_eval_ctx *ec, const struct mf_model_hdr *h,
+		   const char *path);
 
 /* ---- synthetic data ---------------------------------------------------- */
 /* Low-rank truth plus Gaussian noise: r = mean + p*_u . q*_i + noise * N(0,1)

@@ -28,6 +28,7 @@ struct mf_opts {
 	struct mf_synth synth;
 	int have_data_seed;
 	int have_synth_rank;
+	int read_whole;
 	uint64_t data_seed;
 	int rank;
 	double lr, lr_decay, reg, bias_reg, steps;
@@ -52,8 +53,7 @@ struct mf_app {
 	int cols;
 	uint32_t nusers, nitems;
 	float mu;
-	struct mf_data data; /* files only; dropped once partitions exist */
-	int have_data;
+	struct mf_input in;	 /* files only; dropped once partitions exist */
 	pthread_mutex_t lock;	 /* load_partition */
 	struct mf_slice *slices; /* [nparts] */
 	float *model;		 /* --load: rows to start from */
@@ -85,6 +85,8 @@ void mf_usage(FILE *out)
 		"or ratings.csv with\n"
 		"                        header), triples ('user item rating')"
 		"; default: detected\n"
+		"  --read HOW            pieces (default): each process "
+		"parses a part; whole\n"
 		"  --synthetic SPEC      USERS,ITEMS,RATINGS or 'netflix' "
 		"(480189,17770,100480507):\n"
 		"                        low-rank truth + Gaussian noise, "
@@ -175,6 +177,13 @@ static int input_opt(struct mf_opts *o, const char *k, const char *v,
 		ret = opt_double(k, v, -1e9, 1e9, &o->synth.mean);
 	} else if (!strcmp(k, "--synth-skew")) {
 		ret = opt_double(k, v, 0, 0.99, skew);
+	} else if (!strcmp(k, "--read")) {
+		o->read_whole = !strcmp(v, "whole");
+		if (!o->read_whole && strcmp(v, "pieces")) {
+			frr_err("mf: --read '%s': expected 'pieces' or 'whole'",
+				v);
+			return -EINVAL;
+		}
 	} else if (!strcmp(k, "--data-seed")) {
 		ret = opt_double(k, v, 0, 9007199254740992.0, &d);
 		o->data_seed = (uint64_t)d;
@@ -281,50 +290,25 @@ static int parse_opts(int argc, char **argv, uint64_t seed, struct mf_opts *o)
 }
 
 /* ---- the model file ---------------------------------------------------- */
-static int model_read(struct mf_app *m, const char *path)
+static struct mf_model_hdr model_hdr(const struct mf_app *m)
 {
-	const struct mf_model_hdr want = {
+	return (struct mf_model_hdr){
 		.rank = (uint32_t)m->o.rank,
 		.cols = (uint32_t)m->cols,
 		.nusers = m->nusers,
 		.nitems = m->nitems,
+		.mu = m->mu,
 	};
+}
+
+static int model_read(struct mf_app *m, const char *path)
+{
+	const struct mf_model_hdr want = model_hdr(m);
 
 	return mf_model_read(path, &want, &m->model);
 }
 
 /* ---- create / destroy -------------------------------------------------- */
-static double train_mean(const struct mf_data *d, uint64_t seed, double frac)
-{
-	double sum = 0;
-	uint64_t n = 0;
-
-	for (uint64_t j = 0; j < d->n; j++) {
-		const struct mf_rating *x = &d->ratings[j];
-
-		if (!mf_is_test(seed, x->user, x->item, 0, frac)) {
-			sum += x->r;
-			n++;
-		}
-	}
-	return n ? sum / (double)n : d->mean;
-}
-
-static int load_data(struct mf_app *m)
-{
-	int ret = mf_load_files(m->o.data, m->o.ndata, m->o.fmt, &m->data);
-
-	if (ret)
-		return ret;
-	ret = mf_data_assign(&m->data, m->job.nparts);
-	if (ret) {
-		mf_data_free(&m->data);
-		return ret;
-	}
-	m->have_data = 1;
-	return 0;
-}
-
 static void mf_destroy(void *app);
 
 static int mf_create(const struct frr_job_info *job, int argc, char **argv,
@@ -341,34 +325,22 @@ static int mf_create(const struct frr_job_info *job, int argc, char **argv,
 	if (ret)
 		goto out_free;
 	m->cols = m->o.rank + 1;
-	if (m->o.synthetic) {
-		m->nusers = m->o.synth.users;
-		m->nitems = m->o.synth.items;
-		m->mu = (float)m->o.synth.mean;
-	} else {
-		ret = load_data(m);
-		if (ret)
-			goto out_free;
-		m->nusers = m->data.nusers;
-		m->nitems = m->data.nitems;
-		m->mu =
-		    (float)train_mean(&m->data, m->o.data_seed, m->o.test_frac);
-	}
+	m->in = (struct mf_input){
+		.paths = m->o.data,
+		.npaths = m->o.ndata,
+		.fmt = m->o.fmt,
+		.whole = m->o.read_whole,
+		.nparts = job->nparts,
+		.leader = job->leader,
+		.seed = m->o.data_seed,
+		.test_frac = m->o.test_frac,
+	};
 	m->slices = calloc((size_t)job->nparts, sizeof(*m->slices));
 	if (!m->slices) {
 		frr_err("mf: out of memory for %d partitions", job->nparts);
 		ret = -ENOMEM;
 		goto out_free;
 	}
-	if (m->o.load) {
-		ret = model_read(m, m->o.load);
-		if (ret)
-			goto out_free;
-	}
-	if (job->leader)
-		frr_info("mf: %" PRIu32 " users x %" PRIu32
-			 " items, rank %d, mu %.4f",
-			 m->nusers, m->nitems, m->o.rank, m->mu);
 	*app = m;
 	return 0;
 out_free:
@@ -387,7 +359,7 @@ static void mf_destroy(void *app)
 		free(m->slices[v].icap);
 		free(m->slices[v].work);
 	}
-	mf_data_free(&m->data);
+	mf_input_drop(&m->in);
 	free(m->slices);
 	free(m->model);
 	free(m->eval_items);
@@ -427,12 +399,59 @@ static void mf_init_table_row(void *app, int table, uint64_t row, float *out,
  * under SSP (users then fit an item view the other partitions' changes pull
  * away from), so item rows are read as the table has them.
  */
-static int mf_tables(void *app, struct frr_table_spec *specs, int max)
+/* The shape, once the data is in (share/gather or, without them, read
+ * whole now), and the model to start from. */
+static int mf_shape(struct mf_app *m)
+{
+	int ret = 0;
+
+	if (m->o.synthetic) {
+		m->nusers = m->o.synth.users;
+		m->nitems = m->o.synth.items;
+		m->mu = (float)m->o.synth.mean;
+	} else {
+		ret = mf_input_ready(&m->in);
+		m->nusers = m->in.data.nusers;
+		m->nitems = m->in.data.nitems;
+		m->mu = m->in.mu;
+	}
+	if (!ret && m->o.load)
+		ret = model_read(m, m->o.load);
+	if (!ret && m->job.leader)
+		frr_info("mf: %" PRIu32 " users x %" PRIu32
+			 " items, rank %d, mu %.4f",
+			 m->nusers, m->nitems, m->o.rank, m->mu);
+	return ret;
+}
+
+/* The input's pieces (files only; the generator makes each partition
+ * where it runs). */
+static int mf_share(void *app, int k, int n, const void **blob, size_t *len)
 {
 	struct mf_app *m = app;
 
+	return m->o.synthetic ? 0 : mf_input_share(&m->in, k, n, blob, len);
+}
+
+static int mf_gather(void *app, const void *const *blobs, const size_t *lens,
+		     int n)
+{
+	struct mf_app *m = app;
+	int ret = m->o.synthetic ? 0 : mf_input_gather(&m->in, blobs, lens, n);
+
+	return ret ? ret : mf_shape(m);
+}
+
+static int mf_tables(void *app, struct frr_table_spec *specs, int max)
+{
+	struct mf_app *m = app;
+	int ret;
+
 	if (max < 2)
 		return -EINVAL;
+	/* without share/gather (another driver): the shape now */
+	if (!m->nitems && (ret = mf_shape(m)))
+		return ret;
 	specs[T_USER] = (struct frr_table_spec){
 		.name = "user",
 		.rows = m->nusers,
@@ -469,13 +488,7 @@ static int mf_load_partition(void *app, int part, uint64_t *nitems, void **data)
 		    mf_synth_partition(&m->o.synth, part, m->job.nparts,
 				       m->o.test_frac, m->o.data_seed, &sl->p);
 	} else {
-		/* the data is dropped after the first clock: a late call
-		 * reads the files again */
-		if (!m->have_data)
-			ret = load_data(m);
-		if (!ret)
-			ret = mf_data_partition(&m->data, part, m->o.data_seed,
-						m->o.test_frac, &sl->p);
+		ret = mf_input_partition(&m->in, part, &sl->p);
 	}
 	if (!ret)
 		ret = mf_part_work(&sl->p, m->nitems, m->o.steps, &sl->work,
@@ -572,10 +585,7 @@ static int mf_clock_local(void *app, struct frr_eval_ctx *ec, int clock)
 	(void)clock;
 	/* every load_partition happens at start-up: the whole data set is
 	 * not needed any more */
-	if (m->have_data) {
-		mf_data_free(&m->data);
-		m->have_data = 0;
-	}
+	mf_input_drop(&m->in);
 	if (!m->eval_items) {
 		m->eval_items =
 		    malloc(sizeof(float) * ((size_t)m->nitems + 1) * m->cols);
@@ -643,63 +653,9 @@ static int mf_clock_global(void *app, const double *stats, int nstats,
 /* ---- save and load ----------------------------------------------------- */
 static int mf_save(void *app, struct frr_eval_ctx *ec, const char *path)
 {
-	struct mf_app *m = app;
-	struct mf_model_hdr h = {
-		.rank = (uint32_t)m->o.rank,
-		.cols = (uint32_t)m->cols,
-		.nusers = m->nusers,
-		.nitems = m->nitems,
-		.mu = m->mu,
-	};
-	float *row = malloc(sizeof(float) * m->cols);
-	char *tmp = NULL;
-	FILE *f = NULL;
-	int ret = 0;
+	const struct mf_model_hdr h = model_hdr(app);
 
-	/* write beside it and rename, so a failed save keeps the old model
-	 * (as frr_model_save does for mlr and lda) */
-	if (asprintf(&tmp, "%s.tmp", path) < 0)
-		tmp = NULL;
-	else
-		f = fopen(tmp, "wb");
-	memcpy(h.magic, MF_MODEL_MAGIC, sizeof(h.magic));
-	if (!tmp || !f || !row) {
-		ret = f ? -ENOMEM : -errno;
-		frr_err("mf: cannot write the model to '%s': %s", path,
-			strerror(-ret));
-		goto out;
-	}
-	if (fwrite(&h, sizeof(h), 1, f) != 1)
-		ret = -EIO;
-	for (int t = T_USER; !ret && t <= T_ITEM; t++) {
-		uint64_t n = t == T_USER ? m->nusers : m->nitems;
-
-		for (uint64_t r = 0; !ret && r < n; r++) {
-			ret = frr_eval_row_read(ec, t, r, row);
-			if (!ret && fwrite(row, sizeof(float), (size_t)m->cols,
-					   f) != (size_t)m->cols)
-				ret = -EIO;
-		}
-	}
-	if (fclose(f) && !ret)
-		ret = -EIO;
-	f = NULL;
-	if (!ret && rename(tmp, path)) {
-		ret = -errno;
-		frr_err("mf: cannot rename '%s' to '%s': %s", tmp, path,
-			strerror(errno));
-	}
-	if (ret == -EIO)
-		frr_err("mf: writing the model to '%s' failed (disk full?)",
-			path);
-out:
-	if (f)
-		fclose(f);
-	if (ret && tmp)
-		unlink(tmp);
-	free(tmp);
-	free(row);
-	return ret;
+	return mf_model_write(ec, &h, path);
 }
 
 static int mf_load(void *app, struct frr_eval_ctx *ec, const char *path)
@@ -738,4 +694,6 @@ const struct frr_app_ops frr_app_mf = {
 	.load = mf_load,
 	.nstats = S_NSTATS,
 	.maximize = 0,
+	.share = mf_share,
+	.gather = mf_gather,
 };

@@ -482,6 +482,13 @@ static int data_finish(struct raw *a, struct mf_data *out)
 	return 0;
 }
 
+int mf_data_finish(struct mf_rating *raw, uint64_t n, struct mf_data *out)
+{
+	struct raw a = { .r = raw, .n = n, .cap = n };
+
+	return data_finish(&a, out);
+}
+
 int mf_load_files(const char *const *paths, int npaths, enum mf_format fmt,
 		  struct mf_data *out)
 {
@@ -535,80 +542,4 @@ int mf_data_join(struct mf_data *shards, int n, struct mf_data *out)
 		mf_data_free(&shards[k]);
 	}
 	return data_finish(&a, out);
-}
-
-/* ---- model files ------------------------------------------------------- */
-int mf_model_read(const char *path, const struct mf_model_hdr *want,
-		  float **rows)
-{
-	struct frr_reader *r;
-	struct mf_model_hdr h;
-	uint64_t n, bytes;
-	float *v = NULL;
-	int ret;
-
-	*rows = NULL;
-	ret = frr_reader_open(path, &r);
-	if (ret)
-		return ret;
-	ret = frr_reader_bytes(r, &h, sizeof(h));
-	if (ret)
-		goto out_close;
-	if (memcmp(h.magic, MF_MODEL_MAGIC, sizeof(h.magic))) {
-		ret = frr_reader_fail(r, "not an mf model (saved with "
-					 "'flexrr run --save FILE ... mf')");
-		goto out_close;
-	}
-	if (h.rank != want->rank || h.nusers != want->nusers ||
-	    h.nitems != want->nitems || h.cols != want->cols) {
-		ret = frr_reader_fail(r,
-				      "model is rank %" PRIu32 " with %" PRIu64
-				      " users x %" PRIu64
-				      " items, this run is rank %" PRIu32
-				      " with %" PRIu64 " x %" PRIu64
-				      "; load it with the same data and --rank",
-				      h.rank, h.nusers, h.nitems, want->rank,
-				      want->nusers, want->nitems);
-		goto out_close;
-	}
-	if (!isfinite(h.mu)) {
-		ret = frr_reader_fail(r,
-				      "the model's mean rating is %g; the "
-				      "file is damaged",
-				      h.mu);
-		goto out_close;
-	}
-	/* the shape is this run's: the size was checked when its tables were
-	 * made, and n * 4 cannot overflow */
-	n = (h.nusers + h.nitems) * h.cols;
-	bytes = n * sizeof(float);
-	v = malloc(bytes ? bytes : 1);
-	if (!v) {
-		ret = frr_reader_oom(r, "the model", bytes);
-		goto out_close;
-	}
-	ret = frr_reader_bytes(r, v, bytes);
-	for (uint64_t j = 0; !ret && j < n; j++)
-		if (!isfinite(v[j]))
-			ret = frr_reader_fail(
-			    r,
-			    "%s row %" PRIu64 ", column %" PRIu64
-			    ": %g is not a finite number; the model file "
-			    "is damaged",
-			    j / h.cols < h.nusers ? "user" : "item",
-			    j / h.cols < h.nusers ? j / h.cols
-						  : j / h.cols - h.nusers,
-			    j % h.cols, (double)v[j]);
-	if (!ret)
-		ret = frr_reader_end(r, "the last item row");
-	if (ret)
-		goto out_close;
-	frr_info("%s: model loaded (%" PRIu64 " rows)", path,
-		 h.nusers + h.nitems);
-	*rows = v;
-	v = NULL;
-out_close:
-	free(v);
-	frr_reader_close(r);
-	return ret;
 }

@@ -20,10 +20,10 @@
  * partitions (and, with RapidReassignment, for different item ranges of one
  * partition): it may read the app state but must not write shared state
  * without its own synchronisation (per-thread scratch: frr_scratch()).
- * Every other callback runs on the process's main thread: create, tables,
- * load_partition, item_state_* and load before the first clock; save after
- * the last; clock_local and clock_global after each clock, possibly while
- * worker threads already run later clocks (SSP), so they must not write
+ * Every other callback runs on the process's main thread: create, share,
+ * gather, tables, load_partition, item_state_* and load before the first clock;
+ * save after the last; clock_local and clock_global after each clock, possibly
+ * while worker threads already run later clocks (SSP), so they must not write
  * what process() reads.
  *
  * Errors: callbacks return 0 or a negative errno; any error fails the job
@@ -193,6 +193,22 @@ struct frr_app_ops {
 
 	int nstats;   /* stats slots used (<= FRR_MAX_STATS) */
 	int maximize; /* --target V is reached when objective >= V (else <=) */
+
+	/*
+	 * Optional, both or neither: an input read in pieces (e.g. byte
+	 * ranges of a file) instead of whole by every process.  After create
+	 * and before tables, on every process: share() reads piece k of n
+	 * (every piece is read by exactly one process) and returns what the
+	 * others need of it as a blob (the app's memory; it may free it once
+	 * gather returns); then gather() gets all n blobs, blobs[k] from
+	 * piece k, as the runtime's copies (valid until gather returns).
+	 * Blobs come from other processes: check sizes and counts before
+	 * use.  A process may wait for its peers' pieces for its --timeout
+	 * plus four times as long as its own share() took.
+	 */
+	int (*share)(void *app, int k, int n, const void **blob, size_t *len);
+	int (*gather)(void *app, const void *const *blobs, const size_t *lens,
+		      int n);
 };
 
 /* ---- the item context (inside process()) ------------------------------ */

@@ -54,6 +54,8 @@ static int app_create(struct frr_rt *rt)
 static int tables_declare(struct frr_rt *rt)
 {
 	rt->ntables = rt->app->tables(rt->app_state, rt->spec, FRR_MAX_TABLES);
+	if (rt->ntables < 0 && rt->ntables > -4096)
+		return rt->ntables; /* the app said what failed */
 	if (rt->ntables < 0 || rt->ntables > FRR_MAX_TABLES) {
 		frr_err("app %s declared %d tables (at most %d)", rt->app->name,
 			rt->ntables, FRR_MAX_TABLES);
@@ -189,6 +191,8 @@ static int rt_init(struct frr_rt *rt, struct frr_oob *oob,
 	err = rt_alloc(rt);
 	if (!err)
 		err = app_create(rt);
+	if (!err)
+		err = frr_rt_app_gather(rt);
 	if (!err)
 		err = tables_declare(rt);
 	if (!err)
