@@ -6,9 +6,13 @@
 # for a seed (awk's srand).
 set -euo pipefail
 case ${1:-} in
--h | --help | "")
+-h | --help)
 	echo "usage: bench/mf-ratings-file.sh OUT [BYTES (1000000000)] [SEED (1)]"
 	exit 0
+	;;
+"")
+	echo "usage: bench/mf-ratings-file.sh OUT [BYTES (1000000000)] [SEED (1)]" >&2
+	exit 2
 	;;
 esac
 out=$1

@@ -6,9 +6,13 @@
 # Run it with --clocks 1 so the clocks add little.
 set -euo pipefail
 case ${1:-} in
--h | --help | "")
+-h | --help)
 	echo "usage: bench/mf-startup.sh BIN run -n P ... --clocks 1 mf ..."
 	exit 0
+	;;
+"")
+	echo "usage: bench/mf-startup.sh BIN run -n P ... --clocks 1 mf ..." >&2
+	exit 2
 	;;
 esac
 bin=$1
