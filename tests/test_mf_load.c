@@ -326,6 +326,52 @@ Test(mf_load, sparse_ids)
 	remove_dir();
 }
 
+/* A partition's training order (issue 11): each user's ratings together,
+ * users in a seeded random order, nothing lost or repeated. */
+static int by_user_item(const void *a, const void *b)
+{
+	const struct mf_rating *x = a, *y = b;
+
+	if (x->user != y->user)
+		return x->user < y->user ? -1 : 1;
+	return x->item < y->item ? -1 : x->item > y->item;
+}
+
+Test(mf_load, partition_order_groups_users)
+{
+	enum { NU = 60, N = 6000 };
+	static struct mf_rating r[N], a[N], b[N];
+	struct mf_rng g = { 7 };
+	uint32_t seen[NU] = { 0 }, prev = UINT32_MAX, runs = 0, ascending = 1;
+
+	for (uint32_t j = 0; j < N; j++)
+		r[j] = (struct mf_rating){ (uint32_t)mf_rng_below(&g, NU), j,
+					   (float)(j % 5) };
+	memcpy(a, r, sizeof(r));
+	memcpy(b, r, sizeof(r));
+	cr_assert_eq(mf_order_by_user(a, N, NU, 42), 0);
+	cr_assert_eq(mf_order_by_user(b, N, NU, 42), 0);
+	cr_assert_eq(memcmp(a, b, sizeof(a)), 0, "not deterministic");
+	for (uint32_t j = 0; j < N; j++) {
+		if (a[j].user == prev)
+			continue;
+		cr_assert_eq(seen[a[j].user], 0,
+			     "user %u's ratings are not together", a[j].user);
+		seen[a[j].user] = 1;
+		if (prev != UINT32_MAX && a[j].user < prev)
+			ascending = 0;
+		prev = a[j].user;
+		runs++;
+	}
+	cr_assert_eq(runs, NU);
+	cr_assert_eq(ascending, 0, "users left in id order");
+	qsort(a, N, sizeof(*a), by_user_item);
+	qsort(r, N, sizeof(*r), by_user_item);
+	cr_assert_eq(memcmp(a, r, sizeof(a)), 0, "ratings lost or changed");
+	b[N / 2].user = NU;
+	cr_assert_eq(mf_order_by_user(b, N, NU, 42), -EINVAL);
+}
+
 /* ---- model files ------------------------------------------------------- */
 static const struct mf_model_hdr model_shape = {
 	.magic = MF_MODEL_MAGIC,

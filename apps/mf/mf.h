@@ -132,6 +132,11 @@ int mf_part_work(struct mf_part *p, uint32_t nitems, double steps,
 		 struct mf_work **work, float **icap);
 /* Shuffle ratings in place (Fisher-Yates) with a generator seeded by seed. */
 void mf_shuffle(struct mf_rating *r, uint64_t n, uint64_t seed);
+/* A partition's training order: its users (local ids < nusers) in a random
+ * order, each user's ratings together, shuffled (mf_data.c says why);
+ * -ENOMEM, -EINVAL for a user id out of range. */
+int mf_order_by_user(struct mf_rating *r, uint64_t n, uint32_t nusers,
+		     uint64_t seed);
 
 /* ---- file formats ------------------------------------------------------ */
 enum mf_format {

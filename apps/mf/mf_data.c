@@ -23,6 +23,82 @@ void mf_part_free(struct mf_part *p)
 	memset(p, 0, sizeof(*p));
 }
 
+/*
+ * Users in a random order, each user's ratings together and shuffled.  Why
+ * not all ratings shuffled: RapidReassignment hands the tail of a clock's
+ * list to a helper, which runs it from the rows as they were at the clock's
+ * start, in parallel with the owner's head.  With ratings shuffled every
+ * user of the partition has ratings in both, so both runs move the same user
+ * row from the same start and the row moves twice (measured, issue 11:
+ * BSP with reassignment diverged in one run of three; FlexRR needed 10-11
+ * clocks to the demo's target where SSP needs 8).  Grouped, the tail holds
+ * whole users the owner does not touch in that clock, but for the one user
+ * the cut falls in, and FlexRR needs 8.  BSP reaches the target at the same
+ * clock either way (docs/apps/mf.md has the runs).  In place (a bucket
+ * permutation, O(n)): no second copy of the ratings at load.
+ */
+int mf_order_by_user(struct mf_rating *r, uint64_t n, uint32_t nusers,
+		     uint64_t seed)
+{
+	uint32_t *rank = malloc(sizeof(*rank) * ((size_t)nusers + 1));
+	uint64_t *next = calloc((size_t)nusers + 1, sizeof(*next));
+	uint64_t *end = malloc(sizeof(*end) * ((size_t)nusers + 1));
+	struct mf_rng g = { frr_mix64(seed ^ 0x6f72646572757372ull) };
+	int ret = -ENOMEM;
+
+	if (!rank || !next || !end)
+		goto out;
+	for (uint32_t u = 0; u < nusers; u++)
+		rank[u] = u;
+	for (uint32_t u = nusers; u > 1; u--) {
+		uint32_t j = (uint32_t)mf_rng_below(&g, u), t = rank[u - 1];
+
+		rank[u - 1] = rank[j];
+		rank[j] = t;
+	}
+	/* rank[u] = the position of local user u in the order */
+	for (uint64_t j = 0; j < n; j++) {
+		if (r[j].user >= nusers) {
+			frr_err("mf: rating %" PRIu64 " has local user %" PRIu32
+				" of %" PRIu32 " (a bug)",
+				j, r[j].user, nusers);
+			ret = -EINVAL;
+			goto out;
+		}
+		next[rank[r[j].user]]++;
+	}
+	for (uint64_t k = 0, at = 0; k < nusers; k++) {
+		uint64_t c = next[k];
+
+		next[k] = at;
+		at += c;
+		end[k] = at;
+	}
+	for (uint32_t k = 0; k < nusers; k++)
+		while (next[k] < end[k]) {
+			uint32_t b = rank[r[next[k]].user];
+			struct mf_rating t;
+
+			if (b == k) {
+				next[k]++;
+				continue;
+			}
+			t = r[next[b]];
+			r[next[b]++] = r[next[k]];
+			r[next[k]] = t;
+		}
+	for (uint64_t k = 0, at = 0; k < nusers; k++) {
+		mf_shuffle(r + at, end[k] - at, mf_hash3(seed, 0x7573, k));
+		at = end[k];
+	}
+	ret = 0;
+out:
+	free(rank);
+	free(next);
+	free(end);
+	return ret;
+}
+
 static int by_count_desc(const void *a, const void *b, void *arg)
 {
 	const uint64_t *count = arg;
@@ -128,7 +204,15 @@ int mf_data_partition(const struct mf_data *d, int w, uint64_t seed,
 	if (!p.test)
 		goto out_nomem;
 	memcpy(p.test, p.train + p.ntrain, sizeof(*p.test) * p.ntest);
-	mf_shuffle(p.train, p.ntrain, mf_hash3(seed, 0x7472, (uint64_t)w));
+	ret = mf_order_by_user(p.train, p.ntrain, p.nusers,
+			       mf_hash3(seed, 0x7472, (uint64_t)w));
+	if (ret == -ENOMEM)
+		goto out_nomem;
+	if (ret) {
+		free(local);
+		mf_part_free(&p);
+		return ret;
+	}
 	free(local);
 	*out = p;
 	return 0;

@@ -204,7 +204,14 @@ int mf_synth_partition(const struct mf_synth *s, int w, int nparts,
 		goto out_free;
 	}
 	memcpy(p.test, p.train + ntrain, sizeof(*p.test) * ntest);
-	mf_shuffle(p.train, ntrain, mf_hash3(split_seed, 0x7472, (uint64_t)w));
+	ret = mf_order_by_user(p.train, ntrain, p.nusers,
+			       mf_hash3(split_seed, 0x7472, (uint64_t)w));
+	if (ret) {
+		frr_err("synthetic data: cannot order worker %d's ratings "
+			"(%s)",
+			w, strerror(-ret));
+		goto out_free;
+	}
 	free(qtrue);
 	*out = p;
 	return 0;
