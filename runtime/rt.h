@@ -156,6 +156,7 @@ struct frr_worker {
 	struct frr_cache own, help;
 	struct frr_tp_mr *stage; /* send staging (one slot) */
 	uint64_t *sent_seq;	 /* per dest rank */
+	uint64_t *slot_seq;	 /* [P][K]: seq last written into each slot */
 	uint64_t *mbox_sent;	 /* per target worker */
 	uint64_t *mbox_recv;	 /* per sender worker */
 	struct frr_wclock rec[FRR_RT_STAT_RING];

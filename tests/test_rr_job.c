@@ -365,6 +365,38 @@ Test(rr_job, every_item_exactly_once_with_helpers)
 	cr_log_info("%ld jobs, %.0f items reassigned", runs, items);
 }
 
+/*
+ * One fast worker helps three slow ones, so it sends its batches out of
+ * clock order: help for clock c after its own batch of clock c + 1.  The
+ * update-batch slots were once used in ring order, and a help batch of
+ * clock c then waited for the slot of a batch that the shard takes only
+ * after clock c is complete: the job hung (issue 14; this configuration
+ * hung in 7 of 10 runs of `flexrr run -n 1 -t 4 --mode flexrr --slack 1
+ * --clocks 40 --stragglers persistent:0,10+... toy`).
+ */
+Test(rr_job, a_fast_helper_of_slow_workers_never_blocks_on_its_batches)
+{
+	long runs = frr_test_quick() ? 2 : 3;
+
+	for (long r = 0; r < runs; r++) {
+		struct job_cfg j = {
+			.P = 1,
+			.T = 4,
+			.mode = FRR_MODE_FLEXRR,
+			.slack = 1,
+			.clocks = frr_test_quick() ? 20 : 40,
+			.seed = 300 + (uint64_t)r,
+			.stragglers = "persistent:0,10+persistent:1,10+"
+				      "persistent:3,10",
+		};
+
+		g_args = (struct cnt_args){ .items = 64,
+					    .clocks = j.clocks,
+					    .delay_us = 200 };
+		run_ok(&j);
+	}
+}
+
 Test(rr_job, item_state_travels_to_remote_helpers)
 {
 	/* group 1 on 2 ranks: the only helper is on the other rank */

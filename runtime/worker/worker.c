@@ -329,9 +329,12 @@ int frr_rt_workers_start(struct frr_rt *rt)
 		for (int i = 0; i < FRR_RT_STAT_RING; i++)
 			wk->rec[i].clock = -1;
 		wk->sent_seq = calloc((size_t)rt->P, sizeof(uint64_t));
+		wk->slot_seq =
+		    calloc((size_t)rt->P * rt->K, sizeof(uint64_t));
 		wk->mbox_sent = calloc((size_t)rt->W, sizeof(uint64_t));
 		wk->mbox_recv = calloc((size_t)rt->W, sizeof(uint64_t));
-		if (!wk->sent_seq || !wk->mbox_sent || !wk->mbox_recv)
+		if (!wk->sent_seq || !wk->slot_seq || !wk->mbox_sent ||
+		    !wk->mbox_recv)
 			return -ENOMEM;
 		err = frr_tp_mr_alloc(rt->tp, rt->slot_max, FRR_TP_ACCESS_LOCAL,
 				      &wk->stage);
@@ -361,6 +364,7 @@ void frr_rt_workers_fini(struct frr_rt *rt)
 		frr_cache_fini(&wk->own);
 		frr_cache_fini(&wk->help);
 		free(wk->sent_seq);
+		free(wk->slot_seq);
 		free(wk->mbox_sent);
 		free(wk->mbox_recv);
 		free(wk->bad_row);
