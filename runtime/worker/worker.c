@@ -329,8 +329,7 @@ int frr_rt_workers_start(struct frr_rt *rt)
 		for (int i = 0; i < FRR_RT_STAT_RING; i++)
 			wk->rec[i].clock = -1;
 		wk->sent_seq = calloc((size_t)rt->P, sizeof(uint64_t));
-		wk->slot_seq =
-		    calloc((size_t)rt->P * rt->K, sizeof(uint64_t));
+		wk->slot_seq = calloc((size_t)rt->P * rt->K, sizeof(uint64_t));
 		wk->mbox_sent = calloc((size_t)rt->W, sizeof(uint64_t));
 		wk->mbox_recv = calloc((size_t)rt->W, sizeof(uint64_t));
 		if (!wk->sent_seq || !wk->slot_seq || !wk->mbox_sent ||
