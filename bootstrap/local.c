@@ -24,9 +24,13 @@
 
 #include "flexrr/base.h"
 #include "flexrr/bootstrap.h"
+#include "oob.h"
 
 #define GRACE_MS 2000
+/* the parent holds every rank's frame and the reply: bounded */
 #define MAX_FRAME (64u << 20)
+_Static_assert(MAX_FRAME >= FRR_OOB_ROUND_MAX,
+	       "frr_oob_allgather's rounds must fit in one relay frame");
 
 struct frame {
 	int32_t status; /* parent -> child: 0 or negative errno */

@@ -11,14 +11,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "test_util.h"
+
 /* Fewer clocks and sweeps: FLEXRR_TEST_QUICK (soft-RoCE VM) or under a
- * sanitizer (FLEXRR_TEST_SANITIZER, test_util.h), same assertions. */
+ * sanitizer (FLEXRR_TEST_SANITIZER), same assertions. */
 static inline int frr_lda_quick(void)
 {
-	const char *q = getenv("FLEXRR_TEST_QUICK");
-	const char *s = getenv("FLEXRR_TEST_SANITIZER");
-
-	return (q && *q && strcmp(q, "0")) || (s && *s);
+	return frr_test_quick() || frr_test_sanitizer();
 }
 
 /* Path of build/data/kjv-chapters.txt, made by scripts/make-kjv-corpus.sh

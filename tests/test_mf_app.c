@@ -349,13 +349,14 @@ Test(mf_app, bad_input_names_file_and_line)
 		      0);
 	cr_assert_not_null(strstr(out, ":3:"), "%s", out);
 	cr_assert_not_null(strstr(out, "numeric rating"), "%s", out);
-	/* read in pieces: the line counts from its piece's first byte, and
-	 * only the rank that read it reports it */
+	/* read in pieces: the line is still the file's (rank 1's piece
+	 * starts at line 3), and only the rank that read it reports it */
 	cr_assert_neq(
 	    flexrr(out, sizeof(out),
 		   "run -n 2 --backend shm --clocks 2 -q mf --data %s", path),
 	    0);
-	cr_assert_not_null(strstr(out, "after byte"), "%s", out);
+	cr_assert_not_null(strstr(out, ":3: expected"), "%s", out);
+	cr_assert_null(strstr(out, "after byte"), "%s", out);
 	cr_assert_not_null(strstr(out, "'3 4 five'"), "%s", out);
 	cr_assert_null(strstr(out, "rendezvous"), "%s", out);
 	write_file(path, "", 0);
@@ -373,6 +374,25 @@ Test(mf_app, bad_input_names_file_and_line)
 	    flexrr(out, sizeof(out), "run -n 1 --backend shm -q mf --rank 4"),
 	    0);
 	cr_assert_not_null(strstr(out, "--data"), "%s", out);
+}
+
+/* --read chooses how files are read: with generated data it is a mistake
+ * to say so, not an option to ignore */
+Test(mf_app, read_with_synthetic_is_an_error)
+{
+	static char out[1 << 16];
+
+	for (int whole = 0; whole < 2; whole++) {
+		cr_assert_neq(flexrr(out, sizeof(out),
+				     "run -n 1 --backend shm --clocks 1 -q mf "
+				     "--synthetic 100,30,400 --read %s",
+				     whole ? "whole" : "pieces"),
+			      0);
+		cr_assert_not_null(strstr(out, "--read applies to --data "
+					       "files only"),
+				   "%s", out);
+		cr_assert_not_null(strstr(out, "drop --read"), "%s", out);
+	}
 }
 
 Test(mf_app, help_lists_every_option)

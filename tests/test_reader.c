@@ -429,3 +429,23 @@ Test(reader, range_of_gzip_is_not_supported)
 	cr_assert_null(r);
 	unlink(p);
 }
+
+/* a range's error names the file's line, as a whole-file read would: the
+ * range holding byte 9 starts at line 4 (line 3 straddles byte 9) */
+Test(reader, range_error_names_the_file_line, .init = cr_redirect_stderr)
+{
+	static const char lines[] = "1 2\n\n3 4 5\n6 x\n7 8\n";
+	char *p = tmp_path(), *line;
+	struct frr_reader *r;
+	size_t len;
+
+	write_plain(p, lines, sizeof(lines) - 1);
+	cr_assert_eq(frr_reader_open_range(p, 9, sizeof(lines) - 1, &r), 0);
+	cr_assert_eq(frr_reader_line(r, &line, &len), 1);
+	cr_assert_str_eq(line, "6 x");
+	cr_assert_eq(frr_reader_lineno(r), 1); /* counted from the range */
+	cr_assert_eq(frr_reader_fail(r, "bad field"), -EINVAL);
+	frr_reader_close(r);
+	stderr_has(":4: bad field");
+	unlink(p);
+}

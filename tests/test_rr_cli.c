@@ -47,42 +47,17 @@ Test(rr_cli, invalid_stragglers_spec_shows_the_grammar)
 Test(rr_cli, flexrr_run_with_trace_and_metrics)
 {
 	static struct rt_run r;
+	struct rt_argv a;
 	char trace[128], metrics[128], cmd[512];
 	char *env[] = { "FLEXRR_LOG=info", NULL };
 
 	snprintf(trace, sizeof(trace), "/tmp/rr-cli-%d.json", getpid());
 	snprintf(metrics, sizeof(metrics), "/tmp/rr-cli-%d.csv", getpid());
-	char *argv[] = { (char *)rt_bin(),
-			 "run",
-			 "-n",
-			 "2",
-			 "-t",
-			 "2",
-			 "--backend",
-			 (char *)backend(),
-			 "--mode",
-			 "flexrr",
-			 "--slack",
-			 "1",
-			 "--clocks",
-			 "6",
-			 "--no-pin",
-			 "-q",
-			 "--stragglers",
-			 "persistent:0,4",
-			 "--trace",
-			 trace,
-			 "--metrics",
-			 metrics,
-			 "toy",
-			 "--items",
-			 "64",
-			 "--work-us",
-			 "100",
-			 "--check-ssp",
-			 NULL };
-
-	rt_exec(&r, argv, env, 120);
+	rt_run_argv(&a, 2, 2, backend(), "--mode", "flexrr", "--slack", "1",
+		    "--clocks", "6", "--no-pin", "-q", "--stragglers",
+		    "persistent:0,4", "--trace", trace, "--metrics", metrics,
+		    "toy", "--items", "64", "--work-us", "100", "--check-ssp");
+	rt_exec(&r, a.v, env, 120);
 	cr_assert_eq(r.code, 0, "flexrr run failed:\n%s", r.err);
 	cr_assert(strstr(r.out, "mode=flexrr"), "%s", r.out);
 	cr_assert_eq(rt_summary_value(r.out, "ssp_violations"), 0);

@@ -31,8 +31,9 @@ static void read_weights(const char *path, float *w, int dim)
 static void bsp_case(enum frr_tp_backend b, int procs, int threads, int clocks,
 		     const char *rule)
 {
-	char n[16], t[16], c[16], path[128];
+	char c[16], path[128];
 	const char *be = frr_tp_backend_name(b);
+	struct rt_argv a;
 	struct rt_run *r = calloc(1, sizeof(*r));
 	float got[16], want[16];
 	struct frr_toy_params p = { .seed = 7,
@@ -41,32 +42,12 @@ static void bsp_case(enum frr_tp_backend b, int procs, int threads, int clocks,
 				    .dim = 16,
 				    .lr = 0.5f };
 
-	snprintf(n, sizeof(n), "%d", procs);
-	snprintf(t, sizeof(t), "%d", threads);
 	snprintf(c, sizeof(c), "%d", clocks);
 	snprintf(path, sizeof(path), "/tmp/frr-rt-bsp-%d.txt", getpid());
-	char *argv[] = { (char *)rt_bin(),
-			 "run",
-			 "-n",
-			 n,
-			 "-t",
-			 t,
-			 "--backend",
-			 (char *)be,
-			 "--clocks",
-			 c,
-			 "--seed",
-			 "7",
-			 "-q",
-			 "--save",
-			 path,
-			 "toy",
-			 "--items",
-			 "40",
-			 (char *)rule,
-			 NULL };
-
-	rt_exec(r, argv, NULL, 60);
+	/* rule NULL ends the list there */
+	rt_run_argv(&a, procs, threads, be, "--clocks", c, "--seed", "7", "-q",
+		    "--save", path, "toy", "--items", "40", rule);
+	rt_exec(r, a.v, NULL, 60);
 	cr_assert_eq(r->code, 0, "%s -n %d -t %d failed", be, procs, threads);
 	cr_assert(strstr(r->out, "flexrr: done mode=bsp backend="),
 		  "no summary line: %s", r->out);

@@ -47,23 +47,13 @@ static void forged_run(const char *forge, const char *const want[], int n)
 {
 	struct rt_run *res = calloc(1, sizeof(*res));
 	char env0[64];
-	char *argv[] = { (char *)rt_bin(),
-			 "run",
-			 "-n",
-			 "3",
-			 "-t",
-			 "2",
-			 "--clocks",
-			 "6",
-			 "-q",
-			 "toy",
-			 "--work-us",
-			 "50",
-			 NULL };
 	char *env[] = { env0, NULL };
+	struct rt_argv a;
 
 	snprintf(env0, sizeof(env0), "FLEXRR_TEST_FORGE=%s", forge);
-	rt_exec(res, argv, env, 60);
+	rt_run_argv(&a, 3, 2, NULL, "--clocks", "6", "-q", "toy", "--work-us",
+		    "50");
+	rt_exec(res, a.v, env, 60);
 	cr_assert(res->code > 0 && res->code < 128,
 		  "%s: exit %d (want an error, not a crash or success): %s",
 		  forge, res->code, res->err);

@@ -47,24 +47,11 @@ static int gone(pid_t pid)
 /* Start a 2-rank local job that runs until stopped; its rank pids. */
 static pid_t start_job(const char *mode, const char *tag, pid_t rank[2])
 {
-	char *argv[] = { (char *)rt_bin(),
-			 "run",
-			 "-n",
-			 "2",
-			 "-t",
-			 "2",
-			 "--mode",
-			 (char *)mode,
-			 "--dead-timeout",
-			 "1",
-			 "--clocks",
-			 "1000000",
-			 "-q",
-			 "toy",
-			 "--work-us",
-			 "100",
-			 NULL };
-	pid_t l = rt_spawn(argv, NULL, tag);
+	struct rt_argv a;
+	pid_t l = rt_spawn(
+	    rt_run_argv(&a, 2, 2, NULL, "--mode", mode, "--dead-timeout", "1",
+			"--clocks", "1000000", "-q", "toy", "--work-us", "100"),
+	    NULL, tag);
 	double dl = rt_now() + 20;
 
 	while (children(l, rank, 2) < 2 && rt_now() < dl)

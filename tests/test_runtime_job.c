@@ -56,14 +56,17 @@ Test(runtime_job, help_everywhere)
 Test(runtime_job, summary_line_and_target)
 {
 	struct rt_run *r = calloc(1, sizeof(*r));
+	struct rt_argv a;
 	char path[128];
 	FILE *f;
 	int lines = 0;
 	char buf[512];
 
 	snprintf(path, sizeof(path), "/tmp/frr-rt-job-%d.csv", getpid());
-	RUN(r, 60, "run", "-n", "2", "-t", "2", "--backend", (char *)backend0(),
-	    "--clocks", "200", "--target", "0.5", "--metrics", path, "toy");
+	rt_exec(r,
+		rt_run_argv(&a, 2, 2, backend0(), "--clocks", "200", "--target",
+			    "0.5", "--metrics", path, "toy"),
+		NULL, 60);
 	cr_assert_eq(r->code, 0);
 	cr_assert(strstr(r->out, "flexrr: done mode=bsp backend="),
 		  "summary: %s", r->out);
@@ -170,9 +173,10 @@ Test(runtime_job, launcher_size_out_of_range)
 Test(runtime_job, more_workers_than_items)
 {
 	struct rt_run *r = calloc(1, sizeof(*r));
+	struct rt_argv a;
 
-	RUN(r, 30, "run", "-n", "2", "-t", "4", "--backend", (char *)backend0(),
-	    "toy", "--total", "5");
+	rt_exec(r, rt_run_argv(&a, 2, 4, backend0(), "toy", "--total", "5"),
+		NULL, 30);
 	cr_assert_neq(r->code, 0);
 	cr_assert(strstr(r->err, "has no work items"), "%s", r->err);
 	cr_assert(r->secs < 25);
@@ -271,27 +275,12 @@ Test(runtime_job, progress_words_reach_every_rank)
 
 	for (int i = 0; i < 3; i++) {
 		struct rt_run *r = calloc(1, sizeof(*r));
-		char *argv[] = { (char *)rt_bin(),
-				 "run",
-				 "-n",
-				 "3",
-				 "-t",
-				 "2",
-				 "--backend",
-				 (char *)backend0(),
-				 "--mode",
-				 (char *)modes[i][0],
-				 "--slack",
-				 (char *)modes[i][1],
-				 "--clocks",
-				 "7",
-				 "-q",
-				 "toy",
-				 "--total",
-				 "1000",
-				 NULL };
+		struct rt_argv a;
 
-		rt_exec(r, argv, env, 60);
+		rt_run_argv(&a, 3, 2, backend0(), "--mode", modes[i][0],
+			    "--slack", modes[i][1], "--clocks", "7", "-q",
+			    "toy", "--total", "1000");
+		rt_exec(r, a.v, env, 60);
 		cr_assert_eq(r->code, 0, "%s: %s", modes[i][0], r->err);
 		cr_assert_eq(rt_summary_value(r->out, "clocks"), 7);
 		free(r);

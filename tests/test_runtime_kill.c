@@ -3,7 +3,9 @@
  * A rank killed mid-clock makes every other rank exit non-zero within 10 s
  * with a message naming the dead rank (every backend under test).  The ranks
  * are started the way a launcher would (FLEXRR_RANK/FLEXRR_SIZE + TCP
- * rendezvous), so no parent process cleans up for them.
+ * rendezvous), so no parent process cleans up for them.  The kill lands
+ * once the job runs clocks (rank 0's metrics file has rows), not after a
+ * fixed sleep.
  */
 #include <criterion/criterion.h>
 
@@ -12,15 +14,55 @@
 
 TestSuite(runtime_kill, .timeout = 120);
 
+/* How long the ranks may take to meet and run their first clocks (the
+ * rendezvous alone took over 4 s in the soft-RoCE VM on a loaded host). */
+#define RUNNING_WITHIN_S 40
+
+/* 1 once rank 0's metrics file holds a row: every rank is past the
+ * rendezvous and set-up and has finished a clock (stdio writes the rows in
+ * blocks: a few clocks in).  0 when a rank ended first or after the bound. */
+static int job_running(const char *metrics, const pid_t *pid, int n)
+{
+	double dl = rt_now() + RUNNING_WITHIN_S;
+
+	while (rt_now() < dl) {
+		char buf[4096];
+		FILE *f = fopen(metrics, "r");
+		size_t got = f ? fread(buf, 1, sizeof(buf), f) : 0;
+		int lines = 0;
+
+		if (f)
+			fclose(f);
+		for (size_t i = 0; i < got; i++)
+			lines += buf[i] == '\n';
+		if (lines >= 2) /* the header and a row */
+			return 1;
+		for (int r = 0; r < n; r++) {
+			siginfo_t si = { 0 };
+
+			/* WNOWAIT: the caller still reaps it */
+			if (!waitid(P_PID, (id_t)pid[r], &si,
+				    WEXITED | WNOHANG | WNOWAIT) &&
+			    si.si_pid)
+				return 0;
+		}
+		usleep(20000);
+	}
+	return 0;
+}
+
 static void kill_case(const char *backend, int victim, int k)
 {
 	enum { P = 3 };
-	char addr[64], tag[P][16], rankv[P][32];
+	char addr[64], tag[P][16], rankv[P][32], metrics[64];
 	pid_t pid[P];
 	double t_kill, waited;
+	int running;
 
 	(void)k;
 	snprintf(addr, sizeof(addr), "127.0.0.1:%d", rt_free_port());
+	snprintf(metrics, sizeof(metrics), "/tmp/frr-kill-%d.csv", getpid());
+	unlink(metrics);
 	char *argv[] = { (char *)rt_bin(),
 			 "run",
 			 "-t",
@@ -32,6 +74,8 @@ static void kill_case(const char *backend, int victim, int k)
 			 "--clocks",
 			 "100000",
 			 "-q",
+			 "--metrics",
+			 metrics,
 			 "toy",
 			 "--work-us",
 			 "100",
@@ -47,11 +91,9 @@ static void kill_case(const char *backend, int victim, int k)
 		snprintf(tag[r], sizeof(tag[r]), "kill%d", r);
 		pid[r] = rt_spawn(argv, env, tag[r]);
 	}
-	/* let the job get going: several clocks of ~20 ms each.  In the
-	 * soft-RoCE VM on a loaded host the rendezvous alone took over 4 s
-	 * (the kill then landed before the ranks knew each other and the
-	 * message named rank 0): 12 s there, the job runs for minutes. */
-	usleep(frr_test_quick() ? 12000000 : 1500000);
+	/* a kill before the ranks know each other is another test (the
+	 * message would name rank 0): wait until the job runs clocks */
+	running = job_running(metrics, pid, P);
 	for (int r = 0; r < P; r++)
 		if (waitpid(pid[r], NULL, WNOHANG) != 0) {
 			struct rt_run *e = calloc(1, sizeof(*e));
@@ -60,6 +102,13 @@ static void kill_case(const char *backend, int victim, int k)
 			cr_assert_fail("%s: rank %d ended before the kill: %s",
 				       backend, r, e->err);
 		}
+	if (!running) {
+		for (int r = 0; r < P; r++)
+			rt_wait(pid[r], 0);
+		cr_assert_fail("%s: the job ran no clock within %d s "
+			       "(RUNNING_WITHIN_S, tests/test_runtime_kill.c)",
+			       backend, RUNNING_WITHIN_S);
+	}
 	kill(pid[victim], SIGKILL);
 	t_kill = rt_now();
 	rt_wait(pid[victim], 5);
@@ -85,6 +134,7 @@ static void kill_case(const char *backend, int victim, int k)
 			  r, name, res->err);
 		free(res);
 	}
+	unlink(metrics);
 }
 
 Test(runtime_kill, others_exit_naming_the_dead_rank)

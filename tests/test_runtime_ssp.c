@@ -64,39 +64,15 @@ static void ssp_run(struct rt_run *r, const char *backend, int slack,
 {
 	char s[16], c[16];
 	const char *mode = slack ? "ssp" : "bsp";
+	struct rt_argv a;
 
 	snprintf(s, sizeof(s), "%d", slack);
 	snprintf(c, sizeof(c), "%d", clocks);
-	char *argv[] = { (char *)rt_bin(),
-			 "run",
-			 "-n",
-			 "2",
-			 "-t",
-			 "2",
-			 "--backend",
-			 (char *)backend,
-			 "--mode",
-			 (char *)mode,
-			 "--slack",
-			 s,
-			 "--clocks",
-			 c,
-			 "-q",
-			 "--metrics",
-			 (char *)path,
-			 "--delay-worker",
-			 "1,3,4",
-			 "toy",
-			 "--items",
-			 "64",
-			 "--work-us",
-			 "20",
-			 "--jitter-us",
-			 "200",
-			 "--check-ssp",
-			 NULL };
-
-	rt_exec(r, argv, env, 120);
+	rt_run_argv(&a, 2, 2, backend, "--mode", mode, "--slack", s, "--clocks",
+		    c, "-q", "--metrics", path, "--delay-worker", "1,3,4",
+		    "toy", "--items", "64", "--work-us", "20", "--jitter-us",
+		    "200", "--check-ssp");
+	rt_exec(r, a.v, env, 120);
 }
 
 Test(runtime_ssp, bound_holds_under_random_delays)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Helpers of the runtime suites (tests/test_runtime_*.c): run the flexrr
- * binary with a deadline and capture its output; parse the summary line.
+ * Helpers of the runtime suites (tests/test_runtime_*.c): build the argv of
+ * `flexrr run`, run the flexrr binary with a deadline and capture its
+ * output; parse the summary line.
  */
 #ifndef FLEXRR_TEST_RUNTIME_UTIL_H
 #define FLEXRR_TEST_RUNTIME_UTIL_H
@@ -180,5 +181,53 @@ static inline const char *rt_bin(void)
 {
 	return FLEXRR_BIN;
 }
+
+/* The argv of `flexrr run -n NP -t NT [--backend BE] ARGS...`. */
+#define RT_ARGV_MAX 64
+struct rt_argv {
+	char *v[RT_ARGV_MAX];
+	char np[16], nt[16];
+};
+
+static inline char **rt_run_argv_(struct rt_argv *a, int np, int nt,
+				  const char *be, ...)
+{
+	const char *s;
+	va_list ap;
+	int k = 0;
+
+	snprintf(a->np, sizeof(a->np), "%d", np);
+	snprintf(a->nt, sizeof(a->nt), "%d", nt);
+	a->v[k++] = (char *)rt_bin();
+	a->v[k++] = "run";
+	a->v[k++] = "-n";
+	a->v[k++] = a->np;
+	a->v[k++] = "-t";
+	a->v[k++] = a->nt;
+	if (be) {
+		a->v[k++] = "--backend";
+		a->v[k++] = (char *)be;
+	}
+	va_start(ap, be);
+	while ((s = va_arg(ap, const char *)) != NULL) {
+		if (k == RT_ARGV_MAX - 1) {
+			fprintf(stderr,
+				"rt_run_argv: more than %d arguments; "
+				"raise RT_ARGV_MAX\n",
+				RT_ARGV_MAX);
+			abort();
+		}
+		a->v[k++] = (char *)s;
+	}
+	va_end(ap);
+	a->v[k] = NULL;
+	return a->v;
+}
+
+/* a->v = that argv, NULL-terminated (be NULL: the default backend); the
+ * strings must outlive it.  E.g. rt_exec(r, rt_run_argv(&a, 2, 2, "shm",
+ * "-q", "toy"), NULL, 60). */
+#define rt_run_argv(a, np, nt, be, ...) \
+	rt_run_argv_((a), (np), (nt), (be), __VA_ARGS__, (const char *)NULL)
 
 #endif /* FLEXRR_TEST_RUNTIME_UTIL_H */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * frr_launch_local: collectives deliver every rank's bytes in rank order,
+ * frr_launch_local: collectives deliver every rank's bytes in rank order
+ * (also contributions larger than the relay's frame, in rounds),
  * success is reported only when every rank succeeds, and a failed, killed
  * or hung rank makes the launch fail without hanging the others.
  */
@@ -52,6 +53,91 @@ Test(transport_launch, allgather_in_rank_order)
 {
 	cr_assert_eq(frr_launch_local(1, gather, NULL, 30000), 0);
 	cr_assert_eq(frr_launch_local(5, gather, NULL, 30000), 0);
+}
+
+/* Byte i of rank r's contribution: differs by rank and across rounds. */
+static unsigned char big_byte(int r, size_t i)
+{
+	return (unsigned char)(i * 131u + (i >> 20) * 7u + (unsigned)r * 29u);
+}
+
+/* Fill n bytes of rank r's contribution; NULL when out of memory. */
+static unsigned char *big_make(int r, size_t n)
+{
+	unsigned char *b = malloc(n ? n : 1);
+
+	for (size_t i = 0; b && i < n; i++)
+		b[i] = big_byte(r, i);
+	return b;
+}
+
+/* First byte of got[n] that is not rank r's, or n. */
+static size_t big_diff(const unsigned char *got, int r, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n && got[i] == big_byte(r, i))
+		i++;
+	return i;
+}
+
+/* More per rank than the relay takes in one frame (64 MiB for all ranks):
+ * it must go in rounds and arrive whole, in rank order. */
+#define BIG_LEN ((64u << 20) + 4097u)
+
+static int gather_big(struct frr_oob *oob, void *arg)
+{
+	size_t n = BIG_LEN, bad;
+	unsigned char *mine = big_make(oob->rank, n);
+	unsigned char *all = malloc(n * (size_t)oob->size);
+	int ret;
+
+	(void)arg;
+	FRR_CHECK(mine && all, "malloc");
+	ret = frr_oob_allgather(oob, mine, n, all, 30000);
+	FRR_CHECK(!ret, "allgather of %zu bytes per rank: %d", n, ret);
+	for (int r = 0; r < oob->size; r++) {
+		bad = big_diff(all + (size_t)r * n, r, n);
+		FRR_CHECK(bad == n, "rank %d's byte %zu is wrong", r, bad);
+	}
+	free(all);
+	free(mine);
+	return 0;
+}
+
+Test(transport_launch, allgather_larger_than_a_relay_frame)
+{
+	cr_assert_eq(frr_launch_local(2, gather_big, NULL, 120000), 0);
+}
+
+/* Lengths per rank, one of them empty and one over the relay's frame. */
+static const size_t big_lens[3] = { 5, 0, (65u << 20) + 3u };
+
+static int gatherv_big(struct frr_oob *oob, void *arg)
+{
+	size_t n = big_lens[oob->rank], at = 0, bad;
+	unsigned char *mine = big_make(oob->rank, n);
+	unsigned char *all = malloc(big_lens[0] + big_lens[1] + big_lens[2]);
+	int ret;
+
+	(void)arg;
+	FRR_CHECK(mine && all, "malloc");
+	ret = frr_oob_allgatherv(oob, mine, big_lens, all, 30000);
+	FRR_CHECK(!ret, "allgatherv: %d", ret);
+	for (int r = 0; r < oob->size; r++) {
+		bad = big_diff(all + at, r, big_lens[r]);
+		FRR_CHECK(bad == big_lens[r], "rank %d's byte %zu is wrong", r,
+			  bad);
+		at += big_lens[r];
+	}
+	free(all);
+	free(mine);
+	return 0;
+}
+
+Test(transport_launch, allgatherv_of_uneven_large_contributions)
+{
+	cr_assert_eq(frr_launch_local(3, gatherv_big, NULL, 120000), 0);
 }
 
 /*

@@ -338,16 +338,49 @@ uint64_t frr_reader_offset(const struct frr_reader *r)
 	return r->offset;
 }
 
-/* "FILE:LINE: msg" after a line, "FILE: byte OFF: msg" after bytes */
+/* The newlines in bytes [0, end) of a plain file, into *n: a range's line
+ * numbers become the file's.  A pass over those bytes, so for error
+ * messages only.  0 or -1. */
+static int rd_lines_before(const char *path, uint64_t end, uint64_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = malloc(1u << 20);
+	uint64_t left = end, c = 0;
+	int ret = f && buf ? 0 : -1;
+
+	while (!ret && left) {
+		size_t want = left < (1u << 20) ? (size_t)left : 1u << 20;
+		size_t got = fread(buf, 1, want, f);
+		const char *p = buf, *e = buf + got;
+
+		while ((p = memchr(p, '\n', (size_t)(e - p))) != NULL) {
+			c++;
+			p++;
+		}
+		left -= got;
+		ret = got == want ? 0 : -1;
+	}
+	if (f)
+		fclose(f);
+	free(buf);
+	*n = c;
+	return ret;
+}
+
+/* "FILE:LINE: msg" after a line (the file's line, also in a range), "FILE:
+ * byte OFF: msg" after bytes */
 static void rd_log_at(const struct frr_reader *r, const char *msg)
 {
-	if (r->lineno && !r->binary && r->first)
+	uint64_t before = 0;
+
+	if (r->lineno && !r->binary && r->first &&
+	    rd_lines_before(r->path, r->first, &before))
 		frr_err("%s: line %llu after byte %llu: %s", r->path,
 			(unsigned long long)r->lineno,
 			(unsigned long long)r->first, msg);
 	else if (r->lineno && !r->binary)
-		frr_err("%s:%llu: %s", r->path, (unsigned long long)r->lineno,
-			msg);
+		frr_err("%s:%llu: %s", r->path,
+			(unsigned long long)(before + r->lineno), msg);
 	else
 		frr_err("%s: byte %llu: %s", r->path,
 			(unsigned long long)r->offset, msg);

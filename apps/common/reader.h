@@ -15,8 +15,10 @@ struct frr_reader;
 /* Open path (gzip or plain).  -errno with a message on failure. */
 int frr_reader_open(const char *path, struct frr_reader **r);
 /* Open the lines of a plain file that start in bytes [lo, hi): splitting
- * a file at any points gives every line to exactly one range.  Line
- * numbers (and messages) count from the range's first line.  -ENOTSUP,
+ * a file at any points gives every line to exactly one range.
+ * frr_reader_lineno counts from the range's first line; messages give the
+ * file's line (counting the newlines before the range then: a pass over
+ * those bytes, on errors only).  -ENOTSUP,
  * without a message, for gzip input (it cannot seek: read it whole). */
 int frr_reader_open_range(const char *path, uint64_t lo, uint64_t hi,
 			  struct frr_reader **r);

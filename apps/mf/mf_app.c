@@ -29,6 +29,7 @@ struct mf_opts {
 	int have_data_seed;
 	int have_synth_rank;
 	int read_whole;
+	int have_read;
 	uint64_t data_seed;
 	int rank;
 	double lr, lr_decay, reg, bias_reg, steps;
@@ -86,7 +87,9 @@ void mf_usage(FILE *out)
 		"                        header), triples ('user item rating')"
 		"; default: detected\n"
 		"  --read HOW            pieces (default): each process "
-		"parses a part; whole\n"
+		"parses a part;\n"
+		"                        whole: each parses all (--data "
+		"only)\n"
 		"  --synthetic SPEC      USERS,ITEMS,RATINGS or 'netflix' "
 		"(480189,17770,100480507):\n"
 		"                        low-rank truth + Gaussian noise, "
@@ -179,6 +182,7 @@ static int input_opt(struct mf_opts *o, const char *k, const char *v,
 		ret = opt_double(k, v, 0, 0.99, skew);
 	} else if (!strcmp(k, "--read")) {
 		o->read_whole = !strcmp(v, "whole");
+		o->have_read = 1;
 		if (!o->read_whole && strcmp(v, "pieces")) {
 			frr_err("mf: --read '%s': expected 'pieces' or 'whole'",
 				v);
@@ -233,6 +237,12 @@ static int opts_finish(struct mf_opts *o, double skew)
 	}
 	if (o->fmt != MF_FMT_AUTO && !o->ndata) {
 		frr_err("mf: --format applies to --data files only");
+		return -EINVAL;
+	}
+	/* the generator makes each partition where it is loaded: no files */
+	if (o->have_read && !o->ndata) {
+		frr_err("mf: --read applies to --data files only (--synthetic "
+			"data is generated, not read); drop --read");
 		return -EINVAL;
 	}
 	if (skew >= 0)

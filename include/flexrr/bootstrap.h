@@ -11,6 +11,8 @@
  *            ranks, local jobs, the benchmarks)
  *   pmix.c   frr_pmix_open: through a PMIx launcher's key-value store
  *            (mpirun, srun --mpi=pmix; when built with libpmix)
+ *   oob.c    frr_oob_allgather[v]: any size, in rounds every backend
+ *            takes
  *   env.c    frr_launcher_env: rank, size and job id from a launcher's
  *            environment (mpirun, srun, PMI/PMIx, FLEXRR_*)
  *   auth.c   the job secret (random, FLEXRR_JOB_TOKEN[_FILE]) and the
@@ -40,7 +42,8 @@ struct frr_job_secret {
 
 struct frr_oob_ops {
 	size_t size; /* sizeof(struct frr_oob_ops): the table may grow */
-	/* all[r*len .. (r+1)*len) receives rank r's 'mine'; collective. */
+	/* all[r*len .. (r+1)*len) receives rank r's 'mine'; collective.
+	 * Called by frr_oob_allgather[v] with len x size <= 48 MiB. */
 	int (*allgather)(struct frr_oob *oob, const void *mine, size_t len,
 			 void *all, int timeout_ms);
 	int (*barrier)(struct frr_oob *oob, int timeout_ms);
@@ -57,11 +60,23 @@ struct frr_oob {
 	struct frr_job_secret secret; /* never sent, logged or printed */
 };
 
-static inline int frr_oob_allgather(struct frr_oob *oob, const void *mine,
-				    size_t len, void *all, int timeout_ms)
-{
-	return oob->ops->allgather(oob, mine, len, all, timeout_ms);
-}
+/*
+ * Collective: all[r*len .. (r+1)*len) receives rank r's 'mine' (len bytes,
+ * the same len on every rank).  Any len: a large one goes through the
+ * backend in rounds of at most 48 MiB for all ranks together (oob.c), each
+ * round waiting up to timeout_ms.  0 or a negative errno (logged).
+ */
+int frr_oob_allgather(struct frr_oob *oob, const void *mine, size_t len,
+		      void *all, int timeout_ms);
+
+/*
+ * Collective with a length per rank: rank r contributes lens[r] bytes and
+ * 'all' receives them in rank order, rank r's at lens[0] + .. + lens[r-1].
+ * Every rank passes the same lens (exchange them first, e.g. with
+ * frr_oob_allgather); rounds as above.  0 or a negative errno (logged).
+ */
+int frr_oob_allgatherv(struct frr_oob *oob, const void *mine,
+		       const size_t *lens, void *all, int timeout_ms);
 
 static inline int frr_oob_barrier(struct frr_oob *oob, int timeout_ms)
 {
