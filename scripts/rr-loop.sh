@@ -10,7 +10,8 @@ set -u
 usage() {
 	cat <<'EOF'
 usage: scripts/rr-loop.sh [options]
-Runs test_rr_proto, test_rr_job and test_rr_cli N times each (interleaved),
+Runs test_rr_proto, test_rr_cancel, test_rr_job and test_rr_cli N times each
+(interleaved),
 then test_rr_explore once; each run has a time bound, a run past it counts as a
 failure (a hang).  Prints one line per run and a summary; exits 0 only if every
 run passed, 1 if any failed, 2 on a usage error.
@@ -58,7 +59,7 @@ case $iters in '') [ $vm = 1 ] && iters=10 || iters=100 ;; *[!0-9]* | 0) die "--
 case $tmo in '' | *[!0-9]* | 0) die "--timeout wants positive seconds, got '$tmo'" ;; esac
 case $build in /*) ;; *) build=$ROOT/$build ;; esac
 tests=$build/tests
-for t in test_rr_proto test_rr_job test_rr_cli test_rr_explore; do
+for t in test_rr_proto test_rr_cancel test_rr_job test_rr_cli test_rr_explore; do
 	[ -x "$tests/$t" ] || die "$tests/$t not found: build first (cmake -S . -B build && cmake --build build -j2) or pass --build DIR"
 done
 
@@ -89,7 +90,7 @@ if [ $hog = 1 ]; then
 	(while :; do :; done) &
 	hogpid=$!
 fi
-echo "rr-loop: $iters x (test_rr_proto test_rr_job test_rr_cli)$([ $explore = 1 ] && echo ' + test_rr_explore')," \
+echo "rr-loop: $iters x (test_rr_proto test_rr_cancel test_rr_job test_rr_cli)$([ $explore = 1 ] && echo ' + test_rr_explore')," \
 	"bound ${tmo} s per run, hog $([ $hog = 1 ] && echo on || echo off)," \
 	"backends ${FLEXRR_TEST_BACKENDS:-default}, $(nproc) cpus, load $(cut -d' ' -f1 /proc/loadavg), logs $logs"
 
@@ -114,7 +115,7 @@ one() { # suite label
 		'BEGIN { printf "%s %-15s %s %.1f s load %s\n", l, t, r, e - s, ld }' 
 }
 for i in $(seq "$iters"); do
-	for t in test_rr_proto test_rr_job test_rr_cli; do
+	for t in test_rr_proto test_rr_cancel test_rr_job test_rr_cli; do
 		one $t "iter$i"
 	done
 done
