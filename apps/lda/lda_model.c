@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "common/simd.h"
 #include "lda_model.h"
 
 void lda_init_doc(const struct lda_hyper *h, const uint32_t *words,
@@ -66,26 +67,57 @@ double lda_doc_loglik(const struct lda_hyper *h, uint64_t len,
 	return ll;
 }
 
-uint32_t lda_dense_draw(const struct lda_hyper *h, const float *row,
-			const float *nk, const double *ndk, double *cdf,
-			uint64_t *rng)
+/* x > 0 ? x : +0.0f without a branch (the compare does not vectorize
+ * without -ffinite-math-only): a set sign bit clears every bit. */
+static inline float lda_clamp0(float x)
 {
-	double vb = h->V * h->beta, tot = 0, u;
+	int32_t b;
+
+	memcpy(&b, &x, sizeof(b));
+	b &= ~(b >> 31);
+	memcpy(&x, &b, sizeof(x));
+	return x;
+}
+
+/* The weights first, in a loop of independent elements that vectorizes
+ * (the divisions dominate), then their running sum: the same operations
+ * in the same order as one fused loop, so every simd.h variant draws the
+ * same topic. */
+static FRR_SIMD_INLINE uint32_t
+dense_draw_body(const struct lda_hyper *h, const float *row, const float *nk,
+		const double *ndk, double *restrict cdf, uint64_t *rng)
+{
+	const double vb = h->V * h->beta, alpha = h->alpha, beta = h->beta;
+	double tot = 0, u;
 	uint32_t K = h->K, k;
 
 	for (k = 0; k < K; k++) {
 		/* a stale view can hold a count our own move just took below
 		 * zero: clamp, never a negative weight */
-		double nw = row[k] > 0 ? row[k] : 0;
-		double nt = nk[k] > 0 ? nk[k] : 0;
+		double nw = lda_clamp0(row[k]), nt = lda_clamp0(nk[k]);
 
-		tot += (ndk[k] + h->alpha) * (nw + h->beta) / (nt + vb);
+		cdf[k] = (ndk[k] + alpha) * (nw + beta) / (nt + vb);
+	}
+	for (k = 0; k < K; k++) {
+		tot += cdf[k];
 		cdf[k] = tot;
 	}
 	u = lda_rng_uniform(rng) * tot;
 	for (k = 0; k + 1 < K && cdf[k] <= u; k++)
 		;
 	return k;
+}
+
+FRR_SIMD_DEFINE(uint32_t, dense_draw,
+		(const struct lda_hyper *h, const float *row, const float *nk,
+		 const double *ndk, double *cdf, uint64_t *rng),
+		(h, row, nk, ndk, cdf, rng))
+
+uint32_t lda_dense_draw(const struct lda_hyper *h, const float *row,
+			const float *nk, const double *ndk, double *cdf,
+			uint64_t *rng)
+{
+	return dense_draw(h, row, nk, ndk, cdf, rng);
 }
 
 double lda_sample_doc(const struct lda_hyper *h, uint64_t len, uint16_t *z,
