@@ -7,7 +7,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/simd.h"
 #include "mlr/mlr_data.h"
 #include "mlr/mlr_model.h"
 
@@ -56,90 +55,4 @@ Test(mlr_kernel, fashion_mnist_80_percent)
 	free(model);
 	mlr_data_free(&tr);
 	mlr_data_free(&te);
-}
-
-/* A small fixed problem: n examples of dim features, 11 classes (a vector
- * width of 8 or 4 leaves a tail), dense pixels or the same as sparse. */
-#define SM_N 300
-#define SM_DIM 37
-#define SM_K 11
-static void small_problem(struct mlr_data *d, int dense)
-{
-	static uint8_t pix[SM_N * SM_DIM];
-	static uint64_t rowptr[SM_N + 1];
-	static uint32_t col[SM_N * SM_DIM], label[SM_N];
-	static float val[SM_N * SM_DIM];
-	uint64_t e = 0;
-
-	memset(d, 0, sizeof(*d));
-	for (uint32_t i = 0; i < SM_N; i++) {
-		label[i] = (i * 7) % SM_K;
-		rowptr[i] = e;
-		for (uint32_t j = 0; j < SM_DIM; j++) {
-			uint32_t v = (i * 31 + j * 17 + label[i] * j) % 256;
-
-			pix[i * SM_DIM + j] = (uint8_t)(v % 3 ? v : 0);
-			if (pix[i * SM_DIM + j]) {
-				col[e] = j;
-				val[e++] = pix[i * SM_DIM + j] / 255.0f;
-			}
-		}
-	}
-	rowptr[SM_N] = e;
-	d->n = SM_N;
-	d->dim = SM_DIM;
-	d->classes = SM_K;
-	d->dense = dense;
-	d->pix = pix;
-	d->rowptr = rowptr;
-	d->col = col;
-	d->val = val;
-	d->label = label;
-}
-
-/* Two epochs of minibatch SGD and an evaluation at a simd.h level:
- * the model in out[], the losses in loss[3]. */
-static void small_run(enum frr_simd_level level, const struct mlr_data *d,
-		      float *out, double *loss)
-{
-	float *w[SM_DIM + 1];
-	struct mlr_sgd s;
-	uint64_t c = 0;
-
-	cr_assert_eq(frr_simd_set(level), 0);
-	memset(out, 0, sizeof(float) * (SM_DIM + 1) * SM_K);
-	mlr_rows(out, SM_DIM, SM_K, w);
-	cr_assert_eq(mlr_sgd_init(&s, SM_DIM, SM_K, 4), 0);
-	loss[0] = loss[1] = loss[2] = 0;
-	mlr_sgd_run(&s, d, 0, d->n, w, 0.5f, 1e-3f, &loss[0], &c);
-	mlr_sgd_run(&s, d, 0, d->n, w, 0.3f, 1e-3f, &loss[1], &c);
-	mlr_eval(d, 0, d->n, w, SM_K, &loss[2], &c);
-	mlr_sgd_free(&s);
-}
-
-/* The baseline and the AVX2 + FMA variant (where the CPU has it) agree up
- * to FMA rounding on dense and sparse input; a variant that dropped a
- * class of the tail or a feature would be off by whole gradient terms. */
-Test(mlr_kernel, simd_variants_agree)
-{
-	static float m0[(SM_DIM + 1) * SM_K], m1[(SM_DIM + 1) * SM_K];
-	struct mlr_data d;
-	double l0[3], l1[3];
-
-	if (frr_simd_host() < FRR_SIMD_AVX2)
-		cr_skip_test("this CPU has no AVX2 + FMA: one variant only");
-	for (int dense = 0; dense < 2; dense++) {
-		small_problem(&d, dense);
-		small_run(FRR_SIMD_BASE, &d, m0, l0);
-		small_run(FRR_SIMD_AVX2, &d, m1, l1);
-		cr_assert_lt(l0[1], l0[0], "dense %d: no learning", dense);
-		for (int j = 0; j < 3; j++)
-			cr_assert(fabs(l0[j] - l1[j]) <= 1e-5 * l0[j],
-				  "dense %d loss %d: %.9g vs %.9g", dense, j,
-				  l0[j], l1[j]);
-		for (int j = 0; j < (SM_DIM + 1) * SM_K; j++)
-			cr_assert(fabsf(m0[j] - m1[j]) <= 1e-5f,
-				  "dense %d w[%d]: %.9g vs %.9g", dense, j,
-				  m0[j], m1[j]);
-	}
 }

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/simd.h"
 #include "mlr_model.h"
 
 void mlr_rows(float *model, uint32_t dim, uint32_t classes, float **w)
@@ -43,12 +42,9 @@ void mlr_sgd_free(struct mlr_sgd *s)
 	memset(s, 0, sizeof(*s));
 }
 
-/* The loops over classes below are inlined into each simd.h variant of
- * mlr_sgd_run and mlr_eval (they are where those spend their time). */
-
 /* z = logits of example i under the rows w[0..dim]. */
-static FRR_SIMD_INLINE void mlr_logits(const struct mlr_data *d, uint64_t i,
-				       float *const *w, uint32_t K, float *z)
+static void mlr_logits(const struct mlr_data *d, uint64_t i, float *const *w,
+		       uint32_t K, float *z)
 {
 	const float *bias = w[d->dim];
 
@@ -113,9 +109,8 @@ static void mlr_touch(struct mlr_sgd *s, uint32_t row)
 }
 
 /* grad += x_i (p - e_y) */
-static FRR_SIMD_INLINE void mlr_accumulate(struct mlr_sgd *s,
-					   const struct mlr_data *d, uint64_t i,
-					   const float *g)
+static void mlr_accumulate(struct mlr_sgd *s, const struct mlr_data *d,
+			   uint64_t i, const float *g)
 {
 	uint32_t K = s->classes;
 	float *gb = s->grad + (size_t)d->dim * K;
@@ -151,8 +146,8 @@ static FRR_SIMD_INLINE void mlr_accumulate(struct mlr_sgd *s,
 	}
 }
 
-static FRR_SIMD_INLINE void mlr_step(struct mlr_sgd *s, float *const *w,
-				     float lr, float l2, uint32_t bsz)
+static void mlr_step(struct mlr_sgd *s, float *const *w, float lr, float l2,
+		     uint32_t bsz)
 {
 	uint32_t K = s->classes;
 	float scale = lr / (float)bsz;
@@ -171,11 +166,9 @@ static FRR_SIMD_INLINE void mlr_step(struct mlr_sgd *s, float *const *w,
 	s->ntouched = 0;
 }
 
-static FRR_SIMD_INLINE void sgd_run_body(struct mlr_sgd *s,
-					 const struct mlr_data *d,
-					 uint64_t begin, uint64_t end,
-					 float *const *w, float lr, float l2,
-					 double *loss, uint64_t *correct)
+void mlr_sgd_run(struct mlr_sgd *s, const struct mlr_data *d, uint64_t begin,
+		 uint64_t end, float *const *w, float lr, float l2,
+		 double *loss, uint64_t *correct)
 {
 	uint32_t K = s->classes, bsz = 0, am;
 
@@ -196,23 +189,9 @@ static FRR_SIMD_INLINE void sgd_run_body(struct mlr_sgd *s,
 		mlr_step(s, w, lr, l2, bsz);
 }
 
-FRR_SIMD_DEFINE_VOID(sgd_run,
-		     (struct mlr_sgd * s, const struct mlr_data *d,
-		      uint64_t begin, uint64_t end, float *const *w, float lr,
-		      float l2, double *loss, uint64_t *correct),
-		     (s, d, begin, end, w, lr, l2, loss, correct))
-
-void mlr_sgd_run(struct mlr_sgd *s, const struct mlr_data *d, uint64_t begin,
-		 uint64_t end, float *const *w, float lr, float l2,
-		 double *loss, uint64_t *correct)
-{
-	sgd_run(s, d, begin, end, w, lr, l2, loss, correct);
-}
-
-static FRR_SIMD_INLINE void eval_body(const struct mlr_data *d, uint64_t begin,
-				      uint64_t end, float *const *w,
-				      uint32_t classes, double *loss,
-				      uint64_t *correct)
+void mlr_eval(const struct mlr_data *d, uint64_t begin, uint64_t end,
+	      float *const *w, uint32_t classes, double *loss,
+	      uint64_t *correct)
 {
 	float z[MLR_MAX_CLASSES];
 	uint32_t am;
@@ -226,17 +205,4 @@ static FRR_SIMD_INLINE void eval_body(const struct mlr_data *d, uint64_t begin,
 		*loss += mlr_softmax(z, classes, y, &am);
 		*correct += am == y;
 	}
-}
-
-FRR_SIMD_DEFINE_VOID(eval,
-		     (const struct mlr_data *d, uint64_t begin, uint64_t end,
-		      float *const *w, uint32_t classes, double *loss,
-		      uint64_t *correct),
-		     (d, begin, end, w, classes, loss, correct))
-
-void mlr_eval(const struct mlr_data *d, uint64_t begin, uint64_t end,
-	      float *const *w, uint32_t classes, double *loss,
-	      uint64_t *correct)
-{
-	eval(d, begin, end, w, classes, loss, correct);
 }
