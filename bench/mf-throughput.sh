@@ -115,6 +115,7 @@ one_size() { # name U I R clocks
 }
 
 echo "# MF SGD updates/s, one core: flexrr (shm, -n 1 -t 1) vs the bare loop $anchor (-O3 -march=native); $(nproc) cores"
+echo "# flexrr's kernels: FLEXRR_SIMD=${FLEXRR_SIMD:-auto} (off: the portable baseline; docs/benchmarks.md)"
 for s in $sizes; do
 	case $s in
 	cache) one_size cache 20000 2000 2000000 "$clocks" ;;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/simd.h"
 #include "mf/mf.h"
 
 TestSuite(mf_kernel, .timeout = 60);
@@ -237,4 +238,98 @@ Test(mf_kernel, init_rows_deterministic)
 	cr_assert_eq(memcmp(a, b, sizeof(a)), 0);
 	cr_assert_neq(memcmp(a, c, sizeof(a)), 0);
 	cr_assert_eq(a[8], 0.0f); /* bias starts at zero */
+}
+
+/* One SGD pass and the SSE after it at a simd.h level; *P, *Q malloc'ed. */
+static double simd_pass(enum frr_simd_level level, const struct mf_part *p,
+			uint32_t items, int k, float **P, float **Q)
+{
+	const int cols = k + 1;
+	struct mf_hyper h = {
+		.rank = k,
+		.lr = 0.05f,
+		.lr_item = 0.04f,
+		.reg = 0.02f,
+		.breg = 0.01f,
+		.mu = 3.5f,
+	};
+
+	cr_assert_eq(frr_simd_set(level), 0);
+	*P = malloc(sizeof(float) * cols * p->nusers);
+	*Q = malloc(sizeof(float) * cols * items);
+	cr_assert(*P && *Q);
+	for (uint32_t u = 0; u < p->nusers; u++)
+		mf_init_row(5, 0, u, *P + (size_t)u * cols, k);
+	for (uint32_t i = 0; i < items; i++)
+		mf_init_row(5, 1, i, *Q + (size_t)i * cols, k);
+	mf_sgd_pass(*P, *Q, p->train, p->ntrain, &h);
+	return mf_sse(*P, *Q, p->train, p->ntrain, k, h.mu);
+}
+
+/* The same SGD pass on the baseline and on the AVX2 + FMA variant (where
+ * the CPU has it): equal up to FMA rounding.  Rank 19 = two blocks of 8
+ * and a tail of 3, so a variant that drops or misplaces a lane is off by
+ * whole products (>= 1e-3 here), far outside the tolerance. */
+Test(mf_kernel, simd_variants_agree)
+{
+	struct mf_synth s = small();
+	struct mf_part p;
+	const int k = 19;
+	float *P0, *Q0, *P1, *Q1;
+	double sse0, sse1;
+
+	if (frr_simd_host() < FRR_SIMD_AVX2)
+		cr_skip_test("this CPU has no AVX2 + FMA: one variant only");
+	cr_assert_eq(mf_synth_partition(&s, 0, 1, 0.0, 7, &p), 0);
+	sse0 = simd_pass(FRR_SIMD_BASE, &p, s.items, k, &P0, &Q0);
+	sse1 = simd_pass(FRR_SIMD_AVX2, &p, s.items, k, &P1, &Q1);
+	cr_assert(fabs(sse0 - sse1) <= 1e-5 * sse0, "SSE %.9g vs %.9g", sse0,
+		  sse1);
+	for (size_t j = 0; j < (size_t)(k + 1) * p.nusers; j++)
+		cr_assert(fabsf(P0[j] - P1[j]) <= 1e-5f, "P[%zu] %.9g vs %.9g",
+			  j, P0[j], P1[j]);
+	for (size_t j = 0; j < (size_t)(k + 1) * s.items; j++)
+		cr_assert(fabsf(Q0[j] - Q1[j]) <= 1e-5f, "Q[%zu] %.9g vs %.9g",
+			  j, Q0[j], Q1[j]);
+	mf_part_free(&p);
+	free(P0);
+	free(Q0);
+	free(P1);
+	free(Q1);
+}
+
+/* mf_dot against a sequential double-precision sum, ranks around the
+ * 8-lane blocks (each suite process decides its level afresh). */
+Test(mf_kernel, dot_matches_reference)
+{
+	float p[37], q[37];
+
+	for (int f = 0; f < 37; f++) {
+		p[f] = (float)((f * 7919) % 113) / 113.0f - 0.5f;
+		q[f] = (float)((f * 104729) % 97) / 97.0f - 0.5f;
+	}
+	for (int k = 0; k <= 37; k++) {
+		double ref = 0;
+
+		for (int f = 0; f < k; f++)
+			ref += (double)p[f] * q[f];
+		cr_assert(fabs(mf_dot(p, q, k) - ref) <= 1e-6,
+			  "rank %d: %.9g vs %.9g", k, mf_dot(p, q, k), ref);
+	}
+}
+
+/* FLEXRR_SIMD=off, read at the first use, forces the baseline; unset
+ * takes the best the CPU has (Criterion runs each test in its own
+ * process, so the level is decided here). */
+Test(mf_kernel, simd_env_off_forces_baseline)
+{
+	cr_assert_eq(setenv("FLEXRR_SIMD", "off", 1), 0);
+	cr_assert_eq(frr_simd_level(), FRR_SIMD_BASE);
+}
+
+Test(mf_kernel, simd_default_is_host_best)
+{
+	cr_assert_eq(unsetenv("FLEXRR_SIMD"), 0);
+	cr_assert_eq(frr_simd_level(), frr_simd_host());
+	cr_assert_eq(frr_simd_set((enum frr_simd_level)7), -EINVAL);
 }

@@ -66,20 +66,40 @@ double lda_doc_loglik(const struct lda_hyper *h, uint64_t len,
 	return ll;
 }
 
-uint32_t lda_dense_draw(const struct lda_hyper *h, const float *row,
-			const float *nk, const double *ndk, double *cdf,
-			uint64_t *rng)
+/* x > 0 ? x : +0.0f without a branch (the compare does not vectorize
+ * without -ffinite-math-only): a set sign bit clears every bit. */
+static inline float lda_clamp0(float x)
 {
-	double vb = h->V * h->beta, tot = 0, u;
+	int32_t b;
+
+	memcpy(&b, &x, sizeof(b));
+	b &= ~(b >> 31);
+	memcpy(&x, &b, sizeof(x));
+	return x;
+}
+
+/* The weights first, in a loop of independent elements that vectorizes
+ * (the divisions dominate), then their running sum in the same order: the
+ * same operations as one fused loop, so the same topics.  (An AVX2 variant
+ * through apps/common/simd.h gained under 5% over this SSE2 loop: the
+ * double divisions bound both.) */
+uint32_t lda_dense_draw(const struct lda_hyper *h, const float *row,
+			const float *nk, const double *ndk,
+			double *restrict cdf, uint64_t *rng)
+{
+	const double vb = h->V * h->beta, alpha = h->alpha, beta = h->beta;
+	double tot = 0, u;
 	uint32_t K = h->K, k;
 
 	for (k = 0; k < K; k++) {
 		/* a stale view can hold a count our own move just took below
 		 * zero: clamp, never a negative weight */
-		double nw = row[k] > 0 ? row[k] : 0;
-		double nt = nk[k] > 0 ? nk[k] : 0;
+		double nw = lda_clamp0(row[k]), nt = lda_clamp0(nk[k]);
 
-		tot += (ndk[k] + h->alpha) * (nw + h->beta) / (nt + vb);
+		cdf[k] = (ndk[k] + alpha) * (nw + beta) / (nt + vb);
+	}
+	for (k = 0; k < K; k++) {
+		tot += cdf[k];
 		cdf[k] = tot;
 	}
 	u = lda_rng_uniform(rng) * tot;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/opts.h"
+#include "common/simd.h"
 #include "flexrr/flexrr.h"
 #include "flexrr/log.h"
 #include "mf.h"
@@ -531,31 +532,22 @@ static inline void rows_ahead(struct frr_ctx *c, const struct mf_work *w,
 	ri[j % MF_LEAD] = qi;
 }
 
-/* Rows are the runtime's cached copies: SGD updates them in place and the
- * runtime pushes what changed (flexrr.h "Rows"). */
-static int mf_process(void *app, struct frr_ctx *c, uint64_t begin,
-		      uint64_t end)
+/* The steps of ratings [begin, end), compiled for each simd.h level (the
+ * step is inlined: a call per rating would cost more than vectors gain).
+ * The rows of rating j + MF_LEAD are asked for (and prefetched) right after
+ * step j: their cache misses overlap the steps in between.  Within a batch
+ * a row is the same memory at every access, and BSP's copies hold exactly
+ * the previous clocks, so asking early changes no result. */
+static FRR_SIMD_INLINE double sgd_loop_body(struct frr_ctx *c,
+					    const struct mf_slice *sl,
+					    struct mf_hyper h, float lr,
+					    uint64_t begin, uint64_t end)
 {
-	struct mf_app *m = app;
-	const struct mf_slice *sl = frr_part(c);
-	const float lr = (float)(m->o.lr * pow(m->o.lr_decay, frr_clock(c)));
-	struct mf_hyper h = {
-		.rank = m->o.rank,
-		.reg = (float)m->o.reg,
-		.breg = (float)m->o.bias_reg,
-		.mu = m->mu,
-	};
-	double sse = 0.0;
-
 	const struct mf_work *w = sl->work;
 	float *ru[MF_LEAD], *ri[MF_LEAD];
 	uint64_t ahead = begin;
+	double sse = 0.0;
 
-	/* the rows of rating j + MF_LEAD are asked for (and prefetched) right
-	 * after step j: their cache misses overlap the steps in between.
-	 * Within a batch a row is the same memory at every access, and BSP's
-	 * copies hold exactly the previous clocks, so asking early changes no
-	 * result. */
 	while (ahead < end && ahead < begin + MF_LEAD)
 		rows_ahead(c, w, ahead++, ru, ri, h.rank);
 	for (uint64_t j = begin; j < end; j++) {
@@ -569,6 +561,29 @@ static int mf_process(void *app, struct frr_ctx *c, uint64_t begin,
 		if (ahead < end)
 			rows_ahead(c, w, ahead++, ru, ri, h.rank);
 	}
+	return sse;
+}
+
+FRR_SIMD_DEFINE(double, sgd_loop,
+		(struct frr_ctx * c, const struct mf_slice *sl,
+		 struct mf_hyper h, float lr, uint64_t begin, uint64_t end),
+		(c, sl, h, lr, begin, end))
+
+/* Rows are the runtime's cached copies: SGD updates them in place and the
+ * runtime pushes what changed (flexrr.h "Rows"). */
+static int mf_process(void *app, struct frr_ctx *c, uint64_t begin,
+		      uint64_t end)
+{
+	struct mf_app *m = app;
+	const float lr = (float)(m->o.lr * pow(m->o.lr_decay, frr_clock(c)));
+	struct mf_hyper h = {
+		.rank = m->o.rank,
+		.reg = (float)m->o.reg,
+		.breg = (float)m->o.bias_reg,
+		.mu = m->mu,
+	};
+	double sse = sgd_loop(c, frr_part(c), h, lr, begin, end);
+
 	frr_stat_add(c, S_TRAIN_SSE, sse);
 	frr_stat_add(c, S_TRAIN_N, (double)(end - begin));
 	return 0;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/simd.h"
 #include "mf.h"
 
 double mf_rng_normal(struct mf_rng *r)
@@ -15,8 +16,10 @@ double mf_rng_normal(struct mf_rng *r)
 	return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
 }
 
-double mf_sgd_pass(float *P, float *Q, const struct mf_rating *ratings,
-		   uint64_t n, const struct mf_hyper *h)
+static FRR_SIMD_INLINE double sgd_pass_body(float *P, float *Q,
+					    const struct mf_rating *ratings,
+					    uint64_t n,
+					    const struct mf_hyper *h)
 {
 	const size_t cols = (size_t)h->rank + 1;
 	double sse = 0.0;
@@ -31,8 +34,20 @@ double mf_sgd_pass(float *P, float *Q, const struct mf_rating *ratings,
 	return sse;
 }
 
-double mf_sse(const float *P, const float *Q, const struct mf_rating *ratings,
-	      uint64_t n, int rank, float mu)
+FRR_SIMD_DEFINE(double, sgd_pass,
+		(float *P, float *Q, const struct mf_rating *ratings,
+		 uint64_t n, const struct mf_hyper *h),
+		(P, Q, ratings, n, h))
+
+double mf_sgd_pass(float *P, float *Q, const struct mf_rating *ratings,
+		   uint64_t n, const struct mf_hyper *h)
+{
+	return sgd_pass(P, Q, ratings, n, h);
+}
+
+static FRR_SIMD_INLINE double sse_body(const float *P, const float *Q,
+				       const struct mf_rating *ratings,
+				       uint64_t n, int rank, float mu)
 {
 	const size_t cols = (size_t)rank + 1;
 	double sse = 0.0;
@@ -45,6 +60,18 @@ double mf_sse(const float *P, const float *Q, const struct mf_rating *ratings,
 		sse += (double)e * e;
 	}
 	return sse;
+}
+
+FRR_SIMD_DEFINE(double, sse,
+		(const float *P, const float *Q,
+		 const struct mf_rating *ratings, uint64_t n, int rank,
+		 float mu),
+		(P, Q, ratings, n, rank, mu))
+
+double mf_sse(const float *P, const float *Q, const struct mf_rating *ratings,
+	      uint64_t n, int rank, float mu)
+{
+	return sse(P, Q, ratings, n, rank, mu);
 }
 
 void mf_init_row(uint64_t seed, int table, uint64_t row, float *out, int rank)
