@@ -24,7 +24,8 @@ run passed, 1 if any failed, 2 on a usage error.
   --no-explore    skip the one test_rr_explore run (exhaustive, minutes)
   --vm            run the loop inside the soft-RoCE VM (scripts/softroce-vm.sh)
                   over the verbs backend with FLEXRR_TEST_QUICK=1, 2 vCPUs
-  --logs DIR      keep each failing run's output there (default: a temp dir)
+  --logs DIR      keep each failing run's output there (default: a temp dir;
+                  with --vm, BUILD/rr-loop-logs, as the guest's /tmp is lost)
   -h, --help      this text
 
 Examples:
@@ -66,6 +67,8 @@ done
 if [ $vm = 1 ] && [ $inside = 0 ]; then
 	stdlib=$(/usr/bin/python3 -c 'import sysconfig; print(sysconfig.get_paths()["stdlib"])') ||
 		die "/usr/bin/python3 is needed (test_rr_cli runs a python helper): apt-get install python3"
+	# the guest's /tmp is gone at power-off: keep failing outputs in the tree
+	[ -n "$logs" ] || logs=$build/rr-loop-logs
 	args=(--build "$build" --iters "$iters" --timeout "$tmo" --inside --vm)
 	[ $hog = 1 ] && args+=(--hog)
 	[ $explore = 0 ] && args+=(--no-explore)
