@@ -42,6 +42,10 @@ static void usage(FILE *out)
 	    "  --size U,I,R          synthetic users,items,ratings "
 	    "(default 25000,2500,5000000)\n"
 	    "  --rank K              MF rank (default 8)\n"
+	    "  --steps S             mf's per-row step cap of a clock "
+	    "(default 8; mf's own\n"
+	    "                        default 4 suits large data, "
+	    "docs/demo.md says why 8 here)\n"
 	    "  --clocks N            clocks per run (default 20)\n"
 	    "  --target RMSE         held-out RMSE the 'time to target' "
 	    "column waits for\n"
@@ -96,7 +100,13 @@ static int set_value(struct demo_opts *o, const char *k, const char *v)
 		o->plot = v;
 	else if (!strcmp(k, "--target"))
 		o->target = strtod(v, &end);
-	else if (!strcmp(k, "--seed"))
+	else if (!strcmp(k, "--steps")) {
+		o->steps = strtod(v, &end);
+		if (end != v && !*end && !(o->steps > 0)) {
+			fprintf(stderr, "flexrr demo: --steps must be > 0\n");
+			return -EINVAL;
+		}
+	} else if (!strcmp(k, "--seed"))
 		o->seed = strtoul(v, &end, 10);
 	else {
 		long n = strtol(v, &end, 10);
@@ -146,6 +156,7 @@ static int parse_args(int argc, char **argv, struct demo_opts *o)
 		.clocks = 20,
 		.slack = 1,
 		.rank = 8,
+		.steps = 8,
 		.target = 0.59,
 		.seed = 1,
 		.timeout_s = 300,
@@ -230,6 +241,8 @@ static int build_argv(const struct demo_opts *o, const struct demo_run *r,
 	ARG("%s", o->size);
 	ARG("--rank");
 	ARG("%d", o->rank);
+	ARG("--steps");
+	ARG("%g", o->steps);
 #undef ARG
 	args[n] = NULL;
 	return n;

@@ -19,6 +19,7 @@ struct demo_opts {
 	const char *bin;
 	int procs, threads, clocks, slack, rank;
 	double target;
+	double steps; /* mf --steps */
 	unsigned long seed;
 	int ideal;
 	int timeout_s;

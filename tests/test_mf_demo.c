@@ -45,9 +45,15 @@ Test(mf_demo, table_has_every_mode)
 
 	cr_assert_eq(run(out, sizeof(out),
 			 "--size 2000,300,30000 --rank 4 --clocks 4 "
-			 "--target 1.5"),
+			 "--target 1.5 --steps 6 -v"),
 		     0, "%s", out);
 	cr_assert_not_null(strstr(out, "time_N_s"), "%s", out);
+	/* the runs got the demo's --steps (-v shows their command lines) and
+	 * the header says so */
+	cr_assert_not_null(strstr(out, "mf --synthetic 2000,300,30000 --rank 4 "
+				       "--steps 6\n"),
+			   "%s", out);
+	cr_assert_not_null(strstr(out, "--steps 6,"), "%s", out);
 	/* bsp and ssp always run: time and RMSE are numbers */
 	cr_assert_eq(sscanf(row(out, "bsp"), "%15s %*s %lf %*f %*s %lf", name,
 			    &t, &rmse),
@@ -79,4 +85,6 @@ Test(mf_demo, help_and_bad_options)
 	cr_assert_not_null(strstr(out, "'fast'"), "%s", out);
 	cr_assert_eq(run(out, sizeof(out), "--clocks x"), 2);
 	cr_assert_eq(run(out, sizeof(out), "--bogus 1"), 2);
+	cr_assert_eq(run(out, sizeof(out), "--steps 0"), 2);
+	cr_assert_not_null(strstr(out, "--steps must be > 0"), "%s", out);
 }
