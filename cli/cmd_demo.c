@@ -56,9 +56,9 @@ static void usage(FILE *out)
 	    "                        (default bsp,ssp,flexrr)\n"
 	    "  --stragglers SPEC     injected stragglers, as flexrr run "
 	    "(default\n"
-	    "                        persistent:1,3: worker 1 always takes 3x "
+	    "                        persistent:1,4: worker 1 always takes 4x "
 	    "its time, a\n"
-	    "                        machine 3x slower than the other); "
+	    "                        machine 4x slower than the other); "
 	    "'none' for none\n"
 	    "  --ideal               also run BSP without stragglers (the "
 	    "'ideal' baseline)\n"
@@ -149,7 +149,7 @@ static int parse_args(int argc, char **argv, struct demo_opts *o)
 	*o = (struct demo_opts){
 		.size = "25000,2500,5000000",
 		.modes = "bsp,ssp,flexrr",
-		.stragglers = "persistent:1,3",
+		.stragglers = "persistent:1,4",
 		.backend = "shm",
 		.procs = 2,
 		.threads = 1,
