@@ -37,7 +37,7 @@ static void usage(FILE *out)
 	    "a 2-core machine); a straggler sleeps for the extra time a "
 	    "slow machine would\n"
 	    "take, leaving its core idle as that machine would.  Takes "
-	    "about half a\nminute on an idle 2-core machine.\n"
+	    "about 15 s\non an idle 2-core machine.\n"
 	    "\n"
 	    "  --size U,I,R          synthetic users,items,ratings "
 	    "(default 25000,2500,5000000)\n"
