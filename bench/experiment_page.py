@@ -347,9 +347,11 @@ def goals(lines, sim, emu):
         row("G1 FlexRR <= 1.10x " + ("bound" if col == "x_bound" else "ideal"),
             p, "sim " + ", ".join(f"{v:.3f}" for v in vals), max(vals) <= 1.10)
     if emu:
-        for p in {p for (p, m) in emu if p != "none"}:
+        # contention is not judged on the emulated runs: their items are
+        # sleeps, which a CPU hog does not slow (analysis.md)
+        for p in sorted({p for (p, m) in emu if p != "none"}):
             v = emu[(p, "flexrr")]
-            if kind(p) not in BOUND_PATTERNS:
+            if kind(p) not in BOUND_PATTERNS + ("contention",):
                 row("G1 FlexRR <= 1.10x ideal (emulated 2x4)", p, f"{v:.3f}",
                     v <= 1.10)
     for p in pats:
