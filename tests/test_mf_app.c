@@ -455,6 +455,22 @@ Test(mf_app, read_with_synthetic_is_an_error)
 	}
 }
 
+/* the generator's options do nothing to a file: said, not ignored (the
+ * options are checked before any file is opened) */
+Test(mf_app, synth_options_with_data_are_an_error)
+{
+	static char out[1 << 16];
+
+	cr_assert_neq(flexrr(out, sizeof(out),
+			     "run -n 1 --backend shm --clocks 1 -q mf "
+			     "--data /nonexistent/ratings.txt --synth-skew 0.2"),
+		      0);
+	cr_assert_not_null(strstr(out, "--synth-skew applies to --synthetic "
+				       "data only"),
+			   "%s", out);
+	cr_assert_null(strstr(out, "nonexistent"), "%s", out);
+}
+
 Test(mf_app, help_lists_every_option)
 {
 	static char out[1 << 16];

@@ -140,6 +140,8 @@ static int input_opt(struct mf_opts *o, const char *k, const char *v,
 	} else {
 		return 1;
 	}
+	if (!strncmp(k, "--synth-", 8))
+		o->synth_only = o->synth_only ? o->synth_only : k;
 	return ret;
 }
 
@@ -183,6 +185,12 @@ static int opts_finish(struct mf_opts *o, double skew)
 	}
 	if (o->fmt != MF_FMT_AUTO && !o->ndata) {
 		frr_err("mf: --format applies to --data files only");
+		return -EINVAL;
+	}
+	if (o->synth_only && o->ndata) {
+		frr_err("mf: %s applies to --synthetic data only (--data files "
+			"are read as they are); drop it",
+			o->synth_only);
 		return -EINVAL;
 	}
 	/* the generator makes each partition where it is loaded: no files */

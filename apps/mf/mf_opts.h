@@ -18,6 +18,7 @@ struct mf_opts {
 	struct mf_synth synth;
 	int have_data_seed;
 	int have_synth_rank;
+	const char *synth_only; /* the first --synth-* option given */
 	int read_whole;
 	int have_read;
 	uint64_t data_seed;
