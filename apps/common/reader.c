@@ -372,9 +372,11 @@ static int rd_lines_before(const char *path, uint64_t end, uint64_t *n)
 static void rd_log_at(const struct frr_reader *r, const char *msg)
 {
 	uint64_t before = 0;
+	/* a range's line, and its lines before could not be counted */
+	const int uncounted = r->lineno && !r->binary && r->first &&
+			      rd_lines_before(r->path, r->first, &before) != 0;
 
-	if (r->lineno && !r->binary && r->first &&
-	    rd_lines_before(r->path, r->first, &before))
+	if (uncounted)
 		frr_err("%s: line %llu after byte %llu: %s", r->path,
 			(unsigned long long)r->lineno,
 			(unsigned long long)r->first, msg);

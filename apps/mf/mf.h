@@ -18,6 +18,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "flexrr/base.h"
 
@@ -57,12 +58,30 @@ static inline uint64_t mf_rng_below(struct mf_rng *r, uint64_t n)
 
 double mf_rng_normal(struct mf_rng *r);
 
+/* Fisher-Yates over n elements of size bytes (at most 16) drawn from g: one
+ * copy for every element type (inlined, so size is a constant there). */
+static inline void mf_permute(void *base, uint64_t n, size_t size,
+			      struct mf_rng *g)
+{
+	unsigned char *a = base, t[16];
+
+	for (uint64_t i = n; i > 1; i--) {
+		uint64_t j = mf_rng_below(g, i);
+
+		memcpy(t, a + (i - 1) * size, size);
+		memcpy(a + (i - 1) * size, a + j * size, size);
+		memcpy(a + j * size, t, size);
+	}
+}
+
 /* ---- ratings and partitions -------------------------------------------- */
 struct mf_rating {
 	uint32_t user; /* dense id; in a partition: index into part->users */
 	uint32_t item; /* dense id */
 	float r;
 };
+_Static_assert(sizeof(struct mf_rating) <= 16,
+	       "mf_permute swaps through a 16-byte buffer");
 
 /* A whole data set read from files, ids remapped densely (in raw id order,
  * so the mapping does not depend on the order of the file). */

@@ -50,12 +50,7 @@ int mf_order_by_user(struct mf_rating *r, uint64_t n, uint32_t nusers,
 		goto out;
 	for (uint32_t u = 0; u < nusers; u++)
 		rank[u] = u;
-	for (uint32_t u = nusers; u > 1; u--) {
-		uint32_t j = (uint32_t)mf_rng_below(&g, u), t = rank[u - 1];
-
-		rank[u - 1] = rank[j];
-		rank[j] = t;
-	}
+	mf_permute(rank, nusers, sizeof(*rank), &g);
 	/* rank[u] = the position of local user u in the order */
 	for (uint64_t j = 0; j < n; j++) {
 		if (r[j].user >= nusers) {

@@ -89,11 +89,5 @@ void mf_shuffle(struct mf_rating *r, uint64_t n, uint64_t seed)
 {
 	struct mf_rng g = { frr_mix64(seed ^ 0x73687566666c6521ull) };
 
-	for (uint64_t i = n; i > 1; i--) {
-		uint64_t j = mf_rng_below(&g, i);
-		struct mf_rating t = r[i - 1];
-
-		r[i - 1] = r[j];
-		r[j] = t;
-	}
+	mf_permute(r, n, sizeof(*r), &g);
 }
