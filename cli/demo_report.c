@@ -161,8 +161,8 @@ void frr_demo_print_table(const struct demo_opts *o, struct demo_run *runs,
 	       "(users,items,ratings), %d procs x %d threads, %s,\n"
 	       "             %d clocks, seed %lu, slack %d (ssp/flexrr), "
 	       "target test RMSE %.3f\n\n",
-	       o->rank, o->steps, o->size, o->procs, o->threads, o->backend, o->clocks,
-	       o->seed, o->slack, o->target);
+	       o->rank, o->steps, o->size, o->procs, o->threads, o->backend,
+	       o->clocks, o->seed, o->slack, o->target);
 	printf(" %-7s %-22s %10s %9s %13s %10s %8s\n", "mode", "stragglers",
 	       "time_N_s", "s/clock", "t_target_s", "test_rmse", "vs_bsp");
 	for (int k = 0; k < nruns; k++) {

@@ -461,10 +461,11 @@ Test(mf_app, synth_options_with_data_are_an_error)
 {
 	static char out[1 << 16];
 
-	cr_assert_neq(flexrr(out, sizeof(out),
-			     "run -n 1 --backend shm --clocks 1 -q mf "
-			     "--data /nonexistent/ratings.txt --synth-skew 0.2"),
-		      0);
+	cr_assert_neq(
+	    flexrr(out, sizeof(out),
+		   "run -n 1 --backend shm --clocks 1 -q mf "
+		   "--data /nonexistent/ratings.txt --synth-skew 0.2"),
+	    0);
 	cr_assert_not_null(strstr(out, "--synth-skew applies to --synthetic "
 				       "data only"),
 			   "%s", out);
