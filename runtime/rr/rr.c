@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "flexrr/log.h"
 #include "rr/rr_hooks.h"
@@ -39,7 +40,11 @@ struct rr_job {
 	int report_interval;
 	int P, T, W, rank;
 	struct rr_wstate *ws; /* T, this rank's workers */
-	_Atomic int named;    /* helpers named once when the job fails */
+	/* the failure rr names helpers for: 0 none, 1 being written, 2 set
+	 * (dead_rank and dead_what are written before 2 is released) */
+	_Atomic int dead_state;
+	int dead_rank;
+	const char *dead_what;
 };
 
 static struct rr_wstate *wstate(struct rr_job *j, int w)
@@ -390,17 +395,16 @@ static int on_failed(const struct rr_job *j, int v, int rank)
 	return rank < 0 ? v / j->T != j->rank : v / j->T == rank;
 }
 
-/* The two namers read worker threads' offers and tasks from the server
- * thread without synchronisation, for an error message only (bounded by
- * the arrays' sizes; a stale value names the wrong range, never reads out
- * of bounds).  TSan is told so; a worker-published snapshot would remove
- * the race (left to do, see docs/runtime.md). */
-#define RR_RACY_DIAG __attribute__((no_sanitize("thread")))
+/*
+ * Naming the helpers and helpees of a failed rank.  The thread that notices
+ * the failure (usually the server) only records it; each worker names its
+ * own offers and tasks on its own thread as it unwinds, so no thread reads
+ * another's protocol state.
+ */
 
 /* Helpee side: the helpers of rank that our open offers wait on. */
-static RR_RACY_DIAG void name_helpers(const struct rr_job *j,
-				      const struct rr_worker *rw, int rank,
-				      const char *what)
+static void name_helpers(const struct rr_job *j, const struct rr_worker *rw,
+			 int rank, const char *what)
 {
 	for (int i = 0; i < rw->noffers && i < RR_MAX_OFFERS; i++) {
 		const struct rr_offer *o = &rw->offers[i];
@@ -420,9 +424,8 @@ static RR_RACY_DIAG void name_helpers(const struct rr_job *j,
 }
 
 /* Helper side: the helpees of rank whose offers we hold queued. */
-static RR_RACY_DIAG void name_helpees(const struct rr_job *j,
-				      const struct rr_worker *rw, int rank,
-				      const char *what)
+static void name_helpees(const struct rr_job *j, const struct rr_worker *rw,
+			 int rank, const char *what)
 {
 	for (int i = 0; i < rw->ntasks && i < rw->cap_tasks; i++) {
 		const struct rr_task *t = &rw->tasks[i];
@@ -437,22 +440,43 @@ static RR_RACY_DIAG void name_helpees(const struct rr_job *j,
 	}
 }
 
-/* rank = the rank that failed, or -1 when the job fails for any reason:
- * name every remote helper a worker of ours is waiting on and every remote
- * helpee whose help we hold. */
+/* rank = the rank that failed, or -1 when the job fails for any reason;
+ * called just before the job fails.  The first call is the one named. */
 static void rr_hook_peer_dead(struct frr_rt *rt, void *state, int rank,
 			      const char *what)
 {
 	struct rr_job *j = state;
+	int none = 0;
 
 	(void)rt;
-	if (!j || atomic_exchange(&j->named, 1))
+	if (!j || !atomic_compare_exchange_strong(&j->dead_state, &none, 1))
 		return;
-	/* racy reads from the server thread, for the messages only */
-	for (int l = 0; l < j->T; l++) {
-		name_helpers(j, &j->ws[l].rw, rank, what);
-		name_helpees(j, &j->ws[l].rw, rank, what);
-	}
+	j->dead_rank = rank;
+	j->dead_what = what;
+	atomic_store_explicit(&j->dead_state, 2, memory_order_release);
+}
+
+/* On w's thread, as it unwinds from a failed job: name every remote helper
+ * it is waiting on and every remote helpee whose help it holds. */
+static void rr_hook_worker_failed(struct frr_rt *rt, void *state, int w)
+{
+	struct rr_job *j = state;
+	struct rr_wstate *ws = j ? wstate(j, w) : NULL;
+
+	(void)rt;
+	if (!ws)
+		return;
+	/* the first failure is marked before rr is told of it (fail_v): a
+	 * worker may unwind in between, so wait for the record, briefly */
+	for (int i = 0;
+	     i < 2000 &&
+	     atomic_load_explicit(&j->dead_state, memory_order_acquire) != 2;
+	     i++)
+		nanosleep(&(struct timespec){ 0, 100000 }, NULL);
+	if (atomic_load_explicit(&j->dead_state, memory_order_acquire) != 2)
+		return;
+	name_helpers(j, &ws->rw, j->dead_rank, j->dead_what);
+	name_helpees(j, &ws->rw, j->dead_rank, j->dead_what);
 }
 
 const struct frr_rr_ops frr_rr_ops = {
@@ -466,4 +490,5 @@ const struct frr_rr_ops frr_rr_ops = {
 	.clock_end = rr_hook_clock_end,
 	.worker_exit = rr_hook_worker_exit,
 	.peer_dead = rr_hook_peer_dead,
+	.worker_failed = rr_hook_worker_failed,
 };

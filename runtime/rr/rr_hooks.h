@@ -181,10 +181,15 @@ struct frr_rr_ops {
 			   int last_clock);
 	/* (rr, additive) Rank 'rank' failed (-1: some rank, the job failed
 	 * for another reason); called on the thread that noticed, just before
-	 * the job fails: rr names the helpers and helpees it was working with
-	 * there.  `what` says how it failed ("died", "stopped responding"). */
+	 * the job fails, so that worker_failed can name the helpers and
+	 * helpees rr was working with there.  `what` says how it failed
+	 * ("died", "stopped responding"). */
 	void (*peer_dead)(struct frr_rt *rt, void *state, int rank,
 			  const char *what);
+	/* (rr, additive) On w's thread, after its loop ended with an error
+	 * (the job failed): rr names, from w's own state, the helpers and
+	 * helpees on the rank peer_dead reported. */
+	void (*worker_failed)(struct frr_rt *rt, void *state, int w);
 };
 /* The runtime calls an optional op only if the table is big enough. */
 #define FRR_RR_HAS(ops, fn)                                                    \

@@ -297,6 +297,8 @@ static int worker_loop(struct frr_worker *wk)
 		err = frr_rt_hook(
 		    rt, rt->rr->worker_exit(rt, rt->rr_state, wk->id, last),
 		    "worker_exit", wk->id, last);
+	if (err && FRR_RR_HAS(rt->rr, worker_failed) && rt->rr_state)
+		rt->rr->worker_failed(rt, rt->rr_state, wk->id);
 	frr_inst_exit(wk);
 	return err;
 }
