@@ -100,13 +100,9 @@ static int set_value(struct demo_opts *o, const char *k, const char *v)
 		o->plot = v;
 	else if (!strcmp(k, "--target"))
 		o->target = strtod(v, &end);
-	else if (!strcmp(k, "--steps")) {
+	else if (!strcmp(k, "--steps"))
 		o->steps = strtod(v, &end);
-		if (end != v && !*end && !(o->steps > 0)) {
-			fprintf(stderr, "flexrr demo: --steps must be > 0\n");
-			return -EINVAL;
-		}
-	} else if (!strcmp(k, "--seed"))
+	else if (!strcmp(k, "--seed"))
 		o->seed = strtoul(v, &end, 10);
 	else {
 		long n = strtol(v, &end, 10);
@@ -193,6 +189,10 @@ static int parse_args(int argc, char **argv, struct demo_opts *o)
 			"flexrr demo: --clocks must be 1..%d; -n, -t, --rank "
 			"and --timeout at least 1\n",
 			DEMO_MAX_CLOCKS);
+		return -EINVAL;
+	}
+	if (!(o->steps > 0)) {
+		fprintf(stderr, "flexrr demo: --steps must be > 0\n");
 		return -EINVAL;
 	}
 	return 0;

@@ -16,7 +16,6 @@ struct mf_opts {
 	enum mf_format fmt;
 	int synthetic;
 	struct mf_synth synth;
-	int have_data_seed;
 	int have_synth_rank;
 	const char *synth_only; /* the first --synth-* option given */
 	int read_whole;

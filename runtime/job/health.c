@@ -70,6 +70,10 @@ static int fail_v(struct frr_rt *rt, int err, int self, const char *fmt,
 
 	if (err >= 0)
 		err = -EIO;
+	/* rr (additive) records the failure before any worker can see it,
+	 * so each names its helpers as it unwinds; the first record counts */
+	if (FRR_RR_HAS(rt->rr, peer_dead) && rt->rr_state)
+		rt->rr->peer_dead(rt, rt->rr_state, -1, "was lost");
 	/* one message per rank even if several threads detect it: the
 	 * others are consequences of the first */
 	if (atomic_compare_exchange_strong(&rt->failed, &none, err)) {
@@ -77,9 +81,6 @@ static int fail_v(struct frr_rt *rt, int err, int self, const char *fmt,
 
 		vsnprintf(buf, sizeof(buf), fmt, ap);
 		frr_err("%s", buf);
-		/* rr (additive): name the helpers we were waiting on */
-		if (FRR_RR_HAS(rt->rr, peer_dead) && rt->rr_state)
-			rt->rr->peer_dead(rt, rt->rr_state, -1, "was lost");
 		/* the others report our error, not a crash, when we go */
 		if (self)
 			notify_dead(rt, rt->rank, -1, NOTICE_SELF);

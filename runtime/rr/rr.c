@@ -14,11 +14,11 @@
  * runtime's server thread reads when a rank dies, to name the helper.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "flexrr/log.h"
 #include "rr/rr_hooks.h"
@@ -441,7 +441,9 @@ static void name_helpees(const struct rr_job *j, const struct rr_worker *rw,
 }
 
 /* rank = the rank that failed, or -1 when the job fails for any reason;
- * called just before the job fails.  The first call is the one named. */
+ * called before the failure is published (job/health.c).  The first call
+ * is the one named; a later one returns once that record is complete (two
+ * stores away), so a worker that sees the failure finds the record. */
 static void rr_hook_peer_dead(struct frr_rt *rt, void *state, int rank,
 			      const char *what)
 {
@@ -449,8 +451,14 @@ static void rr_hook_peer_dead(struct frr_rt *rt, void *state, int rank,
 	int none = 0;
 
 	(void)rt;
-	if (!j || !atomic_compare_exchange_strong(&j->dead_state, &none, 1))
+	if (!j)
 		return;
+	if (!atomic_compare_exchange_strong(&j->dead_state, &none, 1)) {
+		while (atomic_load_explicit(&j->dead_state,
+					    memory_order_acquire) != 2)
+			sched_yield();
+		return;
+	}
 	j->dead_rank = rank;
 	j->dead_what = what;
 	atomic_store_explicit(&j->dead_state, 2, memory_order_release);
@@ -464,16 +472,8 @@ static void rr_hook_worker_failed(struct frr_rt *rt, void *state, int w)
 	struct rr_wstate *ws = j ? wstate(j, w) : NULL;
 
 	(void)rt;
-	if (!ws)
-		return;
-	/* the first failure is marked before rr is told of it (fail_v): a
-	 * worker may unwind in between, so wait for the record, briefly */
-	for (int i = 0;
-	     i < 2000 &&
-	     atomic_load_explicit(&j->dead_state, memory_order_acquire) != 2;
-	     i++)
-		nanosleep(&(struct timespec){ 0, 100000 }, NULL);
-	if (atomic_load_explicit(&j->dead_state, memory_order_acquire) != 2)
+	if (!ws ||
+	    atomic_load_explicit(&j->dead_state, memory_order_acquire) != 2)
 		return;
 	name_helpers(j, &ws->rw, j->dead_rank, j->dead_what);
 	name_helpees(j, &ws->rw, j->dead_rank, j->dead_what);

@@ -180,10 +180,10 @@ struct frr_rr_ops {
 	int (*worker_exit)(struct frr_rt *rt, void *state, int w,
 			   int last_clock);
 	/* (rr, additive) Rank 'rank' failed (-1: some rank, the job failed
-	 * for another reason); called on the thread that noticed, just before
-	 * the job fails, so that worker_failed can name the helpers and
-	 * helpees rr was working with there.  `what` says how it failed
-	 * ("died", "stopped responding"). */
+	 * for another reason); called on the thread that noticed, before the
+	 * failure is visible to any worker, so that worker_failed can name the
+	 * helpers and helpees rr was working with there.  `what` says how it
+	 * failed ("died", "stopped responding"). */
 	void (*peer_dead)(struct frr_rt *rt, void *state, int rank,
 			  const char *what);
 	/* (rr, additive) On w's thread, after its loop ended with an error
