@@ -68,7 +68,12 @@
 #define FRR_RT_ASYNC_WINDOW 16 /* how far ahead async workers may run */
 #define FRR_RT_STAT_RING 32    /* per-worker per-clock records kept */
 #define FRR_RT_STATS_SLOTS 4   /* per-rank clock stats in flight to rank 0 */
-#define FRR_RT_HELP_SLOTS 8    /* extra inbox slots for helper batches */
+#define FRR_RT_HELP_SLOTS 8    /* unapplied help batches per helper (rr) */
+#define FRR_RT_INBOX_SLOTS 4   /* inbox slots per sender worker */
+/* a rank's inbox: about this many bytes (chunks of CHUNK_MIN..MAX) */
+#define FRR_RT_INBOX_BUDGET ((uint64_t)256 << 20)
+#define FRR_RT_CHUNK_MIN ((uint64_t)16 << 10)
+#define FRR_RT_CHUNK_MAX ((uint64_t)1 << 20)
 #define FRR_RT_NRR 4 /* rr counters per clock (rr_proto.h rr_counter) */
 #define FRR_RT_NMETRICS (7 + FRR_RT_NRR)
 
@@ -166,7 +171,9 @@ struct frr_worker {
 	float *bad_row;	  /* handed out after an app's out-of-range access */
 };
 
-/* Inbox slot header (the data follows at rt->pay_off[dest][t]). */
+/* Inbox slot header: one chunk of an update batch (segments follow,
+ * table.h).  A sender's chunks to one rank carry seq 1, 2, 3, ...: the
+ * server drains them in that order. */
 struct frr_slot_hdr {
 	uint64_t seq; /* written last by a counter write; 0 = empty */
 	int32_t sender;
@@ -174,19 +181,18 @@ struct frr_slot_hdr {
 	int32_t clock;
 	int32_t final; /* 1 = owner's own end-of-clock batch */
 	int32_t nextra;
-	int32_t ntables;
-	uint64_t lo[FRR_MAX_TABLES];
-	uint64_t hi[FRR_MAX_TABLES];
+	int32_t last;	/* 1 = the batch's last chunk */
+	uint64_t bytes; /* payload bytes after the header */
 };
-#define FRR_SLOT_HDR 192
+#define FRR_SLOT_HDR 64
 _Static_assert(sizeof(struct frr_slot_hdr) <= FRR_SLOT_HDR, "slot header");
 
-/* A slot selected for applying: its header copied once out of the remotely
- * writable inbox and validated; only this copy is used afterwards (a peer
- * may rewrite the inbox between a check and a use). */
-struct frr_slot_sel {
-	int v, k; /* sender worker, slot */
+/* A drained chunk: header and payload copied once out of the remotely
+ * writable inbox into the server's own memory and validated there; only
+ * this copy is used afterwards (a peer may rewrite the inbox at any time). */
+struct frr_chunk {
 	struct frr_slot_hdr h;
+	uint8_t *pay; /* h.bytes, malloc'ed */
 };
 
 struct frr_rt {
@@ -206,8 +212,7 @@ struct frr_rt {
 	struct frr_table_spec spec[FRR_MAX_TABLES];
 	uint64_t *shard_rows; /* [t * P + o] rows of table t on rank o */
 	size_t *repl_off;     /* [t * P + o] byte offset in replica */
-	size_t *pay_off;      /* [o * FRR_MAX_TABLES + t] in a slot to o */
-	size_t *slot_bytes;   /* per dest rank */
+	size_t *slot_bytes;   /* per dest rank: header + payload capacity */
 	size_t slot_max;
 	uint32_t max_cols;
 	int K; /* inbox slots per sender */
@@ -237,9 +242,12 @@ struct frr_rt {
 	struct frr_worker *wk; /* T */
 
 	/* server state */
-	uint64_t *consumed;	  /* [sender * K + slot] */
-	int *scratch;		  /* 3 * W ints for try_apply */
-	struct frr_slot_sel *sel; /* W * K: the clock being applied */
+	uint64_t *consumed; /* [sender]: seq of the last chunk drained */
+	int *scratch;	    /* 3 * W ints for try_apply */
+	/* drained chunks not applied yet (clocks >= next_apply), and the
+	 * selection of the clock being applied */
+	struct frr_chunk *store, *sel;
+	size_t nstore, store_cap;
 	int next_apply, next_eval, next_global;
 	_Atomic int eval_done; /* clocks evaluated locally */
 	_Atomic int end_clock; /* clocks the job runs */
@@ -345,6 +353,7 @@ int frr_rt_flush_all(struct frr_rt *rt, int timeout_ms);
 
 /* ---- job/setup.c ---- */
 int frr_rt_layout(struct frr_rt *rt);
+size_t frr_rt_chunk_cap(const struct frr_rt *rt, int o);
 int frr_rt_check_memory(struct frr_rt *rt);
 int frr_rt_tp_setup(struct frr_rt *rt);
 void frr_rt_tp_teardown(struct frr_rt *rt);
@@ -369,6 +378,17 @@ int frr_rt_push_rows(struct frr_rt *rt, int t, uint64_t lo, uint64_t hi);
 /* Apply clock c if every batch of it has arrived: 1 applied, 0 not yet,
  * < 0 error. */
 int frr_rt_try_apply(struct frr_rt *rt, int c);
+
+/* ---- table/inbox.c ---- */
+/* Copy every newly arrived chunk out of the inbox (freeing its slot):
+ * 1 if any, 0 if none, < 0 error. */
+int frr_rt_inbox_drain(struct frr_rt *rt);
+/* Move the drained chunks of clock c into rt->sel if every batch of c is
+ * complete: their number, 0 if not yet. */
+size_t frr_rt_inbox_select(struct frr_rt *rt, int c);
+/* Free the selected chunks after applying them. */
+void frr_rt_inbox_release(struct frr_rt *rt, size_t n);
+void frr_rt_inbox_fini(struct frr_rt *rt);
 const float *frr_rt_replica_row(const struct frr_rt *rt, int t, uint64_t row);
 int frr_rt_owner_rank(const struct frr_rt *rt, uint64_t row);
 

@@ -218,7 +218,7 @@ static int rt_init(struct frr_rt *rt, struct frr_oob *oob,
 		while ((mx >> rt->prog_shift) > FRR_PROG_FIELD_MAX)
 			rt->prog_shift++;
 	}
-	rt->consumed = calloc((size_t)rt->W * rt->K, sizeof(uint64_t));
+	rt->consumed = calloc((size_t)rt->W, sizeof(uint64_t));
 	rt->scratch = calloc(3 * (size_t)rt->W, sizeof(int));
 	if (!rt->consumed || !rt->scratch)
 		return -ENOMEM;
@@ -250,7 +250,6 @@ static int rt_fini(struct frr_rt *rt)
 	free(rt->scratch);
 	free(rt->shard_rows);
 	free(rt->repl_off);
-	free(rt->pay_off);
 	free(rt->slot_bytes);
 	pthread_mutex_destroy(&rt->tp_lock);
 	return err;

@@ -14,8 +14,12 @@
 /* One turn: 1 if something was done, 0 if idle, < 0 the job's error. */
 static int server_step(struct frr_rt *rt, int end)
 {
-	int busy = 0, err;
+	int busy, err;
 
+	/* batches first, every turn: their senders wait for the slots */
+	busy = frr_rt_inbox_drain(rt);
+	if (busy < 0)
+		return busy;
 	if (rt->next_apply < end &&
 	    (rt->rank != 0 || rt->next_global >= rt->next_apply)) {
 		err = frr_rt_try_apply(rt, rt->next_apply);

@@ -17,6 +17,33 @@ static size_t align64(size_t x)
 	return (x + 63) & ~(size_t)63;
 }
 
+/*
+ * Payload capacity of one inbox slot to rank o: a whole batch when the
+ * shard is small (every table's rows as one dense range: a batch never
+ * needs more, the sender picks dense or sparse by size), else a chunk of
+ * FRR_RT_INBOX_BUDGET / (W x K), between FRR_RT_CHUNK_MIN and
+ * FRR_RT_CHUNK_MAX and at least one row of the widest table, so the inbox
+ * of a rank stays near the budget whatever the model or job size.
+ */
+size_t frr_rt_chunk_cap(const struct frr_rt *rt, int o)
+{
+	uint64_t whole = 0, chunk, one;
+
+	for (int t = 0; t < rt->ntables; t++)
+		whole += frr_seg_bytes(FRR_SEG_DENSE,
+				       rt->shard_rows[t * rt->P + o],
+				       rt->spec[t].cols);
+	chunk = FRR_RT_INBOX_BUDGET / ((uint64_t)rt->W * FRR_RT_INBOX_SLOTS);
+	if (chunk > FRR_RT_CHUNK_MAX)
+		chunk = FRR_RT_CHUNK_MAX;
+	if (chunk < FRR_RT_CHUNK_MIN)
+		chunk = FRR_RT_CHUNK_MIN;
+	one = frr_seg_bytes(FRR_SEG_SPARSE, 1, rt->max_cols);
+	if (chunk < one)
+		chunk = one;
+	return (size_t)(whole < chunk ? whole : chunk);
+}
+
 int frr_rt_layout(struct frr_rt *rt)
 {
 	int P = rt->P, T = rt->T, W = rt->W;
@@ -24,9 +51,8 @@ int frr_rt_layout(struct frr_rt *rt)
 
 	rt->shard_rows = calloc((size_t)FRR_MAX_TABLES * P, sizeof(uint64_t));
 	rt->repl_off = calloc((size_t)FRR_MAX_TABLES * P, sizeof(size_t));
-	rt->pay_off = calloc((size_t)FRR_MAX_TABLES * P, sizeof(size_t));
 	rt->slot_bytes = calloc((size_t)P, sizeof(size_t));
-	if (!rt->shard_rows || !rt->repl_off || !rt->pay_off || !rt->slot_bytes)
+	if (!rt->shard_rows || !rt->repl_off || !rt->slot_bytes)
 		return -ENOMEM;
 	for (int t = 0; t < rt->ntables; t++)
 		if (rt->spec[t].cols > rt->max_cols)
@@ -42,20 +68,17 @@ int frr_rt_layout(struct frr_rt *rt)
 				       rt->spec[t].cols * sizeof(float));
 		}
 	rt->repl_len = off ? off : 64;
+	/* slots are freed as soon as the server drains them (table/inbox.c),
+	 * so a few per sender keep the pipe full whatever the slack */
+	rt->K = FRR_RT_INBOX_SLOTS;
 	rt->slot_max = 0;
 	for (int o = 0; o < P; o++) {
-		size_t s = FRR_SLOT_HDR;
+		size_t s = FRR_SLOT_HDR + frr_rt_chunk_cap(rt, o);
 
-		for (int t = 0; t < rt->ntables; t++) {
-			rt->pay_off[o * FRR_MAX_TABLES + t] = s;
-			s += align64(rt->shard_rows[t * P + o] *
-				     rt->spec[t].cols * sizeof(float));
-		}
-		rt->slot_bytes[o] = s;
-		if (s > rt->slot_max)
-			rt->slot_max = s;
+		rt->slot_bytes[o] = align64(s);
+		if (rt->slot_bytes[o] > rt->slot_max)
+			rt->slot_max = rt->slot_bytes[o];
 	}
-	rt->K = rt->eff_slack + 3 + (rt->rr_reassign ? FRR_RT_HELP_SLOTS : 0);
 	rt->inbox_len = (size_t)W * rt->K * rt->slot_bytes[rt->rank];
 
 	rt->stats_rec =

@@ -70,98 +70,48 @@ static float batch_scale(const struct frr_ctx *c, const struct frr_tcache *tc)
 	return s;
 }
 
-/* Payload rows [lo, hi) of shard o: updates of written rows, zeros else. */
-static void fill_rows(struct frr_ctx *c, struct frr_tcache *tc, int o,
-		      uint64_t lo, uint64_t hi, float *pay, int own)
+/* The chunks of one batch to one rank being filled (one slot at a time). */
+struct chunker {
+	struct frr_ctx *c;
+	int o;	    /* destination rank */
+	int open;   /* a chunk is being filled in dst */
+	uint8_t *dst; /* the slot (local inbox) or the staging buffer */
+	size_t soff;  /* the slot's offset in o's inbox */
+	uint64_t seq, used, cap;
+	int final, nextra, own; /* own: the own batch of the clock (pend) */
+	_Atomic uint64_t *local_seq; /* the local last chunk, published last */
+	uint64_t lseq, bytes;
+};
+
+static int chunk_open(struct chunker *ch)
 {
-	const uint32_t cols = tc->cols, want = (c->cache->gen << 1) | 1;
-	const int P = c->rt->P, ring = c->cache->ring;
-	const float scale = batch_scale(c, tc);
-	const int add = tc->rule == FRR_UPDATE_ADD;
+	struct frr_rt *rt = ch->c->rt;
+	struct frr_worker *wk = ch->c->wk;
+	int k = 0, err = free_slot(rt, wk, ch->o, &k);
 
-	for (uint64_t li = lo; li < hi; li++) {
-		uint64_t row = li * (uint64_t)P + (uint64_t)o;
-		float *out = pay + li * cols;
-		const float *v = tc->val + row * cols,
-			    *s = tc->snap + row * cols;
-
-		if (tc->stamp[row] != want) {
-			memset(out, 0, cols * sizeof(float));
-			continue;
-		}
-		if (!add)
-			memcpy(out, s, cols * sizeof(float));
-		else if (scale == 1.0f)
-			for (uint32_t j = 0; j < cols; j++)
-				out[j] = v[j] - s[j];
-		else
-			for (uint32_t j = 0; j < cols; j++)
-				out[j] = (v[j] - s[j]) * scale;
-		if (own && tc->ptag) {
-			uint64_t at =
-			    row * (uint64_t)ring + (uint64_t)(c->clock % ring);
-
-			memcpy(tc->pend + at * cols, out, cols * sizeof(float));
-			tc->ptag[at] = c->clock + 1;
-		}
-	}
+	if (err)
+		return err;
+	ch->seq = ++wk->sent_seq[ch->o];
+	wk->slot_seq[(size_t)ch->o * rt->K + k] = ch->seq;
+	ch->soff = ((size_t)wk->id * rt->K + k) * rt->slot_bytes[ch->o];
+	ch->dst = ch->o == rt->rank ? rt->inboxp + ch->soff
+				    : frr_tp_mr_ptr(wk->stage);
+	if (ch->o != rt->rank)
+		((struct frr_slot_hdr *)ch->dst)->seq = 0;
+	ch->used = 0;
+	ch->open = 1;
+	return 0;
 }
 
-/* Fill the slot header and payload for shard o; returns payload bytes. */
-static uint64_t fill_slot(struct frr_ctx *c, uint8_t *dst, int o, int final,
-			  int nextra)
-{
-	struct frr_rt *rt = c->rt;
-	struct frr_slot_hdr *h = (struct frr_slot_hdr *)dst;
-	uint64_t bytes = 0;
-
-	h->sender = c->wk->id;
-	h->owner = c->part;
-	if (rt->test_forge_batch == rt->rank && c->clock == 1)
-		h->owner = rt->W + 3;
-	h->clock = c->clock;
-	h->final = final;
-	h->nextra = nextra;
-	h->ntables = rt->ntables;
-	for (int t = 0; t < rt->ntables; t++) {
-		struct frr_tcache *tc = &c->cache->t[t];
-		uint64_t lo = tc->lo[o], hi = tc->hi[o];
-
-		if (hi <= lo)
-			lo = hi = 0;
-		h->lo[t] = lo;
-		h->hi[t] = hi;
-		fill_rows(c, tc, o, lo, hi,
-			  (float *)(dst + rt->pay_off[o * FRR_MAX_TABLES + t]),
-			  final && c->cache == &c->wk->own);
-		bytes += (hi - lo) * tc->cols * sizeof(float);
-		tc->lo[o] = UINT64_MAX;
-		tc->hi[o] = 0;
-	}
-	return bytes;
-}
-
-/* Write the staged slot into shard o's inbox, then its seq (G3). */
+/* Write the staged chunk into rank o's inbox, then its seq (G3). */
 static int slot_write(struct frr_rt *rt, struct frr_worker *wk, int o,
-		      size_t soff, uint64_t seq)
+		      size_t soff, uint64_t len, uint64_t seq)
 {
-	const struct frr_slot_hdr *h = frr_tp_mr_ptr(wk->stage);
-	int err = 0;
+	int err;
 
 	pthread_mutex_lock(&rt->tp_lock);
-	for (int t = 0; t < rt->ntables && !err; t++) {
-		size_t rb = rt->spec[t].cols * sizeof(float);
-		size_t po = rt->pay_off[o * FRR_MAX_TABLES + t];
-
-		if (h->hi[t] > h->lo[t])
-			err = frr_tp_write(rt->eps[o], wk->stage,
-					   po + h->lo[t] * rb, rt->rinbox[o],
-					   soff + po + h->lo[t] * rb,
-					   (h->hi[t] - h->lo[t]) * rb, 0, 0);
-	}
-	if (!err)
-		err = frr_tp_write(rt->eps[o], wk->stage, 0, rt->rinbox[o],
-				   soff, sizeof(*h), 0, 0);
+	err = frr_tp_write(rt->eps[o], wk->stage, 0, rt->rinbox[o], soff,
+			   FRR_SLOT_HDR + len, 0, 0);
 	if (!err)
 		err = frr_tp_write_u64(rt->eps[o], rt->rinbox[o], soff, seq, 0,
 				       0);
@@ -173,48 +123,210 @@ static int slot_write(struct frr_rt *rt, struct frr_worker *wk, int o,
 	return 0;
 }
 
+static int chunk_close(struct chunker *ch, int last)
+{
+	struct frr_ctx *c = ch->c;
+	struct frr_rt *rt = c->rt;
+	struct frr_slot_hdr *h = (struct frr_slot_hdr *)ch->dst;
+
+	h->sender = c->wk->id;
+	h->owner = c->part;
+	if (rt->test_forge_batch == rt->rank && c->clock == 1)
+		h->owner = rt->W + 3;
+	h->clock = c->clock;
+	h->final = ch->final;
+	h->nextra = ch->nextra;
+	h->last = last;
+	h->bytes = ch->used;
+	ch->bytes += ch->used;
+	ch->open = 0;
+	if (ch->o != rt->rank)
+		return slot_write(rt, c->wk, ch->o, ch->soff, ch->used,
+				  ch->seq);
+	if (last) { /* published after the clock record (batch_send) */
+		ch->local_seq = (_Atomic uint64_t *)&h->seq;
+		ch->lseq = ch->seq;
+	} else {
+		atomic_store_explicit((_Atomic uint64_t *)&h->seq, ch->seq,
+				      memory_order_release);
+	}
+	return 0;
+}
+
+/* The update of written row `row` of table tc into out[0..cols). */
+static void row_update(struct chunker *ch, struct frr_tcache *tc,
+		       uint64_t row, float scale, float *out)
+{
+	const uint32_t cols = tc->cols;
+	const float *v = frr_tcache_val(tc, row),
+		    *s = tc->snap + (uint64_t)tc->slot[row] * cols;
+
+	if (tc->rule != FRR_UPDATE_ADD)
+		memcpy(out, s, cols * sizeof(float));
+	else if (scale == 1.0f)
+		for (uint32_t j = 0; j < cols; j++)
+			out[j] = v[j] - s[j];
+	else
+		for (uint32_t j = 0; j < cols; j++)
+			out[j] = (v[j] - s[j]) * scale;
+	if (ch->own && tc->ptag) {
+		int ring = ch->c->cache->ring;
+		uint64_t r = tc->pslot[row] ? tc->pslot[row] - 1 : tc->npend,
+			 at = r * (uint64_t)ring +
+			      (uint64_t)(ch->c->clock % ring);
+
+		if (!tc->pslot[row])
+			tc->pslot[row] = ++tc->npend;
+		memcpy(tc->pend + at * cols, out, cols * sizeof(float));
+		tc->ptag[at] = ch->c->clock + 1;
+	}
+}
+
+/* Append one segment of up to n rows (dense from local row lo, or the
+ * sparse ids) that fits the open chunk; returns the rows taken. */
+static uint64_t seg_fill(struct chunker *ch, int t, uint32_t kind,
+			 uint64_t lo, const uint64_t *ids, uint64_t n)
+{
+	struct frr_tcache *tc = &ch->c->cache->t[t];
+	const uint32_t cols = tc->cols, want = (ch->c->cache->gen << 1) | 1;
+	const uint64_t P = (uint64_t)ch->c->rt->P;
+	const uint64_t rb = cols * sizeof(float) +
+			    (kind == FRR_SEG_SPARSE ? sizeof(uint64_t) : 0);
+	const float scale = batch_scale(ch->c, tc);
+	uint64_t room = ch->cap - ch->used, fit, hdr = sizeof(struct frr_seg);
+	uint8_t *at = ch->dst + FRR_SLOT_HDR + ch->used;
+	struct frr_seg *sg = (struct frr_seg *)at;
+	uint64_t *oid = (uint64_t *)(at + hdr);
+	float *out;
+
+	fit = room >= hdr + 7 + rb ? (room - hdr - 7) / rb : 0;
+	if (fit > n)
+		fit = n;
+	if (!fit)
+		return 0;
+	*sg = (struct frr_seg){ .table = (uint32_t)t, .kind = kind,
+				.lo = lo, .n = fit };
+	out = (float *)(kind == FRR_SEG_SPARSE ? (uint8_t *)(oid + fit)
+					       : (uint8_t *)oid);
+	for (uint64_t i = 0; i < fit; i++, out += cols) {
+		uint64_t li = kind == FRR_SEG_SPARSE ? ids[i] : lo + i;
+		uint64_t row = li * P + (uint64_t)ch->o;
+
+		if (kind == FRR_SEG_SPARSE)
+			oid[i] = li;
+		if (tc->stamp[row] != want)
+			memset(out, 0, cols * sizeof(float));
+		else
+			row_update(ch, tc, row, scale, out);
+	}
+	ch->used += frr_seg_bytes(kind, fit, cols);
+	return fit;
+}
+
+/* Table t's rows for rank o: one dense range or the sparse list of the
+ * written rows, whichever is smaller, over as many chunks as it takes. */
+static int table_fill(struct chunker *ch, int t)
+{
+	struct frr_tcache *tc = &ch->c->cache->t[t];
+	int o = ch->o;
+	uint64_t lo = tc->lo[o], hi = tc->hi[o];
+	const uint64_t *ids = tc->wby + tc->wstart[o];
+	uint64_t n = tc->wstart[o + 1] - tc->wstart[o];
+	uint32_t kind = FRR_SEG_SPARSE;
+
+	tc->lo[o] = UINT64_MAX;
+	tc->hi[o] = 0;
+	if (!n || hi <= lo)
+		return 0;
+	if (frr_seg_bytes(FRR_SEG_DENSE, hi - lo, tc->cols) <=
+	    frr_seg_bytes(FRR_SEG_SPARSE, n, tc->cols)) {
+		kind = FRR_SEG_DENSE;
+		n = hi - lo;
+	}
+	while (n) {
+		uint64_t took;
+		int err = ch->open ? 0 : chunk_open(ch);
+
+		if (err)
+			return err;
+		took = seg_fill(ch, t, kind, lo, ids, n);
+		if (!took) { /* full: the rest goes in the next chunk */
+			err = chunk_close(ch, 0);
+			if (err)
+				return err;
+			continue;
+		}
+		n -= took;
+		if (kind == FRR_SEG_DENSE)
+			lo += took;
+		else
+			ids += took;
+	}
+	return 0;
+}
+
+/* Group each table's written rows by shard rank (counting sort, first
+ * write order kept within a shard): wby[wstart[o] .. wstart[o + 1]]. */
+static void group_written(struct frr_rt *rt, struct frr_cache *k)
+{
+	const uint64_t P = (uint64_t)rt->P;
+
+	for (int t = 0; t < rt->ntables; t++) {
+		struct frr_tcache *tc = &k->t[t];
+		uint64_t *st = tc->wstart;
+
+		memset(st, 0, (P + 1) * sizeof(uint64_t));
+		for (uint64_t i = 0; i < tc->nw; i++)
+			st[tc->wrows[i] % P + 1]++;
+		for (uint64_t o = 0; o < P; o++)
+			st[o + 1] += st[o];
+		for (uint64_t i = 0; i < tc->nw; i++) {
+			uint64_t r = tc->wrows[i];
+
+			tc->wby[st[r % P]++] = r / P;
+		}
+		/* st[o] now ends shard o: shift back to starts */
+		memmove(st + 1, st, P * sizeof(uint64_t));
+		st[0] = 0;
+		tc->nw = 0;
+	}
+}
+
+/* Every table's rows for rank o, then the batch's last chunk. */
+static int batch_to(struct chunker *ch)
+{
+	int err = 0;
+
+	for (int t = 0; t < ch->c->rt->ntables && !err; t++)
+		err = table_fill(ch, t);
+	if (!err && !ch->open)
+		err = chunk_open(ch); /* an empty batch still counts */
+	return err ? err : chunk_close(ch, 1);
+}
+
 int frr_rt_batch_send(struct frr_ctx *c, int final, int nextra)
 {
 	struct frr_rt *rt = c->rt;
-	struct frr_worker *wk = c->wk;
 	struct frr_wclock *rec = c->rec;
-	/* rec belongs to the server once the local slot is published: every
-	 * write to it happens before that release store */
-	_Atomic uint64_t *local_seq = NULL;
-	uint64_t lseq = 0, bytes = 0;
+	/* rec belongs to the server once the local batch's last chunk is
+	 * published: every write to it happens before that release store */
+	struct chunker ch = { .c = c, .final = final, .nextra = nextra,
+			      .own = final && c->cache == &c->wk->own };
 	double t0 = frr_rt_clock_now();
 	int err = 0;
 
+	group_written(rt, c->cache);
 	for (int o = 0; o < rt->P && !err; o++) {
-		uint64_t seq = ++wk->sent_seq[o];
-		size_t soff;
-		uint8_t *dst;
-		int k = 0;
-
-		err = free_slot(rt, wk, o, &k);
-		if (err)
-			break;
-		wk->slot_seq[(size_t)o * rt->K + k] = seq;
-		soff = ((size_t)wk->id * rt->K + k) * rt->slot_bytes[o];
-		dst = o == rt->rank ? rt->inboxp + soff
-				    : frr_tp_mr_ptr(wk->stage);
-		if (o != rt->rank)
-			((struct frr_slot_hdr *)dst)->seq = 0;
-		bytes += fill_slot(c, dst, o, final, nextra);
-		if (o == rt->rank) {
-			local_seq =
-			    (_Atomic uint64_t *)&((struct frr_slot_hdr *)dst)
-				->seq;
-			lseq = seq;
-			continue;
-		}
-		err = slot_write(rt, wk, o, soff, seq);
+		ch.o = o;
+		ch.cap = rt->slot_bytes[o] - FRR_SLOT_HDR;
+		err = batch_to(&ch);
 	}
 	rec->updates += c->cache->updates;
-	rec->bytes += bytes;
+	rec->bytes += ch.bytes;
 	rec->flush_s += frr_rt_clock_now() - t0;
 	frr_cache_next_batch(c->cache);
-	if (!err && local_seq)
-		atomic_store_explicit(local_seq, lseq, memory_order_release);
+	if (!err && ch.local_seq)
+		atomic_store_explicit(ch.local_seq, ch.lseq,
+				      memory_order_release);
 	return err;
 }

@@ -72,18 +72,25 @@ int frr_cache_init(struct frr_rt *rt, struct frr_cache *k, int ring)
 		tc->val = cache_calloc(n, sizeof(float));
 		tc->snap = cache_calloc(n, sizeof(float));
 		tc->stamp = calloc(s->rows, 1);
+		tc->slot = calloc(s->rows, sizeof(uint32_t));
 		tc->lo = malloc((size_t)rt->P * sizeof(uint64_t));
 		tc->hi = calloc((size_t)rt->P, sizeof(uint64_t));
-		if (!tc->val || !tc->snap || !tc->stamp || !tc->lo || !tc->hi)
+		tc->wrows = calloc(s->rows, sizeof(uint64_t));
+		tc->wby = calloc(s->rows, sizeof(uint64_t));
+		tc->wstart = calloc((size_t)rt->P + 1, sizeof(uint64_t));
+		if (!tc->val || !tc->snap || !tc->stamp || !tc->slot ||
+		    !tc->lo || !tc->hi || !tc->wrows || !tc->wby ||
+		    !tc->wstart)
 			return -ENOMEM;
 		for (int o = 0; o < rt->P; o++)
 			tc->lo[o] = UINT64_MAX;
 		if (ring && (s->flags & FRR_TABLE_SEE_OWN_PENDING) &&
 		    s->rule == FRR_UPDATE_ADD) {
-			tc->pend = calloc((size_t)ring * n, sizeof(float));
+			tc->pend = cache_calloc((size_t)ring * n, sizeof(float));
 			tc->ptag =
 			    calloc((size_t)ring * s->rows, sizeof(int32_t));
-			if (!tc->pend || !tc->ptag)
+			tc->pslot = calloc(s->rows, sizeof(uint32_t));
+			if (!tc->pend || !tc->ptag || !tc->pslot)
 				return -ENOMEM;
 		}
 	}
@@ -98,8 +105,13 @@ void frr_cache_fini(struct frr_cache *k)
 		free(tc->val);
 		free(tc->snap);
 		free(tc->stamp);
+		free(tc->slot);
+		free(tc->pslot);
 		free(tc->lo);
 		free(tc->hi);
+		free(tc->wrows);
+		free(tc->wby);
+		free(tc->wstart);
 		free(tc->pend);
 		free(tc->ptag);
 	}
@@ -110,6 +122,8 @@ void frr_cache_next_batch(struct frr_cache *k)
 {
 	k->items = 0;
 	k->updates = 0;
+	for (int t = 0; t < FRR_MAX_TABLES; t++)
+		k->t[t].nslot = 0;
 	/* 7 bits of generation (the low stamp bit is "written"): a clear
 	 * every 127 batches, one byte per row, is less than the flushes of
 	 * those batches walk */
@@ -162,16 +176,19 @@ static uint64_t load_exact(struct frr_rt *rt, int o, const float *src,
 static void add_pending(const struct frr_cache *k, const struct frr_tcache *tc,
 			uint64_t row, uint64_t d, int clock, float *val)
 {
-	const int32_t *tag = tc->ptag + row * (uint64_t)k->ring;
+	uint64_t r = tc->pslot[row];
+	const int32_t *tag;
 
+	if (!r--)
+		return; /* never pushed by this worker */
+	tag = tc->ptag + r * (uint64_t)k->ring;
 	for (int s = 0; s < k->ring; s++) {
 		int64_t pc = (int64_t)tag[s] - 1;
 		const float *p;
 
 		if (pc < (int64_t)d || pc >= clock)
 			continue;
-		p = tc->pend +
-		    (row * (uint64_t)k->ring + (uint64_t)s) * tc->cols;
+		p = tc->pend + (r * (uint64_t)k->ring + (uint64_t)s) * tc->cols;
 		for (uint32_t j = 0; j < tc->cols; j++)
 			val[j] += p[j];
 	}
@@ -185,8 +202,9 @@ fetch(struct frr_ctx *c, struct frr_tcache *tc, int t, uint64_t row)
 	struct frr_cache *k = c->cache;
 	int o = frr_rt_owner_rank(rt, row);
 	const float *src = frr_rt_replica_row(rt, t, row);
-	float *val = tc->val + row * tc->cols,
-	      *snap = tc->snap + row * tc->cols;
+	uint32_t slot = tc->nslot++;
+	float *val = tc->val + (uint64_t)slot * tc->cols,
+	      *snap = tc->snap + (uint64_t)slot * tc->cols;
 	struct frr_wclock *rec = c->rec;
 	uint64_t d;
 
@@ -207,6 +225,7 @@ fetch(struct frr_ctx *c, struct frr_tcache *tc, int t, uint64_t row)
 		rec->min_data_clock = (int64_t)d - 1;
 	if ((int64_t)d - 1 < c->bound)
 		rec->stale_reads++;
+	tc->slot[row] = slot;
 	tc->stamp[row] = (uint8_t)(k->gen << 1);
 	return k->gen << 1;
 }
@@ -241,6 +260,7 @@ static void mark_written(struct frr_ctx *c, struct frr_tcache *tc, uint64_t row)
 	uint64_t li = row / (uint64_t)P;
 
 	tc->stamp[row] |= 1;
+	tc->wrows[tc->nw++] = row; /* at most once per row and batch */
 	if (li < tc->lo[o])
 		tc->lo[o] = li;
 	if (li + 1 > tc->hi[o])
@@ -272,7 +292,7 @@ const float *frr_row_read(struct frr_ctx *c, int table, uint64_t row)
 
 	if (!tc)
 		return bad_access(c, "reading", table, row, UINT32_MAX);
-	return tc->val + row * tc->cols;
+	return frr_tcache_val(tc, row);
 }
 
 float *frr_row_write(struct frr_ctx *c, int table, uint64_t row)
@@ -286,7 +306,7 @@ float *frr_row_write(struct frr_ctx *c, int table, uint64_t row)
 	if (!(s & 1))
 		mark_written(c, tc, row);
 	c->cache->updates++;
-	return tc->val + row * tc->cols;
+	return frr_tcache_val(tc, row);
 }
 
 /* ADD: the row itself; ADAGRAD: the batch's gradient sum. */
@@ -301,7 +321,7 @@ static float *update_target(struct frr_ctx *c, int t, uint64_t row)
 		mark_written(c, tc, row);
 	c->cache->updates++;
 	return (tc->rule == FRR_UPDATE_ADAGRAD ? tc->snap : tc->val) +
-	       row * tc->cols;
+	       (uint64_t)tc->slot[row] * tc->cols;
 }
 
 void frr_row_update(struct frr_ctx *c, int table, uint64_t row,

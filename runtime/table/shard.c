@@ -53,8 +53,7 @@ int frr_rt_tables_init(struct frr_rt *rt)
 				    rt->app_state, t, li * rt->P + rt->rank,
 				    rt->master[t] + li * cols, cols);
 	}
-	rt->sel = malloc((size_t)rt->W * rt->K * sizeof(*rt->sel));
-	return rt->sel ? 0 : -ENOMEM;
+	return 0;
 }
 
 void frr_rt_tables_fini(struct frr_rt *rt)
@@ -64,8 +63,7 @@ void frr_rt_tables_fini(struct frr_rt *rt)
 		free(rt->accum[t]);
 		rt->master[t] = rt->accum[t] = NULL;
 	}
-	free(rt->sel);
-	rt->sel = NULL;
+	frr_rt_inbox_fini(rt);
 }
 
 /*
@@ -110,54 +108,74 @@ int frr_rt_push_rows(struct frr_rt *rt, int t, uint64_t lo, uint64_t hi)
 
 /* ---- applying a clock -----------------------------------------------------
  */
-static struct frr_slot_hdr *slot_hdr(struct frr_rt *rt, int v, int k)
+/* Rows [a, a + n) of g (n x cols) into row li.. of table t's shard. */
+static void apply_rows(struct frr_rt *rt, int t, uint64_t li, const float *g,
+		       uint64_t n)
 {
-	return (struct frr_slot_hdr *)(rt->inboxp +
-				       ((size_t)v * rt->K + k) *
-					   rt->slot_bytes[rt->rank]);
-}
+	uint32_t cols = rt->spec[t].cols;
+	float *m = rt->master[t] + li * cols;
 
-static void apply_slot(struct frr_rt *rt, const struct frr_slot_sel *s,
-		       uint64_t *dlo, uint64_t *dhi)
-{
-	const uint8_t *base = (const uint8_t *)slot_hdr(rt, s->v, s->k);
-	const struct frr_slot_hdr *h = &s->h; /* the validated copy */
+	if (rt->spec[t].rule == FRR_UPDATE_ADAGRAD) {
+		float *acc = rt->accum[t] + li * cols;
+		float lr = rt->spec[t].lr, eps = rt->spec[t].eps;
 
-	for (int t = 0; t < rt->ntables; t++) {
-		uint32_t cols = rt->spec[t].cols;
-		const float *g =
-		    (const float *)(base +
-				    rt->pay_off[rt->rank * FRR_MAX_TABLES + t]);
-		float *m = rt->master[t];
-		uint64_t lo = h->lo[t], hi = h->hi[t];
-
-		if (hi <= lo)
-			continue;
-		if (lo < dlo[t])
-			dlo[t] = lo;
-		if (hi > dhi[t])
-			dhi[t] = hi;
-		if (rt->spec[t].rule == FRR_UPDATE_ADAGRAD) {
-			float *acc = rt->accum[t];
-			float lr = rt->spec[t].lr, eps = rt->spec[t].eps;
-
-			for (uint64_t i = lo * cols; i < hi * cols; i++) {
-				if (g[i] == 0.0f)
-					continue;
-				acc[i] += g[i] * g[i];
-				m[i] -= lr * g[i] / sqrtf(eps + acc[i]);
-			}
-		} else {
-			for (uint64_t i = lo * cols; i < hi * cols; i++)
-				m[i] += g[i];
+		for (uint64_t i = 0; i < n * cols; i++) {
+			if (g[i] == 0.0f)
+				continue;
+			acc[i] += g[i] * g[i];
+			m[i] -= lr * g[i] / sqrtf(eps + acc[i]);
 		}
+	} else {
+		for (uint64_t i = 0; i < n * cols; i++)
+			m[i] += g[i];
 	}
 }
 
-static int cmp_slot(const void *a, const void *b)
+/* One drained chunk (validated when drained: table/inbox.c). */
+static void apply_chunk(struct frr_rt *rt, const struct frr_chunk *ck,
+			uint64_t *dlo, uint64_t *dhi)
 {
-	const struct frr_slot_hdr *h = &((const struct frr_slot_sel *)a)->h;
-	const struct frr_slot_hdr *g = &((const struct frr_slot_sel *)b)->h;
+	const uint8_t *p = ck->pay;
+
+	for (uint64_t at = 0; at < ck->h.bytes;) {
+		struct frr_seg sg;
+		uint32_t cols;
+		const uint8_t *d;
+
+		memcpy(&sg, p + at, sizeof(sg));
+		cols = rt->spec[sg.table].cols;
+		d = p + at + sizeof(sg);
+		if (sg.kind == FRR_SEG_DENSE) {
+			apply_rows(rt, (int)sg.table, sg.lo,
+				   (const float *)d, sg.n);
+			if (sg.lo < dlo[sg.table])
+				dlo[sg.table] = sg.lo;
+			if (sg.lo + sg.n > dhi[sg.table])
+				dhi[sg.table] = sg.lo + sg.n;
+		} else {
+			const uint64_t *id = (const uint64_t *)d;
+			const float *g = (const float *)(id + sg.n);
+
+			for (uint64_t i = 0; i < sg.n; i++) {
+				apply_rows(rt, (int)sg.table, id[i],
+					   g + i * cols, 1);
+				if (id[i] < dlo[sg.table])
+					dlo[sg.table] = id[i];
+				if (id[i] + 1 > dhi[sg.table])
+					dhi[sg.table] = id[i] + 1;
+			}
+		}
+		at += frr_seg_bytes(sg.kind, sg.n, cols);
+	}
+}
+
+/* The apply order, whatever the arrival order: owner, its own batch first,
+ * sender, seq (a batch's chunks in order).  BSP is bit-for-bit
+ * deterministic. */
+static int cmp_chunk(const void *a, const void *b)
+{
+	const struct frr_slot_hdr *h = &((const struct frr_chunk *)a)->h;
+	const struct frr_slot_hdr *g = &((const struct frr_chunk *)b)->h;
 
 	if (h->owner != g->owner)
 		return h->owner - g->owner;
@@ -168,114 +186,22 @@ static int cmp_slot(const void *a, const void *b)
 	return h->seq < g->seq ? -1 : h->seq > g->seq;
 }
 
-static int validate_hdr(struct frr_rt *rt, const struct frr_slot_hdr *h, int v)
-{
-	bool ok = h->sender == v && h->owner >= 0 && h->owner < rt->W &&
-		  h->clock >= 0 && h->final >= 0 && h->final <= 1 &&
-		  h->nextra >= 0 && h->nextra <= rt->W * rt->K &&
-		  h->ntables == rt->ntables;
-
-	for (int t = 0; ok && t < rt->ntables; t++)
-		ok = h->lo[t] <= h->hi[t] &&
-		     h->hi[t] <= rt->shard_rows[t * rt->P + rt->rank];
-	if (ok)
-		return 0;
-	return frr_rt_fail(rt, -EPROTO,
-			   "corrupt update batch from worker %d of rank %d "
-			   "(sender %d, owner %d, clock %d): mismatched "
-			   "binaries or memory corruption",
-			   v, v / rt->T, h->sender, h->owner, h->clock);
-}
-
-/* Select the unconsumed slots of clock c into rt->sel; returns how many, 0
- * if some batch of c is still missing, < 0 on a corrupt slot. */
-static int select_clock(struct frr_rt *rt, int c)
-{
-	int W = rt->W, n = 0;
-	/* per-worker tallies, allocated once: this runs every loop turn */
-	int *finals = rt->scratch, *extra = finals + W, *want = extra + W;
-
-	memset(rt->scratch, 0, 3 * (size_t)W * sizeof(int));
-	for (int v = 0; v < W; v++)
-		for (int k = 0; k < rt->K; k++) {
-			const struct frr_slot_hdr *in = slot_hdr(rt, v, k);
-			struct frr_slot_sel *s = &rt->sel[n];
-			const struct frr_slot_hdr *h = &s->h;
-			uint64_t seq = frr_tp_load_u64(&in->seq);
-			int err;
-
-			if (seq <= rt->consumed[v * rt->K + k])
-				continue;
-			/* copy once (after seq: the header is published
-			 * before it), then check and use only the copy */
-			memcpy(&s->h, in, sizeof(s->h));
-			s->h.seq = seq;
-			err = validate_hdr(rt, h, v);
-			if (err)
-				return err;
-			if (h->clock != c)
-				continue;
-			s->v = v;
-			s->k = k;
-			n++;
-			if (h->final) {
-				finals[h->owner]++;
-				want[h->owner] = h->nextra;
-			} else {
-				extra[h->owner]++;
-			}
-		}
-	for (int w = 0; w < W; w++)
-		if (finals[w] != 1 || extra[w] != want[w])
-			return 0;
-	return n;
-}
-
-/* Free the applied slots: acks go to the senders' ranks. */
-static int ack_slots(struct frr_rt *rt, int n)
-{
-	int err = 0;
-
-	for (int i = 0; i < n && !err; i++) {
-		int v = rt->sel[i].v, k = rt->sel[i].k;
-		const struct frr_slot_hdr *h = &rt->sel[i].h;
-		int sr = v / rt->T;
-		size_t off =
-		    rt->off_ack +
-		    (((size_t)rt->rank * rt->T + v % rt->T) * rt->K + k) * 8;
-
-		rt->consumed[v * rt->K + k] = h->seq;
-		if (sr == rt->rank) {
-			atomic_store_explicit(
-			    (_Atomic uint64_t *)ctl_u64(rt, off), h->seq,
-			    memory_order_release);
-			continue;
-		}
-		pthread_mutex_lock(&rt->tp_lock);
-		err =
-		    frr_rt_tp_check(rt,
-				    frr_tp_write_u64(rt->eps[sr], rt->rctl[sr],
-						     off, h->seq, 0, 0),
-				    sr, "acknowledging a batch");
-		pthread_mutex_unlock(&rt->tp_lock);
-	}
-	return err;
-}
-
 int frr_rt_try_apply(struct frr_rt *rt, int c)
 {
 	uint64_t dlo[FRR_MAX_TABLES], dhi[FRR_MAX_TABLES];
-	int n = select_clock(rt, c), err;
+	size_t n = frr_rt_inbox_select(rt, c);
+	int err;
 
-	if (n <= 0)
-		return n;
-	qsort(rt->sel, (size_t)n, sizeof(*rt->sel), cmp_slot);
+	if (!n)
+		return 0;
+	qsort(rt->sel, n, sizeof(*rt->sel), cmp_chunk);
 	for (int t = 0; t < FRR_MAX_TABLES; t++) {
 		dlo[t] = UINT64_MAX;
 		dhi[t] = 0;
 	}
-	for (int i = 0; i < n; i++)
-		apply_slot(rt, &rt->sel[i], dlo, dhi);
+	for (size_t i = 0; i < n; i++)
+		apply_chunk(rt, &rt->sel[i], dlo, dhi);
+	frr_rt_inbox_release(rt, n);
 	/* "pushing" before any row: the flush below also settles the
 	 * previous push's source rows before we reuse them */
 	err = frr_rt_ctl_broadcast(rt, rt->off_push + (size_t)rt->rank * 64,
@@ -285,8 +211,6 @@ int frr_rt_try_apply(struct frr_rt *rt, int c)
 		err = frr_rt_flush_all(rt, rt->flush_ms);
 	for (int t = 0; t < rt->ntables && !err; t++)
 		err = frr_rt_push_rows(rt, t, dlo[t], dhi[t]);
-	if (!err)
-		err = ack_slots(rt, n);
 	/* G3: shard_done travels after the rows on each endpoint */
 	if (!err)
 		err = frr_rt_ctl_broadcast(

@@ -17,12 +17,14 @@
 #include "flexrr/flexrr.h"
 
 /*
- * One table in one worker cache.  Per row: val (the worker's copy), snap
- * (ADD: val at the fetch; ADAGRAD: the gradient sum of the batch), stamp
- * (gen << 1 | written).  Dense, indexed by row: the arrays are calloc'ed
- * (untouched pages cost nothing; 2 MB ones for val and snap of 8 MB and
- * more, see cache_calloc), so memory follows the rows a worker touches.  Used
- * by one thread only.
+ * One table in one worker cache.  Per row, dense: stamp (gen << 1 |
+ * written) and slot.  Per row fetched in this batch, compact (slot k at
+ * k x cols, in order of first access, restarting at every batch): val (the
+ * worker's copy) and snap (ADD: val at the fetch; ADAGRAD: the gradient
+ * sum of the batch).  The arrays are calloc'ed to the table's size but only
+ * the first slots are touched, so memory follows the rows a batch touches,
+ * not where they lie in the table (a partition's rows are spread over it:
+ * dense copies cost a whole table per thread).  Used by one thread only.
  *
  * The stamp is loaded at every access, before the row can be handed out:
  * a byte per row keeps the array small enough to stay in L2 (480 KB for
@@ -36,14 +38,60 @@ struct frr_tcache {
 	uint32_t flags;
 	enum frr_update_rule rule;
 	float scale; /* push_scale (0 = 1) */
-	float *val, *snap;
+	float *val, *snap; /* compact: slot x cols */
 	uint8_t *stamp;
+	uint32_t *slot; /* per row: its slot, valid while stamp's gen is */
+	uint32_t nslot; /* slots used in this batch */
 	uint64_t *lo, *hi; /* per shard rank: written local rows [lo, hi) */
+	/* the rows written in this batch, in order of first write (nw of
+	 * them), and at the flush the same grouped by shard (wby, wstart[o]
+	 * .. wstart[o + 1]); rows x 8 bytes each, calloc'ed: only the
+	 * entries used are ever touched */
+	uint64_t *wrows, *wby, *wstart;
+	uint64_t nw;
 	/* FRR_TABLE_SEE_OWN_PENDING, own cache only: what the last `ring`
-	 * clocks pushed, per row; ptag = clock + 1 of the entry (0 = none) */
+	 * clocks pushed, per row ever pushed (pslot[row] = record + 1, 0 =
+	 * none; records compact, in order of first push): record r holds
+	 * ring entries of cols floats in pend and their ptag = clock + 1 of
+	 * the entry (0 = none) */
 	float *pend;
 	int32_t *ptag;
+	uint32_t *pslot;
+	uint32_t npend;
 };
+
+/* The cached copy of a row fetched in the current batch. */
+static inline float *frr_tcache_val(const struct frr_tcache *tc, uint64_t row)
+{
+	return tc->val + (uint64_t)tc->slot[row] * tc->cols;
+}
+
+/*
+ * An update batch on the wire: the payload of each inbox slot (a chunk of
+ * one batch) is a sequence of segments, each a segment header, then for
+ * FRR_SEG_SPARSE n local row ids (u64), then n x cols floats, padded to 8
+ * bytes.  FRR_SEG_DENSE carries rows [lo, lo + n) of the shard (rows not
+ * written: zeros), FRR_SEG_SPARSE the listed rows only; the sender picks
+ * the smaller per table and shard.  A batch larger than a slot is split
+ * over several slots (chunks), each with whole segments.
+ */
+enum frr_seg_kind { FRR_SEG_DENSE = 1, FRR_SEG_SPARSE = 2 };
+struct frr_seg {
+	uint32_t table;
+	uint32_t kind;
+	uint64_t lo; /* DENSE: first local row */
+	uint64_t n;  /* rows */
+};
+
+/* Payload bytes of a segment of n rows of cols floats. */
+static inline uint64_t frr_seg_bytes(uint32_t kind, uint64_t n, uint32_t cols)
+{
+	uint64_t b = sizeof(struct frr_seg) + n * cols * sizeof(float);
+
+	if (kind == FRR_SEG_SPARSE)
+		b += n * sizeof(uint64_t);
+	return (b + 7) & ~(uint64_t)7;
+}
 
 /* Generations a stamp holds (7 bits): then every stamp is cleared. */
 #define FRR_STAMP_GENS 127u

@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The server's side of the inbox: every sender worker has K slots in this
+ * rank's inbox; each holds one chunk of an update batch (table/batch.c).
+ * The server drains a chunk as soon as it is published, in each sender's
+ * seq order: copies its header and payload out of the remotely writable
+ * slot once, validates the copy, and acknowledges the slot so the sender
+ * can reuse it.  The copies wait in rt->store until their clock is applied
+ * (table/shard.c), so the inbox is sized by what is in flight on the wire,
+ * not by the model: the store holds the changed rows of the clocks not yet
+ * applied, which is what SSP must keep anyway.
+ *
+ * Owners: the slots' seq words are written by the senders (remote writes or
+ * a local release store) and read here with acquire loads; rt->consumed,
+ * rt->store and rt->sel belong to the server thread.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flexrr/log.h"
+#include "rt.h"
+
+static struct frr_slot_hdr *slot_hdr(struct frr_rt *rt, int v, int k)
+{
+	return (struct frr_slot_hdr *)(rt->inboxp +
+				       ((size_t)v * rt->K + k) *
+					   rt->slot_bytes[rt->rank]);
+}
+
+static int corrupt(struct frr_rt *rt, const struct frr_slot_hdr *h, int v,
+		   const char *why)
+{
+	return frr_rt_fail(rt, -EPROTO,
+			   "corrupt update batch from worker %d of rank %d "
+			   "(sender %d, owner %d, clock %d): %s; mismatched "
+			   "binaries or memory corruption",
+			   v, v / rt->T, h->sender, h->owner, h->clock, why);
+}
+
+/* Every segment in bounds and the payload exactly covered. */
+static bool payload_ok(const struct frr_rt *rt, const uint8_t *p, uint64_t n)
+{
+	uint64_t at = 0, rows;
+
+	while (at < n) {
+		struct frr_seg sg;
+		uint32_t cols;
+
+		if (n - at < sizeof(sg))
+			return false;
+		memcpy(&sg, p + at, sizeof(sg));
+		if (sg.table >= (uint32_t)rt->ntables ||
+		    (sg.kind != FRR_SEG_DENSE && sg.kind != FRR_SEG_SPARSE))
+			return false;
+		cols = rt->spec[sg.table].cols;
+		rows = rt->shard_rows[sg.table * rt->P + rt->rank];
+		if (!sg.n || sg.n > rows ||
+		    frr_seg_bytes(sg.kind, sg.n, cols) > n - at)
+			return false;
+		if (sg.kind == FRR_SEG_DENSE && sg.lo > rows - sg.n)
+			return false;
+		if (sg.kind == FRR_SEG_SPARSE) {
+			const uint64_t *id = (const uint64_t *)(p + at +
+								sizeof(sg));
+
+			for (uint64_t i = 0; i < sg.n; i++)
+				if (id[i] >= rows)
+					return false;
+		}
+		at += frr_seg_bytes(sg.kind, sg.n, cols);
+	}
+	return at == n;
+}
+
+static int store_push(struct frr_rt *rt, const struct frr_chunk *ck)
+{
+	if (rt->nstore == rt->store_cap) {
+		size_t cap = rt->store_cap ? 2 * rt->store_cap : 64;
+		struct frr_chunk *s = realloc(rt->store, cap * sizeof(*s));
+		struct frr_chunk *l = realloc(rt->sel, cap * sizeof(*l));
+
+		if (s)
+			rt->store = s;
+		if (l)
+			rt->sel = l;
+		if (!s || !l)
+			return frr_rt_fail(rt, -ENOMEM,
+					   "rank %d: out of memory keeping %zu "
+					   "update batches in flight",
+					   rt->rank, rt->nstore);
+		rt->store_cap = cap;
+	}
+	rt->store[rt->nstore++] = *ck;
+	return 0;
+}
+
+/* Tell the sender's rank that slot k of worker v is free again. */
+static int slot_ack(struct frr_rt *rt, int v, int k, uint64_t seq)
+{
+	int sr = v / rt->T, err;
+	size_t off = rt->off_ack +
+		     (((size_t)rt->rank * rt->T + v % rt->T) * rt->K + k) * 8;
+
+	if (sr == rt->rank) {
+		atomic_store_explicit((_Atomic uint64_t *)ctl_u64(rt, off), seq,
+				      memory_order_release);
+		return 0;
+	}
+	pthread_mutex_lock(&rt->tp_lock);
+	err = frr_rt_tp_check(
+	    rt, frr_tp_write_u64(rt->eps[sr], rt->rctl[sr], off, seq, 0, 0),
+	    sr, "acknowledging a batch");
+	pthread_mutex_unlock(&rt->tp_lock);
+	return err;
+}
+
+/* Copy slot k of sender v (its next seq) into the store and free it. */
+static int drain_slot(struct frr_rt *rt, int v, int k, uint64_t seq)
+{
+	const struct frr_slot_hdr *in = slot_hdr(rt, v, k);
+	uint64_t cap = rt->slot_bytes[rt->rank] - FRR_SLOT_HDR;
+	struct frr_chunk ck;
+	const struct frr_slot_hdr *h = &ck.h;
+	int err;
+
+	/* copy once (after seq: the header is published before it), then
+	 * check and use only the copy */
+	memcpy(&ck.h, in, sizeof(ck.h));
+	ck.h.seq = seq;
+	if (h->sender != v || h->owner < 0 || h->owner >= rt->W ||
+	    h->clock < 0 || h->final < 0 || h->final > 1 || h->nextra < 0 ||
+	    h->nextra > rt->W * 64 || h->last < 0 ||
+	    h->last > 1 || h->bytes > cap || (h->bytes & 7))
+		return corrupt(rt, h, v, "bad header");
+	if (h->clock < rt->next_apply)
+		return corrupt(rt, h, v, "a clock already applied");
+	ck.pay = malloc(h->bytes ? h->bytes : 1);
+	if (!ck.pay)
+		return frr_rt_fail(rt, -ENOMEM,
+				   "rank %d: out of memory copying a %llu-byte "
+				   "update batch",
+				   rt->rank, (unsigned long long)h->bytes);
+	memcpy(ck.pay, (const uint8_t *)in + FRR_SLOT_HDR, h->bytes);
+	if (!payload_ok(rt, ck.pay, h->bytes)) {
+		free(ck.pay);
+		return corrupt(rt, h, v, "bad segments");
+	}
+	err = store_push(rt, &ck);
+	if (err) {
+		free(ck.pay);
+		return err;
+	}
+	rt->consumed[v] = seq;
+	return slot_ack(rt, v, k, seq);
+}
+
+int frr_rt_inbox_drain(struct frr_rt *rt)
+{
+	int got = 0;
+
+	for (int v = 0; v < rt->W; v++)
+		for (int k = 0; k < rt->K; k++) {
+			uint64_t want = rt->consumed[v] + 1;
+			int err;
+
+			if (frr_tp_load_u64(&slot_hdr(rt, v, k)->seq) != want)
+				continue;
+			err = drain_slot(rt, v, k, want);
+			if (err)
+				return err;
+			got = 1;
+			k = -1; /* its next chunk may sit in any slot */
+		}
+	return got;
+}
+
+size_t frr_rt_inbox_select(struct frr_rt *rt, int c)
+{
+	int W = rt->W;
+	/* per-worker tallies, allocated once: this runs every loop turn */
+	int *finals = rt->scratch, *extra = finals + W, *want = extra + W;
+	size_t n = 0, keep = 0;
+
+	memset(rt->scratch, 0, 3 * (size_t)W * sizeof(int));
+	for (size_t i = 0; i < rt->nstore; i++) {
+		const struct frr_slot_hdr *h = &rt->store[i].h;
+
+		if (h->clock != c || !h->last)
+			continue;
+		if (h->final) {
+			finals[h->owner]++;
+			want[h->owner] = h->nextra;
+		} else {
+			extra[h->owner]++;
+		}
+	}
+	for (int w = 0; w < W; w++)
+		if (finals[w] != 1 || extra[w] != want[w])
+			return 0;
+	/* complete (chunks of a sender drain in order, so a batch whose
+	 * last chunk is here is whole): move clock c's chunks to sel */
+	for (size_t i = 0; i < rt->nstore; i++) {
+		if (rt->store[i].h.clock == c)
+			rt->sel[n++] = rt->store[i];
+		else
+			rt->store[keep++] = rt->store[i];
+	}
+	rt->nstore = keep;
+	return n;
+}
+
+void frr_rt_inbox_release(struct frr_rt *rt, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(rt->sel[i].pay);
+		rt->sel[i].pay = NULL;
+	}
+}
+
+void frr_rt_inbox_fini(struct frr_rt *rt)
+{
+	for (size_t i = 0; i < rt->nstore; i++)
+		free(rt->store[i].pay);
+	free(rt->store);
+	free(rt->sel);
+	rt->store = rt->sel = NULL;
+	rt->nstore = rt->store_cap = 0;
+}
