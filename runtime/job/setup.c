@@ -30,9 +30,9 @@ size_t frr_rt_chunk_cap(const struct frr_rt *rt, int o)
 	uint64_t whole = 0, chunk, one;
 
 	for (int t = 0; t < rt->ntables; t++)
-		whole += frr_seg_bytes(FRR_SEG_DENSE,
-				       rt->shard_rows[t * rt->P + o],
-				       rt->spec[t].cols);
+		whole +=
+		    frr_seg_bytes(FRR_SEG_DENSE, rt->shard_rows[t * rt->P + o],
+				  rt->spec[t].cols);
 	chunk = FRR_RT_INBOX_BUDGET / ((uint64_t)rt->W * FRR_RT_INBOX_SLOTS);
 	if (chunk > FRR_RT_CHUNK_MAX)
 		chunk = FRR_RT_CHUNK_MAX;

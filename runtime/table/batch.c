@@ -73,8 +73,8 @@ static float batch_scale(const struct frr_ctx *c, const struct frr_tcache *tc)
 /* The chunks of one batch to one rank being filled (one slot at a time). */
 struct chunker {
 	struct frr_ctx *c;
-	int o;	    /* destination rank */
-	int open;   /* a chunk is being filled in dst */
+	int o;	      /* destination rank */
+	int open;     /* a chunk is being filled in dst */
 	uint8_t *dst; /* the slot (local inbox) or the staging buffer */
 	size_t soff;  /* the slot's offset in o's inbox */
 	uint64_t seq, used, cap;
@@ -154,8 +154,8 @@ static int chunk_close(struct chunker *ch, int last)
 }
 
 /* The update of written row `row` of table tc into out[0..cols). */
-static void row_update(struct chunker *ch, struct frr_tcache *tc,
-		       uint64_t row, float scale, float *out)
+static void row_update(struct chunker *ch, struct frr_tcache *tc, uint64_t row,
+		       float scale, float *out)
 {
 	const uint32_t cols = tc->cols;
 	const float *v = frr_tcache_val(tc, row),
@@ -184,8 +184,8 @@ static void row_update(struct chunker *ch, struct frr_tcache *tc,
 
 /* Append one segment of up to n rows (dense from local row lo, or the
  * sparse ids) that fits the open chunk; returns the rows taken. */
-static uint64_t seg_fill(struct chunker *ch, int t, uint32_t kind,
-			 uint64_t lo, const uint64_t *ids, uint64_t n)
+static uint64_t seg_fill(struct chunker *ch, int t, uint32_t kind, uint64_t lo,
+			 const uint64_t *ids, uint64_t n)
 {
 	struct frr_tcache *tc = &ch->c->cache->t[t];
 	const uint32_t cols = tc->cols, want = (ch->c->cache->gen << 1) | 1;
@@ -204,8 +204,9 @@ static uint64_t seg_fill(struct chunker *ch, int t, uint32_t kind,
 		fit = n;
 	if (!fit)
 		return 0;
-	*sg = (struct frr_seg){ .table = (uint32_t)t, .kind = kind,
-				.lo = lo, .n = fit };
+	*sg = (struct frr_seg){
+		.table = (uint32_t)t, .kind = kind, .lo = lo, .n = fit
+	};
 	out = (float *)(kind == FRR_SEG_SPARSE ? (uint8_t *)(oid + fit)
 					       : (uint8_t *)oid);
 	for (uint64_t i = 0; i < fit; i++, out += cols) {
@@ -310,7 +311,9 @@ int frr_rt_batch_send(struct frr_ctx *c, int final, int nextra)
 	struct frr_wclock *rec = c->rec;
 	/* rec belongs to the server once the local batch's last chunk is
 	 * published: every write to it happens before that release store */
-	struct chunker ch = { .c = c, .final = final, .nextra = nextra,
+	struct chunker ch = { .c = c,
+			      .final = final,
+			      .nextra = nextra,
 			      .own = final && c->cache == &c->wk->own };
 	double t0 = frr_rt_clock_now();
 	int err = 0;

@@ -79,14 +79,14 @@ int frr_cache_init(struct frr_rt *rt, struct frr_cache *k, int ring)
 		tc->wby = calloc(s->rows, sizeof(uint64_t));
 		tc->wstart = calloc((size_t)rt->P + 1, sizeof(uint64_t));
 		if (!tc->val || !tc->snap || !tc->stamp || !tc->slot ||
-		    !tc->lo || !tc->hi || !tc->wrows || !tc->wby ||
-		    !tc->wstart)
+		    !tc->lo || !tc->hi || !tc->wrows || !tc->wby || !tc->wstart)
 			return -ENOMEM;
 		for (int o = 0; o < rt->P; o++)
 			tc->lo[o] = UINT64_MAX;
 		if (ring && (s->flags & FRR_TABLE_SEE_OWN_PENDING) &&
 		    s->rule == FRR_UPDATE_ADD) {
-			tc->pend = cache_calloc((size_t)ring * n, sizeof(float));
+			tc->pend =
+			    cache_calloc((size_t)ring * n, sizeof(float));
 			tc->ptag =
 			    calloc((size_t)ring * s->rows, sizeof(int32_t));
 			tc->pslot = calloc(s->rows, sizeof(uint32_t));

@@ -62,8 +62,8 @@ static bool payload_ok(const struct frr_rt *rt, const uint8_t *p, uint64_t n)
 		if (sg.kind == FRR_SEG_DENSE && sg.lo > rows - sg.n)
 			return false;
 		if (sg.kind == FRR_SEG_SPARSE) {
-			const uint64_t *id = (const uint64_t *)(p + at +
-								sizeof(sg));
+			const uint64_t *id =
+			    (const uint64_t *)(p + at + sizeof(sg));
 
 			for (uint64_t i = 0; i < sg.n; i++)
 				if (id[i] >= rows)
@@ -110,8 +110,8 @@ static int slot_ack(struct frr_rt *rt, int v, int k, uint64_t seq)
 	}
 	pthread_mutex_lock(&rt->tp_lock);
 	err = frr_rt_tp_check(
-	    rt, frr_tp_write_u64(rt->eps[sr], rt->rctl[sr], off, seq, 0, 0),
-	    sr, "acknowledging a batch");
+	    rt, frr_tp_write_u64(rt->eps[sr], rt->rctl[sr], off, seq, 0, 0), sr,
+	    "acknowledging a batch");
 	pthread_mutex_unlock(&rt->tp_lock);
 	return err;
 }
@@ -131,8 +131,8 @@ static int drain_slot(struct frr_rt *rt, int v, int k, uint64_t seq)
 	ck.h.seq = seq;
 	if (h->sender != v || h->owner < 0 || h->owner >= rt->W ||
 	    h->clock < 0 || h->final < 0 || h->final > 1 || h->nextra < 0 ||
-	    h->nextra > rt->W * 64 || h->last < 0 ||
-	    h->last > 1 || h->bytes > cap || (h->bytes & 7))
+	    h->nextra > rt->W * 64 || h->last < 0 || h->last > 1 ||
+	    h->bytes > cap || (h->bytes & 7))
 		return corrupt(rt, h, v, "bad header");
 	if (h->clock < rt->next_apply)
 		return corrupt(rt, h, v, "a clock already applied");

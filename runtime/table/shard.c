@@ -146,8 +146,8 @@ static void apply_chunk(struct frr_rt *rt, const struct frr_chunk *ck,
 		cols = rt->spec[sg.table].cols;
 		d = p + at + sizeof(sg);
 		if (sg.kind == FRR_SEG_DENSE) {
-			apply_rows(rt, (int)sg.table, sg.lo,
-				   (const float *)d, sg.n);
+			apply_rows(rt, (int)sg.table, sg.lo, (const float *)d,
+				   sg.n);
 			if (sg.lo < dlo[sg.table])
 				dlo[sg.table] = sg.lo;
 			if (sg.lo + sg.n > dhi[sg.table])

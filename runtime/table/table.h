@@ -37,11 +37,11 @@ struct frr_tcache {
 	uint32_t cols;
 	uint32_t flags;
 	enum frr_update_rule rule;
-	float scale; /* push_scale (0 = 1) */
+	float scale;	   /* push_scale (0 = 1) */
 	float *val, *snap; /* compact: slot x cols */
 	uint8_t *stamp;
-	uint32_t *slot; /* per row: its slot, valid while stamp's gen is */
-	uint32_t nslot; /* slots used in this batch */
+	uint32_t *slot;	   /* per row: its slot, valid while stamp's gen is */
+	uint32_t nslot;	   /* slots used in this batch */
 	uint64_t *lo, *hi; /* per shard rank: written local rows [lo, hi) */
 	/* the rows written in this batch, in order of first write (nw of
 	 * them), and at the flush the same grouped by shard (wby, wstart[o]
