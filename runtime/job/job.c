@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "flexrr/log.h"
@@ -317,11 +318,51 @@ static int job_clocks(struct frr_rt *rt)
 	return frr_rt_failed(rt);
 }
 
+/* Every rank's peak resident memory (getrusage: the high-water mark of
+ * the process, shared transport regions included) to rank 0, which lists
+ * it per rank on stderr unless -q (the summary line's format stays: its
+ * app metrics end it). */
+static int peak_memory(struct frr_rt *rt)
+{
+	struct rusage ru;
+	uint64_t mine = 0, *all = calloc((size_t)rt->P, sizeof(uint64_t));
+	int err;
+
+	if (!all)
+		return -ENOMEM;
+	if (!getrusage(RUSAGE_SELF, &ru))
+		mine = (uint64_t)ru.ru_maxrss; /* KiB */
+	err = frr_oob_allgather(rt->oob, &mine, sizeof(mine), all,
+				rt->o->timeout_ms);
+	if (err) {
+		frr_err("gathering the ranks' peak memory failed (%d): "
+			"another rank failed, see its message",
+			err);
+		goto out;
+	}
+	if (rt->rank == 0 && !rt->o->quiet) {
+		uint64_t sum = 0, peak = 0;
+
+		fprintf(stderr, "flexrr: peak memory per rank (MiB):");
+		for (int r = 0; r < rt->P; r++) {
+			sum += all[r];
+			peak = all[r] > peak ? all[r] : peak;
+			if (r < 16)
+				fprintf(stderr, " %d=%.0f", r, all[r] / 1024.0);
+		}
+		fprintf(stderr, "%s; max %.0f, sum %.0f\n",
+			rt->P > 16 ? " ..." : "", peak / 1024.0, sum / 1024.0);
+	}
+out:
+	free(all);
+	return err;
+}
+
 static int job_finish(struct frr_rt *rt, double t_start)
 {
-	int err = 0;
+	int err = peak_memory(rt);
 
-	if (rt->rank == 0) {
+	if (!err && rt->rank == 0) {
 		err = frr_rt_app_save(rt);
 		if (rt->metrics_f) {
 			fclose(rt->metrics_f);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Setting a rank up: the layout of the transport regions (control words,
- * inbox slots, replica), the memory check, and the regions' registration
+ * inbox slots, replica) and the regions' registration
  * and exchange with the other ranks.
  */
 #include <errno.h>
@@ -107,38 +107,6 @@ int frr_rt_layout(struct frr_rt *rt)
 	rt->off_mstage = off;
 	off += (size_t)T * 64;
 	rt->ctl_len = off;
-	return 0;
-}
-
-int frr_rt_check_memory(struct frr_rt *rt)
-{
-	double need = (double)rt->ctl_len + rt->inbox_len + rt->repl_len;
-	double avail =
-	    (double)sysconf(_SC_AVPHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
-	double table = 0, pend = 0;
-	int ring = frr_cache_ring(rt->eff_slack);
-
-	for (int t = 0; t < rt->ntables; t++) {
-		double b = (double)rt->spec[t].rows * rt->spec[t].cols * 4;
-
-		table += b;
-		/* a worker keeps pending rows of what it writes: its share */
-		if (rt->spec[t].flags & FRR_TABLE_SEE_OWN_PENDING)
-			pend += ring * b / rt->W;
-	}
-	/* master + accum; per thread: caches (copy + fetched value, own and,
-	 * with reassignment, help), pending rows, staging */
-	need += 2 * table / rt->P + rt->T * ((rt->rr_reassign ? 4 : 2) * table +
-					     pend + (double)rt->slot_max);
-	if (need > 0.8 * avail) {
-		frr_err("the parameter tables (%.3g GiB in all) need about "
-			"%.3g GiB on each rank but only %.3g GiB of memory is "
-			"available: use smaller tables, more processes, or "
-			"fewer threads",
-			table / 1073741824.0, need / 1073741824.0,
-			avail / 1073741824.0);
-		return -ENOMEM;
-	}
 	return 0;
 }
 

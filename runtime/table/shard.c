@@ -39,9 +39,11 @@ int frr_rt_tables_init(struct frr_rt *rt)
 		uint64_t n = rt->shard_rows[t * rt->P + rt->rank];
 		uint32_t cols = rt->spec[t].cols;
 
-		rt->master[t] = calloc(n * cols + 1, sizeof(float));
-		if (!rt->master[t])
-			return -ENOMEM;
+		/* the shard's rows are this rank's replica of them: the
+		 * remote pushes read them from there (one copy, not two) */
+		rt->master[t] =
+		    (float *)(rt->replp + rt->repl_off[t * rt->P + rt->rank]);
+		memset(rt->master[t], 0, n * cols * sizeof(float));
 		if (rt->spec[t].rule == FRR_UPDATE_ADAGRAD) {
 			rt->accum[t] = calloc(n * cols + 1, sizeof(float));
 			if (!rt->accum[t])
@@ -59,27 +61,10 @@ int frr_rt_tables_init(struct frr_rt *rt)
 void frr_rt_tables_fini(struct frr_rt *rt)
 {
 	for (int t = 0; t < FRR_MAX_TABLES; t++) {
-		free(rt->master[t]);
 		free(rt->accum[t]);
 		rt->master[t] = rt->accum[t] = NULL;
 	}
 	frr_rt_inbox_fini(rt);
-}
-
-/*
- * The local replica is overwritten while this rank's workers may copy from
- * it: the same benign race peers cause with their one-sided writes, which
- * TSan cannot see.  So this copy is not instrumented either, and must not
- * become a memcpy call.
- */
-__attribute__((no_sanitize("thread"), FRR_NO_MEMCPY_IDIOM)) static void
-replica_copy(void *dst, const void *src, size_t n)
-{
-	uint32_t *d = dst;
-	const uint32_t *s = src;
-
-	for (size_t i = 0; i < n / 4; i++)
-		d[i] = s[i];
 }
 
 int frr_rt_push_rows(struct frr_rt *rt, int t, uint64_t lo, uint64_t hi)
@@ -90,8 +75,6 @@ int frr_rt_push_rows(struct frr_rt *rt, int t, uint64_t lo, uint64_t hi)
 
 	if (hi <= lo)
 		return 0;
-	replica_copy(rt->replp + off, rt->master[t] + lo * rt->spec[t].cols,
-		     (hi - lo) * rb);
 	pthread_mutex_lock(&rt->tp_lock);
 	for (int r = 0; r < rt->P && !err; r++) {
 		if (r == rt->rank)
@@ -199,16 +182,17 @@ int frr_rt_try_apply(struct frr_rt *rt, int c)
 		dlo[t] = UINT64_MAX;
 		dhi[t] = 0;
 	}
-	for (size_t i = 0; i < n; i++)
-		apply_chunk(rt, &rt->sel[i], dlo, dhi);
-	frr_rt_inbox_release(rt, n);
-	/* "pushing" before any row: the flush below also settles the
-	 * previous push's source rows before we reuse them */
+	/* "pushing" before any row changes (the shard's rows are the local
+	 * replica): the flush also settles the previous push's writes, which
+	 * read these rows, before the apply overwrites them */
 	err = frr_rt_ctl_broadcast(rt, rt->off_push + (size_t)rt->rank * 64,
 				   (uint64_t)c + 1);
 	atomic_thread_fence(memory_order_seq_cst);
 	if (!err)
 		err = frr_rt_flush_all(rt, rt->flush_ms);
+	for (size_t i = 0; i < n && !err; i++)
+		apply_chunk(rt, &rt->sel[i], dlo, dhi);
+	frr_rt_inbox_release(rt, n);
 	for (int t = 0; t < rt->ntables && !err; t++)
 		err = frr_rt_push_rows(rt, t, dlo[t], dhi[t]);
 	/* G3: shard_done travels after the rows on each endpoint */

@@ -106,11 +106,14 @@ struct frr_cache {
 	uint64_t updates; /* write/update calls in this batch */
 };
 
-/* The ring of pending clocks for a job with (effective) slack s: fetches
- * in clock c need clocks [c - s, c), see table/cache.c. */
+/* The ring of pending clocks for a job with (effective) slack s: a fetch
+ * in clock c holds clocks < d with d >= c - s (ssp/ssp.c), so it needs
+ * this worker's pushes of clocks [c - s, c): s entries, and the entry of
+ * clock c is written at c's flush, after c's last fetch, over that of
+ * c - s - 1.  With s = 0 every own push is applied before a fetch: none. */
 static inline int frr_cache_ring(int eff_slack)
 {
-	return eff_slack + 2;
+	return eff_slack ? eff_slack + 1 : 0;
 }
 
 #endif /* FLEXRR_RUNTIME_TABLE_H */

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The memory check: what a rank of this job will hold at its peak, from
+ * the layout (docs/runtime.md "Memory of a rank" has the formula), summed
+ * over the ranks that share a host and compared, before anything large is
+ * allocated, with the memory that host has available.  Every rank gets
+ * every rank's figures (one allgather), so all of them reach the same
+ * verdict and only rank 0 explains it.
+ *
+ * The cache and in-flight terms are upper bounds: a worker of a table
+ * flagged FRR_TABLE_SEE_OWN_PENDING ("rows written mostly by one
+ * partition") touches its share of it, of any other table every row.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "flexrr/log.h"
+#include "rt.h"
+
+struct mem_plan {
+	double replica, accum, transport, caches, pending, inflight;
+};
+
+static double plan_total(const struct mem_plan *m)
+{
+	return m->replica + m->accum + m->transport + m->caches + m->pending +
+	       m->inflight;
+}
+
+static void plan_rank(const struct frr_rt *rt, struct mem_plan *m)
+{
+	const int caches = rt->rr_reassign ? 2 : 1; /* own (+ help) */
+	const double ring = frr_cache_ring(rt->eff_slack), W = rt->W;
+
+	memset(m, 0, sizeof(*m));
+	m->replica = (double)rt->repl_len;
+	m->transport = (double)rt->ctl_len + (double)rt->inbox_len +
+		       (double)rt->T * (double)rt->slot_max;
+	for (int t = 0; t < rt->ntables; t++) {
+		const struct frr_table_spec *s = &rt->spec[t];
+		double rb = 4.0 * s->cols, rows = (double)s->rows;
+		double shard =
+		    (double)rt->shard_rows[t * rt->P + rt->rank] * rb;
+		int own = (s->flags & FRR_TABLE_SEE_OWN_PENDING) != 0;
+		double touched = own ? rows / W : rows;
+
+		if (s->rule == FRR_UPDATE_ADAGRAD)
+			m->accum += shard;
+		/* val + snap of the rows a batch touches, and per row a stamp,
+		 * a slot and, for the rows written, two ids */
+		m->caches +=
+		    rt->T * caches * (touched * (2 * rb + 16) + 5 * rows);
+		if (own && ring)
+			m->pending +=
+			    rt->T * (ring * touched * (rb + 4) + 4 * rows);
+		/* batches of the clocks not yet applied (workers run up to
+		 * the slack ahead): a flagged table's shard once per clock,
+		 * another's once per worker */
+		m->inflight += (rt->eff_slack + 1) * shard * (own ? 1 : W);
+	}
+}
+
+/* MemAvailable (free memory plus what the kernel can reclaim), or the
+ * free pages where /proc/meminfo has no such line. */
+static double host_available(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[128];
+	double kib = -1;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %lf kB", &kib) == 1)
+			break;
+	if (f)
+		fclose(f);
+	if (kib >= 0)
+		return kib * 1024;
+	return (double)sysconf(_SC_AVPHYS_PAGES) *
+	       (double)sysconf(_SC_PAGESIZE);
+}
+
+/* Which host a rank is on: its boot id and host name. */
+static uint64_t host_id(void)
+{
+	char id[128] = "", name[256] = "";
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+
+	if (f) {
+		if (!fgets(id, sizeof(id), f))
+			id[0] = '\0';
+		fclose(f);
+	}
+	gethostname(name, sizeof(name) - 1);
+	return frr_fnv1a64(name, strlen(name), frr_fnv1a64(id, strlen(id), 0));
+}
+
+struct mem_info {
+	uint64_t host;
+	double need, avail;
+	struct mem_plan plan;
+};
+
+static void refuse(const struct frr_rt *rt, const struct mem_info *all, int r,
+		   int here, double need)
+{
+	const struct mem_plan *m = &all[r].plan;
+	const double G = 1073741824.0;
+	double table = 0;
+
+	for (int t = 0; t < rt->ntables; t++)
+		table += (double)rt->spec[t].rows * rt->spec[t].cols * 4;
+	frr_err("the job will not fit in memory: its %d rank%s on rank %d's "
+		"host need about %.3g GiB but %.3g GiB is available (the "
+		"tables are %.3g GiB; a rank holds about %.3g GiB: replica "
+		"%.3g, worker caches %.3g, pending rows %.3g, batches in "
+		"flight %.3g, transport %.3g); use more hosts, fewer processes "
+		"per host, fewer threads (-t), a smaller slack, or smaller "
+		"tables",
+		here, here == 1 ? "" : "s", r, need / G, all[r].avail / G,
+		table / G, plan_total(m) / G, m->replica / G, m->caches / G,
+		m->pending / G, m->inflight / G, (m->transport + m->accum) / G);
+}
+
+int frr_rt_check_memory(struct frr_rt *rt)
+{
+	struct mem_info mine = { .host = host_id(), .avail = host_available() };
+	struct mem_info *all = calloc((size_t)rt->P, sizeof(*all));
+	int err;
+
+	if (!all)
+		return -ENOMEM;
+	plan_rank(rt, &mine.plan);
+	mine.need = plan_total(&mine.plan);
+	err = frr_oob_allgather(rt->oob, &mine, sizeof(mine), all,
+				rt->o->timeout_ms);
+	if (err) {
+		frr_err("exchanging memory plans with the other ranks failed "
+			"(%d): another rank failed, see its message",
+			err);
+		goto out;
+	}
+	for (int r = 0; r < rt->P && !err; r++) {
+		double need = 0;
+		int here = 0;
+
+		for (int q = 0; q < rt->P; q++)
+			if (all[q].host == all[r].host) {
+				need += all[q].need;
+				here++;
+			}
+		if (need <= 0.9 * all[r].avail)
+			continue;
+		if (rt->rank == 0)
+			refuse(rt, all, r, here, need);
+		err = -ENOMEM;
+	}
+	frr_dbg("memory plan of rank %d: %.0f MiB", rt->rank,
+		mine.need / 1048576.0);
+out:
+	free(all);
+	return err;
+}
