@@ -114,12 +114,12 @@ static void refuse(const struct frr_rt *rt, const struct mem_info *all, int r,
 	for (int t = 0; t < rt->ntables; t++)
 		table += (double)rt->spec[t].rows * rt->spec[t].cols * 4;
 	frr_err("the job will not fit in memory: its %d rank%s on rank %d's "
-		"host need about %.3g GiB but %.3g GiB is available (the "
-		"tables are %.3g GiB; a rank holds about %.3g GiB: replica "
-		"%.3g, worker caches %.3g, pending rows %.3g, batches in "
-		"flight %.3g, transport %.3g); use more hosts, fewer processes "
-		"per host, fewer threads (-t), a smaller slack, or smaller "
-		"tables",
+		"host need about %.1f GiB but only %.1f GiB of memory is "
+		"available (the tables are %.2f GiB; a rank holds about %.2f "
+		"GiB: replica %.2f, worker caches %.2f, pending rows %.2f, "
+		"batches in flight %.2f, transport %.2f); use more hosts, "
+		"fewer processes per host, fewer threads (-t), a smaller "
+		"slack, or smaller tables",
 		here, here == 1 ? "" : "s", r, need / G, all[r].avail / G,
 		table / G, plan_total(m) / G, m->replica / G, m->caches / G,
 		m->pending / G, m->inflight / G, (m->transport + m->accum) / G);
