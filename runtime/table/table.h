@@ -108,12 +108,13 @@ struct frr_cache {
 
 /* The ring of pending clocks for a job with (effective) slack s: a fetch
  * in clock c holds clocks < d with d >= c - s (ssp/ssp.c), so it needs
- * this worker's pushes of clocks [c - s, c): s entries, and the entry of
- * clock c is written at c's flush, after c's last fetch, over that of
- * c - s - 1.  With s = 0 every own push is applied before a fetch: none. */
+ * this worker's pushes of clocks [c - s, c): s entries.  The entry of
+ * clock c is written at c's own flush, after the last fetch of c, over
+ * that of clock c - s, which clock c + 1 no longer needs.  With s = 0
+ * every own push is applied before a fetch: none. */
 static inline int frr_cache_ring(int eff_slack)
 {
-	return eff_slack ? eff_slack + 1 : 0;
+	return eff_slack;
 }
 
 #endif /* FLEXRR_RUNTIME_TABLE_H */
