@@ -172,9 +172,9 @@ int frr_file_create(const char *path, const char *what, FILE **out)
 {
 	/* O_NONBLOCK: a FIFO without a reader fails (ENXIO) instead of
 	 * blocking; one with a reader is refused by check_own */
-	int fd = open(path,
-		      O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
-		      0666);
+	int fd =
+	    open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+		 0666);
 	int err;
 
 	if (fd < 0)
@@ -199,7 +199,8 @@ int frr_file_open_own(const char *path, const char *what, FILE **out)
 	int err;
 
 	if (fd < 0)
-		return errno == ENOENT ? -ENOENT : open_failed(path, what, "open");
+		return errno == ENOENT ? -ENOENT
+				       : open_failed(path, what, "open");
 	err = check_own(fd, path, what);
 	if (!err) {
 		*out = fdopen(fd, "r");
@@ -233,7 +234,8 @@ static int create_temp(const char *path, char *tmp, size_t len, FILE **out)
 		int fd;
 
 		if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
-			r = frr_mix64(frr_now_ns() ^ ((uint64_t)getpid() << 32) ^
+			r = frr_mix64(frr_now_ns() ^
+				      ((uint64_t)getpid() << 32) ^
 				      (uint64_t)tries);
 		if ((size_t)snprintf(tmp, len, "%s.%016llx.tmp", path,
 				     (unsigned long long)r) >= len)

@@ -54,8 +54,7 @@ static void put(const char *path, const char *s, mode_t mode)
 static void plot_make(struct plot *p, const char *tag)
 {
 	need_other_user();
-	snprintf(p->dir, sizeof(p->dir), "/tmp/frr-files-%d-%s", getpid(),
-		 tag);
+	snprintf(p->dir, sizeof(p->dir), "/tmp/frr-files-%d-%s", getpid(), tag);
 	snprintf(p->priv, sizeof(p->priv), "%s-priv", p->dir);
 	snprintf(p->secret, sizeof(p->secret), "%s/secret", p->priv);
 	snprintf(p->victim, sizeof(p->victim), "%s/victim", p->priv);
@@ -77,11 +76,10 @@ static void plot_remove(struct plot *p)
 /* As nobody: "ln -s TARGET PATH" (kind 's') or "mkfifo PATH" ('f'). */
 static void plant(char kind, const char *target, const char *path)
 {
-	char *ln[] = { "runuser", "-u",		  "nobody", "--", "ln",
+	char *ln[] = { "runuser", "-u",		  "nobody",	"--", "ln",
 		       "-s",	  (char *)target, (char *)path, NULL };
-	char *ff[] = { "runuser", "-u",		"nobody",
-		       "--",	  "mkfifo",	(char *)path,
-		       NULL };
+	char *ff[] = { "runuser", "-u",		"nobody", "--",
+		       "mkfifo",  (char *)path, NULL };
 	pid_t pid;
 	int st;
 
@@ -383,8 +381,8 @@ static int job_sockets(pid_t launcher, char names[][108], int max)
 static int knock(const char *name)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	socklen_t len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
-				    strlen(name));
+	socklen_t len =
+	    (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(name));
 	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0), got = 0;
 	struct pollfd pf = { .fd = fd, .events = POLLIN };
 	char buf[1024];
@@ -410,12 +408,23 @@ static int count(const char *s, const char *pat)
 Test(runtime_files, connection_flood_bounded_log)
 {
 	struct rt_run *r = calloc(1, sizeof(*r));
-	char names[8][108], *argv[] = {
-		(char *)rt_bin(), "run",      "-n",	    "2",    "-t",
-		"1",		  "--backend", "shm",	    "--clocks", "150",
-		"--timeout",	  "30",	       "-q",	    "toy",  "--sleep-us",
-		"100",		  NULL
-	};
+	char names[8][108], *argv[] = { (char *)rt_bin(),
+					"run",
+					"-n",
+					"2",
+					"-t",
+					"1",
+					"--backend",
+					"shm",
+					"--clocks",
+					"150",
+					"--timeout",
+					"30",
+					"-q",
+					"toy",
+					"--sleep-us",
+					"100",
+					NULL };
 	int n = 0, st, refused;
 	double t0;
 	pid_t job, fl;
@@ -459,11 +468,12 @@ Test(runtime_files, connection_flood_bounded_log)
 		int more = count(r->err, "more connections in the last");
 		int windows = 2 + (int)(r->secs / 5);
 
-		cr_assert_leq(full, 2 * 3 * windows, "%d lines:\n%.2000s",
-			      full, r->err);
+		cr_assert_leq(full, 2 * 3 * windows, "%d lines:\n%.2000s", full,
+			      r->err);
 		cr_assert_leq(more, 2 * windows);
-		cr_assert_geq(more, 1, "the refusals past the first were not "
-				       "counted:\n%.2000s",
+		cr_assert_geq(more, 1,
+			      "the refusals past the first were not "
+			      "counted:\n%.2000s",
 			      r->err);
 	}
 	free(r);

@@ -34,8 +34,8 @@ static int model_fill(FILE *f, void *arg)
 			t->cols);
 		for (uint64_t r = 0; r < t->rows && !rc; r++) {
 			rc = m->row(m->ctx, i, r, m->buf);
-			if (!rc && fwrite(m->buf, sizeof(*m->buf), t->cols, f) !=
-				       t->cols)
+			if (!rc && fwrite(m->buf, sizeof(*m->buf), t->cols,
+					  f) != t->cols)
 				rc = -EIO;
 		}
 	}

@@ -252,7 +252,7 @@ struct uci_fill {
 
 /* One pass over the documents: each distinct word of a document once, with
  * its count; counted into nnz, or written to f. */
-static int uci_pass(struct uci_fill *u)
+static void uci_pass(struct uci_fill *u)
 {
 	const struct lda_corpus *c = u->c;
 
@@ -272,7 +272,6 @@ static int uci_pass(struct uci_fill *u)
 			u->cnt[w] = 0;
 		}
 	}
-	return 0;
 }
 
 static int fill_docword(FILE *f, void *arg)
@@ -280,9 +279,10 @@ static int fill_docword(FILE *f, void *arg)
 	struct uci_fill *u = arg;
 
 	u->f = f;
-	fprintf(f, "%" PRIu64 "\n%u\n%" PRIu64 "\n", u->c->ndocs,
-		u->c->nwords, u->nnz);
-	return uci_pass(u);
+	fprintf(f, "%" PRIu64 "\n%u\n%" PRIu64 "\n", u->c->ndocs, u->c->nwords,
+		u->nnz);
+	uci_pass(u);
+	return 0;
 }
 
 static int fill_vocab(FILE *f, void *arg)

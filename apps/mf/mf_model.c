@@ -108,9 +108,9 @@ static int mf_fill(FILE *f, void *arg)
 
 		for (uint64_t r = 0; !ret && r < n; r++) {
 			ret = frr_eval_row_read(m->ec, t, r, m->row);
-			if (!ret && fwrite(m->row, sizeof(float),
-					   (size_t)m->h.cols,
-					   f) != (size_t)m->h.cols)
+			if (!ret &&
+			    fwrite(m->row, sizeof(float), (size_t)m->h.cols,
+				   f) != (size_t)m->h.cols)
 				ret = -EIO;
 		}
 	}

@@ -246,8 +246,8 @@ struct study_fill {
 	const struct sim_row *rows;
 	int nrows;
 	double ideal;
-	void (*fn)(FILE *, const struct frr_sim_study *,
-		   const struct sim_row *, int, double);
+	void (*fn)(FILE *, const struct frr_sim_study *, const struct sim_row *,
+		   int, double);
 };
 
 static int study_fill(FILE *f, void *arg)

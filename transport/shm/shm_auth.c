@@ -17,8 +17,8 @@
 #include "flexrr/log.h"
 #include "shm.h"
 
-#define SHM_AUTH_MS 2000 /* the service thread waits this long per step */
-#define SHM_REFUSE_BURST 3	    /* refusals said in full per window */
+#define SHM_AUTH_MS 2000   /* the service thread waits this long per step */
+#define SHM_REFUSE_BURST 3 /* refusals said in full per window */
 #define SHM_REFUSE_WINDOW_MS 5000 /* then one count line per window */
 
 /* what both MACs bind: the request, who asks whom */
