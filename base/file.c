@@ -293,12 +293,23 @@ int frr_file_write_atomic(const char *path, const char *what,
 	/* the stream's own errno beats fill's "the stream failed" */
 	if (cerr && (!err || err == -EIO))
 		err = cerr;
-	if (!err && rename(tmp, path))
-		err = -errno;
 	if (err) {
 		unlink(tmp);
 		frr_err("%s: writing %s failed: %s; %s", what, path,
 			strerror(-err), hint(-err));
+		return err;
+	}
+	if (rename(tmp, path)) {
+		err = -errno;
+		unlink(tmp);
+		frr_err("%s: cannot put %s in place: %s; %s", what, path,
+			strerror(-err),
+			err == -EPERM
+			    ? "another user's file has that name (in a "
+			      "sticky directory only its owner may "
+			      "replace it): remove it or pick another "
+			      "path"
+			    : hint(-err));
 		return err;
 	}
 	err = sync_dir(path);

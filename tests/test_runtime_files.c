@@ -32,13 +32,25 @@ struct plot {
 	char victim[160]; /* a file of ours nobody may overwrite */
 };
 
+/* runuser's path (rt_spawn execs without a PATH search) */
+static char *runuser_bin(void)
+{
+	static char *const where[] = { "/usr/sbin/runuser", "/sbin/runuser",
+				       "/usr/bin/runuser", "/bin/runuser" };
+
+	for (size_t i = 0; i < sizeof(where) / sizeof(where[0]); i++)
+		if (!access(where[i], X_OK))
+			return where[i];
+	return NULL;
+}
+
 static void need_other_user(void)
 {
 	if (geteuid() != 0)
 		cr_skip_test("needs root to act as the other user (CI runs as "
 			     "root); not run as uid %d",
 			     (int)geteuid());
-	if (!getpwnam("nobody") || system("command -v runuser >/dev/null"))
+	if (!getpwnam("nobody") || !runuser_bin())
 		cr_skip_test("needs runuser and the user nobody");
 }
 
@@ -87,7 +99,7 @@ static void plant(char kind, const char *target, const char *path)
 	pid = fork();
 	cr_assert_geq(pid, 0);
 	if (pid == 0) {
-		execvp("runuser", kind == 's' ? ln : ff);
+		execv(runuser_bin(), kind == 's' ? ln : ff);
 		_exit(127);
 	}
 	cr_assert_eq(waitpid(pid, &st, 0), pid);
@@ -191,6 +203,44 @@ Test(runtime_files, trace_plants)
 		assert_untouched(&p);
 	}
 	umask(um);
+	plot_remove(&p);
+	free(r);
+}
+
+/* The same, run by a user who is not root (daemon): in the sticky directory
+ * rank 1 cannot rename its part over nobody's plant, so rank 0 finds the
+ * plant itself and must refuse it (as root, rank 1's rename may win). */
+Test(runtime_files, trace_part_plant_refused)
+{
+	struct rt_run *r = calloc(1, sizeof(*r));
+	struct plot p;
+	char t[256], part[300];
+	char *argv[] = { "runuser",  "-u", "daemon",	"--", (char *)rt_bin(),
+			 "run",	     "-n", "2",		"-t", "1",
+			 "--clocks", "5",  "--timeout", "20", "-q",
+			 "--trace",  t,	   "toy",	NULL };
+
+	plot_make(&p, "part");
+	if (!getpwnam("daemon"))
+		cr_skip_test("needs the user daemon to run the job");
+	argv[0] = runuser_bin();
+	cr_assert_eq(chown(p.secret, 1, 1), 0); /* daemon's secret */
+	snprintf(t, sizeof(t), "%s/t.json", p.dir);
+	snprintf(part, sizeof(part), "%s.rank1", t);
+	for (int k = 0; k < 2; k++) {
+		unlink(part);
+		plant(k ? 'f' : 's', p.secret, part);
+		rt_exec(r, argv, NULL, 60);
+		cr_assert_neq(r->code, -1, "the job hung on a planted %s",
+			      k ? "FIFO" : "symlink");
+		cr_assert_not(holds(t, SECRET), "the secret leaked");
+		cr_assert(holds(t, "\"rank 0\""), "no trace from rank 0");
+		cr_assert(strstr(r->err, k ? "is not a regular file"
+					   : "is a symbolic link"),
+			  "%s", r->err);
+		cr_assert(strstr(r->err, "the trace lacks"), "%s", r->err);
+		assert_untouched(&p);
+	}
 	plot_remove(&p);
 	free(r);
 }
