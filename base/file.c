@@ -243,8 +243,13 @@ static int create_temp(const char *path, char *tmp, size_t len, FILE **out)
 		fd = open(tmp,
 			  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 			  0666);
-		if (fd >= 0)
-			return stream_of(fd, 1, out);
+		if (fd >= 0) {
+			int err = stream_of(fd, 1, out);
+
+			if (err)
+				unlink(tmp);
+			return err;
+		}
 		if (errno != EEXIST)
 			return -errno;
 	}
@@ -280,7 +285,7 @@ int frr_file_write_atomic(const char *path, const char *what,
 {
 	char tmp[PATH_MAX + 32];
 	FILE *f = NULL;
-	int err, cerr;
+	int err, cerr, placed = 0;
 
 	err = create_temp(path, tmp, sizeof(tmp), &f);
 	if (err) {
@@ -294,14 +299,12 @@ int frr_file_write_atomic(const char *path, const char *what,
 	if (cerr && (!err || err == -EIO))
 		err = cerr;
 	if (err) {
-		unlink(tmp);
 		frr_err("%s: writing %s failed: %s; %s", what, path,
 			strerror(-err), hint(-err));
-		return err;
+		goto out;
 	}
 	if (rename(tmp, path)) {
 		err = -errno;
-		unlink(tmp);
 		frr_err("%s: cannot put %s in place: %s; %s", what, path,
 			strerror(-err),
 			err == -EPERM
@@ -310,12 +313,16 @@ int frr_file_write_atomic(const char *path, const char *what,
 			      "replace it): remove it or pick another "
 			      "path"
 			    : hint(-err));
-		return err;
+		goto out;
 	}
+	placed = 1;
 	err = sync_dir(path);
 	if (err)
 		frr_err("%s: %s is written, but syncing its directory failed: "
 			"%s; it may not survive a crash",
 			what, path, strerror(-err));
+out:
+	if (!placed)
+		unlink(tmp);
 	return err;
 }

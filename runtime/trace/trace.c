@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "flexrr/base.h"
 #include "flexrr/file.h"
 #include "flexrr/log.h"
 #include "trace.h"
@@ -229,9 +230,14 @@ static int fill_part(FILE *f, void *arg)
  * rank renames its part over it. */
 static int open_part(const char *path, int timeout_ms, FILE **in)
 {
-	for (int waited = 0;; waited += 10) {
+	/* a deadline, not a count of naps: on a loaded host each nap and
+	 * open takes longer, and the launcher's grace after a failed rank
+	 * must still outlast the wait */
+	long long dl = frr_now_ms() + timeout_ms;
+
+	for (;;) {
 		struct timespec ts = { 0, 10 * 1000000L };
-		int last = waited >= timeout_ms;
+		int last = frr_now_ms() >= dl;
 		int err = frr_file_open_own(path, last ? "--trace" : NULL, in);
 
 		if (!err)
