@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "demo.h"
+#include "flexrr/file.h"
 
 /* The 1-minute load average, -1 if unknown: the comparison needs the cores
  * to itself, so the output says how busy the machine was. */
@@ -88,39 +89,55 @@ void frr_demo_print_headline(const struct demo_opts *o,
 		    sysconf(_SC_NPROCESSORS_ONLN));
 }
 
+struct plot_fill {
+	const struct demo_run *runs;
+	int nruns, n;
+	const char *dat;
+	char cmd[8192]; /* gnuplot's plot command, one curve per run */
+};
+
+/* The data file, and the plot command naming its curves. */
+static int plot_fill(FILE *f, void *arg)
+{
+	struct plot_fill *p = arg;
+	size_t at = 0;
+
+	for (int k = 0; k < p->nruns; k++) {
+		const struct demo_run *r = &p->runs[k];
+
+		if (!r->ok || !r->clocks)
+			continue;
+		fprintf(f, "%s# %s\n", p->n ? "\n\n" : "", r->mode);
+		for (int c = 0; c < r->clocks; c++)
+			fprintf(f, "%.4f %.6f\n", r->t[c], r->obj[c]);
+		at += (size_t)snprintf(
+		    p->cmd + at, sizeof(p->cmd) - at,
+		    "%s'%s' index %d using 1:2 with linespoints title '%s%s'",
+		    p->n ? ", " : "plot ", p->dat, p->n, r->mode,
+		    r->ideal ? " (no stragglers)" : "");
+		p->n++;
+	}
+	return 0;
+}
+
 /* --plot FILE: test RMSE vs seconds of every run, by gnuplot. */
 int frr_demo_write_plot(const struct demo_opts *o, const struct demo_run *runs,
 			int nruns)
 {
-	char dat[4096], cmd[8192];
-	size_t at = 0;
-	FILE *f, *g;
-	int n = 0, st;
+	struct plot_fill p = { .runs = runs, .nruns = nruns };
+	char dat[4096];
+	FILE *g;
+	int st;
 
 	if (strchr(o->plot, '\'') ||
 	    snprintf(dat, sizeof(dat), "%s.dat", o->plot) >= (int)sizeof(dat))
 		return fprintf(stderr, "flexrr demo: --plot: pick a plain file "
 				       "name\n"),
 		       -EINVAL;
-	f = fopen(dat, "w");
-	if (!f)
-		return fprintf(stderr, "flexrr demo: cannot write %s: %s\n",
-			       dat, strerror(errno)),
-		       -errno;
-	for (int k = 0; k < nruns; k++) {
-		if (!runs[k].ok || !runs[k].clocks)
-			continue;
-		fprintf(f, "%s# %s\n", n ? "\n\n" : "", runs[k].mode);
-		for (int c = 0; c < runs[k].clocks; c++)
-			fprintf(f, "%.4f %.6f\n", runs[k].t[c], runs[k].obj[c]);
-		at += (size_t)snprintf(
-		    cmd + at, sizeof(cmd) - at,
-		    "%s'%s' index %d using 1:2 with linespoints title '%s%s'",
-		    n ? ", " : "plot ", dat, n, runs[k].mode,
-		    runs[k].ideal ? " (no stragglers)" : "");
-		n++;
-	}
-	fclose(f);
+	p.dat = dat;
+	st = frr_file_write_atomic(dat, "flexrr demo: --plot", plot_fill, &p);
+	if (st)
+		return st;
 	g = popen("gnuplot 2>/dev/null", "w");
 	if (g) {
 		fprintf(g,
@@ -129,7 +146,7 @@ int frr_demo_write_plot(const struct demo_opts *o, const struct demo_run *runs,
 			"set ylabel 'test RMSE'\nset grid\n"
 			"set title 'flexrr demo: MF test RMSE vs time, %s'\n"
 			"%s, %g with lines dashtype 2 title 'target'\n",
-			o->plot, o->stragglers, cmd, o->target);
+			o->plot, o->stragglers, p.cmd, o->target);
 	}
 	st = g ? pclose(g) : -1;
 	if (st != 0) {

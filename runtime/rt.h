@@ -440,6 +440,8 @@ int frr_rt_app_save(struct frr_rt *rt);
 
 /* ---- eval/metrics.c ---- */
 int frr_rt_metrics_open(struct frr_rt *rt);
+/* 0, or the first error writing the metrics file (logged, with its path) */
+int frr_rt_metrics_close(struct frr_rt *rt);
 /* Rank 0: 1 when clock c's stats of every rank are in and processed. */
 int frr_rt_try_global(struct frr_rt *rt, int c);
 void frr_rt_print_summary(struct frr_rt *rt, double secs);

@@ -7,65 +7,61 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "flexrr/file.h"
 #include "flexrr/log.h"
 #include "modelfile.h"
 #include "reader.h"
+
+struct model_fill {
+	const char *app;
+	const struct frr_model_table *t;
+	int ntables;
+	int (*row)(void *ctx, int t, uint64_t r, float *out);
+	void *ctx;
+	float *buf;
+};
+
+static int model_fill(FILE *f, void *arg)
+{
+	const struct model_fill *m = arg;
+	int rc = 0;
+
+	fprintf(f, "flexrr-model 1 %s %d\n", m->app, m->ntables);
+	for (int i = 0; i < m->ntables && !rc; i++) {
+		const struct frr_model_table *t = &m->t[i];
+
+		fprintf(f, "table %s %" PRIu64 " %u\n", t->name, t->rows,
+			t->cols);
+		for (uint64_t r = 0; r < t->rows && !rc; r++) {
+			rc = m->row(m->ctx, i, r, m->buf);
+			if (!rc && fwrite(m->buf, sizeof(*m->buf), t->cols,
+					  f) != t->cols)
+				rc = -EIO;
+		}
+	}
+	return rc;
+}
 
 int frr_model_save(const char *path, const char *app,
 		   const struct frr_model_table *t, int ntables,
 		   int (*row)(void *ctx, int t, uint64_t r, float *out),
 		   void *ctx)
 {
-	char tmp[4096];
-	float *buf = NULL;
+	struct model_fill m = { app, t, ntables, row, ctx, NULL };
 	uint32_t maxc = 1;
-	FILE *f;
-	int rc = 0;
+	char what[96];
+	int rc;
 
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp)) {
-		frr_err("%s: --save path too long", app);
-		return -ENAMETOOLONG;
-	}
 	for (int i = 0; i < ntables; i++)
 		if (t[i].cols > maxc)
 			maxc = t[i].cols;
-	buf = malloc(maxc * sizeof(*buf));
-	if (!buf)
+	m.buf = malloc(maxc * sizeof(*m.buf));
+	if (!m.buf)
 		return -ENOMEM;
-	f = fopen(tmp, "wb");
-	if (!f) {
-		rc = -errno;
-		frr_err("%s: cannot write model '%s': %s; check the directory "
-			"exists and is writable",
-			app, tmp, strerror(errno));
-		goto free_buf;
-	}
-	fprintf(f, "flexrr-model 1 %s %d\n", app, ntables);
-	for (int i = 0; i < ntables && !rc; i++) {
-		fprintf(f, "table %s %" PRIu64 " %u\n", t[i].name, t[i].rows,
-			t[i].cols);
-		for (uint64_t r = 0; r < t[i].rows && !rc; r++) {
-			rc = row(ctx, i, r, buf);
-			if (!rc && fwrite(buf, sizeof(*buf), t[i].cols, f) !=
-				       t[i].cols)
-				rc = -EIO;
-		}
-	}
-	if (fclose(f) && !rc)
-		rc = -EIO;
-	if (rc) {
-		frr_err("%s: writing model '%s' failed (%s)", app, tmp,
-			strerror(-rc));
-		unlink(tmp);
-		goto free_buf;
-	}
-	if (rename(tmp, path)) {
-		rc = -errno;
-		frr_err("%s: rename '%s' to '%s': %s", app, tmp, path,
-			strerror(errno));
-	}
-free_buf:
-	free(buf);
+	snprintf(what, sizeof(what), "%s: --save", app);
+	/* a failed save keeps the old model */
+	rc = frr_file_write_atomic(path, what, model_fill, &m);
+	free(m.buf);
 	return rc;
 }
 

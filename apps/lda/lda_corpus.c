@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "common/reader.h"
+#include "flexrr/file.h"
 #include "flexrr/log.h"
 #include "lda_corpus.h"
 
@@ -242,80 +243,84 @@ close_r:
 	return rc;
 }
 
-int lda_write_uci(const struct lda_corpus *c, const char *dir)
+struct uci_fill {
+	const struct lda_corpus *c;
+	uint32_t *cnt; /* per word, all zero between documents */
+	uint64_t nnz;
+	FILE *f; /* NULL: count the (document, word) pairs only */
+};
+
+/* One pass over the documents: each distinct word of a document once, with
+ * its count; counted into nnz, or written to f. */
+static void uci_pass(struct uci_fill *u)
 {
-	char *p = NULL;
-	uint32_t *cnt = NULL;
-	uint64_t nnz = 0;
-	FILE *f = NULL;
-	int rc = 0;
+	const struct lda_corpus *c = u->c;
 
-	cnt = calloc(c->nwords ? c->nwords : 1, sizeof(*cnt));
-	if (!cnt)
-		return -ENOMEM;
-	/* two passes: NNZ first (header), then the entries */
-	for (int pass = 0; pass < 2; pass++) {
-		if (pass) {
-			if (asprintf(&p, "%s/docword.txt", dir) < 0) {
-				rc = -ENOMEM;
-				goto free_cnt;
-			}
-			f = fopen(p, "w");
-			if (!f)
-				goto fail_open;
-			fprintf(f, "%" PRIu64 "\n%u\n%" PRIu64 "\n", c->ndocs,
-				c->nwords, nnz);
-		}
-		for (uint64_t d = 0; d < c->ndocs; d++) {
-			for (uint64_t i = c->doc[d]; i < c->doc[d + 1]; i++)
-				cnt[c->word[i]]++;
-			for (uint64_t i = c->doc[d]; i < c->doc[d + 1]; i++) {
-				uint32_t w = c->word[i];
+	for (uint64_t d = 0; d < c->ndocs; d++) {
+		for (uint64_t i = c->doc[d]; i < c->doc[d + 1]; i++)
+			u->cnt[c->word[i]]++;
+		for (uint64_t i = c->doc[d]; i < c->doc[d + 1]; i++) {
+			uint32_t w = c->word[i];
 
-				if (!cnt[w])
-					continue;
-				if (pass)
-					fprintf(f, "%" PRIu64 " %u %u\n", d + 1,
-						w + 1, cnt[w]);
-				else
-					nnz++;
-				cnt[w] = 0;
-			}
+			if (!u->cnt[w])
+				continue;
+			if (u->f)
+				fprintf(u->f, "%" PRIu64 " %u %u\n", d + 1,
+					w + 1, u->cnt[w]);
+			else
+				u->nnz++;
+			u->cnt[w] = 0;
 		}
 	}
-	if (fclose(f)) {
-		f = NULL;
-		goto fail_open;
-	}
-	free(p);
-	if (asprintf(&p, "%s/vocab.txt", dir) < 0) {
-		rc = -ENOMEM;
-		goto free_cnt;
-	}
-	f = fopen(p, "w");
-	if (!f)
-		goto fail_open;
+}
+
+static int fill_docword(FILE *f, void *arg)
+{
+	struct uci_fill *u = arg;
+
+	u->f = f;
+	fprintf(f, "%" PRIu64 "\n%u\n%" PRIu64 "\n", u->c->ndocs, u->c->nwords,
+		u->nnz);
+	uci_pass(u);
+	return 0;
+}
+
+static int fill_vocab(FILE *f, void *arg)
+{
+	const struct lda_corpus *c = ((struct uci_fill *)arg)->c;
+
 	for (uint32_t w = 0; w < c->nwords; w++) {
 		if (c->vocab && c->vocab[w])
 			fprintf(f, "%s\n", c->vocab[w]);
 		else
 			fprintf(f, "w%u\n", w + 1);
 	}
-	if (fclose(f)) {
-		f = NULL;
-		goto fail_open;
-	}
-	goto free_p;
+	return 0;
+}
 
-fail_open:
-	rc = -errno;
-	frr_err("lda: cannot write '%s': %s; check that the directory exists",
-		p, strerror(errno));
-	if (f)
-		fclose(f);
-free_p:
+int lda_write_uci(const struct lda_corpus *c, const char *dir)
+{
+	struct uci_fill u = { .c = c };
+	char *p = NULL;
+	int rc;
+
+	u.cnt = calloc(c->nwords ? c->nwords : 1, sizeof(*u.cnt));
+	if (!u.cnt)
+		return -ENOMEM;
+	/* two passes: NNZ first (the header), then the entries */
+	uci_pass(&u);
+	rc = asprintf(&p, "%s/docword.txt", dir) < 0 ? -ENOMEM : 0;
+	if (!rc)
+		rc = frr_file_write_atomic(p, "lda: --write-uci", fill_docword,
+					   &u);
 	free(p);
-free_cnt:
-	free(cnt);
+	p = NULL;
+	if (!rc)
+		rc = asprintf(&p, "%s/vocab.txt", dir) < 0 ? -ENOMEM : 0;
+	if (!rc)
+		rc = frr_file_write_atomic(p, "lda: --write-uci", fill_vocab,
+					   &u);
+	free(p);
+	free(u.cnt);
 	return rc;
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "common/reader.h"
+#include "flexrr/file.h"
 #include "flexrr/flexrr.h"
 #include "flexrr/log.h"
 #include "mf.h"
@@ -89,57 +90,46 @@ out_close:
 	return ret;
 }
 
-int mf_model_write(struct frr_eval_ctx *ec, const struct mf_model_hdr *hdr,
-		   const char *path)
+struct mf_fill {
+	struct frr_eval_ctx *ec;
+	struct mf_model_hdr h;
+	float *row;
+};
+
+static int mf_fill(FILE *f, void *arg)
 {
-	struct mf_model_hdr h = *hdr;
-	float *row = malloc(sizeof(float) * h.cols);
-	char *tmp = NULL;
-	FILE *f = NULL;
+	struct mf_fill *m = arg;
 	int ret = 0;
 
-	/* write beside it and rename, so a failed save keeps the old model
-	 * (as frr_model_save does for mlr and lda) */
-	if (asprintf(&tmp, "%s.tmp", path) < 0)
-		tmp = NULL;
-	else
-		f = fopen(tmp, "wb");
-	memcpy(h.magic, MF_MODEL_MAGIC, sizeof(h.magic));
-	if (!tmp || !f || !row) {
-		ret = f ? -ENOMEM : -errno;
-		frr_err("mf: cannot write the model to '%s': %s", path,
-			strerror(-ret));
-		goto out;
-	}
-	if (fwrite(&h, sizeof(h), 1, f) != 1)
+	if (fwrite(&m->h, sizeof(m->h), 1, f) != 1)
 		ret = -EIO;
 	for (int t = 0; !ret && t <= 1; t++) {
-		uint64_t n = t == 0 ? h.nusers : h.nitems;
+		uint64_t n = t == 0 ? m->h.nusers : m->h.nitems;
 
 		for (uint64_t r = 0; !ret && r < n; r++) {
-			ret = frr_eval_row_read(ec, t, r, row);
-			if (!ret && fwrite(row, sizeof(float), (size_t)h.cols,
-					   f) != (size_t)h.cols)
+			ret = frr_eval_row_read(m->ec, t, r, m->row);
+			if (!ret &&
+			    fwrite(m->row, sizeof(float), (size_t)m->h.cols,
+				   f) != (size_t)m->h.cols)
 				ret = -EIO;
 		}
 	}
-	if (fclose(f) && !ret)
-		ret = -EIO;
-	f = NULL;
-	if (!ret && rename(tmp, path)) {
-		ret = -errno;
-		frr_err("mf: cannot rename '%s' to '%s': %s", tmp, path,
-			strerror(errno));
+	return ret;
+}
+
+int mf_model_write(struct frr_eval_ctx *ec, const struct mf_model_hdr *hdr,
+		   const char *path)
+{
+	struct mf_fill m = { ec, *hdr, malloc(sizeof(float) * hdr->cols) };
+	int ret;
+
+	if (!m.row) {
+		frr_err("mf: out of memory saving the model to '%s'", path);
+		return -ENOMEM;
 	}
-	if (ret == -EIO)
-		frr_err("mf: writing the model to '%s' failed (disk full?)",
-			path);
-out:
-	if (f)
-		fclose(f);
-	if (ret && tmp)
-		unlink(tmp);
-	free(tmp);
-	free(row);
+	memcpy(m.h.magic, MF_MODEL_MAGIC, sizeof(m.h.magic));
+	/* a failed save keeps the old model (frr_file_write_atomic) */
+	ret = frr_file_write_atomic(path, "mf: --save", mf_fill, &m);
+	free(m.row);
 	return ret;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "flexrr/file.h"
 #include "flexrr/flexrr.h"
 #include "flexrr/log.h"
 #include "toy.h"
@@ -373,25 +374,30 @@ static int toy_global(void *app, const double *stats, int nstats, int clock,
 	return 0;
 }
 
-static int toy_save(void *app, struct frr_eval_ctx *ec, const char *path)
+struct toy_fill {
+	const struct toy *t;
+	struct frr_eval_ctx *ec;
+};
+
+static int toy_fill(FILE *f, void *arg)
 {
-	struct toy *t = app;
-	FILE *f = fopen(path, "w");
+	const struct toy_fill *a = arg;
 	int err = 0;
 
-	if (!f) {
-		frr_err("toy: cannot write %s", path);
-		return -errno;
-	}
-	for (int d = 0; d < t->p.dim && !err; d++) {
+	for (int d = 0; d < a->t->p.dim && !err; d++) {
 		float v;
 
-		err = frr_eval_row_read(ec, 0, (uint64_t)d, &v);
+		err = frr_eval_row_read(a->ec, 0, (uint64_t)d, &v);
 		fprintf(f, "%a\n", (double)v);
 	}
-	if (fclose(f) && !err)
-		err = -EIO;
 	return err;
+}
+
+static int toy_save(void *app, struct frr_eval_ctx *ec, const char *path)
+{
+	struct toy_fill a = { app, ec };
+
+	return frr_file_write_atomic(path, "toy: --save", toy_fill, &a);
 }
 
 /* Every process writes every row; the runtime keeps the ones it stores. */

@@ -464,13 +464,16 @@ static void json_begin(struct bench *b)
 		frr_tp_device_name(b->ctx));
 }
 
-static void json_end(struct bench *b)
+/* 0, or the error of writing the --json file (logged) */
+static int json_end(struct bench *b)
 {
-	if (!b->json)
-		return;
-	fprintf(b->json, "\n  ]\n}\n");
-	fclose(b->json);
+	FILE *f = b->json;
+
+	if (!f)
+		return 0;
 	b->json = NULL;
+	fprintf(f, "\n  ]\n}\n");
+	return frr_file_close(f, b->p->json, "bench: --json");
 }
 
 static void print_lat(struct bench *b, size_t size, long n,
@@ -605,7 +608,7 @@ int bench_run(struct frr_oob *oob, const struct bench_params *p)
 {
 	struct bench b = { .p = p, .oob = oob, .rank = oob->rank };
 	long max_iters = p->iters > 0 ? p->iters : 5000;
-	int ret;
+	int ret, err;
 
 	pin(p, b.rank);
 	clock_calibrate();
@@ -619,10 +622,9 @@ int bench_run(struct frr_oob *oob, const struct bench_params *p)
 	if (ret)
 		goto close;
 	if (b.rank == 1 && p->json) {
-		b.json = fopen(p->json, "w");
-		if (!b.json)
-			frr_warn("bench: cannot write %s: %s", p->json,
-				 strerror(errno));
+		/* refused (logged) and run without it, as before */
+		if (frr_file_create(p->json, "bench: --json", &b.json))
+			b.json = NULL;
 	}
 	if (b.rank == 1 || !p->local)
 		print_header(&b);
@@ -633,7 +635,9 @@ int bench_run(struct frr_oob *oob, const struct bench_params *p)
 	} else {
 		ret = run_size(&b, b.max_size);
 	}
-	json_end(&b);
+	err = json_end(&b);
+	if (!ret)
+		ret = err;
 	if ((b.rank == 1 || !p->local) && !ret)
 		printf(RULE);
 close:

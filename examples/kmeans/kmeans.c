@@ -303,30 +303,25 @@ static int km_write(struct km_app *a, struct frr_eval_ctx *ec, FILE *f)
 	return 0;
 }
 
+struct km_fill {
+	struct km_app *a;
+	struct frr_eval_ctx *ec;
+};
+
+static int km_fill(FILE *f, void *arg)
+{
+	struct km_fill *k = arg;
+
+	return km_write(k->a, k->ec, f);
+}
+
+/* frr_file_write_atomic: a failed save keeps the old file, and nothing
+ * another user plants beside it redirects the write */
 static int km_save(void *app, struct frr_eval_ctx *ec, const char *path)
 {
-	char tmp[4096];
-	FILE *f;
-	int rc;
+	struct km_fill k = { app, ec };
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "w");
-	if (!f) {
-		rc = -errno;
-		frr_err("kmeans: cannot write '%s': %s", tmp, strerror(-rc));
-		return rc;
-	}
-	rc = km_write(app, ec, f);
-	if (fclose(f) && !rc)
-		rc = -EIO;
-	if (!rc && rename(tmp, path))
-		rc = -errno;
-	if (rc) {
-		frr_err("kmeans: saving the centroids to '%s' failed: %s", path,
-			strerror(-rc));
-		remove(tmp);
-	}
-	return rc;
+	return frr_file_write_atomic(path, "kmeans: --save", km_fill, &k);
 }
 
 static const struct frr_app_ops kmeans_app = {

@@ -7,7 +7,10 @@
  *   JSON             frr_json_str (a quoted, escaped string)
  *   random numbers   frr_splitmix64 / frr_mix64 (counter-based, stateless
  *                    mixing), frr_rng_* (xoshiro256**, seeded by splitmix64)
- * Nothing here allocates, locks or depends on another flexrr layer.
+ *   output files     flexrr/file.h (included here): atomic writes, outputs
+ *                    and read-backs another local user cannot redirect
+ * Nothing here locks or depends on another flexrr layer; only the file
+ * helpers allocate (a stream each).
  */
 #ifndef FLEXRR_BASE_H
 #define FLEXRR_BASE_H
@@ -18,6 +21,7 @@
 #include <time.h>
 
 #include "flexrr/export.h"
+#include "flexrr/file.h"
 #include "flexrr/log.h"
 
 #ifdef __cplusplus

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flexrr/file.h"
 #include "flexrr/log.h"
 #include "rt.h"
 #include "stats.h"
@@ -162,17 +163,15 @@ int frr_rt_try_global(struct frr_rt *rt, int c)
 int frr_rt_metrics_open(struct frr_rt *rt)
 {
 	const char *path = rt->o->metrics_path;
+	int err;
 
 	if (rt->rank != 0 || !path)
 		return 0;
-	rt->metrics_f = fopen(path, "w");
-	if (!rt->metrics_f) {
-		int err = -errno;
-
-		frr_err("cannot write the metrics file %s: %s", path,
-			strerror(-err));
+	/* a user-named final path: a symbolic link or another user's file
+	 * there is refused, not written through (frr_file_create) */
+	err = frr_file_create(path, "--metrics", &rt->metrics_f);
+	if (err)
 		return err;
-	}
 	/* FILE.json / FILE.jsonl: one JSON object per line */
 	rt->metrics_json = strstr(path, ".json") != NULL;
 	if (!rt->metrics_json)
@@ -181,6 +180,18 @@ int frr_rt_metrics_open(struct frr_rt *rt)
 				       "min_data_clock,rr_offers,rr_accepted,"
 				       "rr_cancelled,rr_items_reassigned\n");
 	return 0;
+}
+
+/* The lines are not checked as they go: the stream keeps its first write
+ * error, and closing it reports that, with the file. */
+int frr_rt_metrics_close(struct frr_rt *rt)
+{
+	FILE *f = rt->metrics_f;
+
+	if (!f)
+		return 0;
+	rt->metrics_f = NULL;
+	return frr_file_close(f, rt->o->metrics_path, "--metrics");
 }
 
 void frr_rt_print_summary(struct frr_rt *rt, double secs)

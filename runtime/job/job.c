@@ -226,10 +226,10 @@ static int rt_init(struct frr_rt *rt, struct frr_oob *oob,
 	return frr_rt_tables_init(rt);
 }
 
-/* 0, or the error of writing an output at the end (the trace) */
+/* 0, or the error of writing an output at the end (trace, metrics) */
 static int rt_fini(struct frr_rt *rt)
 {
-	int err;
+	int err, merr;
 
 	if (rt->rr && rt->rr_state)
 		rt->rr->job_fini(rt, rt->rr_state);
@@ -240,8 +240,7 @@ static int rt_fini(struct frr_rt *rt)
 	frr_rt_parts_fini(rt);
 	if (rt->app_state)
 		rt->app->destroy(rt->app_state);
-	if (rt->metrics_f)
-		fclose(rt->metrics_f);
+	merr = frr_rt_metrics_close(rt); /* still open if the job failed */
 	free(rt->nitems);
 	free(rt->wk);
 	free(rt->hb_last);
@@ -253,7 +252,7 @@ static int rt_fini(struct frr_rt *rt)
 	free(rt->repl_off);
 	free(rt->slot_bytes);
 	pthread_mutex_destroy(&rt->tp_lock);
-	return err;
+	return err ? err : merr;
 }
 
 /* Test hook: every worker's last progress word, as this rank sees it, says
@@ -360,25 +359,27 @@ out:
 
 static int job_finish(struct frr_rt *rt, double t_start)
 {
-	int err = peak_memory(rt);
+	int err = peak_memory(rt), oerr = 0;
 
-	if (!err && rt->rank == 0) {
-		err = frr_rt_app_save(rt);
-		if (rt->metrics_f) {
-			fclose(rt->metrics_f);
-			rt->metrics_f = NULL;
-		}
-		if (!err)
+	if (err)
+		return err;
+	/* a failed output fails the run, but the other outputs are still
+	 * written and the ranks still end together */
+	if (rt->rank == 0) {
+		oerr = frr_rt_app_save(rt);
+		err = frr_rt_metrics_close(rt);
+		if (!oerr)
+			oerr = err;
+		if (!oerr)
 			frr_rt_print_summary(rt, frr_rt_clock_now() - t_start);
 	}
-	if (!err)
-		err = frr_rt_flush_all(rt, rt->o->timeout_ms);
+	err = frr_rt_flush_all(rt, rt->o->timeout_ms);
 	if (!err)
 		err = frr_oob_barrier(rt->oob, rt->o->timeout_ms);
 	/* every peer flushed before the barrier: all final words are in */
 	if (!err && getenv("FLEXRR_TEST_CHECK_PROGRESS"))
 		err = check_final_progress(rt);
-	return err;
+	return err ? err : oerr;
 }
 
 int frr_rt_job_run(struct frr_oob *oob, struct frr_run_opts *o)

@@ -241,25 +241,31 @@ static void write_json(FILE *f, const struct frr_sim_study *o,
 	fprintf(f, "  ]\n}\n");
 }
 
+struct study_fill {
+	const struct frr_sim_study *o;
+	const struct sim_row *rows;
+	int nrows;
+	double ideal;
+	void (*fn)(FILE *, const struct frr_sim_study *, const struct sim_row *,
+		   int, double);
+};
+
+static int study_fill(FILE *f, void *arg)
+{
+	const struct study_fill *a = arg;
+
+	a->fn(f, a->o, a->rows, a->nrows, a->ideal);
+	return 0;
+}
+
 static int write_file(const char *path, const struct frr_sim_study *o,
 		      const struct sim_row *rows, int nrows, double ideal,
 		      void (*fn)(FILE *, const struct frr_sim_study *,
 				 const struct sim_row *, int, double))
 {
-	FILE *f = fopen(path, "w");
+	struct study_fill a = { o, rows, nrows, ideal, fn };
 
-	if (!f) {
-		fprintf(stderr, "flexrr simulate: cannot write %s: %s\n", path,
-			strerror(errno));
-		return -errno;
-	}
-	fn(f, o, rows, nrows, ideal);
-	if (fclose(f)) {
-		fprintf(stderr, "flexrr simulate: writing %s failed: %s\n",
-			path, strerror(errno));
-		return -EIO;
-	}
-	return 0;
+	return frr_file_write_atomic(path, "flexrr simulate", study_fill, &a);
 }
 
 int frr_sim_study_run(struct frr_sim_study *o)

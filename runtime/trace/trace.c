@@ -4,8 +4,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "flexrr/base.h"
+#include "flexrr/file.h"
 #include "flexrr/log.h"
 #include "trace.h"
 
@@ -206,87 +209,83 @@ static int write_events(const struct frr_trace *t, FILE *f)
 	return ferror(f) ? -EIO : 0;
 }
 
-/* Write path whole or not at all: fill() writes path.tmp, renamed to path
- * when complete (rank 0 waits for a part to appear, append_file()). */
-static int write_atomic(const struct frr_trace *t, const char *path,
-			int (*fill)(const struct frr_trace *t, FILE *f,
-				    int timeout_ms),
-			int timeout_ms)
-{
-	char tmp[4096];
-	FILE *f;
-	int err;
-
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	f = fopen(tmp, "w");
-	if (!f) {
-		err = -errno;
-		frr_err("--trace: cannot create %s: %s; pick a writable path",
-			tmp, strerror(-err));
-		return err;
-	}
-	err = fill(t, f, timeout_ms);
-	if (fclose(f) && !err)
-		err = -errno;
-	if (!err && rename(tmp, path))
-		err = -errno;
-	if (err) {
-		frr_err("--trace: writing %s failed: %s", path, strerror(-err));
-		unlink(tmp);
-	}
-	return err;
-}
+struct fill_arg {
+	const struct frr_trace *t;
+	int timeout_ms;
+};
 
 /* a rank's part: its events */
-static int fill_part(const struct frr_trace *t, FILE *f, int timeout_ms)
+static int fill_part(FILE *f, void *arg)
 {
-	(void)timeout_ms;
-	return write_events(t, f);
+	const struct fill_arg *a = arg;
+
+	return write_events(a->t, f);
 }
 
-static int append_file(FILE *out, const char *path, int timeout_ms)
+/* Another rank's part, once it is there: it appears whole (renamed into
+ * place) and is read only if it is a regular file of ours with one link,
+ * so nothing another user plants at the predictable name (a symbolic link
+ * to a secret, a FIFO that never ends) gets into the trace or hangs it.
+ * Something refused is waited past like a part not yet there: our own
+ * rank renames its part over it. */
+static int open_part(const char *path, int timeout_ms, FILE **in)
+{
+	/* a deadline, not a count of naps: on a loaded host each nap and
+	 * open takes longer, and the launcher's grace after a failed rank
+	 * must still outlast the wait */
+	long long dl = frr_now_ms() + timeout_ms;
+
+	for (;;) {
+		struct timespec ts = { 0, 10 * 1000000L };
+		int last = frr_now_ms() >= dl;
+		int err = frr_file_open_own(path, last ? "--trace" : NULL, in);
+
+		if (!err)
+			return 0;
+		if (!last) {
+			nanosleep(&ts, NULL);
+			continue;
+		}
+		if (err == -ENOENT)
+			frr_err("--trace: %s did not appear within %d ms; its "
+				"rank probably failed, the trace lacks it",
+				path, timeout_ms);
+		else
+			frr_err("--trace: the trace lacks %s", path);
+		return err;
+	}
+}
+
+static void append_file(FILE *out, const char *path, int timeout_ms)
 {
 	char buf[65536];
 	size_t n;
 	FILE *in;
 
-	/* another rank's part appears atomically (rename) when complete */
-	for (int waited = 0; !(in = fopen(path, "r")); waited += 10) {
-		struct timespec ts = { 0, 10 * 1000000L };
-
-		if (waited >= timeout_ms) {
-			frr_err("--trace: %s did not appear within %d ms; its "
-				"rank probably failed, the trace lacks it",
-				path, timeout_ms);
-			return -ETIMEDOUT;
-		}
-		nanosleep(&ts, NULL);
-	}
+	if (open_part(path, timeout_ms, &in))
+		return; /* keep what we have */
 	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
 		fwrite(buf, 1, n, out);
 	fclose(in);
 	unlink(path);
-	return 0;
 }
 
 /* rank 0's file: its events, then every other rank's part */
-static int fill_all(const struct frr_trace *t, FILE *f, int timeout_ms)
+static int fill_all(FILE *f, void *arg)
 {
+	const struct fill_arg *a = arg;
 	char part[4096];
 	int err;
 
 	fprintf(f, "[\n");
-	err = write_events(t, f);
-	for (int r = 1; r < t->nranks && !err; r++) {
-		if (snprintf(part, sizeof(part), "%s.rank%d", t->path, r) >=
+	err = write_events(a->t, f);
+	for (int r = 1; r < a->t->nranks && !err; r++) {
+		if (snprintf(part, sizeof(part), "%s.rank%d", a->t->path, r) >=
 		    (int)sizeof(part)) {
 			err = -ENAMETOOLONG;
 			break;
 		}
-		err = append_file(f, part, timeout_ms);
-		if (err == -ETIMEDOUT)
-			err = 0; /* keep what we have */
+		append_file(f, part, a->timeout_ms);
 	}
 	/* a closing event without a trailing comma keeps the JSON strict */
 	fprintf(f, "{\"ph\":\"M\",\"pid\":0,\"name\":\"trace_end\","
@@ -296,6 +295,7 @@ static int fill_all(const struct frr_trace *t, FILE *f, int timeout_ms)
 
 int frr_trace_write(struct frr_trace *t, int timeout_ms)
 {
+	struct fill_arg a = { t, timeout_ms };
 	char part[4096];
 	int err;
 
@@ -309,9 +309,9 @@ int frr_trace_write(struct frr_trace *t, int timeout_ms)
 		if (snprintf(part, sizeof(part), "%s.rank%d", t->path,
 			     t->rank) >= (int)sizeof(part))
 			return -ENAMETOOLONG;
-		return write_atomic(t, part, fill_part, timeout_ms);
+		return frr_file_write_atomic(part, "--trace", fill_part, &a);
 	}
-	err = write_atomic(t, t->path, fill_all, timeout_ms);
+	err = frr_file_write_atomic(t->path, "--trace", fill_all, &a);
 	if (!err)
 		frr_info("--trace: wrote %s (open it in ui.perfetto.dev)",
 			 t->path);

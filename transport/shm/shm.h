@@ -77,6 +77,12 @@ struct shm_ctx {
 	struct frr_job_secret secret;
 	int rank, nranks;
 	uint64_t next_ep_serial;
+	/* refusals logged in this window, and those only counted (service
+	 * thread only): a local user connecting in a loop must not flood
+	 * the log (shm_auth.c) */
+	long long refuse_t0_ms;
+	int refuse_logged;
+	unsigned long refuse_quiet;
 
 	/* lock guards: regions[], acceptq[], eps[] changes (readers in the
 	 * user thread may read eps[] without it: the user thread is the only
@@ -191,6 +197,9 @@ int shm_auth_connect(struct shm_ctx *c, int fd, int peer_rank,
  * (*got_fd: its fd or -1), else a negative errno with the peer answered,
  * logged and nothing passed. */
 int shm_auth_accept(struct shm_ctx *c, int fd, struct shm_msg *q, int *got_fd);
+/* Log the refusals counted but not yet said ("refused N more ..."); the
+ * service thread calls it as it exits. */
+void shm_auth_refusals_flush(struct shm_ctx *c);
 
 /* ---- shared memory (shm_setup.c) ---- */
 /* A new memfd of len bytes, mapped shared (*fd_out its fd): the mapping,

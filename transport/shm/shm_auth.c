@@ -17,7 +17,9 @@
 #include "flexrr/log.h"
 #include "shm.h"
 
-#define SHM_AUTH_MS 2000 /* the service thread waits this long per step */
+#define SHM_AUTH_MS 2000   /* the service thread waits this long per step */
+#define SHM_REFUSE_BURST 3 /* refusals said in full per window */
+#define SHM_REFUSE_WINDOW_MS 5000 /* then one count line per window */
 
 /* what both MACs bind: the request, who asks whom */
 struct shm_auth_params {
@@ -135,11 +137,46 @@ int shm_auth_connect(struct shm_ctx *c, int fd, int peer_rank,
 	return ret;
 }
 
+void shm_auth_refusals_flush(struct shm_ctx *c)
+{
+	if (!c->refuse_quiet)
+		return;
+	frr_warn("shm: rank %d refused %lu more connections in the last "
+		 "%.0f s (a local process keeps connecting: who, above)",
+		 c->rank, c->refuse_quiet,
+		 (double)(frr_now_ms() - c->refuse_t0_ms) / 1000.0);
+	c->refuse_quiet = 0;
+}
+
+/* The first SHM_REFUSE_BURST refusals of each window are said in full, the
+ * rest counted and said as one line when the window ends: anyone may
+ * connect (the names are public), so a loop of connections would
+ * otherwise write megabytes of log a second. */
+static void log_refusal(struct shm_ctx *c, const char *why)
+{
+	long long now = frr_now_ms();
+
+	if (!c->refuse_t0_ms || now - c->refuse_t0_ms >= SHM_REFUSE_WINDOW_MS) {
+		shm_auth_refusals_flush(c);
+		c->refuse_t0_ms = now;
+		c->refuse_logged = 0;
+	}
+	if (c->refuse_logged == SHM_REFUSE_BURST) {
+		c->refuse_quiet++;
+		return;
+	}
+	c->refuse_logged++;
+	frr_warn("shm: rank %d refused a connection: %s%s", c->rank, why,
+		 c->refuse_logged == SHM_REFUSE_BURST
+		     ? " (more refusals are counted, not listed)"
+		     : "");
+}
+
 /* Answer a refused request (never with the secret) and log it. */
 static int refuse(struct shm_ctx *c, int fd, uint32_t type, int err,
 		  const char *why)
 {
-	frr_warn("shm: rank %d refused a connection: %s", c->rank, why);
+	log_refusal(c, why);
 	shm_reply_error(fd, c, type == SHM_IMPORT ? SHM_IMPORT_ERR : SHM_REJECT,
 			err, why);
 	return err;

@@ -146,8 +146,10 @@ void *shm_service(void *arg)
 		for (int i = 0; i < n; i++) {
 			uint64_t tag = ev[i].data.u64;
 
-			if (tag == SHM_SVC_WAKE)
+			if (tag == SHM_SVC_WAKE) {
+				shm_auth_refusals_flush(c);
 				return NULL;
+			}
 			if (tag == SHM_SVC_LISTEN)
 				serve_new_conn(c);
 			else
