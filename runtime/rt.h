@@ -239,6 +239,11 @@ struct frr_rt {
 	struct frr_tp_rmr **rstate;  /* [rank * W + v] */
 	uint64_t *nitems;	     /* W */
 	int prog_shift;
+	/* progress words by need (rr/seam.c frr_rt_progress_reader): per
+	 * local worker the ranks that read its word ([t * P], prog_nsubs[t]
+	 * of them); per worker, whether this rank reads it */
+	int *prog_subs, *prog_nsubs;
+	uint8_t *prog_read;
 	struct frr_worker *wk; /* T */
 
 	/* server state */
@@ -261,6 +266,7 @@ struct frr_rt {
 	uint64_t *hb_last;
 	double *hb_seen;
 	uint64_t hb_count;
+	uint64_t hb_agg; /* the progress aggregate last sent (beat) */
 	double hb_next;
 
 	struct frr_inst *inst;	     /* stragglers / trace, NULL if neither */

@@ -172,14 +172,40 @@ int frr_rt_peer_fail(struct frr_rt *rt, int peer, const char *how)
 
 /* ---- stalls ---------------------------------------------------------------
  */
-static uint64_t progress_sig(const struct frr_rt *rt)
+/* This rank's workers' progress words, hashed. */
+static uint64_t local_sig(const struct frr_rt *rt)
 {
 	uint64_t sig = 0;
 
+	for (int t = 0; t < rt->T; t++)
+		sig = sig * 31 +
+		      frr_tp_load_u64(
+			  ctl_u64(rt, rt->off_prog +
+					  (size_t)(rt->rank * rt->T + t) * 64));
+	return sig;
+}
+
+/*
+ * Progress anywhere in the job: our workers' words, the words rr sends
+ * here, and every other rank's aggregate, which its server writes beside
+ * its heartbeat when it changed (beat below).  So progress words need not
+ * go to every rank for the stall detector: a rank's view of another lags
+ * by at most one heartbeat period (200 ms), far below --timeout.
+ */
+static uint64_t progress_sig(const struct frr_rt *rt)
+{
+	uint64_t sig = local_sig(rt);
+
 	for (int v = 0; v < rt->W; v++)
-		sig =
-		    sig * 31 +
-		    frr_tp_load_u64(ctl_u64(rt, rt->off_prog + (size_t)v * 64));
+		if (rt->prog_read[v])
+			sig = sig * 31 +
+			      frr_tp_load_u64(
+				  ctl_u64(rt, rt->off_prog + (size_t)v * 64));
+	for (int r = 0; r < rt->P; r++)
+		if (r != rt->rank)
+			sig = sig * 31 +
+			      frr_tp_load_u64(
+				  ctl_u64(rt, rt->off_hb + (size_t)r * 64 + 8));
 	return sig;
 }
 
@@ -206,19 +232,31 @@ int frr_rt_stalled(const struct frr_rt *rt, struct frr_stall *s)
  */
 #define HB_FINISHED UINT64_MAX
 
-/* Our heartbeat into every peer; 0 or the job's error. */
+/* Our heartbeat into every peer, and our workers' aggregate progress
+ * when it changed; 0 or the job's error.  O(P) writes per rank per 200 ms:
+ * docs/runtime.md "Control plane" has the cost at 256 ranks. */
 static int beat(struct frr_rt *rt, int finished)
 {
 	uint64_t v = finished ? HB_FINISHED : ++rt->hb_count;
+	uint64_t agg = local_sig(rt);
 	size_t off = rt->off_hb + (size_t)rt->rank * 64;
-	int err = 0;
+	int err = 0, send_agg = agg != rt->hb_agg;
 
+	rt->hb_agg = agg;
 	for (int r = 0; r < rt->P && !err; r++) {
 		if (r == rt->rank)
 			continue;
-		if (!finished && !frr_tp_ep_alive(rt->eps[r]))
+		if (!finished && !frr_tp_ep_alive(rt->eps[r])) {
 			err = frr_rt_peer_fail(rt, r, "its connection dropped");
-		else
+			break;
+		}
+		if (send_agg)
+			err = frr_rt_tp_check(
+			    rt,
+			    frr_tp_write_u64(rt->eps[r], rt->rctl[r], off + 8,
+					     agg, 0, 0),
+			    r, "a progress aggregate");
+		if (!err)
 			err = frr_rt_tp_check(rt,
 					      frr_tp_write_u64(rt->eps[r],
 							       rt->rctl[r], off,

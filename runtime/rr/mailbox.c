@@ -29,15 +29,18 @@ int frr_rt_progress_publish(struct frr_rt *rt, int w, int clock,
 
 	atomic_store_explicit((_Atomic uint64_t *)ctl_u64(rt, off), v,
 			      memory_order_release);
-	pthread_mutex_lock(&rt->tp_lock);
+	const int t = w - rt->rank * rt->T, *subs = rt->prog_subs + t * rt->P;
 	int bad = -1;
 
-	for (int r = 0; r < rt->P && !err; r++)
-		if (r != rt->rank) {
-			err = frr_tp_write_u64(rt->eps[r], rt->rctl[r], off, v,
-					       0, 0);
-			bad = r;
-		}
+	if (!rt->prog_nsubs[t])
+		return 0;
+	/* only the ranks whose workers read it (rr's helper group) */
+	pthread_mutex_lock(&rt->tp_lock);
+	for (int i = 0; i < rt->prog_nsubs[t] && !err; i++) {
+		bad = subs[i];
+		err =
+		    frr_tp_write_u64(rt->eps[bad], rt->rctl[bad], off, v, 0, 0);
+	}
 	pthread_mutex_unlock(&rt->tp_lock);
 	if (err)
 		return frr_rt_peer_fail(rt, bad,

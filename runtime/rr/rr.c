@@ -211,6 +211,25 @@ static int load_replicas(struct rr_job *j)
 	return 0;
 }
 
+/* Who reads whose progress: a worker's helpers read it (to see it finish,
+ * rr_proto.c helpee_finished) and it reads theirs (to pick the one ahead,
+ * rr_policy.c helper_fraction); nobody else. */
+static int progress_readers(struct rr_job *j)
+{
+	int grp[RR_MAX_GROUP], n, err = 0;
+
+	for (int v = 0; v < j->W && !err; v++) {
+		n = rr_helper_group(j->P, j->T, j->cfg.group_size, v, grp);
+		for (int i = 0; i < n && !err; i++) {
+			err = frr_rt_progress_reader(j->rt, v, grp[i] / j->T);
+			if (!err)
+				err = frr_rt_progress_reader(j->rt, grp[i],
+							     v / j->T);
+		}
+	}
+	return err;
+}
+
 static void job_free(struct rr_job *j)
 {
 	for (int l = 0; j->ws && l < j->T; l++)
@@ -293,6 +312,8 @@ static int rr_job_init(struct frr_rt *rt, const struct frr_rr_opts *opts,
 		ws->rw.obs_arg = ws;
 	}
 	err = load_replicas(j);
+	if (!err)
+		err = progress_readers(j);
 	if (err)
 		goto free_job;
 	*state = j;

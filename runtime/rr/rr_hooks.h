@@ -225,6 +225,11 @@ int frr_rt_progress_publish(struct frr_rt *rt, int w, int clock,
 /* job_init only: load a read-only replica of worker v's partition on this
  * rank (app->load_partition(v) and item state buffer). */
 int frr_rt_want_replica(struct frr_rt *rt, int v);
+/* job_init only, on every rank for every pair: rank r reads worker w's
+ * progress words.  Progress words go only to the ranks that read them
+ * (plus w's own); the stall detector needs none (it uses each rank's
+ * aggregate, job/health.c). */
+int frr_rt_progress_reader(struct frr_rt *rt, int w, int r);
 
 int frr_rt_msg_send(struct frr_rt *rt, int from, int to,
 		    const struct frr_rr_msg *m);

@@ -28,6 +28,25 @@ int frr_rt_prog_shift(const struct frr_rt *rt)
 	return rt->prog_shift;
 }
 
+int frr_rt_progress_reader(struct frr_rt *rt, int w, int r)
+{
+	int wr = w / rt->T, t = w % rt->T, *subs = rt->prog_subs + t * rt->P;
+
+	if (w < 0 || w >= rt->W || r < 0 || r >= rt->P)
+		return -EINVAL;
+	if (r == wr) /* read locally */
+		return 0;
+	if (r == rt->rank)
+		rt->prog_read[w] = 1;
+	if (wr != rt->rank)
+		return 0;
+	for (int i = 0; i < rt->prog_nsubs[t]; i++)
+		if (subs[i] == r)
+			return 0;
+	subs[rt->prog_nsubs[t]++] = r;
+	return 0;
+}
+
 struct frr_progress frr_rt_progress(const struct frr_rt *rt, int v)
 {
 	return frr_prog_unpack(
