@@ -123,3 +123,42 @@ Test(runtime_hang, ranks_die_with_their_launcher)
 		free(res);
 	}
 }
+
+/* --timeout ends the job (issue 24, item 3): a worker stuck in app code
+ * (toy's work outlasts any clock) is abandoned after the verdict and every
+ * rank exits non-zero with the message, within 15 s of a 3 s timeout. */
+Test(runtime_hang, timeout_abandons_a_worker_stuck_in_app_code)
+{
+	struct rt_run *res = calloc(1, sizeof(*res));
+	struct rt_argv a;
+	pid_t rank[2] = { 0, 0 }, l;
+	double t0 = rt_now(), bound = 15;
+
+	l = rt_spawn(rt_run_argv(&a, 2, 1, NULL, "--timeout", "3", "toy",
+				 "--work-us", "1e12"),
+		     NULL, "stuck");
+	while (children(l, rank, 2) < 2 && rt_now() - t0 < 5)
+		usleep(20000);
+	res->code = rt_wait(l, bound);
+	res->secs = rt_now() - t0;
+	for (int r = 0; r < 2; r++)
+		if (rank[r] > 0 && !gone(rank[r]))
+			kill(rank[r], SIGKILL); /* do not leave it behind */
+	rt_collect("stuck", res);
+	cr_assert(res->code > 0 && res->secs < bound,
+		  "exit %d after %.1f s (want non-zero within %.0f s): %s",
+		  res->code, res->secs, bound, res->err);
+	for (int r = 0; r < 2; r++) {
+		char want[64];
+
+		snprintf(want, sizeof(want), "flexrr[%d]: error: rank %d: worker",
+			 r, r);
+		cr_assert(strstr(res->err, want) &&
+			      strstr(strstr(res->err, want), "abandoned"),
+			  "rank %d did not say it abandoned its worker: %s", r,
+			  res->err);
+	}
+	cr_assert(strstr(res->err, "no longer clean to reuse"), "%s",
+		  res->err);
+	free(res);
+}

@@ -302,20 +302,56 @@ static int job_start(struct frr_rt *rt)
 	return err;
 }
 
-/* Workers and server; the workers are joined whatever happens. */
+/*
+ * After a failure, how long a worker gets to unwind before it is abandoned:
+ * one that is not in app code returns within a flush (flush_ms); one stuck
+ * in app code never may, and must not keep a failed job (--timeout) alive.
+ */
+static int abandon_ms(const struct frr_rt *rt)
+{
+	int ms = 3 * rt->flush_ms + 1000;
+
+	return ms < rt->o->timeout_ms ? ms : rt->o->timeout_ms;
+}
+
+/* Join worker t; after a failure only until dl: 1 if it was abandoned. */
+static int join_worker(struct frr_rt *rt, int t, const struct timespec *dl)
+{
+	struct frr_worker *wk = &rt->wk[t];
+
+	if (!wk->thread_ok)
+		return 0;
+	if (dl ? pthread_timedjoin_np(wk->thread, NULL, dl)
+	       : pthread_join(wk->thread, NULL)) {
+		pthread_detach(wk->thread);
+		frr_err("rank %d: worker %d did not return within %d ms of "
+			"the failure (stuck in app %s's code?): it is "
+			"abandoned, still running; this process is no longer "
+			"clean to reuse (exit it)",
+			rt->rank, wk->id, abandon_ms(rt), rt->app->name);
+		return 1;
+	}
+	wk->thread_ok = 0;
+	return 0;
+}
+
+/* Workers and server.  The workers are joined, within a bound once the job
+ * has failed: -ENOTRECOVERABLE if one had to be abandoned. */
 static int job_clocks(struct frr_rt *rt)
 {
-	int err = frr_rt_workers_start(rt);
+	int err = frr_rt_workers_start(rt), abandoned = 0;
+	struct timespec dl;
 
 	if (!err)
 		err = frr_rt_server_loop(rt);
 	if (err && !frr_rt_failed(rt))
 		frr_rt_fail(rt, err, "rank %d: the job failed (%d)", rt->rank,
 			    err);
+	/* frr_deadline_ts: CLOCK_REALTIME, pthread_timedjoin_np's clock */
+	dl = frr_deadline_ts(abandon_ms(rt));
 	for (int t = 0; t < rt->T; t++)
-		if (rt->wk[t].thread_ok)
-			pthread_join(rt->wk[t].thread, NULL);
-	return frr_rt_failed(rt);
+		abandoned |= join_worker(rt, t, frr_rt_failed(rt) ? &dl : NULL);
+	return abandoned ? -ENOTRECOVERABLE : frr_rt_failed(rt);
 }
 
 static int job_finish(struct frr_rt *rt, double t_start)
@@ -343,11 +379,13 @@ static int job_finish(struct frr_rt *rt, double t_start)
 
 int frr_rt_job_run(struct frr_oob *oob, struct frr_run_opts *o)
 {
-	struct frr_rt rt_, *rt = &rt_;
+	/* on the heap: an abandoned worker may still use it after we return */
+	struct frr_rt *rt = calloc(1, sizeof(*rt));
 	double t_start;
 	int err, ferr;
 
-	memset(rt, 0, sizeof(*rt));
+	if (!rt)
+		return -ENOMEM;
 	err = rt_init(rt, oob, o);
 	if (!err)
 		err = frr_rt_metrics_open(rt);
@@ -358,9 +396,14 @@ int frr_rt_job_run(struct frr_oob *oob, struct frr_run_opts *o)
 	t_start = frr_rt_clock_now();
 	rt->last_global_t = t_start;
 	err = job_clocks(rt);
+	/* an abandoned worker still runs in the rank's memory, tables and
+	 * transport: leave them all to it, the process is to exit */
+	if (err == -ENOTRECOVERABLE)
+		return err;
 	if (!err)
 		err = job_finish(rt, t_start);
 out:
 	ferr = rt_fini(rt);
+	free(rt);
 	return err ? err : ferr;
 }
