@@ -600,6 +600,21 @@ static int mlr_load_model(void *app, struct frr_eval_ctx *ec, const char *path)
 	return rc;
 }
 
+/* Parsed on a scratch app: no input is read.  1 (--help) is not an error;
+ * frr_run_main prints the help before this. */
+static int mlr_check_args(int argc, char **argv)
+{
+	struct mlr_opts o = { 0 };
+	struct mlr_app *a = calloc(1, sizeof(*a));
+	int rc;
+
+	if (!a)
+		return -ENOMEM;
+	rc = mlr_parse(a, argc, argv, &o);
+	free(a);
+	return rc == 1 ? 0 : rc;
+}
+
 const struct frr_app_ops frr_app_mlr = {
 	.size = sizeof(struct frr_app_ops),
 	.name = "mlr",
@@ -620,4 +635,5 @@ const struct frr_app_ops frr_app_mlr = {
 	.load = mlr_load_model,
 	.nstats = ST_COUNT,
 	.maximize = 1,
+	.check_args = mlr_check_args,
 };

@@ -8,6 +8,7 @@
 #include <float.h>
 #include <getopt.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,18 +166,15 @@ static const struct option long_opts[] = {
 static int parse_long(const struct frr_job *job, const char *s, const char *opt,
 		      long lo, long hi, long *out)
 {
-	char *end;
-	long v;
+	int64_t v;
 
-	errno = 0;
-	v = strtol(s, &end, 0);
-	if (errno || end == s || *end || v < lo || v > hi) {
+	if (frr_parse_i64(s, 0, lo, hi, &v)) {
 		fprintf(stderr,
 			"%s: %s wants an integer in [%ld, %ld], got '%s'\n",
 			job->prog, opt, lo, hi, s);
 		return -EINVAL;
 	}
-	*out = v;
+	*out = (long)v;
 	return 0;
 }
 
@@ -184,12 +182,7 @@ static int parse_long(const struct frr_job *job, const char *s, const char *opt,
 static int parse_double(const struct frr_job *job, const char *s,
 			const char *opt, double lo, double hi, double *out)
 {
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi) {
+	if (frr_parse_double(s, lo, hi, out)) {
 		if (lo == -DBL_MAX && hi == DBL_MAX)
 			fprintf(stderr,
 				"%s: %s wants a finite number, got '%s'\n",
@@ -200,7 +193,6 @@ static int parse_double(const struct frr_job *job, const char *s,
 				job->prog, opt, lo, hi, s);
 		return -EINVAL;
 	}
-	*out = v;
 	return 0;
 }
 
@@ -273,12 +265,8 @@ static int set_job_opt(struct frr_job *job, int opt, const char *arg)
 				   &o->target);
 		o->have_target = 1;
 		break;
-	case OPT_SEED: {
-		char *end;
-
-		errno = 0;
-		o->seed = strtoull(arg, &end, 0);
-		if (errno || end == arg || *end || arg[0] == '-') {
+	case OPT_SEED:
+		if (frr_parse_u64(arg, 0, 0, UINT64_MAX, &o->seed)) {
 			fprintf(stderr,
 				"%s: --seed wants an integer in [0, 2^64), "
 				"got '%s'\n",
@@ -286,7 +274,6 @@ static int set_job_opt(struct frr_job *job, int opt, const char *arg)
 			return -EINVAL;
 		}
 		break;
-	}
 	default:
 		return 1; /* not one of these */
 	}
@@ -624,6 +611,20 @@ static int check_out_path(const struct frr_job *job, const char *opt,
 	return 0;
 }
 
+/* The app's options, before anything starts: a bad one is a usage error
+ * (exit 2), not a failed job.  Apps built against an older flexrr.h have no
+ * check_args field. */
+static int app_check_args(const struct frr_run_opts *o)
+{
+	const struct frr_app_ops *a = o->app;
+
+	if (a->size < offsetof(struct frr_app_ops, check_args) +
+			  sizeof(a->check_args) ||
+	    !a->check_args)
+		return 0;
+	return a->check_args(o->app_argc, o->app_argv);
+}
+
 int frr_job_finalize(struct frr_job *job)
 {
 	struct frr_run_opts *o = &job->o;
@@ -632,6 +633,8 @@ int frr_job_finalize(struct frr_job *job)
 		fprintf(stderr, "%s: no app to run\n", job->prog);
 		return -EINVAL;
 	}
+	if (app_check_args(o))
+		return -EINVAL;
 	if (check_out_path(job, "--metrics", o->metrics_path) ||
 	    check_out_path(job, "--save", o->save_path) ||
 	    check_out_path(job, "--trace", o->rr.trace_path))
