@@ -85,6 +85,7 @@ struct frr_run_opts {
 	uint64_t seed;
 	int quiet;
 	int pin;
+	int allow_nonfinite; /* --allow-nonfinite: a nan objective runs on */
 	const char *metrics_path;
 	const char *save_path;
 	const char *load_path;

@@ -158,3 +158,43 @@ Test(app_opts, bad_values_exit_2_for_every_app)
 	}
 	free(r);
 }
+
+/* A diverged objective (nan, inf) fails the run naming the clock and what
+ * to change, unless --allow-nonfinite asks to run on. */
+Test(app_opts, diverged_objective_fails_unless_allowed)
+{
+	char svm[] = "/tmp/frr-opts-XXXXXX";
+	struct rt_run *r = calloc(1, sizeof(*r));
+	struct rt_argv a;
+	int fd = mkstemp(svm);
+	FILE *f = fdopen(fd, "w");
+
+	cr_assert_not_null(f);
+	for (int i = 0; i < 40; i++) /* a huge feature: the loss overflows */
+		fprintf(f, "%d 1:1e30 2:%d\n", i % 2, i);
+	fclose(f);
+	rt_exec(r, rt_run_argv(&a, 2, 1, NULL, "-q", "toy", "--lr", "1e5"),
+		NULL, 60);
+	cr_expect_eq(r->code, 1, "toy --lr 1e5: exit %d: %s", r->code,
+		     r->err);
+	cr_expect(strstr(r->err, "clock 0: app toy's objective is") &&
+		      strstr(r->err, "--lr") &&
+		      strstr(r->err, "--allow-nonfinite"),
+		  "%s", r->err);
+	rt_exec(r,
+		rt_run_argv(&a, 2, 1, NULL, "-q", "--allow-nonfinite", "toy",
+			    "--lr", "1e5"),
+		NULL, 60);
+	cr_expect_eq(r->code, 0, "--allow-nonfinite: exit %d: %s", r->code,
+		     r->err);
+	cr_expect(strstr(r->out, "objective=") && strstr(r->out, "nan"), "%s",
+		  r->out);
+	rt_exec(r,
+		rt_run_argv(&a, 1, 1, NULL, "-q", "mlr", "--no-progress",
+			    "--train", svm),
+		NULL, 60);
+	cr_expect(r->code == 1 && strstr(r->err, "app mlr's objective is nan"),
+		  "mlr diverged: exit %d: %s", r->code, r->err);
+	unlink(svm);
+	free(r);
+}

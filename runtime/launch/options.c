@@ -58,6 +58,8 @@ void frr_job_usage(const struct frr_job *job, FILE *out)
 	    "  --load FILE            start from a saved model (apps that "
 	    "can)\n"
 	    "  --no-pin               do not pin worker threads to cores\n"
+	    "  --allow-nonfinite      run on when the objective is nan or inf\n"
+	    "                         (default: the run fails at that clock)\n"
 	    "  --timeout S            fail when no worker of the job made "
 	    "progress\n"
 	    "                         for S s (60)\n"
@@ -115,6 +117,7 @@ enum {
 	OPT_SAVE,
 	OPT_LOAD,
 	OPT_NOPIN,
+	OPT_NONFINITE,
 	OPT_TIMEOUT,
 	OPT_DEAD,
 	OPT_DELAY,
@@ -146,6 +149,7 @@ static const struct option long_opts[] = {
 	{ "save", required_argument, NULL, OPT_SAVE },
 	{ "load", required_argument, NULL, OPT_LOAD },
 	{ "no-pin", no_argument, NULL, OPT_NOPIN },
+	{ "allow-nonfinite", no_argument, NULL, OPT_NONFINITE },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 	{ "dead-timeout", required_argument, NULL, OPT_DEAD },
 	{ "delay-worker", required_argument, NULL, OPT_DELAY },
@@ -311,6 +315,9 @@ static int set_run_opt(struct frr_job *job, int opt, const char *arg)
 		return 0;
 	case OPT_NOPIN:
 		o->pin = 0;
+		return 0;
+	case OPT_NONFINITE:
+		o->allow_nonfinite = 1;
 		return 0;
 	case OPT_TIMEOUT:
 		return parse_seconds(job, arg, "--timeout", &o->timeout_ms);
