@@ -320,8 +320,10 @@ static int set_run_opt(struct frr_job *job, int opt, const char *arg)
 		o->allow_nonfinite = 1;
 		return 0;
 	case OPT_TIMEOUT:
+		job->have_timeouts |= 1;
 		return parse_seconds(job, arg, "--timeout", &o->timeout_ms);
 	case OPT_DEAD:
+		job->have_timeouts |= 2;
 		return parse_seconds(job, arg, "--dead-timeout", &o->dead_ms);
 	case OPT_DELAY: {
 		int used = 0;
