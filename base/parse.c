@@ -18,22 +18,29 @@ static int negative(const char *s)
 	return *s == '-';
 }
 
-int frr_parse_i64(const char *s, int base, int64_t lo, int64_t hi,
-		  int64_t *out)
+/* What strto* left: 0 for a whole number, -ERANGE for an overflow,
+ * -EINVAL for junk. */
+static int whole(const char *s, const char *end)
+{
+	if (errno == ERANGE)
+		return -ERANGE;
+	return errno || end == s || *end ? -EINVAL : 0;
+}
+
+int frr_parse_i64(const char *s, int base, int64_t lo, int64_t hi, int64_t *out)
 {
 	char *end;
 	long long v;
+	int rc;
 
 	errno = 0;
 	v = strtoll(s, &end, base);
-	if (errno == ERANGE)
-		return -ERANGE;
-	if (errno || end == s || *end)
-		return -EINVAL;
-	if (v < lo || v > hi)
-		return -ERANGE;
-	*out = v;
-	return 0;
+	rc = whole(s, end);
+	if (!rc && (v < lo || v > hi))
+		rc = -ERANGE;
+	if (!rc)
+		*out = v;
+	return rc;
 }
 
 int frr_parse_u64(const char *s, int base, uint64_t lo, uint64_t hi,
@@ -41,19 +48,18 @@ int frr_parse_u64(const char *s, int base, uint64_t lo, uint64_t hi,
 {
 	char *end;
 	unsigned long long v;
+	int rc;
 
 	if (negative(s)) /* strtoull would wrap "-1" to 2^64 - 1 */
 		return -ERANGE;
 	errno = 0;
 	v = strtoull(s, &end, base);
-	if (errno == ERANGE)
-		return -ERANGE;
-	if (errno || end == s || *end)
-		return -EINVAL;
-	if (v < lo || v > hi)
-		return -ERANGE;
-	*out = v;
-	return 0;
+	rc = whole(s, end);
+	if (!rc && (v < lo || v > hi))
+		rc = -ERANGE;
+	if (!rc)
+		*out = v;
+	return rc;
 }
 
 int frr_parse_double(const char *s, double lo, double hi, double *out)

@@ -358,8 +358,9 @@ static void reap(struct launch *l)
 	}
 	if (first >= 0 && l->failed_rank < 0) {
 		l->failed_rank = first;
-		l->kill_at = frr_now_ms() +
-			     (l->cfg->grace_ms > 0 ? l->cfg->grace_ms : GRACE_MS);
+		l->kill_at =
+		    frr_now_ms() +
+		    (l->cfg->grace_ms > 0 ? l->cfg->grace_ms : GRACE_MS);
 	}
 }
 

@@ -76,7 +76,8 @@ static const struct opt_case cases[] = {
 	{ &frr_app_mlr, MLR "--train-limit -1", 0 },
 	{ &frr_app_mlr, MLR "--combine max", 0 },
 	{ &frr_app_lda, LDA, 1 },
-	{ &frr_app_lda, LDA "--topics 5 --alpha 0.5 --beta 0.1 --heldout 0", 1 },
+	{ &frr_app_lda, LDA "--topics 5 --alpha 0.5 --beta 0.1 --heldout 0",
+	  1 },
 	{ &frr_app_lda, LDA "--topics 1", 0 },
 	{ &frr_app_lda, LDA "--topics 5.5", 0 },
 	{ &frr_app_lda, LDA "--alpha nan", 0 },
@@ -89,8 +90,8 @@ static const struct opt_case cases[] = {
 };
 
 /* "app a b c" as argv (pointers into buf); argc. */
-static int split(const struct opt_case *c, char *buf, size_t len,
-		 char **argv, int max)
+static int split(const struct opt_case *c, char *buf, size_t len, char **argv,
+		 int max)
 {
 	int argc = 0;
 
@@ -116,8 +117,7 @@ Test(app_opts, every_app_checks_its_options)
 		rc = c->app->check_args(argc, argv);
 		cr_expect(c->ok ? rc == 0 : rc == -EINVAL,
 			  "%s %s: check_args returned %d, want %s",
-			  c->app->name, c->args, rc,
-			  c->ok ? "0" : "-EINVAL");
+			  c->app->name, c->args, rc, c->ok ? "0" : "-EINVAL");
 	}
 }
 
@@ -126,11 +126,11 @@ Test(app_opts, every_app_checks_its_options)
 Test(app_opts, bad_values_exit_2_for_every_app)
 {
 	static const char *bad[][3] = {
-		{ "toy", "--items", "-1" },	 { "toy", "--lr", "nan" },
+		{ "toy", "--items", "-1" },	  { "toy", "--lr", "nan" },
 		{ "toy", "--dim", "4294967297" }, { "toy", "--work-us", "inf" },
-		{ "mf", "--data-seed", "1.5" },	 { "mf", "--lr", "inf" },
-		{ "mlr", "--lr", "nan" },	 { "mlr", "--l2", "1e30" },
-		{ "lda", "--alpha", "inf" },	 { "lda", "--topics", "-3" },
+		{ "mf", "--data-seed", "1.5" },	  { "mf", "--lr", "inf" },
+		{ "mlr", "--lr", "nan" },	  { "mlr", "--l2", "1e30" },
+		{ "lda", "--alpha", "inf" },	  { "lda", "--topics", "-3" },
 	};
 	struct rt_run *r = calloc(1, sizeof(*r));
 
@@ -144,9 +144,15 @@ Test(app_opts, bad_values_exit_2_for_every_app)
 				   : !strcmp(app, "mlr") ? "fashion-mnist"
 				   : !strcmp(app, "lda") ? "docword.txt"
 							 : "5";
-		char *argv[] = { (char *)rt_bin(), "run",	  "-n",
-				 "2",		   (char *)app,	  (char *)data,
-				 (char *)dval,	   (char *)bad[i][1], (char *)bad[i][2],
+		char *argv[] = { (char *)rt_bin(),
+				 "run",
+				 "-n",
+				 "2",
+				 (char *)app,
+				 (char *)data,
+				 (char *)dval,
+				 (char *)bad[i][1],
+				 (char *)bad[i][2],
 				 NULL };
 
 		rt_exec(r, argv, NULL, 30);
@@ -175,8 +181,7 @@ Test(app_opts, diverged_objective_fails_unless_allowed)
 	fclose(f);
 	rt_exec(r, rt_run_argv(&a, 2, 1, NULL, "-q", "toy", "--lr", "1e5"),
 		NULL, 60);
-	cr_expect_eq(r->code, 1, "toy --lr 1e5: exit %d: %s", r->code,
-		     r->err);
+	cr_expect_eq(r->code, 1, "toy --lr 1e5: exit %d: %s", r->code, r->err);
 	cr_expect(strstr(r->err, "clock 0: app toy's objective is") &&
 		      strstr(r->err, "--lr") &&
 		      strstr(r->err, "--allow-nonfinite"),

@@ -151,14 +151,13 @@ Test(runtime_hang, timeout_abandons_a_worker_stuck_in_app_code)
 	for (int r = 0; r < 2; r++) {
 		char want[64];
 
-		snprintf(want, sizeof(want), "flexrr[%d]: error: rank %d: worker",
-			 r, r);
+		snprintf(want, sizeof(want),
+			 "flexrr[%d]: error: rank %d: worker", r, r);
 		cr_assert(strstr(res->err, want) &&
 			      strstr(strstr(res->err, want), "abandoned"),
 			  "rank %d did not say it abandoned its worker: %s", r,
 			  res->err);
 	}
-	cr_assert(strstr(res->err, "no longer clean to reuse"), "%s",
-		  res->err);
+	cr_assert(strstr(res->err, "no longer clean to reuse"), "%s", res->err);
 	free(res);
 }

@@ -40,8 +40,9 @@ Test(runtime_launch, run_main_says_help_usage_and_failure,
 	char *slack_bsp[] = { "prog", "--mode", "bsp", "--slack",
 			      "2",    "toy",	NULL };
 	char *ok[] = { "prog", "-n", "2", "-q", "--clocks", "3", NULL };
-	char *bad_app_opt[] = { "prog", "-n", "2", "-q", "toy", "--bogus",
-				NULL };
+	char *bad_app_opt[] = {
+		"prog", "-n", "2", "-q", "toy", "--bogus", NULL
+	};
 	/* diverges: fails inside the ranks (the objective is nan) */
 	char *fails[] = { "prog", "-n", "2", "-q", "toy", "--lr", "1e5", NULL };
 
@@ -129,9 +130,8 @@ static const char *stderr_text(void)
 Test(runtime_launch, oversubscribed_job_warns_and_scales_deadlines,
      .init = cr_redirect_stderr)
 {
-	char *argv[] = { "prog",  "-n",	 "2",	    "-t",   "20",
-			 "-q",	  "--clocks", "1", "toy", "--items",
-			 "5",	  NULL };
+	char *argv[] = { "prog",     "-n", "2",	  "-t",	     "20", "-q",
+			 "--clocks", "1",  "toy", "--items", "5",  NULL };
 	cpu_set_t one;
 	const char *err;
 

@@ -160,10 +160,7 @@ static int rd_line_grow(struct frr_reader *r, size_t need)
  * one place it means "UTF-8", so every loader sees the same first line. */
 static size_t rd_bom(const char *line, size_t n, uint64_t start)
 {
-	return start == 0 && n >= 3 &&
-			       !memcmp(line, "\xef\xbb\xbf", 3)
-		   ? 3
-		   : 0;
+	return start == 0 && n >= 3 && !memcmp(line, "\xef\xbb\xbf", 3) ? 3 : 0;
 }
 
 int frr_reader_line(struct frr_reader *r, char **line, size_t *len)

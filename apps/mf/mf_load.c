@@ -194,16 +194,15 @@ static int rating_end(struct parse_state *s, const char *line, const char *p,
 	if (glued(p, sep))
 		return bad_line(s, line, " (a numeric rating)");
 	if (!at_end(p, sep, formats[s->fmt].extra))
-		return frr_reader_fail(s->rd,
-				       "expected %s, with nothing after it%s; "
-				       "got '%.*s'",
-				       formats[s->fmt].expect,
-				       formats[s->fmt].extra
-					   ? ""
-					   : " (a 4th field is not data)",
-				       SHOW(line));
-	if (hi > lo && (r < lo || r > hi ||
-			(s->fmt == MF_FMT_NETFLIX && r != floorf(r))))
+		return frr_reader_fail(
+		    s->rd,
+		    "expected %s, with nothing after it%s; "
+		    "got '%.*s'",
+		    formats[s->fmt].expect,
+		    formats[s->fmt].extra ? "" : " (a 4th field is not data)",
+		    SHOW(line));
+	if (hi > lo &&
+	    (r < lo || r > hi || (s->fmt == MF_FMT_NETFLIX && r != floorf(r))))
 		return frr_reader_fail(
 		    s->rd, "rating %g out of range: %s ratings are %s %g..%g",
 		    (double)r, formats[s->fmt].name,

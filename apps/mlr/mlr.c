@@ -583,7 +583,8 @@ static int mlr_clock_global(void *app, const double *st, int nstats, int clock,
 		fprintf(stderr, "mlr: clock %d %s\n", clock, metrics);
 	/* a diverged model still "hits" a class by chance: the runtime fails
 	 * the run on a non-finite objective, so pass the loss on then */
-	if (!isfinite(st[ST_TRAIN_LOSS] + (a->have_test ? st[ST_TEST_LOSS] : 0)))
+	if (!isfinite(st[ST_TRAIN_LOSS] +
+		      (a->have_test ? st[ST_TEST_LOSS] : 0)))
 		*objective = NAN;
 	return 0;
 }

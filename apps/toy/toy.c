@@ -136,8 +136,8 @@ int frr_toy_reference(const struct frr_toy_params *p, int clocks, float *w)
 #define TOY_MAX_ITEMS (1ull << 40)
 #define TOY_MAX_US 1e12 /* 11.6 days of work per item: a hang on purpose */
 
-static int toy_u64(const char *name, const char *arg, uint64_t lo,
-		   uint64_t hi, uint64_t *out)
+static int toy_u64(const char *name, const char *arg, uint64_t lo, uint64_t hi,
+		   uint64_t *out)
 {
 	return frr_opt_u64("toy", name, arg, lo, hi, out);
 }

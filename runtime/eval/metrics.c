@@ -156,8 +156,8 @@ int frr_rt_try_global(struct frr_rt *rt, int c)
 		return frr_rt_fail(
 		    rt, -EDOM,
 		    "clock %d: app %s's objective is %g: the model diverged; "
-		    "lower the app's --lr (and a large penalty such as --l2), check "
-		    "the data for huge or wrong values, or pass "
+		    "lower the app's --lr (and a large penalty such as --l2), "
+		    "check the data for huge or wrong values, or pass "
 		    "--allow-nonfinite to run on",
 		    c, rt->app->name, rt->objective);
 	if (s.stale)

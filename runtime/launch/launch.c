@@ -142,8 +142,8 @@ static void check_oversubscription(struct frr_job *job)
 {
 	struct frr_run_opts *o = &job->o;
 	cpu_set_t set;
-	int cores = sched_getaffinity(0, sizeof(set), &set) ? 0
-							     : CPU_COUNT(&set);
+	int cores =
+	    sched_getaffinity(0, sizeof(set), &set) ? 0 : CPU_COUNT(&set);
 	double over = cores ? (double)o->nprocs * (o->threads + 1) / cores : 0;
 
 	if (over <= FRR_OVERSUB)

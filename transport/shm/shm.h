@@ -90,7 +90,7 @@ struct shm_ctx {
 		int rank;
 		int ring_fd;
 		char addr[FRR_TP_ADDR_MAX];
-	} *acceptq;
+	} * acceptq;
 	int acceptq_n, acceptq_cap;
 	struct shm_mr **regions;
 	size_t nregions, capregions;
