@@ -161,3 +161,32 @@ Test(runtime_hang, timeout_abandons_a_worker_stuck_in_app_code)
 	cr_assert(strstr(res->err, "no longer clean to reuse"), "%s", res->err);
 	free(res);
 }
+
+/* The other ranks stop naming the stuck worker: every rank sees every
+ * worker's progress word, so each names the one the job waited for (here
+ * worker 3 on rank 1, held far past --timeout). */
+Test(runtime_hang, every_rank_names_the_worker_the_job_waited_for)
+{
+	struct rt_run *res = calloc(1, sizeof(*res));
+	struct rt_argv a;
+
+	rt_exec(res,
+		rt_run_argv(&a, 2, 2, NULL, "-q", "--timeout", "3",
+			    "--delay-worker", "3,1,1e6", "toy", "--work-us",
+			    "100"),
+		NULL, 15);
+	cr_assert(res->code > 0 && res->secs < 15,
+		  "exit %d after %.1f s (want non-zero within 15 s): %s",
+		  res->code, res->secs, res->err);
+	for (int r = 0; r < 2; r++) {
+		char want[96];
+
+		snprintf(want, sizeof(want),
+			 "flexrr[%d]: error: worker 3 (rank 1) is the one "
+			 "behind",
+			 r);
+		cr_assert(strstr(res->err, want), "no \"%s\" in: %s", want,
+			  res->err);
+	}
+	free(res);
+}

@@ -335,6 +335,42 @@ static int join_worker(struct frr_rt *rt, int t, const struct timespec *dl)
 	return 0;
 }
 
+/* (clock, done) order of two progress words: < 0 if a is behind b. */
+static int progress_cmp(struct frr_progress a, struct frr_progress b)
+{
+	if (a.clock != b.clock)
+		return a.clock < b.clock ? -1 : 1;
+	return a.done < b.done ? -1 : a.done > b.done;
+}
+
+/* After a stall (-ETIMEDOUT): every rank sees every worker's progress, so
+ * each names the one worker behind all others, the one the job waited for
+ * (a worker stuck in app code), when there is one. */
+static void name_laggard(const struct frr_rt *rt)
+{
+	struct frr_progress lp = frr_rt_progress(rt, 0);
+	int lag = 0, unique = 1;
+
+	for (int v = 1; v < rt->W; v++) {
+		struct frr_progress p = frr_rt_progress(rt, v);
+		int cmp = progress_cmp(p, lp);
+
+		if (cmp < 0) {
+			lag = v;
+			lp = p;
+			unique = 1;
+		} else if (cmp == 0) {
+			unique = 0; /* a tie: nobody is the one behind */
+		}
+	}
+	if (rt->W > 1 && unique)
+		frr_err("worker %d (rank %d) is the one behind: clock %d, "
+			"%llu of %llu items done; the job waited for it",
+			lag, lag / rt->T, lp.clock,
+			(unsigned long long)(lp.done << rt->prog_shift),
+			(unsigned long long)(lp.total << rt->prog_shift));
+}
+
 /* Workers and server.  The workers are joined, within a bound once the job
  * has failed: -ENOTRECOVERABLE if one had to be abandoned. */
 static int job_clocks(struct frr_rt *rt)
@@ -347,6 +383,8 @@ static int job_clocks(struct frr_rt *rt)
 	if (err && !frr_rt_failed(rt))
 		frr_rt_fail(rt, err, "rank %d: the job failed (%d)", rt->rank,
 			    err);
+	if (frr_rt_failed(rt) == -ETIMEDOUT)
+		name_laggard(rt);
 	/* frr_deadline_ts: CLOCK_REALTIME, pthread_timedjoin_np's clock */
 	dl = frr_deadline_ts(abandon_ms(rt));
 	for (int t = 0; t < rt->T; t++)
