@@ -163,7 +163,9 @@ static int toy_value_opt(struct toy *t, int opt, const char *arg)
 		return err;
 	case 'l':
 		err = frr_opt_double("toy", "--lr", arg, 0, 1e6, &d);
-		t->p.lr = (float)d;
+		/* strtof, not (float)d: a double rounded again may differ
+		 * in the last bit, and BSP results must stay bit-identical */
+		t->p.lr = strtof(arg, NULL);
 		return err;
 	case 'w':
 		return toy_us("--work-us", arg, &t->work_us);
