@@ -330,20 +330,37 @@ static int child_failed(int status)
 	return !WIFEXITED(status) || WEXITSTATUS(status) != 0;
 }
 
+/* How surely a failed rank's exit is its own failure, not a consequence:
+ * a signal (a crash, a kill) 2; its own error 1; "a peer failed"
+ * (ENOTCONN: the job's ranks stop that way when another one dies) 0. */
+static int blame(int status)
+{
+	if (WIFSIGNALED(status))
+		return 2;
+	return WEXITSTATUS(status) != ENOTCONN;
+}
+
+/* Ranks that exit in one pass were all seen at once: the first failure is
+ * the one most surely its own, not the lowest-numbered. */
 static void reap(struct launch *l)
 {
+	int first = -1;
+
 	for (int i = 0; i < l->n; i++) {
 		struct rank_state *s = &l->r[i];
 
 		if (s->reaped || waitpid(s->pid, &s->status, WNOHANG) <= 0)
 			continue;
 		s->reaped = 1;
-		if (child_failed(s->status) && l->failed_rank < 0) {
-			l->failed_rank = i;
-			l->kill_at = frr_now_ms() + (l->cfg->grace_ms > 0
-							 ? l->cfg->grace_ms
-							 : GRACE_MS);
-		}
+		if (child_failed(s->status) &&
+		    (first < 0 || blame(s->status) > blame(l->r[first].status)))
+			first = i;
+	}
+	if (first >= 0 && l->failed_rank < 0) {
+		l->failed_rank = first;
+		l->kill_at =
+		    frr_now_ms() +
+		    (l->cfg->grace_ms > 0 ? l->cfg->grace_ms : GRACE_MS);
 	}
 }
 
@@ -417,7 +434,14 @@ static void supervise(struct launch *l)
 static int report(const struct launch *l)
 {
 	int ret = 0, quiet = !!(l->cfg->flags & FRR_LAUNCH_QUIET_EXITS);
+	int nfailed = 0;
 
+	for (int i = 0; i < l->n; i++)
+		nfailed += child_failed(l->r[i].status);
+	if (nfailed > 1 && l->failed_rank >= 0 && !quiet)
+		frr_err("launch: rank %d failed first; the other %d failed "
+			"ranks stopped after it (look at its message first)",
+			l->failed_rank, nfailed - 1);
 	for (int i = 0; i < l->n; i++) {
 		const struct rank_state *s = &l->r[i];
 

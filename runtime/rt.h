@@ -90,6 +90,7 @@ struct frr_run_opts {
 	uint64_t seed;
 	int quiet;
 	int pin;
+	int allow_nonfinite; /* --allow-nonfinite: a nan objective runs on */
 	const char *metrics_path;
 	const char *save_path;
 	const char *load_path;
@@ -317,7 +318,9 @@ static inline int frr_rt_failed(const struct frr_rt *rt)
 
 /* ---- job/job.c ---- */
 /* Run this rank's part of the job: 0, or a negative errno once every
- * thread has stopped (the message is logged).  Never exits. */
+ * thread has stopped (the message is logged).  Never exits.
+ * -ENOTRECOVERABLE: a worker did not return after the failure and was
+ * abandoned with the rank's memory; the process must exit. */
 int frr_rt_job_run(struct frr_oob *oob, struct frr_run_opts *o);
 static inline double frr_rt_clock_now(void) /* base's clock, old name */
 {

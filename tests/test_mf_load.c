@@ -106,7 +106,7 @@ static const char ml_csv[] = "userId,movieId,rating,timestamp\n"
 			     "7,10,4.0,1\n3,10,5.0,1\n7,20,2.0,1\n"
 			     "1000000,20,1.0,1\n3,20,3.0,1\n";
 static const char triples[] = "# user item rating\n7 10 4\n3\t10  5\n"
-			      "7 20 2\n1000000 20 1\n3 20 3 extra fields\n";
+			      "7 20 2\n1000000 20 1\n3 20 3\n";
 
 /* The data every format above must give, as (user, item, rating), in
  * file order. */
@@ -237,6 +237,53 @@ Test(mf_load, text_rating)
 		  "g.gz:3:", "numeric rating");
 	check_bad("inf.txt", "1 2 inf\n", 0, MF_FMT_AUTO,
 		  "inf.txt:1:", "numeric rating");
+}
+
+/* Issue 24: a field the format does not have, or a rating it cannot
+ * have, is refused with file:line, not ignored. */
+Test(mf_load, extra_fields_and_ratings_out_of_range)
+{
+	check_bad("x.txt", "1 2 3\n3 20 3 4\n", 0, MF_FMT_AUTO,
+		  "x.txt:2:", "a 4th field is not data");
+	check_bad("x.dat", "1::2::3::4::5\n", 0, MF_FMT_AUTO,
+		  "x.dat:1:", "with nothing after it");
+	check_bad("n9.txt", "1:\n5,4,2005\n6,9,2005\n", 0, MF_FMT_AUTO,
+		  "n9.txt:3:", "rating 9 out of range");
+	check_bad("nh.txt", "1:\n5,3.5,2005\n", 0, MF_FMT_NETFLIX,
+		  "nh.txt:2:", "whole stars 1..5");
+	check_bad("m0.csv", "userId,movieId,rating\n1,2,0\n", 0, MF_FMT_AUTO,
+		  "m0.csv:2:", "rating 0 out of range");
+	check_bad("m6.dat", "1::2::6::1\n", 0, MF_FMT_AUTO,
+		  "m6.dat:1:", "movielens ratings are stars 0.5..5");
+}
+
+/* A UTF-8 BOM opens a file the same way in every format: skipped; an
+ * invisible character elsewhere is shown as \xHH in the refusal. */
+Test(mf_load, bom_skipped_and_refusals_readable)
+{
+	static const char *const with_bom[] = {
+		"\xef\xbb\xbf"
+		"7 10 4\n3 10 5\n7 20 2\n1000000 20 1\n3 20 3\n",
+		"\xef\xbb\xbf"
+		"7::10::4::1\n3::10::5::1\n7::20::2::1\n"
+		"1000000::20::1::1\n3::20::3::1\n",
+		"\xef\xbb\xbfuserId,movieId,rating,timestamp\n7,10,4.0,1\n"
+		"3,10,5.0,1\n7,20,2.0,1\n1000000,20,1.0,1\n3,20,3.0,1\n",
+		"\xef\xbb\xbf"
+		"10:\n7,4,2005-09-06\n3,5,2004-01-01\n20:\n"
+		"7,2,2005-09-06\n1000000,1,2003-02-02\n3,3,2005-01-01\n",
+	};
+
+	for (size_t k = 0; k < sizeof(with_bom) / sizeof(with_bom[0]); k++)
+		check_format(with_bom[k], MF_FMT_AUTO);
+	check_bad("z.txt",
+		  "1 2 \xe2\x80\x8b"
+		  "3\n",
+		  0, MF_FMT_AUTO, "z.txt:1:", "'1 2 \\xe2\\x80\\x8b3'");
+	check_bad("b2.txt",
+		  "1 2 3\n\xef\xbb\xbf"
+		  "1 3 4\n",
+		  0, MF_FMT_AUTO, "b2.txt:2:", "\\xef\\xbb\\xbf");
 }
 
 Test(mf_load, ids_out_of_range)

@@ -449,3 +449,36 @@ Test(reader, range_error_names_the_file_line, .init = cr_redirect_stderr)
 	stderr_has(":4: bad field");
 	unlink(p);
 }
+
+/* Issue 24: a UTF-8 BOM is skipped at the start of a file (plain, gzip, a
+ * range from byte 0) so every loader sees the same first line; elsewhere it
+ * is data, shown as \xHH in a refusal. */
+Test(reader, bom_skipped_at_the_start_only, .init = cr_redirect_stderr)
+{
+	static const char bom[] = "\xef\xbb\xbf"
+				  "a 1\n\xef\xbb\xbf"
+				  "b 2\n";
+	char *p = tmp_path(), *line;
+	struct frr_reader *r;
+	size_t len;
+
+	for (int mode = 0; mode < 3; mode++) {
+		if (mode == 1)
+			write_gz(p, bom, sizeof(bom) - 1);
+		else
+			write_plain(p, bom, sizeof(bom) - 1);
+		cr_assert_eq(mode == 2 ? frr_reader_open_range(p, 0, 100, &r)
+				       : frr_reader_open(p, &r),
+			     0);
+		cr_assert_eq(frr_reader_line(r, &line, &len), 1);
+		cr_assert_str_eq(line, "a 1", "mode %d", mode);
+		cr_assert_eq(len, 3);
+		cr_assert_eq(frr_reader_line(r, &line, &len), 1);
+		cr_assert_str_eq(line, "\xef\xbb\xbf"
+				       "b 2");
+		cr_assert_eq(frr_reader_fail(r, "got '%s'", line), -EINVAL);
+		frr_reader_close(r);
+	}
+	stderr_has(":2: got '\\xef\\xbb\\xbfb 2'");
+	unlink(p);
+}

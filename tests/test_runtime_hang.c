@@ -123,3 +123,70 @@ Test(runtime_hang, ranks_die_with_their_launcher)
 		free(res);
 	}
 }
+
+/* --timeout ends the job (issue 24, item 3): a worker stuck in app code
+ * (toy's work outlasts any clock) is abandoned after the verdict and every
+ * rank exits non-zero with the message, within 15 s of a 3 s timeout. */
+Test(runtime_hang, timeout_abandons_a_worker_stuck_in_app_code)
+{
+	struct rt_run *res = calloc(1, sizeof(*res));
+	struct rt_argv a;
+	pid_t rank[2] = { 0, 0 }, l;
+	double t0 = rt_now(), bound = 15;
+
+	l = rt_spawn(rt_run_argv(&a, 2, 1, NULL, "--timeout", "3", "toy",
+				 "--work-us", "1e12"),
+		     NULL, "stuck");
+	while (children(l, rank, 2) < 2 && rt_now() - t0 < 5)
+		usleep(20000);
+	res->code = rt_wait(l, bound);
+	res->secs = rt_now() - t0;
+	for (int r = 0; r < 2; r++)
+		if (rank[r] > 0 && !gone(rank[r]))
+			kill(rank[r], SIGKILL); /* do not leave it behind */
+	rt_collect("stuck", res);
+	cr_assert(res->code > 0 && res->secs < bound,
+		  "exit %d after %.1f s (want non-zero within %.0f s): %s",
+		  res->code, res->secs, bound, res->err);
+	for (int r = 0; r < 2; r++) {
+		char want[64];
+
+		snprintf(want, sizeof(want),
+			 "flexrr[%d]: error: rank %d: worker", r, r);
+		cr_assert(strstr(res->err, want) &&
+			      strstr(strstr(res->err, want), "abandoned"),
+			  "rank %d did not say it abandoned its worker: %s", r,
+			  res->err);
+	}
+	cr_assert(strstr(res->err, "no longer clean to reuse"), "%s", res->err);
+	free(res);
+}
+
+/* The other ranks stop naming the stuck worker: every rank sees every
+ * worker's progress word, so each names the one the job waited for (here
+ * worker 3 on rank 1, held far past --timeout). */
+Test(runtime_hang, every_rank_names_the_worker_the_job_waited_for)
+{
+	struct rt_run *res = calloc(1, sizeof(*res));
+	struct rt_argv a;
+
+	rt_exec(res,
+		rt_run_argv(&a, 2, 2, NULL, "-q", "--timeout", "3",
+			    "--delay-worker", "3,1,1e6", "toy", "--work-us",
+			    "100"),
+		NULL, 15);
+	cr_assert(res->code > 0 && res->secs < 15,
+		  "exit %d after %.1f s (want non-zero within 15 s): %s",
+		  res->code, res->secs, res->err);
+	for (int r = 0; r < 2; r++) {
+		char want[96];
+
+		snprintf(want, sizeof(want),
+			 "flexrr[%d]: error: worker 3 (rank 1) is the one "
+			 "behind",
+			 r);
+		cr_assert(strstr(res->err, want), "no \"%s\" in: %s", want,
+			  res->err);
+	}
+	free(res);
+}

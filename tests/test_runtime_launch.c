@@ -9,6 +9,10 @@
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
 #include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "flexrr/job.h"
 
@@ -36,7 +40,11 @@ Test(runtime_launch, run_main_says_help_usage_and_failure,
 	char *slack_bsp[] = { "prog", "--mode", "bsp", "--slack",
 			      "2",    "toy",	NULL };
 	char *ok[] = { "prog", "-n", "2", "-q", "--clocks", "3", NULL };
-	char *fails[] = { "prog", "-n", "2", "-q", "toy", "--bogus", NULL };
+	char *bad_app_opt[] = {
+		"prog", "-n", "2", "-q", "toy", "--bogus", NULL
+	};
+	/* diverges: fails inside the ranks (the objective is nan) */
+	char *fails[] = { "prog", "-n", "2", "-q", "toy", "--lr", "1e5", NULL };
 
 	cr_assert_eq(run_main(help), 0);
 	cr_assert_eq(run_main(app_help), 0);
@@ -44,6 +52,8 @@ Test(runtime_launch, run_main_says_help_usage_and_failure,
 	cr_assert_eq(run_main(no_app), 0);
 	cr_assert_eq(run_main(bad_mode), 2);
 	cr_assert_eq(run_main(slack_bsp), 2);
+	/* app options are checked before any rank starts (check_args) */
+	cr_assert_eq(run_main(bad_app_opt), 2);
 	cr_assert_eq(run_main(ok), 0);
 	/* the job fails in its ranks: 1, and this process is still here */
 	cr_assert_eq(run_main(fails), 1);
@@ -100,4 +110,72 @@ Test(runtime_launch, job_runs_in_ranks_the_program_launched,
 	cr_assert_eq(frr_job_set(job, "quiet", NULL), 0);
 	cr_assert_eq(frr_launch_local(3, one_rank, job, 60000), 0);
 	frr_job_free(job);
+}
+
+/* All of the redirected stderr so far. */
+static const char *stderr_text(void)
+{
+	static char buf[1 << 16];
+	FILE *f = cr_get_redirected_stderr();
+	size_t n;
+
+	fflush(stderr);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = 0;
+	return buf;
+}
+
+/* Issue 24, item 6: a job far above the cores it may use warns and scales
+ * the deadlines it was not given, before it starts. */
+Test(runtime_launch, oversubscribed_job_warns_and_scales_deadlines,
+     .init = cr_redirect_stderr)
+{
+	char *argv[] = { "prog",     "-n", "2",	  "-t",	     "20", "-q",
+			 "--clocks", "1",  "toy", "--items", "5",  NULL };
+	cpu_set_t one;
+	const char *err;
+
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu() >= 0 ? sched_getcpu() : 0, &one);
+	cr_assert_eq(sched_setaffinity(0, sizeof(one), &one), 0);
+	cr_assert_eq(run_main(argv), 0);
+	err = stderr_text();
+	cr_assert(strstr(err, "42 threads on 1 cores (42x oversubscribed)") &&
+		      strstr(err, "--dead-timeout 13.125 s") &&
+		      strstr(err, "(scaled)"),
+		  "%s", err);
+}
+
+/* The last three ranks exit at once, after rank 2's own error: the
+ * launcher names rank 2, not the lowest-numbered rank that stopped. */
+static int blame_rank(struct frr_oob *oob, void *arg)
+{
+	int *fd = arg;
+	char c = 0;
+
+	if (oob->rank == 2) {
+		(void)!write(fd[1], "xx", 2);
+		return -EINVAL;
+	}
+	if (oob->rank == 0)
+		return 0;
+	(void)!read(fd[0], &c, 1); /* rank 1: waits for rank 2's failure */
+	return -ENOTCONN;
+}
+
+Test(runtime_launch, launcher_names_the_rank_that_failed_first,
+     .init = cr_redirect_stderr)
+{
+	struct frr_launch_cfg cfg = { .nprocs = 3,
+				      .timeout_ms = 30000,
+				      .flags = FRR_LAUNCH_NO_RELAY };
+	int fd[2];
+	const char *err;
+
+	cr_assert_eq(pipe(fd), 0);
+	cr_assert_lt(frr_launch(&cfg, blame_rank, fd), 0);
+	close(fd[0]);
+	close(fd[1]);
+	err = stderr_text();
+	cr_assert(strstr(err, "launch: rank 2 failed first"), "%s", err);
 }

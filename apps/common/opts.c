@@ -1,10 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
-#include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "flexrr/log.h"
+#include "flexrr/base.h"
 #include "opts.h"
 
 int frr_opt_value(int argc, char **argv, int *i, const char *app,
@@ -33,34 +31,22 @@ int frr_opt_value(int argc, char **argv, int *i, const char *app,
 int frr_opt_u64(const char *app, const char *name, const char *s, uint64_t lo,
 		uint64_t hi, uint64_t *out)
 {
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (!*s || *end || errno || *s == '-' || v < lo || v > hi) {
+	if (frr_parse_u64(s, 10, lo, hi, out)) {
 		frr_err("%s: %s wants an integer in [%llu, %llu], got '%s'",
 			app, name, (unsigned long long)lo,
 			(unsigned long long)hi, s);
 		return -EINVAL;
 	}
-	*out = v;
 	return 0;
 }
 
 int frr_opt_double(const char *app, const char *name, const char *s, double lo,
 		   double hi, double *out)
 {
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (!*s || *end || errno || !isfinite(v) || v < lo || v > hi) {
+	if (frr_parse_double(s, lo, hi, out)) {
 		frr_err("%s: %s wants a number in [%g, %g], got '%s'", app,
 			name, lo, hi, s);
 		return -EINVAL;
 	}
-	*out = v;
 	return 0;
 }

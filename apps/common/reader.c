@@ -155,9 +155,18 @@ static int rd_line_grow(struct frr_reader *r, size_t need)
 	return 0;
 }
 
+/* A UTF-8 byte order mark (U+FEFF) opens many exported CSV files (e.g.
+ * MovieLens re-saved by a spreadsheet): skipped at the start of a file, the
+ * one place it means "UTF-8", so every loader sees the same first line. */
+static size_t rd_bom(const char *line, size_t n, uint64_t start)
+{
+	return start == 0 && n >= 3 && !memcmp(line, "\xef\xbb\xbf", 3) ? 3 : 0;
+}
+
 int frr_reader_line(struct frr_reader *r, char **line, size_t *len)
 {
-	size_t n = 0;
+	uint64_t start = r->offset;
+	size_t n = 0, bom;
 	int got = 0, rc;
 
 	if (r->offset >= r->limit)
@@ -189,6 +198,9 @@ int frr_reader_line(struct frr_reader *r, char **line, size_t *len)
 		return 0;
 	if (n && r->line[n - 1] == '\r')
 		n--;
+	bom = rd_bom(r->line, n, start);
+	memmove(r->line, r->line + bom, n - bom);
+	n -= bom;
 	r->line[n] = '\0';
 	r->lineno++;
 	r->binary = 0;
@@ -388,6 +400,26 @@ static void rd_log_at(const struct frr_reader *r, const char *msg)
 			(unsigned long long)r->offset, msg);
 }
 
+/* The messages quote the input: control bytes and every non-ASCII byte as
+ * \xHH, so nothing in them is invisible (a BOM, a zero-width space, a
+ * terminal escape) and two different lines never read the same. */
+static void rd_printable(char *msg, size_t cap)
+{
+	char out[512];
+	size_t o = 0;
+
+	for (const unsigned char *p = (const unsigned char *)msg;
+	     *p && o + 5 < sizeof(out); p++) {
+		if (*p >= 0x20 && *p < 0x7f)
+			out[o++] = (char)*p;
+		else
+			o += (size_t)snprintf(out + o, sizeof(out) - o,
+					      "\\x%02x", *p);
+	}
+	out[o] = 0;
+	snprintf(msg, cap, "%s", out);
+}
+
 int frr_reader_fail(struct frr_reader *r, const char *fmt, ...)
 {
 	char msg[512];
@@ -396,6 +428,7 @@ int frr_reader_fail(struct frr_reader *r, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	rd_printable(msg, sizeof(msg));
 	rd_log_at(r, msg);
 	return -EINVAL;
 }

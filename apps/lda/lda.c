@@ -674,6 +674,22 @@ static int lda_clock_global(void *app, const double *st, int nstats, int clock,
 	return 0;
 }
 
+/* Parsed on a scratch app: no input is read.  1 (--help) is not an error;
+ * frr_run_main prints the help before this. */
+static int lda_check_args(int argc, char **argv)
+{
+	struct lda_opts o = { 0 };
+	struct lda_app *a = calloc(1, sizeof(*a));
+	int rc;
+
+	if (!a)
+		return -ENOMEM;
+	lda_text_opts_default(&o.t);
+	rc = lda_parse(a, argc, argv, &o);
+	free(a);
+	return rc == 1 ? 0 : rc;
+}
+
 const struct frr_app_ops frr_app_lda = {
 	.size = sizeof(struct frr_app_ops),
 	.name = "lda",
@@ -695,4 +711,5 @@ const struct frr_app_ops frr_app_lda = {
 	.save = lda_save,
 	.nstats = ST_COUNT,
 	.maximize = 1,
+	.check_args = lda_check_args,
 };

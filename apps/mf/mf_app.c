@@ -446,6 +446,13 @@ static int mf_load(void *app, struct frr_eval_ctx *ec, const char *path)
 	return ret;
 }
 
+static int mf_check_args(int argc, char **argv)
+{
+	struct mf_opts o;
+
+	return mf_parse_opts(argc, argv, 0, &o);
+}
+
 const struct frr_app_ops frr_app_mf = {
 	.size = sizeof(struct frr_app_ops),
 	.name = "mf",
@@ -465,4 +472,5 @@ const struct frr_app_ops frr_app_mf = {
 	.maximize = 0,
 	.share = mf_share,
 	.gather = mf_gather,
+	.check_args = mf_check_args,
 };

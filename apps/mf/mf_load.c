@@ -13,16 +13,22 @@
 #include "flexrr/log.h"
 #include "mf.h"
 
+/* extra: fields allowed after the rating (ignored: a date, a timestamp);
+ * lo..hi: the ratings the format has (0, 0: any finite number). */
 static const struct {
 	const char *name;
 	const char *expect; /* a line of the format, for messages */
+	int extra;
+	float lo, hi;
 } formats[] = {
-	[MF_FMT_AUTO] = { "auto", "" },
-	[MF_FMT_NETFLIX] = { "netflix",
-			     "'MOVIE_ID:' or 'USER_ID,RATING,DATE'" },
-	[MF_FMT_ML_DAT] = { "movielens", "'USER::ITEM::RATING::TIMESTAMP'" },
-	[MF_FMT_ML_CSV] = { "movielens", "'USER,ITEM,RATING,TIMESTAMP'" },
-	[MF_FMT_TRIPLES] = { "triples", "'USER ITEM RATING'" },
+	[MF_FMT_AUTO] = { "auto", "", 0, 0, 0 },
+	[MF_FMT_NETFLIX] = { "netflix", "'MOVIE_ID:' or 'USER_ID,RATING,DATE'",
+			     1, 1, 5 },
+	[MF_FMT_ML_DAT] = { "movielens", "'USER::ITEM::RATING::TIMESTAMP'", 1,
+			    0.5f, 5 },
+	[MF_FMT_ML_CSV] = { "movielens", "'USER,ITEM,RATING,TIMESTAMP'", 1,
+			    0.5f, 5 },
+	[MF_FMT_TRIPLES] = { "triples", "'USER ITEM RATING'", 0, 0, 0 },
 };
 
 int mf_format_parse(const char *s, enum mf_format *out)
@@ -133,13 +139,31 @@ static int expect_sep(const char **p, const char *sep)
 	return 0;
 }
 
-/* The end of a field list: nothing, or a separator before ignored fields. */
-static int at_end(const char *p, const char *sep)
+/* Junk glued to the rating ("3.5x"): it is not a number. */
+static int glued(const char *p, const char *sep)
 {
-	if (!*sep && *p && *p != ' ' && *p != '\t' && *p != '\r')
-		return 0;
+	return *p && *p != ' ' && *p != '\t' && *p != '\r' &&
+	       (!*sep || strncmp(p, sep, strlen(sep)));
+}
+
+/* After the rating: the end of the line, or up to `extra` more fields
+ * (each after sep; for sep "", after blanks).  0 for a field too many. */
+static int at_end(const char *p, const char *sep, int extra)
+{
+	size_t n = strlen(sep);
+
 	skip_blank(&p);
-	return !*p || !strncmp(p, sep, strlen(sep));
+	for (; *p; extra--) {
+		const char *next;
+
+		if (extra <= 0 || (n && strncmp(p, sep, n)))
+			return 0;
+		p += n;
+		next = n ? strstr(p, sep) : p + strcspn(p, " \t\r");
+		p = next ? next : p + strlen(p);
+		skip_blank(&p);
+	}
+	return 1;
 }
 
 /* Show at most 60 characters of a bad line. */
@@ -158,6 +182,33 @@ static int bad_line(struct parse_state *s, const char *line, const char *what)
 {
 	return frr_reader_fail(s->rd, "expected %s%s, got '%.*s'",
 			       formats[s->fmt].expect, what, SHOW(line));
+}
+
+/* The rating's end and range as the format has them: 0, or -EINVAL said
+ * (a Netflix rating of 9, a triples line with a 4th field). */
+static int rating_end(struct parse_state *s, const char *line, const char *p,
+		      const char *sep, float r)
+{
+	float lo = formats[s->fmt].lo, hi = formats[s->fmt].hi;
+
+	if (glued(p, sep))
+		return bad_line(s, line, " (a numeric rating)");
+	if (!at_end(p, sep, formats[s->fmt].extra))
+		return frr_reader_fail(
+		    s->rd,
+		    "expected %s, with nothing after it%s; "
+		    "got '%.*s'",
+		    formats[s->fmt].expect,
+		    formats[s->fmt].extra ? "" : " (a 4th field is not data)",
+		    SHOW(line));
+	if (hi > lo &&
+	    (r < lo || r > hi || (s->fmt == MF_FMT_NETFLIX && r != floorf(r))))
+		return frr_reader_fail(
+		    s->rd, "rating %g out of range: %s ratings are %s %g..%g",
+		    (double)r, formats[s->fmt].name,
+		    s->fmt == MF_FMT_NETFLIX ? "whole stars" : "stars",
+		    (double)lo, (double)hi);
+	return 0;
 }
 
 static int id_fail(struct parse_state *s, const char *kind, const char *at)
@@ -193,9 +244,10 @@ static int parse_triple(struct parse_state *s, const char *line,
 			       : bad_line(s, line, " (item id)");
 	if (expect_sep(&p, sep))
 		return bad_line(s, line, "");
-	if (parse_rating(&p, &r) || !at_end(p, sep))
+	if (parse_rating(&p, &r))
 		return bad_line(s, line, " (a numeric rating)");
-	return raw_push(s->out, u, i, r);
+	ret = rating_end(s, line, p, sep, r);
+	return ret ? ret : raw_push(s->out, u, i, r);
 }
 
 static int parse_netflix(struct parse_state *s, const char *line, size_t len)
@@ -220,8 +272,11 @@ static int parse_netflix(struct parse_state *s, const char *line, size_t len)
 	if ((ret = parse_id(&p, &u)))
 		return ret > 0 ? id_fail(s, "user", at)
 			       : bad_line(s, line, " (user id)");
-	if (expect_sep(&p, ",") || parse_rating(&p, &r) || !at_end(p, ","))
+	if (expect_sep(&p, ",") || parse_rating(&p, &r))
 		return bad_line(s, line, " (a numeric rating)");
+	ret = rating_end(s, line, p, ",", r);
+	if (ret)
+		return ret;
 	if (!s->have_item)
 		return frr_reader_fail(s->rd,
 				       "rating before the first 'MOVIE_ID:' "

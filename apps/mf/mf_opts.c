@@ -97,8 +97,7 @@ static int opt_int(const char *name, const char *s, long lo, long hi, long *out)
 static int input_opt(struct mf_opts *o, const char *k, const char *v,
 		     double *skew)
 {
-	double d = 0; /* d, l: read even when a parse fails */
-	long l = 0;
+	long l = 0; /* read even when a parse fails */
 	int ret = 0;
 
 	if (!strcmp(k, "--data")) {
@@ -135,8 +134,8 @@ static int input_opt(struct mf_opts *o, const char *k, const char *v,
 			return -EINVAL;
 		}
 	} else if (!strcmp(k, "--data-seed")) {
-		ret = opt_double(k, v, 0, 9007199254740992.0, &d);
-		o->data_seed = (uint64_t)d;
+		/* an integer: 1.5 was truncated to 1 */
+		ret = frr_opt_u64("mf", k, v, 0, 1ull << 53, &o->data_seed);
 	} else {
 		return 1;
 	}

@@ -581,6 +581,11 @@ static int mlr_clock_global(void *app, const double *st, int nstats, int clock,
 	/* the runtime's progress line shows the objective only */
 	if (a->progress)
 		fprintf(stderr, "mlr: clock %d %s\n", clock, metrics);
+	/* a diverged model still "hits" a class by chance: the runtime fails
+	 * the run on a non-finite objective, so pass the loss on then */
+	if (!isfinite(st[ST_TRAIN_LOSS] +
+		      (a->have_test ? st[ST_TEST_LOSS] : 0)))
+		*objective = NAN;
 	return 0;
 }
 
@@ -598,6 +603,21 @@ static int mlr_load_model(void *app, struct frr_eval_ctx *ec, const char *path)
 		rc = frr_eval_row_write(ec, 0, j, w + j * a->classes);
 	free(w);
 	return rc;
+}
+
+/* Parsed on a scratch app: no input is read.  1 (--help) is not an error;
+ * frr_run_main prints the help before this. */
+static int mlr_check_args(int argc, char **argv)
+{
+	struct mlr_opts o = { 0 };
+	struct mlr_app *a = calloc(1, sizeof(*a));
+	int rc;
+
+	if (!a)
+		return -ENOMEM;
+	rc = mlr_parse(a, argc, argv, &o);
+	free(a);
+	return rc == 1 ? 0 : rc;
 }
 
 const struct frr_app_ops frr_app_mlr = {
@@ -620,4 +640,5 @@ const struct frr_app_ops frr_app_mlr = {
 	.load = mlr_load_model,
 	.nstats = ST_COUNT,
 	.maximize = 1,
+	.check_args = mlr_check_args,
 };

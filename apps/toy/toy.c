@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: MIT
 /* The toy app: linear regression with a known answer (see toy.h). */
 #include <errno.h>
+#include <float.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "common/opts.h"
+#include "flexrr/base.h"
 #include "flexrr/file.h"
 #include "flexrr/flexrr.h"
 #include "flexrr/log.h"
@@ -129,44 +132,71 @@ int frr_toy_reference(const struct frr_toy_params *p, int clocks, float *w)
 	return 0;
 }
 
-/* One option (getopt's code opt); -EINVAL for an unknown one. */
+/* Ranges: bounds that keep every count and product finite and in range
+ * (--items -1 hung, --dim 4294967297 overflowed an int). */
+#define TOY_MAX_ITEMS (1ull << 40)
+#define TOY_MAX_US 1e12 /* 11.6 days of work per item: a hang on purpose */
+
+static int toy_u64(const char *name, const char *arg, uint64_t lo, uint64_t hi,
+		   uint64_t *out)
+{
+	return frr_opt_u64("toy", name, arg, lo, hi, out);
+}
+
+static int toy_us(const char *name, const char *arg, double *out)
+{
+	return frr_opt_double("toy", name, arg, 0, TOY_MAX_US, out);
+}
+
+/* One option with a value (getopt's code opt); 1 for an unknown one. */
+static int toy_value_opt(struct toy *t, int opt, const char *arg)
+{
+	uint64_t u = 0;
+	double d = 0;
+	int err;
+
+	switch (opt) {
+	case 'i':
+		return toy_u64("--items", arg, 1, TOY_MAX_ITEMS, &t->p.items);
+	case 'd':
+		err = toy_u64("--dim", arg, 1, TOY_MAX_DIM, &u);
+		t->p.dim = (int)u;
+		return err;
+	case 'l':
+		err = frr_opt_double("toy", "--lr", arg, 0, 1e6, &d);
+		/* strtof, not (float)d: a double rounded again may differ
+		 * in the last bit, and BSP results must stay bit-identical */
+		t->p.lr = strtof(arg, NULL);
+		return err;
+	case 'w':
+		return toy_us("--work-us", arg, &t->work_us);
+	case 's':
+		return toy_us("--sleep-us", arg, &t->sleep_us);
+	case 'j':
+		return toy_us("--jitter-us", arg, &t->jitter_us);
+	case 'T':
+		return toy_u64("--total", arg, 1, TOY_MAX_ITEMS, &t->p.total);
+	case 'R':
+		return toy_u64("--table-rows", arg, 0, TOY_MAX_ITEMS,
+			       &t->pad_rows);
+	default:
+		return 1;
+	}
+}
+
+/* One option; 1 for an unknown one, -EINVAL for a bad value (said). */
 static int toy_opt(struct toy *t, int opt, const char *arg)
 {
 	switch (opt) {
-	case 'i':
-		t->p.items = strtoull(arg, NULL, 0);
-		break;
-	case 'd':
-		t->p.dim = atoi(arg);
-		break;
-	case 'l':
-		t->p.lr = strtof(arg, NULL);
-		break;
 	case 'a':
 		t->adagrad = 1;
-		break;
-	case 'w':
-		t->work_us = atof(arg);
-		break;
-	case 's':
-		t->sleep_us = atof(arg);
-		break;
-	case 'j':
-		t->jitter_us = atof(arg);
-		break;
+		return 0;
 	case 'c':
 		t->check_ssp = 1;
-		break;
-	case 'T':
-		t->p.total = strtoull(arg, NULL, 0);
-		break;
-	case 'R':
-		t->pad_rows = strtoull(arg, NULL, 0);
-		break;
+		return 0;
 	default:
-		return -EINVAL;
+		return toy_value_opt(t, opt, arg);
 	}
-	return 0;
 }
 
 static int toy_parse(struct toy *t, int argc, char **argv)
@@ -188,22 +218,39 @@ static int toy_parse(struct toy *t, int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1)
-		if (toy_opt(t, opt, optarg)) {
+	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		int err = toy_opt(t, opt, optarg);
+
+		if (err > 0)
 			frr_err("toy: unknown or incomplete option '%s'; see "
 				"'flexrr run toy --help'",
 				argv[optind - 1]);
+		if (err)
 			return -EINVAL;
-		}
+	}
 	if (optind < argc) {
 		frr_err("toy: unexpected argument '%s'", argv[optind]);
 		return -EINVAL;
 	}
-	if (t->p.dim < 1 || t->p.dim > TOY_MAX_DIM) {
-		frr_err("toy: --dim must be in [1, %d]", TOY_MAX_DIM);
-		return -EINVAL;
-	}
 	return 0;
+}
+
+static void toy_defaults(struct toy *t, const struct frr_job_info *job)
+{
+	t->job = *job;
+	t->p = (struct frr_toy_params){ .seed = job->seed,
+					.nparts = job->nparts,
+					.items = 200,
+					.dim = 16,
+					.lr = 0.5f };
+}
+
+static int toy_check_args(int argc, char **argv)
+{
+	struct toy t = { 0 };
+
+	toy_defaults(&t, &(struct frr_job_info){ 0 });
+	return toy_parse(&t, argc, argv);
 }
 
 static int toy_create(const struct frr_job_info *job, int argc, char **argv,
@@ -214,12 +261,7 @@ static int toy_create(const struct frr_job_info *job, int argc, char **argv,
 
 	if (!t)
 		return -ENOMEM;
-	t->job = *job;
-	t->p = (struct frr_toy_params){ .seed = job->seed,
-					.nparts = job->nparts,
-					.items = 200,
-					.dim = 16,
-					.lr = 0.5f };
+	toy_defaults(t, job);
 	err = toy_parse(t, argc, argv);
 	if (err) {
 		free(t);
@@ -400,29 +442,54 @@ static int toy_save(void *app, struct frr_eval_ctx *ec, const char *path)
 	return frr_file_write_atomic(path, "toy: --save", toy_fill, &a);
 }
 
+/* Value d of a saved model (one finite number per line, as toy_save
+ * writes): 0, -EINVAL with file:line, or 1 at the end of the file. */
+static int load_value(FILE *f, const char *path, int d, float *x)
+{
+	char line[128];
+	size_t n;
+	double v;
+
+	if (!fgets(line, sizeof(line), f))
+		return 1;
+	n = strcspn(line, "\r\n");
+	line[n] = 0;
+	if (frr_parse_double(line, -FLT_MAX, FLT_MAX, &v)) {
+		frr_err("toy: %s:%d: '%.40s' is not a finite float (a model "
+			"saved by toy has one per line)",
+			path, d + 1, line);
+		return -EINVAL;
+	}
+	*x = (float)v;
+	return 0;
+}
+
 /* Every process writes every row; the runtime keeps the ones it stores. */
 static int toy_load(void *app, struct frr_eval_ctx *ec, const char *path)
 {
 	struct toy *t = app;
 	FILE *f = fopen(path, "r");
 	int err = 0;
+	float x;
 
 	if (!f) {
 		frr_err("toy: cannot read %s", path);
 		return -errno;
 	}
 	for (int d = 0; d < t->p.dim && !err; d++) {
-		double v;
-		float x;
-
-		if (fscanf(f, "%la", &v) != 1) {
+		err = load_value(f, path, d, &x);
+		if (err > 0) {
 			frr_err("toy: %s has fewer than %d values (--dim)",
 				path, t->p.dim);
 			err = -EINVAL;
-			break;
 		}
-		x = (float)v;
-		err = frr_eval_row_write(ec, 0, (uint64_t)d, &x);
+		if (!err)
+			err = frr_eval_row_write(ec, 0, (uint64_t)d, &x);
+	}
+	if (!err && !load_value(f, path, t->p.dim, &x)) {
+		frr_err("toy: %s has more than %d values (--dim)", path,
+			t->p.dim);
+		err = -EINVAL;
 	}
 	fclose(f);
 	return err;
@@ -443,4 +510,5 @@ const struct frr_app_ops frr_app_toy = {
 	.load = toy_load,
 	.nstats = ST_NSTATS,
 	.maximize = 0,
+	.check_args = toy_check_args,
 };

@@ -7,6 +7,7 @@
  *   JSON             frr_json_str (a quoted, escaped string)
  *   random numbers   frr_splitmix64 / frr_mix64 (counter-based, stateless
  *                    mixing), frr_rng_* (xoshiro256**, seeded by splitmix64)
+ *   numbers in text  frr_parse_i64 / frr_parse_u64 / frr_parse_double
  *   output files     flexrr/file.h (included here): atomic writes, outputs
  *                    and read-backs another local user cannot redirect
  * Nothing here locks or depends on another flexrr layer; only the file
@@ -47,6 +48,18 @@ uint64_t frr_fnv1a64(const void *p, size_t n, uint64_t h);
 /* Write s to f as a JSON string: quoted, '"' and '\\' escaped, control
  * characters as \u00XX. */
 void frr_json_str(FILE *f, const char *s);
+
+/* ---- checked number parsing ------------------------------------------ */
+/* The whole of s is one number in [lo, hi]: 0 and *out set; -EINVAL for
+ * junk (empty, trailing characters, nan, inf), -ERANGE outside [lo, hi]
+ * (a negative number for the unsigned form).  base as for strtoll (0: 0x
+ * hex and 0 octal prefixes too).  No message: the caller names the option.
+ */
+int frr_parse_i64(const char *s, int base, int64_t lo, int64_t hi,
+		  int64_t *out);
+int frr_parse_u64(const char *s, int base, uint64_t lo, uint64_t hi,
+		  uint64_t *out);
+int frr_parse_double(const char *s, double lo, double hi, double *out);
 
 /* ---- random numbers ---------------------------------------------------- */
 #define FRR_GOLDEN_GAMMA 0x9e3779b97f4a7c15ull

@@ -209,6 +209,11 @@ struct frr_app_ops {
 	int (*share)(void *app, int k, int n, const void **blob, size_t *len);
 	int (*gather)(void *app, const void *const *blobs, const size_t *lens,
 		      int n);
+
+	/* Optional: check the app's options (argv as for create) before the
+	 * job starts, reading no input: 0, or -EINVAL with a message (a usage
+	 * error: frr_run_main returns 2).  create still parses them. */
+	int (*check_args)(int argc, char **argv);
 };
 
 /* ---- the item context (inside process()) ------------------------------ */

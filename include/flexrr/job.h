@@ -46,6 +46,9 @@ int frr_run_main(int argc, char **argv, const struct frr_app_ops *const *apps);
  *   frr_job_free(job);
  *
  * Every function returns 0 or a negative errno and logs why.
+ * -ENOTRECOVERABLE from frr_job_run or frr_job_run_rank: a worker stuck in
+ * the app's code after the job failed was abandoned, still running; the
+ * process is no longer clean to reuse and should exit.
  */
 struct frr_job;
 

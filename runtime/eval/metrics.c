@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,6 +153,14 @@ int frr_rt_try_global(struct frr_rt *rt, int c)
 			c, rt->objective, now - rt->last_global_t, s.slow_w,
 			s.slowest, s.stale ? " STALE READS" : "");
 	rt->last_global_t = now;
+	if (!isfinite(rt->objective) && !rt->o->allow_nonfinite)
+		return frr_rt_fail(
+		    rt, -EDOM,
+		    "clock %d: app %s's objective is %g: the model diverged; "
+		    "lower the app's --lr (and a large penalty such as --l2), "
+		    "check the data for huge or wrong values, or pass "
+		    "--allow-nonfinite to run on",
+		    c, rt->app->name, rt->objective);
 	if (s.stale)
 		frr_err("clock %d: %" PRIu64 " reads were staler than the "
 			"slack allows: SSP bound violated",

@@ -312,20 +312,94 @@ static int job_start(struct frr_rt *rt)
 	return err;
 }
 
-/* Workers and server; the workers are joined whatever happens. */
+/*
+ * After a failure, how long a worker gets to unwind before it is abandoned:
+ * one that is not in app code returns within a flush (flush_ms); one stuck
+ * in app code never may, and must not keep a failed job (--timeout) alive.
+ */
+static int abandon_ms(const struct frr_rt *rt)
+{
+	int ms = 3 * rt->flush_ms + 1000;
+
+	return ms < rt->o->timeout_ms ? ms : rt->o->timeout_ms;
+}
+
+/* Join worker t; after a failure only until dl: 1 if it was abandoned. */
+static int join_worker(struct frr_rt *rt, int t, const struct timespec *dl)
+{
+	struct frr_worker *wk = &rt->wk[t];
+
+	if (!wk->thread_ok)
+		return 0;
+	if (dl ? pthread_timedjoin_np(wk->thread, NULL, dl)
+	       : pthread_join(wk->thread, NULL)) {
+		pthread_detach(wk->thread);
+		frr_err("rank %d: worker %d did not return within %d ms of "
+			"the failure (stuck in app %s's code?): it is "
+			"abandoned, still running; this process is no longer "
+			"clean to reuse (exit it)",
+			rt->rank, wk->id, abandon_ms(rt), rt->app->name);
+		return 1;
+	}
+	wk->thread_ok = 0;
+	return 0;
+}
+
+/* (clock, done) order of two progress words: < 0 if a is behind b. */
+static int progress_cmp(struct frr_progress a, struct frr_progress b)
+{
+	if (a.clock != b.clock)
+		return a.clock < b.clock ? -1 : 1;
+	return a.done < b.done ? -1 : a.done > b.done;
+}
+
+/* After a stall (-ETIMEDOUT): every rank sees every worker's progress, so
+ * each names the one worker behind all others, the one the job waited for
+ * (a worker stuck in app code), when there is one. */
+static void name_laggard(const struct frr_rt *rt)
+{
+	struct frr_progress lp = frr_rt_progress(rt, 0);
+	int lag = 0, unique = 1;
+
+	for (int v = 1; v < rt->W; v++) {
+		struct frr_progress p = frr_rt_progress(rt, v);
+		int cmp = progress_cmp(p, lp);
+
+		if (cmp < 0) {
+			lag = v;
+			lp = p;
+			unique = 1;
+		} else if (cmp == 0) {
+			unique = 0; /* a tie: nobody is the one behind */
+		}
+	}
+	if (rt->W > 1 && unique)
+		frr_err("worker %d (rank %d) is the one behind: clock %d, "
+			"%llu of %llu items done; the job waited for it",
+			lag, lag / rt->T, lp.clock,
+			(unsigned long long)(lp.done << rt->prog_shift),
+			(unsigned long long)(lp.total << rt->prog_shift));
+}
+
+/* Workers and server.  The workers are joined, within a bound once the job
+ * has failed: -ENOTRECOVERABLE if one had to be abandoned. */
 static int job_clocks(struct frr_rt *rt)
 {
-	int err = frr_rt_workers_start(rt);
+	int err = frr_rt_workers_start(rt), abandoned = 0;
+	struct timespec dl;
 
 	if (!err)
 		err = frr_rt_server_loop(rt);
 	if (err && !frr_rt_failed(rt))
 		frr_rt_fail(rt, err, "rank %d: the job failed (%d)", rt->rank,
 			    err);
+	if (frr_rt_failed(rt) == -ETIMEDOUT)
+		name_laggard(rt);
+	/* frr_deadline_ts: CLOCK_REALTIME, pthread_timedjoin_np's clock */
+	dl = frr_deadline_ts(abandon_ms(rt));
 	for (int t = 0; t < rt->T; t++)
-		if (rt->wk[t].thread_ok)
-			pthread_join(rt->wk[t].thread, NULL);
-	return frr_rt_failed(rt);
+		abandoned |= join_worker(rt, t, frr_rt_failed(rt) ? &dl : NULL);
+	return abandoned ? -ENOTRECOVERABLE : frr_rt_failed(rt);
 }
 
 /* Every rank's peak resident memory (getrusage: the high-water mark of
@@ -395,11 +469,13 @@ static int job_finish(struct frr_rt *rt, double t_start)
 
 int frr_rt_job_run(struct frr_oob *oob, struct frr_run_opts *o)
 {
-	struct frr_rt rt_, *rt = &rt_;
+	/* on the heap: an abandoned worker may still use it after we return */
+	struct frr_rt *rt = calloc(1, sizeof(*rt));
 	double t_start;
 	int err, ferr;
 
-	memset(rt, 0, sizeof(*rt));
+	if (!rt)
+		return -ENOMEM;
 	err = rt_init(rt, oob, o);
 	if (!err)
 		err = frr_rt_metrics_open(rt);
@@ -410,9 +486,14 @@ int frr_rt_job_run(struct frr_oob *oob, struct frr_run_opts *o)
 	t_start = frr_rt_clock_now();
 	rt->last_global_t = t_start;
 	err = job_clocks(rt);
+	/* an abandoned worker still runs in the rank's memory, tables and
+	 * transport: leave them all to it, the process is to exit */
+	if (err == -ENOTRECOVERABLE)
+		return err;
 	if (!err)
 		err = job_finish(rt, t_start);
 out:
 	ferr = rt_fini(rt);
+	free(rt);
 	return err ? err : ferr;
 }

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,6 +116,54 @@ static int loopback_listen(struct local_job *j)
 	return 0;
 }
 
+/* Runnable threads per core above which a local job is oversubscribed:
+ * a rank's server may then wait seconds for a core, and its heartbeats
+ * with it, so the default deadlines would declare healthy peers dead. */
+#define FRR_OVERSUB 16
+#define FRR_OVERSUB_MAX_MS 120000
+
+/* A default deadline scaled by the oversubscription (> FRR_OVERSUB), up
+ * to FRR_OVERSUB_MAX_MS; never shortened. */
+static int scaled_ms(int ms, double over)
+{
+	double s = ms * over / FRR_OVERSUB;
+
+	if (s < FRR_OVERSUB_MAX_MS)
+		return (int)s;
+	return ms > FRR_OVERSUB_MAX_MS ? ms : FRR_OVERSUB_MAX_MS;
+}
+
+/*
+ * A local job's P x (T workers + 1 server) threads against the cores this
+ * process may use: far above, warn, and scale the failure-detection
+ * deadlines the user did not set (else say which option to raise).
+ */
+static void check_oversubscription(struct frr_job *job)
+{
+	struct frr_run_opts *o = &job->o;
+	cpu_set_t set;
+	int cores =
+	    sched_getaffinity(0, sizeof(set), &set) ? 0 : CPU_COUNT(&set);
+	double over = cores ? (double)o->nprocs * (o->threads + 1) / cores : 0;
+
+	if (over <= FRR_OVERSUB)
+		return;
+	if (!(job->have_timeouts & 2))
+		o->dead_ms = scaled_ms(o->dead_ms, over);
+	if (!(job->have_timeouts & 1))
+		o->timeout_ms = scaled_ms(o->timeout_ms, over);
+	fprintf(stderr,
+		"%s: warning: -n %d x (-t %d + 1 server) = %d threads on %d "
+		"cores (%.0fx oversubscribed): heartbeats may come late; "
+		"--dead-timeout %g s and --timeout %g s%s (use fewer -n or "
+		"-t, or raise them if a rank is still declared dead or hung)\n",
+		job->prog, o->nprocs, o->threads, o->nprocs * (o->threads + 1),
+		cores, over, o->dead_ms / 1000.0, o->timeout_ms / 1000.0,
+		job->have_timeouts == 3 ? " as given"
+		: job->have_timeouts	? " (the one not given scaled)"
+					: " (scaled)");
+}
+
 /* Fork P ranks; they meet at a loopback socket the parent already bound. */
 static int run_local(struct frr_job *job)
 {
@@ -125,7 +174,10 @@ static int run_local(struct frr_job *job)
 				      .flags = FRR_LAUNCH_NO_RELAY |
 					       FRR_LAUNCH_QUIET_EXITS };
 	struct local_job j = { .job = job };
-	int err = loopback_listen(&j);
+	int err;
+
+	check_oversubscription(job);
+	err = loopback_listen(&j);
 
 	if (err)
 		return err;

@@ -8,6 +8,7 @@
 #include <float.h>
 #include <getopt.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,8 @@ void frr_job_usage(const struct frr_job *job, FILE *out)
 	    "  --load FILE            start from a saved model (apps that "
 	    "can)\n"
 	    "  --no-pin               do not pin worker threads to cores\n"
+	    "  --allow-nonfinite      run on when the objective is nan or inf\n"
+	    "                         (default: the run fails at that clock)\n"
 	    "  --timeout S            fail when no worker of the job made "
 	    "progress\n"
 	    "                         for S s (60)\n"
@@ -114,6 +117,7 @@ enum {
 	OPT_SAVE,
 	OPT_LOAD,
 	OPT_NOPIN,
+	OPT_NONFINITE,
 	OPT_TIMEOUT,
 	OPT_DEAD,
 	OPT_DELAY,
@@ -145,6 +149,7 @@ static const struct option long_opts[] = {
 	{ "save", required_argument, NULL, OPT_SAVE },
 	{ "load", required_argument, NULL, OPT_LOAD },
 	{ "no-pin", no_argument, NULL, OPT_NOPIN },
+	{ "allow-nonfinite", no_argument, NULL, OPT_NONFINITE },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 	{ "dead-timeout", required_argument, NULL, OPT_DEAD },
 	{ "delay-worker", required_argument, NULL, OPT_DELAY },
@@ -165,18 +170,15 @@ static const struct option long_opts[] = {
 static int parse_long(const struct frr_job *job, const char *s, const char *opt,
 		      long lo, long hi, long *out)
 {
-	char *end;
-	long v;
+	int64_t v;
 
-	errno = 0;
-	v = strtol(s, &end, 0);
-	if (errno || end == s || *end || v < lo || v > hi) {
+	if (frr_parse_i64(s, 0, lo, hi, &v)) {
 		fprintf(stderr,
 			"%s: %s wants an integer in [%ld, %ld], got '%s'\n",
 			job->prog, opt, lo, hi, s);
 		return -EINVAL;
 	}
-	*out = v;
+	*out = (long)v;
 	return 0;
 }
 
@@ -184,12 +186,7 @@ static int parse_long(const struct frr_job *job, const char *s, const char *opt,
 static int parse_double(const struct frr_job *job, const char *s,
 			const char *opt, double lo, double hi, double *out)
 {
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi) {
+	if (frr_parse_double(s, lo, hi, out)) {
 		if (lo == -DBL_MAX && hi == DBL_MAX)
 			fprintf(stderr,
 				"%s: %s wants a finite number, got '%s'\n",
@@ -200,7 +197,6 @@ static int parse_double(const struct frr_job *job, const char *s,
 				job->prog, opt, lo, hi, s);
 		return -EINVAL;
 	}
-	*out = v;
 	return 0;
 }
 
@@ -273,12 +269,8 @@ static int set_job_opt(struct frr_job *job, int opt, const char *arg)
 				   &o->target);
 		o->have_target = 1;
 		break;
-	case OPT_SEED: {
-		char *end;
-
-		errno = 0;
-		o->seed = strtoull(arg, &end, 0);
-		if (errno || end == arg || *end || arg[0] == '-') {
+	case OPT_SEED:
+		if (frr_parse_u64(arg, 0, 0, UINT64_MAX, &o->seed)) {
 			fprintf(stderr,
 				"%s: --seed wants an integer in [0, 2^64), "
 				"got '%s'\n",
@@ -286,7 +278,6 @@ static int set_job_opt(struct frr_job *job, int opt, const char *arg)
 			return -EINVAL;
 		}
 		break;
-	}
 	default:
 		return 1; /* not one of these */
 	}
@@ -325,9 +316,14 @@ static int set_run_opt(struct frr_job *job, int opt, const char *arg)
 	case OPT_NOPIN:
 		o->pin = 0;
 		return 0;
+	case OPT_NONFINITE:
+		o->allow_nonfinite = 1;
+		return 0;
 	case OPT_TIMEOUT:
+		job->have_timeouts |= 1;
 		return parse_seconds(job, arg, "--timeout", &o->timeout_ms);
 	case OPT_DEAD:
+		job->have_timeouts |= 2;
 		return parse_seconds(job, arg, "--dead-timeout", &o->dead_ms);
 	case OPT_DELAY: {
 		int used = 0;
@@ -624,6 +620,20 @@ static int check_out_path(const struct frr_job *job, const char *opt,
 	return 0;
 }
 
+/* The app's options, before anything starts: a bad one is a usage error
+ * (exit 2), not a failed job.  Apps built against an older flexrr.h have no
+ * check_args field. */
+static int app_check_args(const struct frr_run_opts *o)
+{
+	const struct frr_app_ops *a = o->app;
+
+	if (a->size < offsetof(struct frr_app_ops, check_args) +
+			  sizeof(a->check_args) ||
+	    !a->check_args)
+		return 0;
+	return a->check_args(o->app_argc, o->app_argv);
+}
+
 int frr_job_finalize(struct frr_job *job)
 {
 	struct frr_run_opts *o = &job->o;
@@ -632,6 +642,8 @@ int frr_job_finalize(struct frr_job *job)
 		fprintf(stderr, "%s: no app to run\n", job->prog);
 		return -EINVAL;
 	}
+	if (app_check_args(o))
+		return -EINVAL;
 	if (check_out_path(job, "--metrics", o->metrics_path) ||
 	    check_out_path(job, "--save", o->save_path) ||
 	    check_out_path(job, "--trace", o->rr.trace_path))

@@ -32,6 +32,8 @@
 
 #define SHM_RING_SLOTS 1024u /* power of two */
 #define SHM_CQ_SLOTS 8192u   /* power of two */
+/* hellos waiting for accept: at least this many, and one per peer of the
+ * job (each connects once), so -n is never limited by the queue */
 #define SHM_ACCEPTQ 64
 #define SHM_MSG_MAGIC 0x46525348u /* "FRSH" */
 
@@ -94,8 +96,8 @@ struct shm_ctx {
 		int rank;
 		int ring_fd;
 		char addr[FRR_TP_ADDR_MAX];
-	} acceptq[SHM_ACCEPTQ];
-	int acceptq_n;
+	} * acceptq;
+	int acceptq_n, acceptq_cap;
 	struct shm_mr **regions;
 	size_t nregions, capregions;
 	struct shm_ep **eps;

@@ -69,11 +69,11 @@ static void serve_hello(struct shm_ctx *c, int fd, struct shm_msg *q,
 		goto reject;
 	}
 	pthread_mutex_lock(&c->lock);
-	if (c->acceptq_n == SHM_ACCEPTQ) {
+	if (c->acceptq_n == c->acceptq_cap) {
 		pthread_mutex_unlock(&c->lock);
 		snprintf(why, sizeof(why),
 			 "rank %d has %d connections nobody accepted", c->rank,
-			 SHM_ACCEPTQ);
+			 c->acceptq_cap);
 		goto reject;
 	}
 	p = &c->acceptq[c->acceptq_n++];

@@ -100,7 +100,9 @@ static int shm_open_ctx(const struct frr_tp_config *cfg,
 	if (!c)
 		return frr_tp_err(NULL, -ENOMEM, "shm: out of memory");
 	c->cq = calloc(SHM_CQ_SLOTS, sizeof(*c->cq));
-	if (!c->cq) {
+	c->acceptq_cap = cfg->nranks > SHM_ACCEPTQ ? cfg->nranks : SHM_ACCEPTQ;
+	c->acceptq = calloc((size_t)c->acceptq_cap, sizeof(*c->acceptq));
+	if (!c->cq || !c->acceptq) {
 		ret = frr_tp_err(NULL, -ENOMEM, "shm: out of memory");
 		goto free_ctx;
 	}
@@ -124,7 +126,7 @@ static int shm_open_ctx(const struct frr_tp_config *cfg,
 	}
 	c->lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (c->lfd < 0 || bind(c->lfd, (struct sockaddr *)&sa, salen) ||
-	    listen(c->lfd, 128)) {
+	    listen(c->lfd, 128 > c->acceptq_cap ? 128 : c->acceptq_cap)) {
 		ret = frr_tp_err(NULL, -errno,
 				 "shm: cannot listen on UNIX socket %s: %s",
 				 c->addr, strerror(errno));
@@ -162,8 +164,9 @@ close_fds:
 		close(c->lfd);
 	pthread_cond_destroy(&c->acceptq_cond);
 	pthread_mutex_destroy(&c->lock);
-	free(c->cq);
 free_ctx:
+	free(c->cq);
+	free(c->acceptq);
 	free(c);
 	return ret;
 }
@@ -193,6 +196,7 @@ static void shm_close_ctx(struct frr_tp_ctx *ctx)
 	free(c->regions);
 	free(c->eps);
 	free(c->cq);
+	free(c->acceptq);
 	free(c);
 }
 
