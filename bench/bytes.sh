@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Update-batch bytes per clock (not a test), issue 21's second measure:
+# each worker's payload bytes sent per clock (the --metrics column
+# `bytes`), summed over the job and divided by the ranks, for mf, mlr and
+# lda at P = 2, 4, 8 processes of one thread (bytes, not time: 8
+# processes on 2 cores are fine), with this build and, given --old BIN,
+# with that binary in the same run.  Clock 0 is skipped (first touches).
+#   bench/bytes.sh [--build DIR] [--old BIN] [--procs "2 4 8"]
+#       [--apps "mf mlr lda"] [--clocks N] [--kjv FILE]
+# The replica pushes (owner -> every rank's replica) are not in this
+# column; docs/benchmarks.md says what they cost.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+build=build old="" procs="2 4 8" apps="mf mlr lda" clocks=4 kjv=""
+while [ $# -gt 0 ]; do
+	case $1 in
+	--build) build=$2; shift ;;
+	--old) old=$2; shift ;;
+	--procs) procs=$2; shift ;;
+	--apps) apps=$2; shift ;;
+	--clocks) clocks=$2; shift ;;
+	--kjv) kjv=$2; shift ;;
+	-h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "bytes.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+	esac
+	shift
+done
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+if [ -z "$kjv" ] && [[ " $apps " == *" lda "* ]]; then
+	kjv=$tmp/kjv.txt
+	scripts/make-kjv-corpus.sh "$kjv" >/dev/null
+fi
+
+app_args() { # app
+	case $1 in
+	mf) echo "mf --synthetic 200000,20000,2000000 --rank 32" ;;
+	mlr) echo "mlr --data fashion-mnist --train-limit 20000 --test-limit 1000 --no-progress" ;;
+	lda) echo "lda --text $kjv --topics 100 --no-progress" ;;
+	esac
+}
+
+# mean bytes received per rank per clock (clocks >= 1), from the CSV
+per_rank() { # csv P
+	awk -F, -v P="$2" 'NR > 1 && $1 >= 1 { b[$1] += $8 }
+		END { n = 0; s = 0; for (c in b) { s += b[c]; n++ }
+		      printf "%.0f", n ? s / n / P : 0 }' "$1"
+}
+
+echo "app	procs	binary	batch_bytes_per_rank_per_clock	new_vs_old"
+for app in $apps; do
+	for P in $procs; do
+		new_b="" 
+		for which in new old; do
+			bin=$build/bin/flexrr
+			if [ $which = old ]; then
+				[ -n "$old" ] || continue
+				bin=$old
+			fi
+			# shellcheck disable=SC2046
+			if ! "$bin" run -q --no-pin --backend shm -n "$P" -t 1 \
+				--clocks "$clocks" --metrics "$tmp/m.csv" \
+				$(app_args "$app") >/dev/null 2>"$tmp/err"; then
+				echo "$app	$P	$which	failed: $(tail -1 "$tmp/err")"
+				continue
+			fi
+			b=$(per_rank "$tmp/m.csv" "$P")
+			ratio=-
+			if [ $which = new ]; then
+				new_b=$b
+			elif [ -n "$new_b" ] && [ "$b" != 0 ]; then
+				ratio=$(awk -v n="$new_b" -v o="$b" 'BEGIN { printf "%.3f", n / o }')
+			fi
+			echo "$app	$P	$which	$b	$ratio"
+		done
+	done
+done

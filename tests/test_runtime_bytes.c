@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What an update batch costs on the wire (docs/runtime.md "Update batches
+ * on the wire"), counted exactly: a 4-rank job whose partitions write known
+ * rows, every row of a read-only table read every clock, and each worker's
+ * `bytes` per clock in the --metrics file compared with the segments those
+ * writes need: per table and shard, the written rows' ids and values, or
+ * one dense range where that is smaller; nothing for rows only read.
+ * Until 2026-12 a batch carried the dense range of every shard it touched
+ * (the read-only table cost nothing then too; the scattered and far tables
+ * cost their whole ranges).
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "flexrr/bootstrap.h"
+#include "rt.h"
+#include "test_util.h"
+
+TestSuite(runtime_bytes, .timeout = 120);
+
+#define NP 4 /* ranks, one worker each */
+#define CLOCKS 3
+enum { T_SCATTER, T_READ, T_FAR, NT };
+static const uint64_t ROWS[NT] = { 6000, 1000, 50000 };
+static const uint32_t COLS[NT] = { 5, 9, 16 };
+
+/* Does partition p write row r of table t in clock c? */
+static int writes(int t, uint64_t r, int p, int c)
+{
+	switch (t) {
+	case T_SCATTER: /* blocks of 3 rows dealt to the partitions, and in
+			   clock 1 also every 11th row */
+		return (int)((r / 3) % NP) == p || (c == 1 && r % 11 == 0);
+	case T_FAR: /* two rows far apart */
+		return r == (uint64_t)p || r == ROWS[T_FAR] - 1 - (uint64_t)p;
+	default:
+		return 0;
+	}
+}
+
+static int b_create(const struct frr_job_info *job, int argc, char **argv,
+		    void **app)
+{
+	(void)job;
+	(void)argc;
+	(void)argv;
+	*app = NULL;
+	return 0;
+}
+
+static void b_destroy(void *app)
+{
+	(void)app;
+}
+
+static int b_tables(void *app, struct frr_table_spec *s, int max)
+{
+	static const char *names[NT] = { "scatter", "read", "far" };
+
+	(void)app;
+	(void)max;
+	for (int t = 0; t < NT; t++)
+		s[t] = (struct frr_table_spec){ .name = names[t],
+						.rows = ROWS[t],
+						.cols = COLS[t],
+						.rule = FRR_UPDATE_ADD };
+	return NT;
+}
+
+static int b_load(void *app, int part, uint64_t *n, void **data)
+{
+	(void)app;
+	(void)part;
+	*n = 10;
+	*data = NULL;
+	return 0;
+}
+
+static int b_process(void *app, struct frr_ctx *c, uint64_t begin, uint64_t end)
+{
+	int p = frr_part_index(c), clock = frr_clock(c);
+
+	(void)app;
+	(void)end;
+	if (begin)
+		return 0;
+	for (uint64_t r = 0; r < ROWS[T_READ]; r++)
+		(void)frr_row_read(c, T_READ, r);
+	for (int t = 0; t < NT; t++)
+		for (uint64_t r = 0; r < ROWS[t]; r++)
+			if (writes(t, r, p, clock))
+				frr_cell_update(c, t, r, 0, 1.0f);
+	return 0;
+}
+
+static const struct frr_app_ops bytes_app = {
+	.size = sizeof(struct frr_app_ops),
+	.name = "bytescheck",
+	.summary = "writes known rows (tests)",
+	.create = b_create,
+	.destroy = b_destroy,
+	.tables = b_tables,
+	.load_partition = b_load,
+	.process = b_process,
+};
+
+static char metrics_path[64];
+
+static int job_main(struct frr_oob *oob, void *arg)
+{
+	static char *argv[] = { "bytescheck", NULL };
+	struct frr_run_opts o = {
+		.nprocs = NP,
+		.threads = 1,
+		.backend = *(enum frr_tp_backend *)arg,
+		.mode = FRR_MODE_BSP,
+		.clocks = CLOCKS,
+		.seed = 1,
+		.quiet = 1,
+		.metrics_path = metrics_path,
+		.secret = oob->secret,
+		.timeout_ms = 20000,
+		.dead_ms = 5000,
+		.delay_worker = -1,
+		.app = &bytes_app,
+		.app_argc = 1,
+		.app_argv = argv,
+	};
+
+	return frr_rt_job_run(oob, &o) ? -EPROTO : 0;
+}
+
+static uint64_t seg(int sparse, uint64_t n, uint32_t cols)
+{
+	uint64_t b = 24 + n * cols * 4 + (sparse ? 8 * n : 0);
+
+	return (b + 7) / 8 * 8;
+}
+
+/* The payload partition p's batch of clock c needs, from its writes. */
+static uint64_t expected(int p, int c)
+{
+	uint64_t sum = 0;
+
+	for (int t = 0; t < NT; t++)
+		for (int o = 0; o < NP; o++) {
+			uint64_t n = 0, lo = UINT64_MAX, hi = 0, d, s;
+
+			for (uint64_t r = (uint64_t)o; r < ROWS[t]; r += NP)
+				if (writes(t, r, p, c)) {
+					n++;
+					lo = r / NP < lo ? r / NP : lo;
+					hi = r / NP + 1;
+				}
+			if (!n)
+				continue;
+			d = seg(0, hi - lo, COLS[t]);
+			s = seg(1, n, COLS[t]);
+			sum += d <= s ? d : s;
+		}
+	return sum;
+}
+
+Test(runtime_bytes, batches_carry_what_was_written)
+{
+	enum frr_tp_backend b = FRR_TP_BACKEND_SHM;
+	char line[512];
+	int seen = 0;
+	FILE *f;
+
+	snprintf(metrics_path, sizeof(metrics_path), "/tmp/frr-bytes-%d.csv",
+		 (int)getpid());
+	cr_assert_eq(frr_launch_local(NP, job_main, &b, 60000), 0,
+		     "the job failed (messages above)");
+	f = fopen(metrics_path, "r");
+	cr_assert_not_null(f, "no metrics file %s", metrics_path);
+	cr_assert_not_null(fgets(line, sizeof(line), f)); /* header */
+	while (fgets(line, sizeof(line), f)) {
+		int clock, worker, rank;
+		double compute, wait, flush, updates, bytes;
+
+		cr_assert_eq(sscanf(line, "%d,%d,%d,%lf,%lf,%lf,%lf,%lf",
+				    &clock, &worker, &rank, &compute, &wait,
+				    &flush, &updates, &bytes),
+			     8, "bad metrics line: %s", line);
+		cr_expect_eq((uint64_t)bytes, expected(worker, clock),
+			     "worker %d clock %d sent %.0f payload bytes; its "
+			     "writes need %llu",
+			     worker, clock, bytes,
+			     (unsigned long long)expected(worker, clock));
+		seen++;
+	}
+	fclose(f);
+	unlink(metrics_path);
+	cr_assert_eq(seen, NP * CLOCKS, "%d metrics lines", seen);
+}
