@@ -352,6 +352,11 @@ void frr_rt_stall_init(const struct frr_rt *rt, struct frr_stall *s);
 int frr_rt_stalled(const struct frr_rt *rt, struct frr_stall *s);
 /* Server: heartbeats out, dead peers in (finished: the last beat). */
 int frr_rt_heartbeat(struct frr_rt *rt, double now, int finished);
+/* Rank r's worker furthest behind as last heard (its own rank: now): v,
+ * whether another of r's workers ties with it, its progress; -EPROTO if
+ * r sent a worker that is not its own. */
+int frr_rt_rank_laggard(const struct frr_rt *rt, int r, int *v, int *tie,
+			struct frr_progress *p);
 
 /* ---- job/ctl.c ---- */
 /* A transport call that failed on the data path means a peer is gone. */

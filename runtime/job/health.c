@@ -232,16 +232,71 @@ int frr_rt_stalled(const struct frr_rt *rt, struct frr_stall *s)
  */
 #define HB_FINISHED UINT64_MAX
 
+/* (clock, done) order of two progress words: < 0 if a is behind b. */
+static int progress_cmp(struct frr_progress a, struct frr_progress b)
+{
+	if (a.clock != b.clock)
+		return a.clock < b.clock ? -1 : 1;
+	return a.done < b.done ? -1 : a.done > b.done;
+}
+
+/* This rank's worker furthest behind: its progress word, and its id with
+ * HB_TIE when another local worker is exactly as far. */
+#define HB_TIE ((uint64_t)1 << 32)
+static void local_laggard(const struct frr_rt *rt, uint64_t *word,
+			  uint64_t *who)
+{
+	int v0 = rt->rank * rt->T;
+
+	*word = frr_tp_load_u64(ctl_u64(rt, rt->off_prog + (size_t)v0 * 64));
+	*who = (uint64_t)v0;
+	for (int v = v0 + 1; v < v0 + rt->T; v++) {
+		uint64_t x =
+		    frr_tp_load_u64(ctl_u64(rt, rt->off_prog + (size_t)v * 64));
+		int cmp =
+		    progress_cmp(frr_prog_unpack(x), frr_prog_unpack(*word));
+
+		if (cmp < 0) {
+			*word = x;
+			*who = (uint64_t)v;
+		} else if (!cmp) {
+			*who |= HB_TIE;
+		}
+	}
+}
+
+int frr_rt_rank_laggard(const struct frr_rt *rt, int r, int *v, int *tie,
+			struct frr_progress *p)
+{
+	uint64_t word, who;
+
+	if (r == rt->rank) {
+		local_laggard(rt, &word, &who);
+	} else {
+		size_t off = rt->off_hb + (size_t)r * 64;
+
+		word = frr_tp_load_u64(ctl_u64(rt, off + 16));
+		who = frr_tp_load_u64(ctl_u64(rt, off + 24));
+	}
+	*v = (int)(who & (HB_TIE - 1));
+	*tie = (who & HB_TIE) != 0;
+	*p = frr_prog_unpack(word);
+	/* a peer's words: only a worker of that rank counts */
+	return *v >= r * rt->T && *v < (r + 1) * rt->T ? 0 : -EPROTO;
+}
+
 /* Our heartbeat into every peer, and our workers' aggregate progress
- * when it changed; 0 or the job's error.  O(P) writes per rank per 200 ms:
- * docs/runtime.md "Control plane" has the cost at 256 ranks. */
+ * (a hash, and the worker furthest behind) when it changed; 0 or the
+ * job's error.  O(P) writes per rank per 200 ms: docs/runtime.md "Control
+ * plane" has the cost at 256 ranks. */
 static int beat(struct frr_rt *rt, int finished)
 {
 	uint64_t v = finished ? HB_FINISHED : ++rt->hb_count;
-	uint64_t agg = local_sig(rt);
+	uint64_t agg = local_sig(rt), lag[2];
 	size_t off = rt->off_hb + (size_t)rt->rank * 64;
 	int err = 0, send_agg = agg != rt->hb_agg;
 
+	local_laggard(rt, &lag[0], &lag[1]);
 	rt->hb_agg = agg;
 	for (int r = 0; r < rt->P && !err; r++) {
 		if (r == rt->rank)
@@ -250,11 +305,12 @@ static int beat(struct frr_rt *rt, int finished)
 			err = frr_rt_peer_fail(rt, r, "its connection dropped");
 			break;
 		}
-		if (send_agg)
+		for (int i = 0; i < 3 && send_agg && !err; i++)
 			err = frr_rt_tp_check(
 			    rt,
-			    frr_tp_write_u64(rt->eps[r], rt->rctl[r], off + 8,
-					     agg, 0, 0),
+			    frr_tp_write_u64(rt->eps[r], rt->rctl[r],
+					     off + 8 + 8 * (size_t)i,
+					     i ? lag[i - 1] : agg, 0, 0),
 			    r, "a progress aggregate");
 		if (!err)
 			err = frr_rt_tp_check(rt,

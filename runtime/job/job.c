@@ -345,31 +345,27 @@ static int join_worker(struct frr_rt *rt, int t, const struct timespec *dl)
 	return 0;
 }
 
-/* (clock, done) order of two progress words: < 0 if a is behind b. */
-static int progress_cmp(struct frr_progress a, struct frr_progress b)
-{
-	if (a.clock != b.clock)
-		return a.clock < b.clock ? -1 : 1;
-	return a.done < b.done ? -1 : a.done > b.done;
-}
-
-/* After a stall (-ETIMEDOUT): every rank sees every worker's progress, so
- * each names the one worker behind all others, the one the job waited for
- * (a worker stuck in app code), when there is one. */
+/* After a stall (-ETIMEDOUT): each rank names the one worker behind all
+ * others, the one the job waited for (a worker stuck in app code), when
+ * there is one.  Progress words go only where rr reads them; every rank's
+ * furthest-behind worker comes with its heartbeat (job/health.c). */
 static void name_laggard(const struct frr_rt *rt)
 {
-	struct frr_progress lp = frr_rt_progress(rt, 0);
-	int lag = 0, unique = 1;
+	struct frr_progress lp = { 0 };
+	int lag = -1, unique = 1;
 
-	for (int v = 1; v < rt->W; v++) {
-		struct frr_progress p = frr_rt_progress(rt, v);
-		int cmp = progress_cmp(p, lp);
+	for (int r = 0; r < rt->P; r++) {
+		struct frr_progress p;
+		int v, tie;
 
-		if (cmp < 0) {
+		if (frr_rt_rank_laggard(rt, r, &v, &tie, &p))
+			return;
+		if (lag < 0 || p.clock < lp.clock ||
+		    (p.clock == lp.clock && p.done < lp.done)) {
 			lag = v;
 			lp = p;
-			unique = 1;
-		} else if (cmp == 0) {
+			unique = !tie;
+		} else if (p.clock == lp.clock && p.done == lp.done) {
 			unique = 0; /* a tie: nobody is the one behind */
 		}
 	}
