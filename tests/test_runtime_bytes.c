@@ -166,9 +166,8 @@ static uint64_t expected(int p, int c)
 	return sum;
 }
 
-Test(runtime_bytes, batches_carry_what_was_written)
+static void check_backend(enum frr_tp_backend b)
 {
-	enum frr_tp_backend b = FRR_TP_BACKEND_SHM;
 	char line[512];
 	int seen = 0;
 	FILE *f;
@@ -176,7 +175,8 @@ Test(runtime_bytes, batches_carry_what_was_written)
 	snprintf(metrics_path, sizeof(metrics_path), "/tmp/frr-bytes-%d.csv",
 		 (int)getpid());
 	cr_assert_eq(frr_launch_local(NP, job_main, &b, 60000), 0,
-		     "the job failed (messages above)");
+		     "the job failed on %s (messages above)",
+		     frr_tp_backend_name(b));
 	f = fopen(metrics_path, "r");
 	cr_assert_not_null(f, "no metrics file %s", metrics_path);
 	cr_assert_not_null(fgets(line, sizeof(line), f)); /* header */
@@ -198,4 +198,14 @@ Test(runtime_bytes, batches_carry_what_was_written)
 	fclose(f);
 	unlink(metrics_path);
 	cr_assert_eq(seen, NP * CLOCKS, "%d metrics lines", seen);
+}
+
+Test(runtime_bytes, batches_carry_what_was_written)
+{
+	enum frr_tp_backend bs[FRR_TEST_MAX_BACKENDS];
+	int nb = frr_test_backends(bs, FRR_TEST_MAX_BACKENDS);
+
+	cr_assert(nb > 0);
+	for (int i = 0; i < nb; i++)
+		check_backend(bs[i]);
 }

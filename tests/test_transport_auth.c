@@ -213,3 +213,37 @@ Test(transport_auth, other_uid_is_refused)
 		     "the refusal was not said, or held the secret");
 	fixture_close(&f);
 }
+
+/* Silent clients of our own uid (they connect and say nothing) no longer
+ * hold the service thread: with 20 of them open, a rank that proves the
+ * secret is served at once (before, each held the thread for its handshake
+ * timeout, 2 s, so the real ranks' requests timed out and the job's start
+ * failed blaming rank 0); each silent one is dropped at its deadline. */
+Test(transport_auth, silent_clients_do_not_stall_the_handshake)
+{
+	struct fixture f;
+	struct shm_msg ans;
+	int silent[20];
+
+	fixture_open(&f);
+	for (int i = 0; i < 20; i++) {
+		silent[i] = shm_dial(f.addr.str, 2000);
+		cr_assert_geq(silent[i], 0, "connect %d: %d", i, silent[i]);
+	}
+	/* within try_import's own 2 s: the old service thread spent 2 s on
+	 * the first silent client alone */
+	cr_assert_eq(
+	    try_import(f.addr.str, &f.cfg.job_secret, f.desc.region_id, &ans),
+	    1, "a rank of the job was not served beside silent clients");
+	/* and a silent one is answered and dropped at its deadline */
+	{
+		int got = -1, ret = shm_msg_recv(silent[0], &ans, &got, 10000);
+
+		cr_assert_eq(ret, 0, "no answer to a silent client: %d", ret);
+		cr_assert_eq(ans.type, SHM_REJECT);
+		cr_assert(strstr(ans.why, "sent nothing"), "%s", ans.why);
+	}
+	for (int i = 0; i < 20; i++)
+		close(silent[i]);
+	fixture_close(&f);
+}

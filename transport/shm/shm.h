@@ -98,6 +98,9 @@ struct shm_ctx {
 		char addr[FRR_TP_ADDR_MAX];
 	} * acceptq;
 	int acceptq_n, acceptq_cap;
+	/* handshakes in progress (service thread only; hs_cap slots) */
+	struct shm_hs *hs;
+	int hs_cap;
 	struct shm_mr **regions;
 	size_t nregions, capregions;
 	struct shm_ep **eps;
@@ -195,10 +198,33 @@ int shm_dial(const char *addr, int timeout_ms);
 int shm_auth_connect(struct shm_ctx *c, int fd, int peer_rank,
 		     struct shm_msg *req, int pass_fd, int timeout_ms,
 		     struct shm_msg *ans, int *got_fd);
-/* Acceptor, on a new connection: 0 and *q = the authenticated request
- * (*got_fd: its fd or -1), else a negative errno with the peer answered,
- * logged and nothing passed. */
-int shm_auth_accept(struct shm_ctx *c, int fd, struct shm_msg *q, int *got_fd);
+/*
+ * Acceptor: a connection's handshake, advanced by the service thread as
+ * its messages arrive (never waiting on one), so a client that connects
+ * and says nothing holds a slot until its deadline, not the thread: the
+ * ranks' own connections are served meanwhile.  States, in order:
+ * SHM_HS_REQUEST (waiting for HELLO or IMPORT), SHM_HS_PROOF (challenge
+ * sent, waiting for the proof of the secret).
+ */
+enum shm_hs_state { SHM_HS_FREE, SHM_HS_REQUEST, SHM_HS_PROOF };
+struct shm_hs {
+	enum shm_hs_state state;
+	int fd;
+	pid_t pid;
+	long long deadline_ms;
+	struct shm_msg q, ch; /* the request, our challenge */
+};
+/* A new connection (peer credentials checked here): 0 with h waiting for
+ * the request, or a negative errno with the peer answered and logged (the
+ * caller closes fd). */
+int shm_auth_begin(struct shm_ctx *c, int fd, struct shm_hs *h);
+/* fd is readable: 1 = authenticated (h->q the request, *got_fd its fd or
+ * -1), 0 = waiting for the next message, < 0 = refused or broken (answered
+ * and logged; the caller closes h->fd). */
+int shm_auth_step(struct shm_ctx *c, struct shm_hs *h, int *got_fd);
+/* h is past its deadline: answered, logged as a silent client (rate
+ * limited); the caller closes h->fd. */
+void shm_auth_expire(struct shm_ctx *c, struct shm_hs *h);
 /* Log the refusals counted but not yet said ("refused N more ..."); the
  * service thread calls it as it exits. */
 void shm_auth_refusals_flush(struct shm_ctx *c);
@@ -216,6 +242,7 @@ int shm_epoll_add(int epfd, int fd, uint32_t events, uint64_t tag);
 /* ---- service thread and endpoints (shm_cm.c) ---- */
 #define SHM_SVC_LISTEN 0 /* epoll tags of the service thread; endpoints */
 #define SHM_SVC_WAKE 1	 /* use their serial (>= 16) */
+#define SHM_SVC_AUTH ((uint64_t)1 << 62) /* | the slot of a handshake */
 void *shm_service(void *arg);
 int shm_ep_connect(struct frr_tp_ctx *ctx, const struct frr_tp_addr *peer,
 		   int timeout_ms, struct frr_tp_ep **ep);

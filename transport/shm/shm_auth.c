@@ -17,8 +17,8 @@
 #include "flexrr/log.h"
 #include "shm.h"
 
-#define SHM_AUTH_MS 2000   /* the service thread waits this long per step */
-#define SHM_REFUSE_BURST 3 /* refusals said in full per window */
+#define SHM_AUTH_MS 4000	  /* a connection's whole handshake, at most */
+#define SHM_REFUSE_BURST 3	  /* refusals said in full per window */
 #define SHM_REFUSE_WINDOW_MS 5000 /* then one count line per window */
 
 /* what both MACs bind: the request, who asks whom */
@@ -182,50 +182,100 @@ static int refuse(struct shm_ctx *c, int fd, uint32_t type, int err,
 	return err;
 }
 
-int shm_auth_accept(struct shm_ctx *c, int fd, struct shm_msg *q, int *got_fd)
+int shm_auth_begin(struct shm_ctx *c, int fd, struct shm_hs *h)
 {
-	struct shm_msg ch, pr;
 	char why[160];
-	pid_t pid = 0;
-	long uid = peer_uid(fd, &pid);
-	int ret, ign;
+	long uid;
 
-	*got_fd = -1;
+	memset(h, 0, sizeof(*h));
+	h->fd = fd;
+	uid = peer_uid(fd, &h->pid);
 	if (!uid_allowed(uid)) {
 		snprintf(why, sizeof(why),
 			 "pid %d runs as uid %ld: only uid %ld (or root) may "
 			 "connect",
-			 (int)pid, uid, (long)geteuid());
+			 (int)h->pid, uid, (long)geteuid());
 		return refuse(c, fd, SHM_HELLO, -EACCES, why);
 	}
-	ret = shm_msg_recv(fd, q, &ign, SHM_AUTH_MS);
+	h->state = SHM_HS_REQUEST;
+	h->deadline_ms = frr_now_ms() + SHM_AUTH_MS;
+	return 0;
+}
+
+/* SHM_HS_REQUEST: take HELLO or IMPORT, answer with a challenge. */
+static int hs_request(struct shm_ctx *c, struct shm_hs *h)
+{
+	int ign, ret = shm_msg_recv(h->fd, &h->q, &ign, 0);
+
 	if (ign >= 0) /* nothing is taken before the proof */
 		close(ign);
+	if (ret == -ETIMEDOUT)
+		return 0;
 	if (ret)
 		return ret;
-	if (q->type != SHM_HELLO && q->type != SHM_IMPORT)
-		return refuse(c, fd, SHM_HELLO, -EPROTO,
+	if (h->q.type != SHM_HELLO && h->q.type != SHM_IMPORT)
+		return refuse(c, h->fd, SHM_HELLO, -EPROTO,
 			      "the first message must be HELLO or IMPORT");
-	shm_msg_init(&ch, c, SHM_CHALLENGE);
-	ret = frr_auth_nonce(ch.nonce);
+	shm_msg_init(&h->ch, c, SHM_CHALLENGE);
+	ret = frr_auth_nonce(h->ch.nonce);
 	if (ret)
 		return ret;
-	mac_of(&c->secret, "shm acceptor", q, ch.nonce, c->rank, ch.mac);
-	ret = shm_msg_send(fd, &ch, -1);
+	mac_of(&c->secret, "shm acceptor", &h->q, h->ch.nonce, c->rank,
+	       h->ch.mac);
+	ret = shm_msg_send(h->fd, &h->ch, -1);
 	if (!ret)
-		ret = shm_msg_recv(fd, &pr, got_fd, SHM_AUTH_MS);
+		h->state = SHM_HS_PROOF;
+	return ret;
+}
+
+/* SHM_HS_PROOF: the connector's proof of the secret (and its fd). */
+static int hs_proof(struct shm_ctx *c, struct shm_hs *h, int *got_fd)
+{
+	struct shm_msg pr;
+	char why[160];
+	int ret = shm_msg_recv(h->fd, &pr, got_fd, 0);
+
+	if (ret == -ETIMEDOUT)
+		return 0;
 	if (ret)
 		return ret;
-	if (pr.type != SHM_PROOF || !mac_ok(&c->secret, "shm connector", q,
-					    ch.nonce, c->rank, pr.mac)) {
-		if (*got_fd >= 0)
-			close(*got_fd);
-		*got_fd = -1;
-		snprintf(why, sizeof(why),
-			 "pid %d (claims rank %d) does not prove the job "
-			 "secret",
-			 (int)pid, q->rank);
-		return refuse(c, fd, q->type, -EACCES, why);
+	if (pr.type == SHM_PROOF && mac_ok(&c->secret, "shm connector", &h->q,
+					   h->ch.nonce, c->rank, pr.mac))
+		return 1;
+	if (*got_fd >= 0)
+		close(*got_fd);
+	*got_fd = -1;
+	snprintf(why, sizeof(why),
+		 "pid %d (claims rank %d) does not prove the job secret",
+		 (int)h->pid, h->q.rank);
+	return refuse(c, h->fd, h->q.type, -EACCES, why);
+}
+
+int shm_auth_step(struct shm_ctx *c, struct shm_hs *h, int *got_fd)
+{
+	*got_fd = -1;
+	switch (h->state) {
+	case SHM_HS_REQUEST:
+		return hs_request(c, h);
+	case SHM_HS_PROOF:
+		return hs_proof(c, h, got_fd);
+	default:
+		return -EINVAL;
 	}
-	return 0;
+}
+
+void shm_auth_expire(struct shm_ctx *c, struct shm_hs *h)
+{
+	char why[240];
+
+	snprintf(why, sizeof(why),
+		 "pid %d (this uid) connected but %s within %d ms: not a rank "
+		 "of this job? silent local clients of this user delay a "
+		 "job's start; stop them",
+		 (int)h->pid,
+		 h->state == SHM_HS_REQUEST ? "sent nothing"
+					    : "did not prove the job secret",
+		 SHM_AUTH_MS);
+	refuse(c, h->fd, h->state == SHM_HS_PROOF ? h->q.type : SHM_HELLO,
+	       -ETIMEDOUT, why);
 }

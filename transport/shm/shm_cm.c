@@ -92,29 +92,94 @@ reject:
 	close(fd);
 }
 
-static void serve_new_conn(struct shm_ctx *c)
+/* An authenticated request (shm_auth.c): a new endpoint or an import. */
+static void serve_request(struct shm_ctx *c, int fd, struct shm_msg *q,
+			  int ring_fd)
 {
-	struct shm_msg q;
-	int fd, ring_fd, ret;
-
-	fd = accept4(c->lfd, NULL, NULL, SOCK_CLOEXEC);
-	if (fd < 0)
-		return;
-	/* credentials, then the secret, before anything is passed; a silent
-	 * client of our uid may stall this thread for a few seconds */
-	ret = shm_auth_accept(c, fd, &q, &ring_fd);
-	if (ret)
-		goto close_fd;
-	if (q.type == SHM_HELLO) {
-		serve_hello(c, fd, &q, ring_fd);
+	if (q->type == SHM_HELLO) {
+		serve_hello(c, fd, q, ring_fd);
 		return;
 	}
-	if (q.type == SHM_IMPORT)
-		serve_import(c, fd, &q);
+	if (q->type == SHM_IMPORT)
+		serve_import(c, fd, q);
 	if (ring_fd >= 0)
 		close(ring_fd);
-close_fd:
 	close(fd);
+}
+
+/* A new connection: credentials now, then the secret as its messages
+ * arrive (serve_handshake), so a silent client delays nobody. */
+static void serve_new_conn(struct shm_ctx *c)
+{
+	int fd = accept4(c->lfd, NULL, NULL, SOCK_CLOEXEC), slot = -1;
+
+	if (fd < 0)
+		return;
+	for (int i = 0; i < c->hs_cap && slot < 0; i++)
+		if (c->hs[i].state == SHM_HS_FREE)
+			slot = i;
+	if (slot < 0) {
+		shm_reply_error(fd, c, SHM_REJECT, -EBUSY,
+				"too many connections being authenticated");
+		frr_warn("shm: rank %d has %d connections that have not "
+			 "authenticated yet: refusing more (a local process "
+			 "connects in a loop?)",
+			 c->rank, c->hs_cap);
+		close(fd);
+		return;
+	}
+	if (shm_auth_begin(c, fd, &c->hs[slot]) ||
+	    shm_epoll_add(c->epfd, fd, EPOLLIN,
+			  SHM_SVC_AUTH | (uint64_t)slot)) {
+		c->hs[slot].state = SHM_HS_FREE;
+		close(fd);
+	}
+}
+
+static void hs_end(struct shm_ctx *c, struct shm_hs *h)
+{
+	epoll_ctl(c->epfd, EPOLL_CTL_DEL, h->fd, NULL);
+	h->state = SHM_HS_FREE;
+}
+
+static void serve_handshake(struct shm_ctx *c, int slot)
+{
+	struct shm_hs *h = &c->hs[slot];
+	int ring_fd, ret;
+
+	if (slot < 0 || slot >= c->hs_cap || h->state == SHM_HS_FREE)
+		return;
+	ret = shm_auth_step(c, h, &ring_fd);
+	if (!ret)
+		return;
+	hs_end(c, h);
+	if (ret < 0) {
+		close(h->fd);
+		return;
+	}
+	serve_request(c, h->fd, &h->q, ring_fd);
+}
+
+/* Drop the handshakes past their deadline; ms until the next one's (-1:
+ * none), for epoll_wait. */
+static int hs_expire(struct shm_ctx *c)
+{
+	long long now = frr_now_ms(), next = -1;
+
+	for (int i = 0; i < c->hs_cap; i++) {
+		struct shm_hs *h = &c->hs[i];
+
+		if (h->state == SHM_HS_FREE)
+			continue;
+		if (h->deadline_ms <= now) {
+			shm_auth_expire(c, h);
+			hs_end(c, h);
+			close(h->fd);
+		} else if (next < 0 || h->deadline_ms - now < next) {
+			next = h->deadline_ms - now;
+		}
+	}
+	return (int)next;
 }
 
 static void mark_gone(struct shm_ctx *c, uint64_t serial)
@@ -137,7 +202,7 @@ void *shm_service(void *arg)
 	struct epoll_event ev[16];
 
 	for (;;) {
-		int n = epoll_wait(c->epfd, ev, 16, -1);
+		int n = epoll_wait(c->epfd, ev, 16, hs_expire(c));
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -152,6 +217,8 @@ void *shm_service(void *arg)
 			}
 			if (tag == SHM_SVC_LISTEN)
 				serve_new_conn(c);
+			else if (tag & SHM_SVC_AUTH)
+				serve_handshake(c, (int)(tag & ~SHM_SVC_AUTH));
 			else
 				mark_gone(c, tag);
 		}

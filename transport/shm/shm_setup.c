@@ -102,7 +102,10 @@ static int shm_open_ctx(const struct frr_tp_config *cfg,
 	c->cq = calloc(SHM_CQ_SLOTS, sizeof(*c->cq));
 	c->acceptq_cap = cfg->nranks > SHM_ACCEPTQ ? cfg->nranks : SHM_ACCEPTQ;
 	c->acceptq = calloc((size_t)c->acceptq_cap, sizeof(*c->acceptq));
-	if (!c->cq || !c->acceptq) {
+	/* every peer may be authenticating at once, and some strangers */
+	c->hs_cap = c->acceptq_cap + 64;
+	c->hs = calloc((size_t)c->hs_cap, sizeof(*c->hs));
+	if (!c->cq || !c->acceptq || !c->hs) {
 		ret = frr_tp_err(NULL, -ENOMEM, "shm: out of memory");
 		goto free_ctx;
 	}
@@ -167,6 +170,7 @@ close_fds:
 free_ctx:
 	free(c->cq);
 	free(c->acceptq);
+	free(c->hs);
 	free(c);
 	return ret;
 }
@@ -184,6 +188,9 @@ static void shm_close_ctx(struct frr_tp_ctx *ctx)
 		close(c->acceptq[i].fd);
 		close(c->acceptq[i].ring_fd);
 	}
+	for (int i = 0; i < c->hs_cap; i++)
+		if (c->hs[i].state != SHM_HS_FREE)
+			close(c->hs[i].fd);
 	if (c->neps || c->nregions)
 		frr_warn("shm: context of rank %d closed with %d endpoints "
 			 "and %zu regions still open (leaked)",
@@ -197,6 +204,7 @@ static void shm_close_ctx(struct frr_tp_ctx *ctx)
 	free(c->eps);
 	free(c->cq);
 	free(c->acceptq);
+	free(c->hs);
 	free(c);
 }
 
