@@ -254,6 +254,9 @@ struct frr_rt {
 	 * selection of the clock being applied */
 	struct frr_chunk *store, *sel;
 	size_t nstore, store_cap;
+	/* chunks drained in all, and that count when a select last found
+	 * its clock incomplete: nothing new, no need to look again */
+	uint64_t ndrained, nchecked;
 	int next_apply, next_eval, next_global;
 	_Atomic int eval_done; /* clocks evaluated locally */
 	_Atomic int end_clock; /* clocks the job runs */

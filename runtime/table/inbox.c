@@ -93,6 +93,7 @@ static int store_push(struct frr_rt *rt, const struct frr_chunk *ck)
 		rt->store_cap = cap;
 	}
 	rt->store[rt->nstore++] = *ck;
+	rt->ndrained++;
 	return 0;
 }
 
@@ -183,6 +184,8 @@ size_t frr_rt_inbox_select(struct frr_rt *rt, int c)
 	int *finals = rt->scratch, *extra = finals + W, *want = extra + W;
 	size_t n = 0, keep = 0;
 
+	if (rt->ndrained == rt->nchecked)
+		return 0; /* as incomplete as at the last look */
 	memset(rt->scratch, 0, 3 * (size_t)W * sizeof(int));
 	for (size_t i = 0; i < rt->nstore; i++) {
 		const struct frr_slot_hdr *h = &rt->store[i].h;
@@ -197,8 +200,10 @@ size_t frr_rt_inbox_select(struct frr_rt *rt, int c)
 		}
 	}
 	for (int w = 0; w < W; w++)
-		if (finals[w] != 1 || extra[w] != want[w])
+		if (finals[w] != 1 || extra[w] != want[w]) {
+			rt->nchecked = rt->ndrained;
 			return 0;
+		}
 	/* complete (chunks of a sender drain in order, so a batch whose
 	 * last chunk is here is whole): move clock c's chunks to sel */
 	for (size_t i = 0; i < rt->nstore; i++) {
