@@ -209,6 +209,20 @@ struct frr_app_ops {
 	int (*share)(void *app, int k, int n, const void **blob, size_t *len);
 	int (*gather)(void *app, const void *const *blobs, const size_t *lens,
 		      int n);
+
+	/*
+	 * Optional, both or neither (appended: the runtime reads them only
+	 * when size covers them): state the app keeps across clocks outside
+	 * tables and item state, for --checkpoint / --resume.  Most apps need
+	 * none (docs/runtime.md "Checkpoints").  checkpoint_save writes this
+	 * process's state as it is after `clock` (after clock_local and, on
+	 * the leader, clock_global of it) into f, on every process;
+	 * checkpoint_load reads it back on the same process of a resumed job,
+	 * after load_partition and before the first clock, which is
+	 * clock + 1.  Both return 0 or a negative errno (say what failed).
+	 */
+	int (*checkpoint_save)(void *app, FILE *f, int clock);
+	int (*checkpoint_load)(void *app, FILE *f, int clock);
 };
 
 /* ---- the item context (inside process()) ------------------------------ */
