@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "checkpoint.h"
@@ -222,13 +223,41 @@ void frr_rt_ckpt_fini(struct frr_rt *rt)
 	rt->ck = NULL;
 }
 
+/* Under SSP a worker may reach its next cut before the server has written
+ * the last one: it waits for the copy to be free (the server needs nothing
+ * more of it for that clock, so this ends). */
+static int snap_wait(struct frr_worker *wk)
+{
+	struct frr_rt *rt = wk->rt;
+	struct frr_ckpt *k = rt->ck;
+	struct frr_stall st;
+
+	frr_rt_stall_init(rt, &st);
+	while (atomic_load_explicit(&k->snap_clock[wk->local],
+				    memory_order_acquire) > 0) {
+		if (frr_rt_failed(rt))
+			return frr_rt_failed(rt);
+		if (frr_rt_stalled(rt, &st))
+			return frr_rt_fail(rt, -ETIMEDOUT,
+					   "worker %d waited %d ms for its "
+					   "rank to write the last checkpoint",
+					   wk->id, rt->o->timeout_ms);
+		nanosleep(&(struct timespec){ 0, 100000 }, NULL);
+	}
+	return 0;
+}
+
 int frr_rt_ckpt_snap(struct frr_worker *wk, int c)
 {
 	struct frr_rt *rt = wk->rt;
 	const struct frr_part *p = &rt->parts[wk->id];
+	int err;
 
 	if (!ck_due(rt, c) || !p->state)
 		return 0;
+	err = snap_wait(wk);
+	if (err)
+		return err;
 	memcpy(rt->ck->snap[wk->local], p->state, p->state_off[p->n]);
 	atomic_store_explicit(&rt->ck->snap_clock[wk->local], c + 1,
 			      memory_order_release);
@@ -332,6 +361,9 @@ static int write_shard(struct frr_rt *rt, int c, int ac)
 		b.data = rt->ck->snap[t];
 		snprintf(name, sizeof(name), "state-%d", v);
 		err = ck_write(rt, ac, name, fill_state, &b);
+		/* the copy is free for the worker's next cut */
+		atomic_store_explicit(&rt->ck->snap_clock[t], 0,
+				      memory_order_release);
 	}
 	b.h.kind = 1;
 	b.h.index = rt->rank;
@@ -462,8 +494,9 @@ static void remove_ckpt(struct frr_rt *rt, int ac)
 			 p, strerror(errno));
 }
 
-/* Once ckpt-ac is complete: every other one, i.e. the previous one and
- * what a crash left (an older one not yet removed, a newer partial one). */
+/* Once ckpt-ac is complete: every older one (the previous one, and one a
+ * crash left).  Newer ones are other ranks' next checkpoint under SSP, or
+ * a crashed run's partial one, which its clock will overwrite. */
 static void remove_others(struct frr_rt *rt, int ac)
 {
 	DIR *d = opendir(rt->o->ckpt_dir);
@@ -473,7 +506,7 @@ static void remove_others(struct frr_rt *rt, int ac)
 		int c, used = 0, *o;
 
 		if (sscanf(e->d_name, "ckpt-%d%n", &c, &used) != 1 ||
-		    e->d_name[used] || c == ac)
+		    e->d_name[used] || c >= ac)
 			continue;
 		o = realloc(old, (size_t)(n + 1) * sizeof(int));
 		if (!o)

@@ -43,7 +43,7 @@ struct frr_ckpt {
 	double last_t;	   /* rank 0: when the last one was planned */
 	int planned;	   /* rank 0: internal clock + 1 planned, 0 none */
 	uint8_t **snap;	   /* [T]: own partition's item state at the cut */
-	_Atomic int *snap_clock; /* [T]: internal clock + 1 of snap */
+	_Atomic int *snap_clock; /* [T]: internal clock + 1 of snap, 0 free */
 	double pause_s;		 /* this checkpoint's time on the server */
 	uint64_t bytes;		 /* this checkpoint's bytes of this rank */
 	int count;
