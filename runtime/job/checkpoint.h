@@ -23,7 +23,7 @@
 /* Header of a shard-R or state-V file. */
 struct frr_ckpt_hdr {
 	char magic[8];
-	int32_t kind; /* 1 shard, 2 item state */
+	int32_t kind;  /* 1 shard, 2 item state */
 	int32_t index; /* rank or partition */
 	int32_t clock; /* app clock */
 	int32_t ntables;
@@ -38,13 +38,14 @@ struct frr_ckpt_table {
 };
 
 struct frr_ckpt {
-	int every;	   /* clocks between checkpoints; 0 = every_s */
-	double every_s;	   /* time-based form */
-	double last_t;	   /* rank 0: when the last one was planned */
-	int planned;	   /* rank 0: internal clock + 1 planned, 0 none */
-	uint8_t **snap;	   /* [T]: own partition's item state at the cut */
+	int every;	/* clocks between checkpoints; 0 = every_s */
+	double every_s; /* time-based form */
+	double last_t;	/* rank 0: when the last one was planned */
+	int planned;	/* rank 0: internal clock + 1 planned, 0 none */
+	uint8_t **snap; /* [T]: own partition's item state at the cut */
 	_Atomic int *snap_clock; /* [T]: internal clock + 1 of snap, 0 free */
 	double pause_s;		 /* this checkpoint's time on the server */
+	double write_s;		 /* of which writing this rank's files */
 	uint64_t bytes;		 /* this checkpoint's bytes of this rank */
 	int count;
 	double pause_sum, pause_max;
