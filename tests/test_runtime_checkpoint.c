@@ -14,6 +14,7 @@
  * job's own), at a chosen checkpoint, so no test depends on timing.
  */
 #include <criterion/criterion.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +59,20 @@ static void run(struct rt_run *r, const char *env, const char *args)
 	rt_exec(r, argv, env ? envv : NULL, 120);
 }
 
+/* run() with printf-style ARGS; it must succeed. */
+__attribute__((format(printf, 2, 3))) static void run_ok(struct rt_run *r,
+							 const char *fmt, ...)
+{
+	char args[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	run(r, NULL, args);
+	cr_assert_eq(r->code, 0, "%s: exit %d, %s", args, r->code, r->err);
+}
+
 /* The summary line without time_s. */
 static void result(const struct rt_run *r, char *out, size_t len)
 {
@@ -69,8 +84,8 @@ static void result(const struct rt_run *r, char *out, size_t len)
 		snprintf(out, len, "(no summary line)");
 		return;
 	}
-	snprintf(out, len, "%.*s%.*s", (int)(t - d), d,
-		 (int)strcspn(o, "\n"), o);
+	snprintf(out, len, "%.*s%.*s", (int)(t - d), d, (int)strcspn(o, "\n"),
+		 o);
 }
 
 static void latest_is(const char *want)
@@ -97,21 +112,17 @@ static void kill_and_resume(const char *job, const char *kill, const char *want)
 	struct rt_run *r = calloc(1, sizeof(*r));
 	char args[1024], env[64], ref[2048], res[2048];
 
-	run(r, NULL, job);
-	cr_assert_eq(r->code, 0, "%s", r->err);
+	run_ok(r, "%s", job);
 	result(r, ref, sizeof(ref));
-	snprintf(args, sizeof(args), "--checkpoint %s/ck --checkpoint-every 2 %s",
-		 dir, job);
+	snprintf(args, sizeof(args),
+		 "--checkpoint %s/ck --checkpoint-every 2 %s", dir, job);
 	snprintf(env, sizeof(env), "FLEXRR_TEST_CKPT_KILL=%s", kill);
 	run(r, env, args);
 	cr_assert_eq(r->code, 128 + SIGKILL, "the job was not killed: %d %s",
 		     r->code, r->err);
 	latest_is(want);
-	snprintf(args, sizeof(args),
-		 "--resume %s/ck --checkpoint %s/ck --checkpoint-every 2 %s",
-		 dir, dir, job);
-	run(r, NULL, args);
-	cr_assert_eq(r->code, 0, "%s", r->err);
+	run_ok(r, "--resume %s/ck --checkpoint %s/ck --checkpoint-every 2 %s",
+	       dir, dir, job);
 	result(r, res, sizeof(res));
 	cr_assert_str_eq(res, ref, "resumed:\n%s\nuninterrupted:\n%s", res,
 			 ref);
@@ -121,8 +132,9 @@ static void kill_and_resume(const char *job, const char *kill, const char *want)
 Test(runtime_checkpoint, toy_resume_after_kill)
 {
 	scratch();
-	kill_and_resume("-n 2 -t 2 --clocks 8 --seed 3 toy --items 300 --dim 40",
-			"3", "ckpt-3");
+	kill_and_resume(
+	    "-n 2 -t 2 --clocks 8 --seed 3 toy --items 300 --dim 40", "3",
+	    "ckpt-3");
 	scratch_rm();
 }
 
@@ -166,16 +178,24 @@ static void tiny_corpus(char *path, size_t len)
 	cr_assert_eq(fclose(f), 0);
 }
 
-Test(runtime_checkpoint, lda_resume_after_kill)
+/* An lda job of 6 clocks on tiny_corpus (in a fresh scratch directory). */
+static void lda_job(char *job, size_t len)
 {
-	char corpus[128], job[512];
+	char corpus[128];
 
 	scratch();
 	tiny_corpus(corpus, sizeof(corpus));
-	snprintf(job, sizeof(job),
+	snprintf(job, len,
 		 "-n 2 -t 2 --clocks 6 --seed 1 lda --text %s --topics 5 "
 		 "--no-progress",
 		 corpus);
+}
+
+Test(runtime_checkpoint, lda_resume_after_kill)
+{
+	char job[512];
+
+	lda_job(job, sizeof(job));
 	kill_and_resume(job, "3", "ckpt-3");
 	scratch_rm();
 }
@@ -197,18 +217,16 @@ Test(runtime_checkpoint, mlr_resume_after_kill)
  * manifest: checkpoint 1 is the newest complete one, and it resumes. */
 Test(runtime_checkpoint, kill_while_writing_keeps_the_previous)
 {
-	char corpus[128], job[512], p[128];
+	char job[512], p[128];
 	struct stat st;
 
-	scratch();
-	tiny_corpus(corpus, sizeof(corpus));
-	snprintf(job, sizeof(job),
-		 "-n 2 -t 2 --clocks 6 --seed 1 lda --text %s --topics 5 "
-		 "--no-progress",
-		 corpus);
+	lda_job(job, sizeof(job));
 	kill_and_resume(job, "3:manifest", "ckpt-1");
 	snprintf(p, sizeof(p), "%s/ck/ckpt-1", dir);
-	cr_assert_neq(stat(p, &st), 0, "the resumed run keeps ckpt-1");
+	cr_assert_neq(stat(p, &st), 0,
+		      "%s is still there: it goes once the resumed run's "
+		      "ckpt-3 is complete",
+		      p);
 	scratch_rm();
 }
 
@@ -217,50 +235,60 @@ Test(runtime_checkpoint, kill_while_writing_keeps_the_previous)
 Test(runtime_checkpoint, seconds_and_ssp)
 {
 	struct rt_run *r = calloc(1, sizeof(*r));
-	char corpus[128], args[1024];
+	char corpus[128];
 
 	scratch();
-	snprintf(args, sizeof(args),
-		 "-n 2 -t 2 --clocks 40 --checkpoint %s/ck --checkpoint-every "
-		 "0.01s toy --items 300 --sleep-us 50",
-		 dir);
-	run(r, NULL, args);
-	cr_assert_eq(r->code, 0, "%s", r->err);
-	snprintf(args, sizeof(args),
-		 "-n 2 -t 2 --clocks 41 --resume %s/ck toy --items 300 "
-		 "--sleep-us 50",
-		 dir);
-	run(r, NULL, args);
-	cr_assert_eq(r->code, 0, "%s", r->err);
+	run_ok(r,
+	       "-n 2 -t 2 --clocks 40 --checkpoint %s/ck --checkpoint-every "
+	       "0.01s toy --items 300 --sleep-us 50",
+	       dir);
+	run_ok(r,
+	       "-n 2 -t 2 --clocks 41 --resume %s/ck toy --items 300 "
+	       "--sleep-us 50",
+	       dir);
 	scratch_rm();
 	scratch();
 	tiny_corpus(corpus, sizeof(corpus));
-	snprintf(args, sizeof(args),
-		 "-n 2 -t 2 --mode ssp --slack 2 --clocks 12 --checkpoint %s/ck "
-		 "--checkpoint-every 1 lda --text %s --topics 5 --no-progress",
-		 dir, corpus);
-	run(r, NULL, args);
-	cr_assert_eq(r->code, 0, "%s", r->err);
+	run_ok(r,
+	       "-n 2 -t 2 --mode ssp --slack 2 --clocks 12 --checkpoint %s/ck "
+	       "--checkpoint-every 1 lda --text %s --topics 5 --no-progress",
+	       dir, corpus);
 	latest_is("ckpt-10");
-	snprintf(args, sizeof(args),
-		 "-n 2 -t 2 --mode ssp --slack 2 --clocks 14 --resume %s/ck "
-		 "lda --text %s --topics 5 --no-progress",
-		 dir, corpus);
-	run(r, NULL, args);
-	cr_assert_eq(r->code, 0, "%s", r->err);
+	run_ok(r,
+	       "-n 2 -t 2 --mode ssp --slack 2 --clocks 14 --resume %s/ck "
+	       "lda --text %s --topics 5 --no-progress",
+	       dir, corpus);
 	cr_assert(strstr(r->out, " clocks=14 "), "%s", r->out);
 	free(r);
 	scratch_rm();
 }
 
-static void refused(struct rt_run *r, const char *args, int code,
-		    const char *msg)
-{
-	run(r, NULL, args);
-	cr_assert_eq(r->code, code, "%s: exit %d, %s", args, r->code, r->err);
-	cr_assert(strstr(r->err, msg), "%s: wanted '%s' in:\n%s", args, msg,
-		  r->err);
-}
+/* What a job that does not fit checkpoint ckpt-3 of DIR/ck (toy, -n 2, seed
+ * 3, --items 300) is told: the run options (%s = the scratch directory),
+ * the exit code, a piece of the message. */
+static const struct {
+	const char *args;
+	int code;
+	const char *msg;
+} mismatch[] = {
+	{ "-n 2 --clocks 6 --seed 4 --resume %s/ck toy --items 300", 1,
+	  "the checkpoint ran --seed 3, this job --seed 4" },
+	{ "-n 2 --clocks 6 --seed 3 --resume %s/ck toy --items 301", 1,
+	  "app options differ" },
+	{ "-n 1 -t 2 --clocks 6 --seed 3 --resume %s/ck toy --items 300", 1,
+	  "written by -n 2 -t 1, this job is -n 1 -t 2" },
+	{ "-n 2 --clocks 6 --seed 3 --resume %s/ck mf --synthetic 400,60,1200",
+	  1, "the checkpoint is of app toy, this job runs mf" },
+	{ "-n 2 --clocks 4 --seed 3 --resume %s/ck toy --items 300", 1,
+	  "nothing left to run" },
+	{ "-n 2 --seed 3 --checkpoint %s/ck toy", 1,
+	  "already holds a job's checkpoints" },
+	{ "--resume %s/ck --load x toy", 2, "drop --load" },
+	{ "--checkpoint-every 3 toy", 2, "needs --checkpoint DIR" },
+	{ "--checkpoint %s/x --checkpoint-every 0 toy", 2,
+	  "--checkpoint-every wants" },
+	{ "--resume %s/none toy", 1, "no complete checkpoint there" },
+};
 
 Test(runtime_checkpoint, mismatches_refused)
 {
@@ -268,37 +296,20 @@ Test(runtime_checkpoint, mismatches_refused)
 	char a[1024];
 
 	scratch();
-	snprintf(a, sizeof(a),
-		 "-n 2 --clocks 6 --seed 3 --checkpoint %s/ck "
-		 "--checkpoint-every 2 toy --items 300",
-		 dir);
-	run(r, NULL, a);
-	cr_assert_eq(r->code, 0, "%s", r->err);
+	run_ok(r,
+	       "-n 2 --clocks 6 --seed 3 --checkpoint %s/ck "
+	       "--checkpoint-every 2 toy --items 300",
+	       dir);
 	latest_is("ckpt-3");
-	snprintf(a, sizeof(a), "-n 2 --clocks 6 --seed 4 --resume %s/ck toy "
-			       "--items 300", dir);
-	refused(r, a, 1, "the checkpoint ran --seed 3, this job --seed 4");
-	snprintf(a, sizeof(a), "-n 2 --clocks 6 --seed 3 --resume %s/ck toy "
-			       "--items 301", dir);
-	refused(r, a, 1, "app options differ");
-	snprintf(a, sizeof(a), "-n 1 -t 2 --clocks 6 --seed 3 --resume %s/ck "
-			       "toy --items 300", dir);
-	refused(r, a, 1, "written by -n 2 -t 1, this job is -n 1 -t 2");
-	snprintf(a, sizeof(a), "-n 2 --clocks 6 --seed 3 --resume %s/ck mf "
-			       "--synthetic 400,60,1200", dir);
-	refused(r, a, 1, "the checkpoint is of app toy, this job runs mf");
-	snprintf(a, sizeof(a), "-n 2 --clocks 4 --seed 3 --resume %s/ck toy "
-			       "--items 300", dir);
-	refused(r, a, 1, "nothing left to run");
-	snprintf(a, sizeof(a), "-n 2 --seed 3 --checkpoint %s/ck toy", dir);
-	refused(r, a, 1, "already holds a job's checkpoints");
-	snprintf(a, sizeof(a), "--resume %s/ck --load x toy", dir);
-	refused(r, a, 2, "drop --load");
-	refused(r, "--checkpoint-every 3 toy", 2, "needs --checkpoint DIR");
-	refused(r, "--checkpoint /tmp/x --checkpoint-every 0 toy", 2,
-		"--checkpoint-every wants");
-	snprintf(a, sizeof(a), "--resume %s/none toy", dir);
-	refused(r, a, 1, "no complete checkpoint there");
+	for (size_t i = 0; i < sizeof(mismatch) / sizeof(mismatch[0]); i++) {
+		snprintf(a, sizeof(a), mismatch[i].args, dir);
+		run(r, NULL, a);
+		cr_assert_eq(r->code, mismatch[i].code, "%s: exit %d, %s", a,
+			     r->code, r->err);
+		cr_assert(strstr(r->err, mismatch[i].msg),
+			  "%s: wanted '%s' in:\n%s", a, mismatch[i].msg,
+			  r->err);
+	}
 	free(r);
 	scratch_rm();
 }

@@ -346,8 +346,9 @@ static int km_ckpt_load(void *app, FILE *f, int clock)
 
 	if (fscanf(f, "kmeans-checkpoint 1 %d", &a->last_clock) != 1 ||
 	    a->last_clock != clock) {
-		fprintf(stderr, "kmeans: the checkpoint's app state is not of "
-				"clock %d\n",
+		fprintf(stderr,
+			"kmeans: the checkpoint's app state is not of "
+			"clock %d\n",
 			clock);
 		return -EINVAL;
 	}

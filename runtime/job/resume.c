@@ -20,8 +20,8 @@
 #include "flexrr/log.h"
 
 /* Every rank reaches the same verdict from the same files: rank 0 says it. */
-__attribute__((format(printf, 2, 3))) static int
-refuse(const struct frr_rt *rt, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static int refuse(const struct frr_rt *rt,
+							const char *fmt, ...)
 {
 	char msg[1024];
 	va_list ap;
@@ -39,11 +39,11 @@ refuse(const struct frr_rt *rt, const char *fmt, ...)
 static int open_in(const struct frr_rt *rt, int clock, const char *name,
 		   FILE **f, char *p, size_t len)
 {
-	int err = name ? frr_ckpt_path(p, len, rt->o->resume_dir, clock, name)
-		       : (snprintf(p, len, "%s/latest", rt->o->resume_dir) >=
-				  (int)len
-			      ? -ENAMETOOLONG
-			      : 0);
+	int err =
+	    name ? frr_ckpt_path(p, len, rt->o->resume_dir, clock, name)
+		 : (snprintf(p, len, "%s/latest", rt->o->resume_dir) >= (int)len
+			? -ENAMETOOLONG
+			: 0);
 
 	if (!err)
 		err = frr_file_open_own(p, "--resume", f);
@@ -65,8 +65,8 @@ static int read_latest(const struct frr_rt *rt, int *clock)
 	if (err)
 		return err;
 	if (fscanf(f, "ckpt-%d", clock) != 1 || *clock < 0)
-		err = refuse(rt, "%s does not name a checkpoint (ckpt-CLOCK)",
-			     p);
+		err =
+		    refuse(rt, "%s does not name a checkpoint (ckpt-CLOCK)", p);
 	fclose(f);
 	return err;
 }
@@ -75,8 +75,9 @@ static int parse_manifest(FILE *f, struct frr_ckpt_id *id)
 {
 	int v = 0, ok;
 
-	ok = fscanf(f, "flexrr-checkpoint %d clock %d app %63s app_hash %" SCNx64
-		       " app_args",
+	ok = fscanf(f,
+		    "flexrr-checkpoint %d clock %d app %63s app_hash %" SCNx64
+		    " app_args",
 		    &v, &id->clock, id->app, &id->app_hash) == 4;
 	/* app_args: the rest of the line (for messages only) */
 	if (ok && fgets(id->app_args, sizeof(id->app_args), f)) {
@@ -115,28 +116,33 @@ static int compare(const struct frr_rt *rt, const struct frr_ckpt_id *s,
 		   const struct frr_ckpt_id *j)
 {
 	if (strcmp(s->app, j->app))
-		return refuse(rt, "the checkpoint is of app %s, this job runs "
-				  "%s",
+		return refuse(rt,
+			      "the checkpoint is of app %s, this job runs "
+			      "%s",
 			      s->app, j->app);
 	if (s->app_hash != j->app_hash)
-		return refuse(rt, "app options differ: the checkpoint ran '%s', "
-				  "this job '%s'; give the same ones",
+		return refuse(rt,
+			      "app options differ: the checkpoint ran '%s', "
+			      "this job '%s'; give the same ones",
 			      s->app_args, j->app_args);
 	if (s->procs != j->procs || s->threads != j->threads)
-		return refuse(rt, "the checkpoint was written by -n %d -t %d, "
-				  "this job is -n %d -t %d: resume with the "
-				  "same shape (the partitions, their item "
-				  "state and their random streams depend on "
-				  "it)",
+		return refuse(rt,
+			      "the checkpoint was written by -n %d -t %d, "
+			      "this job is -n %d -t %d: resume with the "
+			      "same shape (the partitions, their item "
+			      "state and their random streams depend on "
+			      "it)",
 			      s->procs, s->threads, j->procs, j->threads);
 	if (s->mode != j->mode || s->slack != j->slack)
-		return refuse(rt, "the checkpoint ran --mode %s --slack %d, "
-				  "this job --mode %s --slack %d",
-			      mode_name(s->mode), s->slack,
-			      mode_name(j->mode), j->slack);
+		return refuse(rt,
+			      "the checkpoint ran --mode %s --slack %d, "
+			      "this job --mode %s --slack %d",
+			      mode_name(s->mode), s->slack, mode_name(j->mode),
+			      j->slack);
 	if (s->seed != j->seed)
-		return refuse(rt, "the checkpoint ran --seed %" PRIu64
-				  ", this job --seed %" PRIu64,
+		return refuse(rt,
+			      "the checkpoint ran --seed %" PRIu64
+			      ", this job --seed %" PRIu64,
 			      s->seed, j->seed);
 	if (s->ntables != j->ntables)
 		return refuse(rt, "the checkpoint has %d tables, this job %d",
@@ -144,14 +150,14 @@ static int compare(const struct frr_rt *rt, const struct frr_ckpt_id *s,
 	for (int t = 0; t < s->ntables; t++)
 		if (s->rows[t] != j->rows[t] || s->cols[t] != j->cols[t] ||
 		    s->rule[t] != j->rule[t])
-			return refuse(rt, "table %d (%s) is %" PRIu64
-					  " x %u in the checkpoint, %" PRIu64
-					  " x %u here (or another update "
-					  "rule): not the same model or data",
-				      t, rt->spec[t].name ? rt->spec[t].name
-							  : "?",
-				      s->rows[t], s->cols[t], j->rows[t],
-				      j->cols[t]);
+			return refuse(
+			    rt,
+			    "table %d (%s) is %" PRIu64
+			    " x %u in the checkpoint, %" PRIu64
+			    " x %u here (or another update "
+			    "rule): not the same model or data",
+			    t, rt->spec[t].name ? rt->spec[t].name : "?",
+			    s->rows[t], s->cols[t], j->rows[t], j->cols[t]);
 	if (s->data_hash != j->data_hash)
 		return refuse(rt, "the data set differs: the partitions' item "
 				  "counts are not the checkpoint's");
@@ -175,8 +181,9 @@ static int read_manifest(const struct frr_rt *rt, int clock)
 	err = parse_manifest(f, &s);
 	fclose(f);
 	if (err || s.clock != clock)
-		return refuse(rt, "%s is not a flexrr checkpoint manifest of "
-				  "version %d for clock %d",
+		return refuse(rt,
+			      "%s is not a flexrr checkpoint manifest of "
+			      "version %d for clock %d",
 			      p, FRR_CKPT_VERSION, clock);
 	frr_ckpt_id_of(rt, &j);
 	return compare(rt, &s, &j);
@@ -189,8 +196,9 @@ static int read_hdr(const struct frr_rt *rt, FILE *f, const char *p, int kind,
 	if (fread(h, sizeof(*h), 1, f) != 1 ||
 	    memcmp(h->magic, FRR_CKPT_MAGIC, 8) || h->kind != kind ||
 	    h->index != index || h->clock != clock)
-		return refuse(rt, "%s is not the checkpoint file it should be "
-				  "(truncated, or of another checkpoint)",
+		return refuse(rt,
+			      "%s is not the checkpoint file it should be "
+			      "(truncated, or of another checkpoint)",
 			      p);
 	return 0;
 }
@@ -220,8 +228,8 @@ static int load_shard(struct frr_rt *rt, int clock)
 		}
 		cells = (size_t)n * th.cols;
 		if (fread(rt->master[t], sizeof(float), cells, f) != cells ||
-		    (th.accum && fread(rt->accum[t], sizeof(float), cells,
-				       f) != cells))
+		    (th.accum &&
+		     fread(rt->accum[t], sizeof(float), cells, f) != cells))
 			err = refuse(rt, "%s is truncated", p);
 	}
 	fclose(f);
@@ -247,9 +255,10 @@ static int load_states(struct frr_rt *rt, int clock)
 			break;
 		err = read_hdr(rt, f, p, 2, v, clock, &h);
 		if (!err && h.bytes != pt->state_off[pt->n])
-			err = refuse(rt, "partition %d's item state is %" PRIu64
-					 " bytes in the checkpoint, %" PRIu64
-					 " here: not the same data",
+			err = refuse(rt,
+				     "partition %d's item state is %" PRIu64
+				     " bytes in the checkpoint, %" PRIu64
+				     " here: not the same data",
 				     v, h.bytes, pt->state_off[pt->n]);
 		if (!err && fread(pt->state, 1, h.bytes, f) != h.bytes)
 			err = refuse(rt, "%s is truncated", p);
@@ -288,9 +297,10 @@ int frr_rt_resume(struct frr_rt *rt)
 	if (!err)
 		err = read_manifest(rt, clock);
 	if (!err && clock + 1 >= rt->o->clocks)
-		err = refuse(rt, "its checkpoint is of clock %d, and --clocks "
-				 "%d ends with clock %d: nothing left to run; "
-				 "give a larger --clocks",
+		err = refuse(rt,
+			     "its checkpoint is of clock %d, and --clocks "
+			     "%d ends with clock %d: nothing left to run; "
+			     "give a larger --clocks",
 			     clock, rt->o->clocks, rt->o->clocks - 1);
 	err = frr_ckpt_agree(rt, err);
 	if (!err)
@@ -307,7 +317,6 @@ int frr_rt_resume(struct frr_rt *rt)
 	if (rt->rank == 0 && !rt->o->quiet)
 		fprintf(stderr,
 			"flexrr: resuming from %s/ckpt-%d: clocks %d..%d\n",
-			rt->o->resume_dir, clock, clock + 1,
-			rt->o->clocks - 1);
+			rt->o->resume_dir, clock, clock + 1, rt->o->clocks - 1);
 	return 0;
 }

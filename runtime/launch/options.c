@@ -694,8 +694,9 @@ static int check_ckpt_opts(const struct frr_job *job)
 	}
 	if ((o->ckpt_dir && !*o->ckpt_dir) ||
 	    (o->resume_dir && !*o->resume_dir)) {
-		fprintf(stderr, "%s: --checkpoint and --resume want a "
-				"directory, got an empty name\n",
+		fprintf(stderr,
+			"%s: --checkpoint and --resume want a "
+			"directory, got an empty name\n",
 			job->prog);
 		return -EINVAL;
 	}
