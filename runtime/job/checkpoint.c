@@ -118,16 +118,12 @@ static int ck_due(const struct frr_rt *rt, int c)
 	       (uint64_t)c + 1;
 }
 
-static int test_kill_init(struct frr_ckpt *k)
+static void test_kill_init(struct frr_ckpt *k)
 {
 	const char *e = getenv("FLEXRR_TEST_CKPT_KILL");
 
-	k->kill_clock = -1;
-	if (!e)
-		return 0;
-	k->kill_clock = atoi(e);
-	k->kill_before_manifest = strstr(e, ":manifest") != NULL;
-	return 0;
+	k->kill_clock = e ? atoi(e) : -1;
+	k->kill_before_manifest = e && strstr(e, ":manifest");
 }
 
 /* DIR exists (made if not) and is a directory of ours, not a link. */
