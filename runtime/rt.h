@@ -112,6 +112,12 @@ struct frr_run_opts {
 	int app_argc;
 	char **app_argv;
 	uint64_t args_hash; /* app name + options: must match on every rank */
+	/* --checkpoint DIR, --checkpoint-every N (clocks) or Ns (seconds),
+	 * --resume DIR (job/checkpoint.h) */
+	const char *ckpt_dir;
+	int ckpt_every;
+	double ckpt_every_s;
+	const char *resume_dir;
 };
 
 /* What a worker records per clock (slot clock % FRR_RT_STAT_RING). */
@@ -283,7 +289,18 @@ struct frr_rt {
 	 * worker that does not exist), in clock 1: tests of the receivers'
 	 * checks; -1 = off */
 	int test_forge_stats, test_forge_batch;
+	/* checkpoints and resume (job/checkpoint.c): NULL without
+	 * --checkpoint; clock_base is the app's clock of internal clock 0
+	 * (a resumed run counts its clocks from 0 like any run) */
+	struct frr_ckpt *ck;
+	int clock_base;
 };
+
+/* The clock the app sees (and checkpoints name) of internal clock c. */
+static inline int frr_rt_app_clock(const struct frr_rt *rt, int c)
+{
+	return c + rt->clock_base;
+}
 
 /* Control words: 8-byte counters in the ctl region, written by peers with
  * counter writes (G2) and read with acquire loads. */
@@ -449,6 +466,20 @@ int frr_rt_state_return(struct frr_rt *rt, int owner, uint64_t a, uint64_t b);
 
 /* ---- job/gather.c ---- */
 int frr_rt_app_gather(struct frr_rt *rt);
+
+/* ---- job/checkpoint.c, job/resume.c (job/checkpoint.h) ---- */
+int frr_rt_ckpt_init(struct frr_rt *rt);
+void frr_rt_ckpt_fini(struct frr_rt *rt);
+/* Worker: the end of its clock c's items, before the batch leaves. */
+int frr_rt_ckpt_snap(struct frr_worker *wk, int c);
+/* Server: clock c applied on this shard / evaluated here / (rank 0)
+ * processed for the whole job. */
+int frr_rt_ckpt_shard(struct frr_rt *rt, int c);
+int frr_rt_ckpt_app(struct frr_rt *rt, int c);
+int frr_rt_ckpt_commit(struct frr_rt *rt, int c);
+/* --resume: rows, item state, app state and the clock, before the
+ * initial push (every rank). */
+int frr_rt_resume(struct frr_rt *rt);
 
 /* ---- eval/eval.c ---- */
 int frr_rt_eval_local(struct frr_rt *rt, int c);

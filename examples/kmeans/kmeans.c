@@ -324,6 +324,37 @@ static int km_save(void *app, struct frr_eval_ctx *ec, const char *path)
 	return frr_file_write_atomic(path, "kmeans: --save", km_fill, &k);
 }
 
+/*
+ * --checkpoint / --resume: the centroids are the table and the points'
+ * clusters their item state, both saved by the runtime; what is left is
+ * last_clock, which --save reads.  A resumed job sets it again at its first
+ * clock_local, so this pair only shows the callbacks' shape: state that
+ * only the app holds (a learning-rate controller, an early-stopping
+ * counter) goes here.
+ */
+static int km_ckpt_save(void *app, FILE *f, int clock)
+{
+	(void)clock;
+	fprintf(f, "kmeans-checkpoint 1 %d\n",
+		((struct km_app *)app)->last_clock);
+	return 0;
+}
+
+static int km_ckpt_load(void *app, FILE *f, int clock)
+{
+	struct km_app *a = app;
+
+	if (fscanf(f, "kmeans-checkpoint 1 %d", &a->last_clock) != 1 ||
+	    a->last_clock != clock) {
+		fprintf(stderr,
+			"kmeans: the checkpoint's app state is not of "
+			"clock %d\n",
+			clock);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static const struct frr_app_ops kmeans_app = {
 	.size = sizeof(struct frr_app_ops),
 	.name = "kmeans",
@@ -343,6 +374,8 @@ static const struct frr_app_ops kmeans_app = {
 	.clock_local = km_clock_local,
 	.clock_global = km_clock_global,
 	.save = km_save,
+	.checkpoint_save = km_ckpt_save,
+	.checkpoint_load = km_ckpt_load,
 	.nstats = ST_COUNT,
 	.maximize = 0,
 };

@@ -214,6 +214,19 @@ struct frr_app_ops {
 	 * job starts, reading no input: 0, or -EINVAL with a message (a usage
 	 * error: frr_run_main returns 2).  create still parses them. */
 	int (*check_args)(int argc, char **argv);
+	/*
+	 * Optional, both or neither (appended: the runtime reads them only
+	 * when size covers them): state the app keeps across clocks outside
+	 * tables and item state, for --checkpoint / --resume.  Most apps need
+	 * none (docs/runtime.md "Checkpoints").  checkpoint_save writes this
+	 * process's state as it is after `clock` (after clock_local and, on
+	 * the leader, clock_global of it) into f, on every process;
+	 * checkpoint_load reads it back on the same process of a resumed job,
+	 * after load_partition and before the first clock, which is
+	 * clock + 1.  Both return 0 or a negative errno (say what failed).
+	 */
+	int (*checkpoint_save)(void *app, FILE *f, int clock);
+	int (*checkpoint_load)(void *app, FILE *f, int clock);
 };
 
 /* ---- the item context (inside process()) ------------------------------ */

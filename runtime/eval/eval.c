@@ -144,13 +144,19 @@ int frr_rt_eval_local(struct frr_rt *rt, int c)
 	int err;
 
 	if (rt->app->clock_local) {
-		err = rt->app->clock_local(rt->app_state, &ec, c);
+		err = rt->app->clock_local(rt->app_state, &ec,
+					   frr_rt_app_clock(rt, c));
 		if (err)
 			return frr_rt_fail(rt, err,
 					   "app %s: clock_local(clock %d) "
 					   "failed (%d)",
-					   rt->app->name, c, err);
+					   rt->app->name,
+					   frr_rt_app_clock(rt, c), err);
 	}
+	/* before the stats leave: rank 0 takes them as "files written" */
+	err = frr_rt_ckpt_app(rt, c);
+	if (err)
+		return err;
 	clock_metrics(rt, c, ec.stats, d);
 	memcpy(d, ec.stats, sizeof(ec.stats));
 	if (rt->test_forge_stats == rt->rank && c == 1)

@@ -26,8 +26,8 @@ static void write_metrics(struct frr_rt *rt, int c, int r, const double *d)
 
 		if (rt->metrics_json) {
 			fprintf(rt->metrics_f,
-				"{\"clock\":%d,\"worker\":%d,\"rank\":%d", c,
-				r * rt->T + t, r);
+				"{\"clock\":%d,\"worker\":%d,\"rank\":%d",
+				frr_rt_app_clock(rt, c), r * rt->T + t, r);
 			for (int i = 0; i < FRR_RT_NMETRICS; i++)
 				fprintf(rt->metrics_f, ",\"%s\":%.9g",
 					frr_metric_name(i), m[i]);
@@ -37,8 +37,8 @@ static void write_metrics(struct frr_rt *rt, int c, int r, const double *d)
 		fprintf(rt->metrics_f,
 			"%d,%d,%d,%.6f,%.6f,%.6f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,"
 			"%.0f,%.0f\n",
-			c, r * rt->T + t, r, m[0], m[1], m[2], m[3], m[4], m[5],
-			m[6], m[7], m[8], m[9], m[10]);
+			frr_rt_app_clock(rt, c), r * rt->T + t, r, m[0], m[1],
+			m[2], m[3], m[4], m[5], m[6], m[7], m[8], m[9], m[10]);
 	}
 }
 
@@ -136,9 +136,10 @@ int frr_rt_try_global(struct frr_rt *rt, int c)
 		return err;
 	rt->metrics[0] = 0;
 	if (rt->app->clock_global) {
-		err = rt->app->clock_global(rt->app_state, s.stats,
-					    rt->app->nstats, c, &rt->objective,
-					    rt->metrics, sizeof(rt->metrics));
+		err = rt->app->clock_global(
+		    rt->app_state, s.stats, rt->app->nstats,
+		    frr_rt_app_clock(rt, c), &rt->objective, rt->metrics,
+		    sizeof(rt->metrics));
 		if (err)
 			return frr_rt_fail(rt, err,
 					   "app %s: clock_global(clock %d) "
@@ -150,8 +151,9 @@ int frr_rt_try_global(struct frr_rt *rt, int c)
 		fprintf(stderr,
 			"flexrr: clock %d objective=%.6g clock_s=%.4f "
 			"slowest=w%d (%.4f s)%s\n",
-			c, rt->objective, now - rt->last_global_t, s.slow_w,
-			s.slowest, s.stale ? " STALE READS" : "");
+			frr_rt_app_clock(rt, c), rt->objective,
+			now - rt->last_global_t, s.slow_w, s.slowest,
+			s.stale ? " STALE READS" : "");
 	rt->last_global_t = now;
 	if (!isfinite(rt->objective) && !rt->o->allow_nonfinite)
 		return frr_rt_fail(
@@ -211,7 +213,7 @@ void frr_rt_print_summary(struct frr_rt *rt, double secs)
 	       "clocks=%d time_s=%.3f objective=%.9g%s%s\n",
 	       mode[rt->job.mode],
 	       frr_tp_backend_name(frr_tp_backend_of(rt->tp)), rt->P, rt->T,
-	       frr_rt_stop_clock(rt), secs, rt->objective,
+	       frr_rt_app_clock(rt, frr_rt_stop_clock(rt)), secs, rt->objective,
 	       rt->metrics[0] ? " " : "", rt->metrics);
 	fflush(stdout);
 }

@@ -241,6 +241,7 @@ static int rt_fini(struct frr_rt *rt)
 	frr_rt_workers_fini(rt);
 	frr_rt_tp_teardown(rt);
 	frr_rt_tables_fini(rt);
+	frr_rt_ckpt_fini(rt);
 	frr_rt_parts_fini(rt);
 	if (rt->app_state)
 		rt->app->destroy(rt->app_state);
@@ -293,10 +294,12 @@ static int check_final_progress(struct frr_rt *rt)
 /* Initial rows in every replica, then everyone is ready. */
 static int job_start(struct frr_rt *rt)
 {
-	int err = 0;
+	int err = frr_rt_ckpt_init(rt);
 
-	if (rt->o->load_path)
+	if (!err && rt->o->load_path)
 		err = frr_rt_app_load(rt);
+	if (!err)
+		err = frr_rt_resume(rt);
 	for (int t = 0; t < rt->ntables && !err; t++)
 		err = frr_rt_push_rows(rt, t, 0,
 				       rt->shard_rows[t * rt->P + rt->rank]);

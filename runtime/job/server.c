@@ -26,7 +26,10 @@ static int server_step(struct frr_rt *rt, int end)
 		if (err < 0)
 			return err;
 		if (err) {
-			rt->next_apply++;
+			/* before clock next_apply + 1 changes the rows */
+			err = frr_rt_ckpt_shard(rt, rt->next_apply++);
+			if (err)
+				return err;
 			busy = 1;
 		}
 	}
@@ -42,7 +45,9 @@ static int server_step(struct frr_rt *rt, int end)
 		if (err < 0)
 			return err;
 		if (err) {
-			rt->next_global++;
+			err = frr_rt_ckpt_commit(rt, rt->next_global++);
+			if (err)
+				return err;
 			busy = 1;
 		}
 	}

@@ -17,7 +17,7 @@ struct frr_job {
 	struct frr_run_opts o;
 	const char *prog; /* names the program in messages ("flexrr run") */
 	const struct frr_app_ops *const *apps; /* NULL-terminated */
-	int have_procs, have_slack, have_mode;
+	int have_procs, have_slack, have_mode, have_ckpt_every;
 	int have_timeouts;  /* 1: --timeout given, 2: --dead-timeout given */
 	int joined;	    /* frr_job_join_launched succeeded */
 	double rdv_timeout; /* s */

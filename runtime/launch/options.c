@@ -57,6 +57,16 @@ void frr_job_usage(const struct frr_job *job, FILE *out)
 	    "can)\n"
 	    "  --load FILE            start from a saved model (apps that "
 	    "can)\n"
+	    "  --checkpoint DIR       write a consistent checkpoint into DIR "
+	    "(a directory\n"
+	    "                         every rank shares) every "
+	    "--checkpoint-every\n"
+	    "  --checkpoint-every N   N clocks (default 10), or Ns: a clock "
+	    "boundary\n"
+	    "                         about every N seconds\n"
+	    "  --resume DIR           continue from DIR's newest complete "
+	    "checkpoint\n"
+	    "                         (same app, options, data, -n and -t)\n"
 	    "  --no-pin               do not pin worker threads to cores\n"
 	    "  --allow-nonfinite      run on when the objective is nan or inf\n"
 	    "                         (default: the run fails at that clock)\n"
@@ -132,6 +142,9 @@ enum {
 	OPT_RR_MAXH,
 	OPT_STRAGGLERS,
 	OPT_TRACE,
+	OPT_CKPT,
+	OPT_CKPT_EVERY,
+	OPT_RESUME,
 };
 
 static const struct option long_opts[] = {
@@ -164,6 +177,9 @@ static const struct option long_opts[] = {
 	{ "rr-max-helpers", required_argument, NULL, OPT_RR_MAXH },
 	{ "stragglers", required_argument, NULL, OPT_STRAGGLERS },
 	{ "trace", required_argument, NULL, OPT_TRACE },
+	{ "checkpoint", required_argument, NULL, OPT_CKPT },
+	{ "checkpoint-every", required_argument, NULL, OPT_CKPT_EVERY },
+	{ "resume", required_argument, NULL, OPT_RESUME },
 	{ 0 },
 };
 
@@ -298,6 +314,31 @@ static int parse_seconds(struct frr_job *job, const char *arg, const char *name,
 	return 0;
 }
 
+/* --checkpoint-every N (clocks) or Ns (seconds). */
+static int parse_ckpt_every(struct frr_job *job, const char *arg)
+{
+	struct frr_run_opts *o = &job->o;
+	size_t n = strlen(arg);
+	long v = 0;
+	int err;
+
+	job->have_ckpt_every = 1;
+	if (n > 1 && arg[n - 1] == 's') {
+		char num[64];
+		int ms;
+
+		snprintf(num, sizeof(num), "%.*s", (int)(n - 1), arg);
+		err = parse_seconds(job, num, "--checkpoint-every", &ms);
+		o->ckpt_every_s = ms / 1000.0;
+		o->ckpt_every = 0;
+		return err;
+	}
+	err = parse_long(job, arg, "--checkpoint-every", 1, 1000000, &v);
+	o->ckpt_every = (int)v;
+	o->ckpt_every_s = 0;
+	return err;
+}
+
 /* Files, timeouts, benchmarking aids and the launcher-started ranks. */
 static int set_run_opt(struct frr_job *job, int opt, const char *arg)
 {
@@ -312,6 +353,14 @@ static int set_run_opt(struct frr_job *job, int opt, const char *arg)
 		return 0;
 	case OPT_LOAD:
 		o->load_path = arg;
+		return 0;
+	case OPT_CKPT:
+		o->ckpt_dir = arg;
+		return 0;
+	case OPT_CKPT_EVERY:
+		return parse_ckpt_every(job, arg);
+	case OPT_RESUME:
+		o->resume_dir = arg;
 		return 0;
 	case OPT_NOPIN:
 		o->pin = 0;
@@ -457,6 +506,7 @@ void frr_job_init(struct frr_job *job, const char *prog,
 	o->timeout_ms = 60000;
 	o->dead_ms = 5000;
 	o->delay_worker = -1;
+	o->ckpt_every = 10;
 	o->rr = (struct frr_rr_opts){ .group_size = 4,
 				      .threshold = 0.2,
 				      .min_share = 0.05,
@@ -634,6 +684,35 @@ static int app_check_args(const struct frr_run_opts *o)
 	return a->check_args(o->app_argc, o->app_argv);
 }
 
+static int check_ckpt_opts(const struct frr_job *job)
+{
+	const struct frr_run_opts *o = &job->o;
+
+	if (job->have_ckpt_every && !o->ckpt_dir) {
+		fprintf(stderr,
+			"%s: --checkpoint-every needs --checkpoint DIR (where "
+			"to write them)\n",
+			job->prog);
+		return -EINVAL;
+	}
+	if (o->resume_dir && o->load_path) {
+		fprintf(stderr,
+			"%s: --resume and --load both set the model: a resumed "
+			"job starts from its checkpoint; drop --load\n",
+			job->prog);
+		return -EINVAL;
+	}
+	if ((o->ckpt_dir && !*o->ckpt_dir) ||
+	    (o->resume_dir && !*o->resume_dir)) {
+		fprintf(stderr,
+			"%s: --checkpoint and --resume want a "
+			"directory, got an empty name\n",
+			job->prog);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int frr_job_finalize(struct frr_job *job)
 {
 	struct frr_run_opts *o = &job->o;
@@ -647,6 +726,8 @@ int frr_job_finalize(struct frr_job *job)
 	if (check_out_path(job, "--metrics", o->metrics_path) ||
 	    check_out_path(job, "--save", o->save_path) ||
 	    check_out_path(job, "--trace", o->rr.trace_path))
+		return -EINVAL;
+	if (check_ckpt_opts(job))
 		return -EINVAL;
 	if (job->have_slack && !job->have_mode)
 		o->mode = FRR_MODE_SSP;

@@ -10,7 +10,7 @@
 
 int frr_clock(const struct frr_ctx *c)
 {
-	return c->clock;
+	return frr_rt_app_clock(c->rt, c->clock);
 }
 
 void *frr_part(const struct frr_ctx *c)
@@ -56,7 +56,8 @@ uint64_t frr_item_rng(const struct frr_ctx *c, uint64_t item)
 	uint64_t s = c->rt->job.seed ^ 0x6a09e667f3bcc909ull;
 
 	s = s * 0x9e3779b97f4a7c15ull + (uint64_t)c->part;
-	s = s * 0x9e3779b97f4a7c15ull + (uint64_t)c->clock;
+	s = s * 0x9e3779b97f4a7c15ull +
+	    (uint64_t)frr_rt_app_clock(c->rt, c->clock);
 	s = s * 0x9e3779b97f4a7c15ull + item;
 	frr_rng_seed(&r, s);
 	return frr_rng_next(&r);

@@ -222,6 +222,10 @@ static int one_clock(struct frr_worker *wk, int clock)
 	t1 = frr_rt_clock_now();
 	err = frr_rt_wait_eval(rt, wk, clock);
 	c.rec->wait_s += frr_rt_clock_now() - t1;
+	/* the cut's item state: no shard applies this clock before the
+	 * batch below leaves */
+	if (!err)
+		err = frr_rt_ckpt_snap(wk, clock);
 	if (!err)
 		err = frr_rt_batch_send(&c, 1, nextra);
 	list.next = list.end = list.n;

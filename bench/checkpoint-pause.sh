@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The pause of a checkpoint against the disk: runs an SSP mf job with
+# --checkpoint every 2 clocks in DIR's file system and prints, per
+# checkpoint, rank 0's bytes, its file time and its whole pause (server
+# thread), next to bytes / the write bandwidth dd measures there (the same
+# bytes, conv=fsync, measured just before) and the ratio.
+#   bench/checkpoint-pause.sh [BIN] [DIR]   (default build/bin/flexrr, /tmp)
+# Goal (issue 22): pause <= 1.5x bytes / bandwidth.  Prints, asserts nothing.
+set -euo pipefail
+bin=${1:-build/bin/flexrr}
+base=${2:-/tmp}
+procs=${PROCS:-2}
+job=${JOB:-"--synthetic 200000,20000,1000000 --rank 64"}
+tmp=$(mktemp -d "$base/flexrr-ckpt-bench.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+"$bin" run --no-pin -n "$procs" --mode ssp --slack 2 --clocks 12 \
+	--checkpoint "$tmp/ck" --checkpoint-every 2 mf $job 2>"$tmp/log" >/dev/null
+mib=$(sed -n 's/.*rank 0 wrote \([0-9.]*\) MiB.*/\1/p' "$tmp/log" | head -1)
+# the same bytes, once per rank at the same time (the ranks share the disk)
+bw() {
+	local t0 t1
+	t0=$(date +%s.%N)
+	for r in $(seq "$procs"); do
+		dd if=/dev/zero of="$tmp/dd$r" bs=1M count="${mib%.*}" conv=fsync status=none &
+	done
+	wait
+	t1=$(date +%s.%N)
+	rm -f "$tmp"/dd*
+	echo "$t1 - $t0" | bc -l
+}
+ideal=$(bw)
+echo "rank 0 share: $mib MiB, $procs ranks writing; dd of the same: ${ideal:0:6} s"
+sed -n 's/.*checkpoint of clock \([0-9]*\) .* in \([0-9.]*\) s (files), paused \([0-9.]*\) s.*/\1 \2 \3/p' "$tmp/log" |
+	while read -r c files pause; do
+		printf 'clock %s: files %.4f s, pause %.4f s, pause / dd %.2fx\n' \
+			"$c" "$files" "$pause" "$(echo "$pause / $ideal" | bc -l)"
+	done
+grep 'checkpoints in' "$tmp/log" || true

@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: MIT
+/*
+ * --resume DIR: the newest complete checkpoint (DIR/latest names it; its
+ * MANIFEST exists only once every file is written), checked against this
+ * job (app, app options, mode, slack, seed, shape, tables, data), then its
+ * rows, item state and app state loaded where they were written: every
+ * rank reads its own shard file and its partitions' state files, so the
+ * job must have the checkpoint's -n and -t (partitions, their item state
+ * and their random streams depend on them).  The run then counts its clocks
+ * from the checkpoint's clock + 1 (rt->clock_base).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checkpoint.h"
+#include "flexrr/file.h"
+#include "flexrr/log.h"
+
+/* Every rank reaches the same verdict from the same files: rank 0 says it. */
+__attribute__((format(printf, 2, 3))) static int refuse(const struct frr_rt *rt,
+							const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (rt->rank == 0)
+		frr_err("--resume %s: %s", rt->o->resume_dir, msg);
+	else
+		frr_dbg("--resume %s: %s", rt->o->resume_dir, msg);
+	return -EINVAL;
+}
+
+static int open_in(const struct frr_rt *rt, int clock, const char *name,
+		   FILE **f, char *p, size_t len)
+{
+	int err =
+	    name ? frr_ckpt_path(p, len, rt->o->resume_dir, clock, name)
+		 : (snprintf(p, len, "%s/latest", rt->o->resume_dir) >= (int)len
+			? -ENAMETOOLONG
+			: 0);
+
+	if (!err)
+		err = frr_file_open_own(p, "--resume", f);
+	if (err == -ENOENT)
+		refuse(rt, "%s is missing: %s", p,
+		       name ? "the checkpoint is damaged; restore it or start "
+			      "afresh"
+			    : "no complete checkpoint there (the job wrote "
+			      "none, or this is not its --checkpoint DIR)");
+	return err;
+}
+
+static int read_latest(const struct frr_rt *rt, int *clock)
+{
+	char p[4096];
+	FILE *f;
+	int err = open_in(rt, 0, NULL, &f, p, sizeof(p));
+
+	if (err)
+		return err;
+	if (fscanf(f, "ckpt-%d", clock) != 1 || *clock < 0)
+		err =
+		    refuse(rt, "%s does not name a checkpoint (ckpt-CLOCK)", p);
+	fclose(f);
+	return err;
+}
+
+static int parse_manifest(FILE *f, struct frr_ckpt_id *id)
+{
+	int v = 0, ok;
+
+	ok = fscanf(f,
+		    "flexrr-checkpoint %d clock %d app %63s app_hash %" SCNx64
+		    " app_args",
+		    &v, &id->clock, id->app, &id->app_hash) == 4;
+	/* app_args: the rest of the line (for messages only) */
+	if (ok && fgets(id->app_args, sizeof(id->app_args), f)) {
+		char *s = id->app_args + (id->app_args[0] == ' ');
+
+		memmove(id->app_args, s, strlen(s) + 1);
+		id->app_args[strcspn(id->app_args, "\n")] = 0;
+	}
+	ok = ok && v == FRR_CKPT_VERSION &&
+	     fscanf(f,
+		    " procs %d threads %d mode %d slack %d seed %" SCNu64
+		    " data_hash %" SCNx64 " app_state %d tables %d",
+		    &id->procs, &id->threads, &id->mode, &id->slack, &id->seed,
+		    &id->data_hash, &id->app_state, &id->ntables) == 8 &&
+	     id->ntables >= 0 && id->ntables <= FRR_MAX_TABLES;
+	for (int t = 0; ok && t < id->ntables; t++) {
+		int ti;
+
+		ok = fscanf(f, " table %d %" SCNu64 " %u %d", &ti, &id->rows[t],
+			    &id->cols[t], &id->rule[t]) == 4 &&
+		     ti == t;
+	}
+	return ok ? 0 : -EINVAL;
+}
+
+static const char *mode_name(int m)
+{
+	static const char *const n[] = { "bsp", "ssp", "async", "flexrr",
+					 "rr" };
+
+	return m >= 0 && m < 5 ? n[m] : "?";
+}
+
+/* The first difference between the checkpoint (s) and this job (j). */
+static int compare(const struct frr_rt *rt, const struct frr_ckpt_id *s,
+		   const struct frr_ckpt_id *j)
+{
+	if (strcmp(s->app, j->app))
+		return refuse(rt,
+			      "the checkpoint is of app %s, this job runs "
+			      "%s",
+			      s->app, j->app);
+	if (s->app_hash != j->app_hash)
+		return refuse(rt,
+			      "app options differ: the checkpoint ran '%s', "
+			      "this job '%s'; give the same ones",
+			      s->app_args, j->app_args);
+	if (s->procs != j->procs || s->threads != j->threads)
+		return refuse(rt,
+			      "the checkpoint was written by -n %d -t %d, "
+			      "this job is -n %d -t %d: resume with the "
+			      "same shape (the partitions, their item "
+			      "state and their random streams depend on "
+			      "it)",
+			      s->procs, s->threads, j->procs, j->threads);
+	if (s->mode != j->mode || s->slack != j->slack)
+		return refuse(rt,
+			      "the checkpoint ran --mode %s --slack %d, "
+			      "this job --mode %s --slack %d",
+			      mode_name(s->mode), s->slack, mode_name(j->mode),
+			      j->slack);
+	if (s->seed != j->seed)
+		return refuse(rt,
+			      "the checkpoint ran --seed %" PRIu64
+			      ", this job --seed %" PRIu64,
+			      s->seed, j->seed);
+	if (s->ntables != j->ntables)
+		return refuse(rt, "the checkpoint has %d tables, this job %d",
+			      s->ntables, j->ntables);
+	for (int t = 0; t < s->ntables; t++)
+		if (s->rows[t] != j->rows[t] || s->cols[t] != j->cols[t] ||
+		    s->rule[t] != j->rule[t])
+			return refuse(
+			    rt,
+			    "table %d (%s) is %" PRIu64
+			    " x %u in the checkpoint, %" PRIu64
+			    " x %u here (or another update "
+			    "rule): not the same model or data",
+			    t, rt->spec[t].name ? rt->spec[t].name : "?",
+			    s->rows[t], s->cols[t], j->rows[t], j->cols[t]);
+	if (s->data_hash != j->data_hash)
+		return refuse(rt, "the data set differs: the partitions' item "
+				  "counts are not the checkpoint's");
+	if (s->app_state != j->app_state)
+		return refuse(rt, "the checkpoint %s app state, this app %s",
+			      s->app_state ? "has" : "has no",
+			      j->app_state ? "keeps some" : "keeps none");
+	return 0;
+}
+
+static int read_manifest(const struct frr_rt *rt, int clock)
+{
+	struct frr_ckpt_id s, j;
+	char p[4096];
+	FILE *f;
+	int err = open_in(rt, clock, "MANIFEST", &f, p, sizeof(p));
+
+	if (err)
+		return err;
+	memset(&s, 0, sizeof(s));
+	err = parse_manifest(f, &s);
+	fclose(f);
+	if (err || s.clock != clock)
+		return refuse(rt,
+			      "%s is not a flexrr checkpoint manifest of "
+			      "version %d for clock %d",
+			      p, FRR_CKPT_VERSION, clock);
+	frr_ckpt_id_of(rt, &j);
+	return compare(rt, &s, &j);
+}
+
+/* A file's header: what it must be. */
+static int read_hdr(const struct frr_rt *rt, FILE *f, const char *p, int kind,
+		    int index, int clock, struct frr_ckpt_hdr *h)
+{
+	if (fread(h, sizeof(*h), 1, f) != 1 ||
+	    memcmp(h->magic, FRR_CKPT_MAGIC, 8) || h->kind != kind ||
+	    h->index != index || h->clock != clock)
+		return refuse(rt,
+			      "%s is not the checkpoint file it should be "
+			      "(truncated, or of another checkpoint)",
+			      p);
+	return 0;
+}
+
+static int load_shard(struct frr_rt *rt, int clock)
+{
+	struct frr_ckpt_hdr h;
+	char name[64], p[4096];
+	FILE *f;
+	int err;
+
+	snprintf(name, sizeof(name), "shard-%d", rt->rank);
+	err = open_in(rt, clock, name, &f, p, sizeof(p));
+	if (err)
+		return err;
+	err = read_hdr(rt, f, p, 1, rt->rank, clock, &h);
+	for (int t = 0; t < rt->ntables && !err; t++) {
+		uint64_t n = rt->shard_rows[t * rt->P + rt->rank];
+		struct frr_ckpt_table th;
+		size_t cells;
+
+		if (fread(&th, sizeof(th), 1, f) != 1 || th.rows != n ||
+		    th.cols != rt->spec[t].cols ||
+		    th.accum != (rt->accum[t] != NULL)) {
+			err = refuse(rt, "%s: table %d does not match", p, t);
+			break;
+		}
+		cells = (size_t)n * th.cols;
+		if (fread(rt->master[t], sizeof(float), cells, f) != cells ||
+		    (th.accum &&
+		     fread(rt->accum[t], sizeof(float), cells, f) != cells))
+			err = refuse(rt, "%s is truncated", p);
+	}
+	fclose(f);
+	return err;
+}
+
+/* Every partition this rank holds (its own; rr's replicas too). */
+static int load_states(struct frr_rt *rt, int clock)
+{
+	int err = 0;
+
+	for (int v = 0; v < rt->W && !err; v++) {
+		struct frr_part *pt = &rt->parts[v];
+		struct frr_ckpt_hdr h;
+		char name[64], p[4096];
+		FILE *f;
+
+		if (!pt->loaded || !pt->state)
+			continue;
+		snprintf(name, sizeof(name), "state-%d", v);
+		err = open_in(rt, clock, name, &f, p, sizeof(p));
+		if (err)
+			break;
+		err = read_hdr(rt, f, p, 2, v, clock, &h);
+		if (!err && h.bytes != pt->state_off[pt->n])
+			err = refuse(rt,
+				     "partition %d's item state is %" PRIu64
+				     " bytes in the checkpoint, %" PRIu64
+				     " here: not the same data",
+				     v, h.bytes, pt->state_off[pt->n]);
+		if (!err && fread(pt->state, 1, h.bytes, f) != h.bytes)
+			err = refuse(rt, "%s is truncated", p);
+		fclose(f);
+	}
+	return err;
+}
+
+static int load_app(struct frr_rt *rt, int clock)
+{
+	char name[64], p[4096];
+	FILE *f;
+	int err;
+
+	if (!frr_ckpt_has_app_state(rt))
+		return 0;
+	snprintf(name, sizeof(name), "app-%d", rt->rank);
+	err = open_in(rt, clock, name, &f, p, sizeof(p));
+	if (err)
+		return err;
+	err = rt->app->checkpoint_load(rt->app_state, f, clock);
+	fclose(f);
+	if (err)
+		frr_err("app %s: checkpoint_load(%s) failed (%d)",
+			rt->app->name, p, err);
+	return err;
+}
+
+int frr_rt_resume(struct frr_rt *rt)
+{
+	int clock = 0, err;
+
+	if (!rt->o->resume_dir)
+		return 0;
+	err = read_latest(rt, &clock);
+	if (!err)
+		err = read_manifest(rt, clock);
+	if (!err && clock + 1 >= rt->o->clocks)
+		err = refuse(rt,
+			     "its checkpoint is of clock %d, and --clocks "
+			     "%d ends with clock %d: nothing left to run; "
+			     "give a larger --clocks",
+			     clock, rt->o->clocks, rt->o->clocks - 1);
+	err = frr_ckpt_agree(rt, err);
+	if (!err)
+		err = load_shard(rt, clock);
+	if (!err)
+		err = load_states(rt, clock);
+	if (!err)
+		err = load_app(rt, clock);
+	err = frr_ckpt_agree(rt, err);
+	if (err)
+		return err;
+	rt->clock_base = clock + 1;
+	atomic_store(&rt->end_clock, rt->o->clocks - rt->clock_base);
+	if (rt->rank == 0 && !rt->o->quiet)
+		fprintf(stderr,
+			"flexrr: resuming from %s/ckpt-%d: clocks %d..%d\n",
+			rt->o->resume_dir, clock, clock + 1, rt->o->clocks - 1);
+	return 0;
+}

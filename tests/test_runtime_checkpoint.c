@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: MIT
+/*
+ * --checkpoint and --resume (docs/runtime.md "Checkpoints"): a BSP job
+ * SIGKILLed as a whole after a checkpoint and resumed ends with the
+ * uninterrupted run's summary line, bit for bit (toy, mf, lda, mlr); a kill
+ * while a checkpoint is written (rank 0 stopped before its manifest) leaves
+ * the previous one, which resumes to the same answer; the time-based form
+ * and SSP write checkpoints that resume; a job that does not match the
+ * checkpoint (seed, app options, shape, app) is refused naming the
+ * difference, and so is a fresh job over another job's checkpoints.
+ *
+ * The kills come from the job itself (env FLEXRR_TEST_CKPT_KILL=C or
+ * C:manifest: rank 0 SIGKILLs its process group, which rt_exec makes the
+ * job's own), at a chosen checkpoint, so no test depends on timing.
+ */
+#include <criterion/criterion.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "test_runtime_util.h"
+
+TestSuite(runtime_checkpoint, .timeout = 300);
+
+static char dir[64];
+
+/* A fresh scratch directory per test: dir/ck is the checkpoint dir. */
+static const char *scratch(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/frr-ckpt-XXXXXX");
+	cr_assert_not_null(mkdtemp(dir));
+	return dir;
+}
+
+static void scratch_rm(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	cr_assert_eq(system(cmd), 0);
+}
+
+/* `flexrr run -q --no-pin ARGS` (ARGS split at spaces), env "K=V" or NULL. */
+static void run(struct rt_run *r, const char *env, const char *args)
+{
+	char buf[2048], *argv[64], *envv[2] = { (char *)env, NULL };
+	int n = 0;
+
+	snprintf(buf, sizeof(buf), "%s", args);
+	argv[n++] = (char *)rt_bin();
+	argv[n++] = "run";
+	argv[n++] = "-q";
+	argv[n++] = "--no-pin";
+	for (char *s = strtok(buf, " "); s && n < 63; s = strtok(NULL, " "))
+		argv[n++] = s;
+	argv[n] = NULL;
+	rt_exec(r, argv, env ? envv : NULL, 120);
+}
+
+/* run() with printf-style ARGS; it must succeed. */
+__attribute__((format(printf, 2, 3))) static void run_ok(struct rt_run *r,
+							 const char *fmt, ...)
+{
+	char args[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	run(r, NULL, args);
+	cr_assert_eq(r->code, 0, "%s: exit %d, %s", args, r->code, r->err);
+}
+
+/* The summary line without time_s. */
+static void result(const struct rt_run *r, char *out, size_t len)
+{
+	const char *d = strstr(r->out, "flexrr: done ");
+	const char *t = d ? strstr(d, " time_s=") : NULL;
+	const char *o = d ? strstr(d, " objective=") : NULL;
+
+	if (!t || !o) {
+		snprintf(out, len, "(no summary line)");
+		return;
+	}
+	snprintf(out, len, "%.*s%.*s", (int)(t - d), d, (int)strcspn(o, "\n"),
+		 o);
+}
+
+static void latest_is(const char *want)
+{
+	char p[128], got[64] = "";
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/ck/latest", dir);
+	f = fopen(p, "r");
+	cr_assert_not_null(f, "no %s", p);
+	cr_assert_not_null(fgets(got, sizeof(got), f));
+	fclose(f);
+	got[strcspn(got, "\n")] = 0;
+	cr_assert_str_eq(got, want);
+}
+
+/*
+ * The uninterrupted run of JOB, then JOB with checkpoints every 2 clocks
+ * killed as a whole at kill (env FLEXRR_TEST_CKPT_KILL), then JOB resumed:
+ * the same summary line.  want: the checkpoint latest names after the kill.
+ */
+static void kill_and_resume(const char *job, const char *kill, const char *want)
+{
+	struct rt_run *r = calloc(1, sizeof(*r));
+	char args[1024], env[64], ref[2048], res[2048];
+
+	run_ok(r, "%s", job);
+	result(r, ref, sizeof(ref));
+	snprintf(args, sizeof(args),
+		 "--checkpoint %s/ck --checkpoint-every 2 %s", dir, job);
+	snprintf(env, sizeof(env), "FLEXRR_TEST_CKPT_KILL=%s", kill);
+	run(r, env, args);
+	cr_assert_eq(r->code, 128 + SIGKILL, "the job was not killed: %d %s",
+		     r->code, r->err);
+	latest_is(want);
+	run_ok(r, "--resume %s/ck --checkpoint %s/ck --checkpoint-every 2 %s",
+	       dir, dir, job);
+	result(r, res, sizeof(res));
+	cr_assert_str_eq(res, ref, "resumed:\n%s\nuninterrupted:\n%s", res,
+			 ref);
+	free(r);
+}
+
+Test(runtime_checkpoint, toy_resume_after_kill)
+{
+	scratch();
+	kill_and_resume(
+	    "-n 2 -t 2 --clocks 8 --seed 3 toy --items 300 --dim 40", "3",
+	    "ckpt-3");
+	scratch_rm();
+}
+
+Test(runtime_checkpoint, toy_adagrad_resume_after_kill)
+{
+	scratch();
+	kill_and_resume("-n 3 --clocks 6 --seed 2 toy --adagrad", "1",
+			"ckpt-1");
+	scratch_rm();
+}
+
+Test(runtime_checkpoint, mf_resume_after_kill)
+{
+	scratch();
+	kill_and_resume("-n 2 -t 2 --clocks 6 --seed 5 mf --synthetic "
+			"4000,600,120000 --rank 8",
+			"3", "ckpt-3");
+	scratch_rm();
+}
+
+/* A small text corpus: 60 documents over three overlapping vocabularies
+ * (item state: every token's topic). */
+static void tiny_corpus(char *path, size_t len)
+{
+	FILE *f;
+	uint64_t s = 7;
+
+	snprintf(path, len, "%s/corpus.txt", dir);
+	f = fopen(path, "w");
+	cr_assert_not_null(f);
+	for (int d = 0; d < 60; d++) {
+		for (int t = 0; t < 40; t++) {
+			int w = (d % 3) * 20 + (int)((s >> 33) % 25);
+
+			s = s * 6364136223846793005ull + 1442695040888963407ull;
+			fprintf(f, "%cword%c%c ", 'a' + w % 26, 'a' + w / 26,
+				'k' + w % 7);
+		}
+		fprintf(f, "\n\n");
+	}
+	cr_assert_eq(fclose(f), 0);
+}
+
+/* An lda job of 6 clocks on tiny_corpus (in a fresh scratch directory). */
+static void lda_job(char *job, size_t len)
+{
+	char corpus[128];
+
+	scratch();
+	tiny_corpus(corpus, sizeof(corpus));
+	snprintf(job, len,
+		 "-n 2 -t 2 --clocks 6 --seed 1 lda --text %s --topics 5 "
+		 "--no-progress",
+		 corpus);
+}
+
+Test(runtime_checkpoint, lda_resume_after_kill)
+{
+	char job[512];
+
+	lda_job(job, sizeof(job));
+	kill_and_resume(job, "3", "ckpt-3");
+	scratch_rm();
+}
+
+Test(runtime_checkpoint, mlr_resume_after_kill)
+{
+	struct stat st;
+
+	if (stat("/usr/share/datasets/fashion-mnist", &st))
+		cr_skip_test("dataset-fashion-mnist not installed");
+	scratch();
+	kill_and_resume("-n 2 --clocks 4 --seed 1 mlr --data fashion-mnist "
+			"--train-limit 3000 --test-limit 500 --no-progress",
+			"1", "ckpt-1");
+	scratch_rm();
+}
+
+/* Killed after every rank wrote checkpoint 3's files but before rank 0's
+ * manifest: checkpoint 1 is the newest complete one, and it resumes. */
+Test(runtime_checkpoint, kill_while_writing_keeps_the_previous)
+{
+	char job[512], p[128];
+	struct stat st;
+
+	lda_job(job, sizeof(job));
+	kill_and_resume(job, "3:manifest", "ckpt-1");
+	snprintf(p, sizeof(p), "%s/ck/ckpt-1", dir);
+	cr_assert_neq(stat(p, &st), 0,
+		      "%s is still there: it goes once the resumed run's "
+		      "ckpt-3 is complete",
+		      p);
+	scratch_rm();
+}
+
+/* Time-based checkpoints and SSP: written, and the job resumes from them
+ * (SSP results depend on timing: only completion is checked). */
+Test(runtime_checkpoint, seconds_and_ssp)
+{
+	struct rt_run *r = calloc(1, sizeof(*r));
+	char corpus[128];
+
+	scratch();
+	run_ok(r,
+	       "-n 2 -t 2 --clocks 40 --checkpoint %s/ck --checkpoint-every "
+	       "0.01s toy --items 300 --sleep-us 50",
+	       dir);
+	run_ok(r,
+	       "-n 2 -t 2 --clocks 41 --resume %s/ck toy --items 300 "
+	       "--sleep-us 50",
+	       dir);
+	scratch_rm();
+	scratch();
+	tiny_corpus(corpus, sizeof(corpus));
+	run_ok(r,
+	       "-n 2 -t 2 --mode ssp --slack 2 --clocks 12 --checkpoint %s/ck "
+	       "--checkpoint-every 1 lda --text %s --topics 5 --no-progress",
+	       dir, corpus);
+	latest_is("ckpt-10");
+	run_ok(r,
+	       "-n 2 -t 2 --mode ssp --slack 2 --clocks 14 --resume %s/ck "
+	       "lda --text %s --topics 5 --no-progress",
+	       dir, corpus);
+	cr_assert(strstr(r->out, " clocks=14 "), "%s", r->out);
+	free(r);
+	scratch_rm();
+}
+
+/* What a job that does not fit checkpoint ckpt-3 of DIR/ck (toy, -n 2, seed
+ * 3, --items 300) is told: the run options (%s = the scratch directory),
+ * the exit code, a piece of the message. */
+static const struct {
+	const char *args;
+	int code;
+	const char *msg;
+} mismatch[] = {
+	{ "-n 2 --clocks 6 --seed 4 --resume %s/ck toy --items 300", 1,
+	  "the checkpoint ran --seed 3, this job --seed 4" },
+	{ "-n 2 --clocks 6 --seed 3 --resume %s/ck toy --items 301", 1,
+	  "app options differ" },
+	{ "-n 1 -t 2 --clocks 6 --seed 3 --resume %s/ck toy --items 300", 1,
+	  "written by -n 2 -t 1, this job is -n 1 -t 2" },
+	{ "-n 2 --clocks 6 --seed 3 --resume %s/ck mf --synthetic 400,60,1200",
+	  1, "the checkpoint is of app toy, this job runs mf" },
+	{ "-n 2 --clocks 4 --seed 3 --resume %s/ck toy --items 300", 1,
+	  "nothing left to run" },
+	{ "-n 2 --seed 3 --checkpoint %s/ck toy", 1,
+	  "already holds a job's checkpoints" },
+	{ "--resume %s/ck --load x toy", 2, "drop --load" },
+	{ "--checkpoint-every 3 toy", 2, "needs --checkpoint DIR" },
+	{ "--checkpoint %s/x --checkpoint-every 0 toy", 2,
+	  "--checkpoint-every wants" },
+	{ "--resume %s/none toy", 1, "no complete checkpoint there" },
+};
+
+Test(runtime_checkpoint, mismatches_refused)
+{
+	struct rt_run *r = calloc(1, sizeof(*r));
+	char a[1024];
+
+	scratch();
+	run_ok(r,
+	       "-n 2 --clocks 6 --seed 3 --checkpoint %s/ck "
+	       "--checkpoint-every 2 toy --items 300",
+	       dir);
+	latest_is("ckpt-3");
+	for (size_t i = 0; i < sizeof(mismatch) / sizeof(mismatch[0]); i++) {
+		snprintf(a, sizeof(a), mismatch[i].args, dir);
+		run(r, NULL, a);
+		cr_assert_eq(r->code, mismatch[i].code, "%s: exit %d, %s", a,
+			     r->code, r->err);
+		cr_assert(strstr(r->err, mismatch[i].msg),
+			  "%s: wanted '%s' in:\n%s", a, mismatch[i].msg,
+			  r->err);
+	}
+	free(r);
+	scratch_rm();
+}
+
+Test(runtime_checkpoint, help_lists_the_options)
+{
+	struct rt_run *r = calloc(1, sizeof(*r));
+
+	run(r, NULL, "--help");
+	cr_assert_eq(r->code, 0);
+	cr_assert(strstr(r->out, "--checkpoint DIR"));
+	cr_assert(strstr(r->out, "--checkpoint-every N"));
+	cr_assert(strstr(r->out, "--resume DIR"));
+	free(r);
+}
