@@ -325,10 +325,12 @@ static int parse_ckpt_every(struct frr_job *job, const char *arg)
 	job->have_ckpt_every = 1;
 	if (n > 1 && arg[n - 1] == 's') {
 		char num[64];
-		int ms;
+		int ms = 0;
 
 		snprintf(num, sizeof(num), "%.*s", (int)(n - 1), arg);
 		err = parse_seconds(job, num, "--checkpoint-every", &ms);
+		if (err)
+			return err;
 		o->ckpt_every_s = ms / 1000.0;
 		o->ckpt_every = 0;
 		return err;
