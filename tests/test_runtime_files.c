@@ -10,6 +10,7 @@
  * another uid's connections to a job's shm sockets leaves a bounded log.
  */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <poll.h>
 #include <pwd.h>
 #include <sched.h>
@@ -542,5 +543,54 @@ Test(runtime_files, connection_flood_bounded_log)
 			      "counted:\n%.2000s",
 			      r->err);
 	}
+	free(r);
+}
+
+/* --checkpoint DIR in a shared directory: another user's symlinks at
+ * every checkpoint directory name (to a directory of ours it could read
+ * through) and a FIFO at DIR/latest neither redirect the checkpoint nor
+ * hang the job: it refuses each planted name and writes nothing through
+ * it. */
+Test(runtime_files, checkpoint_plants)
+{
+	struct rt_run *r = calloc(1, sizeof(*r));
+	struct plot p;
+	char ck[256], path[320];
+	DIR *d;
+	int n = 0;
+
+	plot_make(&p, "ckpt");
+	snprintf(ck, sizeof(ck), "%s/ck", p.dir);
+	cr_assert_eq(mkdir(ck, 01777), 0, "%s", strerror(errno));
+	cr_assert_eq(chmod(ck, 01777), 0);
+	for (int c = 0; c <= 6; c++) {
+		snprintf(path, sizeof(path), "%s/ckpt-%d", ck, c);
+		plant('s', p.priv, path);
+	}
+	/* a FIFO at latest: taken for another job's checkpoints, refused */
+	snprintf(path, sizeof(path), "%s/latest", ck);
+	plant('f', NULL, path);
+	RUN(r, "run", "-n", "2", "-t", "1", "--clocks", "6", "--timeout", "20",
+	    "-q", "--checkpoint", ck, "--checkpoint-every", "2", "toy");
+	cr_assert_neq(r->code, -1, "the job hung on a FIFO at latest");
+	cr_assert_eq(r->code, 1, "%s", r->err);
+	cr_assert(strstr(r->err, "latest"), "%s", r->err);
+	cr_assert_eq(unlink(path), 0); /* root may, in the sticky dir */
+	/* the links at ckpt-N: refused when the first cut is written */
+	RUN(r, "run", "-n", "2", "-t", "1", "--clocks", "6", "--timeout", "20",
+	    "-q", "--checkpoint", ck, "--checkpoint-every", "2", "toy");
+	cr_assert_neq(r->code, -1, "the job hung on the plants");
+	cr_assert_eq(r->code, 1, "%s", r->err);
+	cr_assert(strstr(r->err, "ckpt-"), "%s", r->err);
+	cr_assert(strstr(r->err, "not a directory of this user"), "%s", r->err);
+	assert_untouched(&p);
+	d = opendir(p.priv);
+	cr_assert_not_null(d);
+	for (struct dirent *e; (e = readdir(d));)
+		n += e->d_name[0] != '.';
+	closedir(d);
+	cr_assert_eq(n, 2, "files were written through a planted link into %s",
+		     p.priv);
+	plot_remove(&p);
 	free(r);
 }

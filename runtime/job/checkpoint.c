@@ -336,11 +336,13 @@ static int write_shard(struct frr_rt *rt, int c, int ac)
 	char name[64], p[4096];
 	int err = frr_ckpt_path(p, sizeof(p), rt->o->ckpt_dir, ac, NULL);
 
-	if (!err && mkdir(p, 0777) && errno != EEXIST)
-		err = -errno;
+	/* made here or by another rank of this job, never a link or
+	 * another user's directory planted in a shared DIR */
+	if (!err)
+		err = ck_dir_ok(p);
 	if (err)
-		return frr_rt_fail(rt, err, "checkpoint: cannot create %s (%d)",
-				   p, err);
+		return frr_rt_fail(rt, err, "checkpoint: cannot use %s (%d)", p,
+				   err);
 	memcpy(b.h.magic, FRR_CKPT_MAGIC, 8);
 	b.h.clock = ac;
 	b.h.kind = 2;
