@@ -83,6 +83,21 @@ static double host_available(void)
 	       (double)sysconf(_SC_PAGESIZE);
 }
 
+/* What the process holds already (its input, the app's state): resident
+ * pages now, from /proc/self/statm; 0 where unknown. */
+static double resident_now(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	double pages = 0, size;
+
+	if (f) {
+		if (fscanf(f, "%lf %lf", &size, &pages) != 2)
+			pages = 0;
+		fclose(f);
+	}
+	return pages * (double)sysconf(_SC_PAGESIZE);
+}
+
 /* Which host a rank is on: its boot id and host name. */
 static uint64_t host_id(void)
 {
@@ -158,8 +173,11 @@ int frr_rt_check_memory(struct frr_rt *rt)
 			refuse(rt, all, r, here, need);
 		err = -ENOMEM;
 	}
-	frr_dbg("memory plan of rank %d: %.0f MiB", rt->rank,
-		mine.need / 1048576.0);
+	/* the peak to expect: what it holds now (its input) and the plan */
+	frr_dbg("memory plan of rank %d: %.0f MiB on top of the %.0f MiB it "
+		"holds (peak about %.0f MiB)",
+		rt->rank, mine.need / 1048576.0, resident_now() / 1048576.0,
+		(mine.need + resident_now()) / 1048576.0);
 out:
 	free(all);
 	return err;
