@@ -72,7 +72,7 @@ static int fail_v(struct frr_rt *rt, int err, int self, const char *fmt,
 		err = -EIO;
 	/* rr (additive) records the failure before any worker can see it,
 	 * so each names its helpers as it unwinds; the first record counts */
-	if (FRR_RR_HAS(rt->rr, peer_dead) && rt->rr_state)
+	if (rt->rr && rt->rr_state)
 		rt->rr->peer_dead(rt, rt->rr_state, -1, "was lost");
 	/* one message per rank even if several threads detect it: the
 	 * others are consequences of the first */
@@ -161,7 +161,7 @@ int frr_rt_peer_fail(struct frr_rt *rt, int peer, const char *how)
 		kind = own;
 	}
 	/* rr names the helpers and helpees involved with the failed rank */
-	if (FRR_RR_HAS(rt->rr, peer_dead) && rt->rr_state)
+	if (rt->rr && rt->rr_state)
 		rt->rr->peer_dead(rt, rt->rr_state, dead,
 				  kind & NOTICE_SELF   ? "stopped"
 				  : kind & NOTICE_HUNG ? "stopped responding"

@@ -501,7 +501,6 @@ static void rr_hook_worker_failed(struct frr_rt *rt, void *state, int w)
 }
 
 const struct frr_rr_ops frr_rr_ops = {
-	.size = sizeof(struct frr_rr_ops),
 	.job_init = rr_job_init,
 	.job_fini = rr_job_fini,
 	.clock_begin = rr_hook_clock_begin,

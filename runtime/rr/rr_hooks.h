@@ -157,8 +157,9 @@ struct frr_rr_msg {
 _Static_assert(sizeof(struct frr_rr_msg) == 64, "one cache line");
 
 /* ---- the ops rr provides ------------------------------------------------ */
+/* Internal: the one table (rr/rr.c) is built with the runtime, so every
+ * entry is set and the runtime calls them without checks. */
 struct frr_rr_ops {
-	size_t size; /* sizeof(struct frr_rr_ops) */
 	/* Once per rank, after tables and partitions of this rank's workers
 	 * are set up but before transport regions are sized: compute helper
 	 * groups, call frr_rt_want_replica() for partitions to load, allocate
@@ -191,12 +192,6 @@ struct frr_rr_ops {
 	 * helpees on the rank peer_dead reported. */
 	void (*worker_failed)(struct frr_rt *rt, void *state, int w);
 };
-/* The runtime calls an optional op only if the table is big enough. */
-#define FRR_RR_HAS(ops, fn)                                                    \
-	((ops) &&                                                              \
-	 (ops)->size >= offsetof(struct frr_rr_ops, fn) + sizeof((ops)->fn) && \
-	 (ops)->fn)
-
 /* rr/rr.c */
 extern const struct frr_rr_ops frr_rr_ops;
 

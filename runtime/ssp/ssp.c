@@ -43,7 +43,7 @@ int frr_rt_cur_end(const struct frr_rt *rt)
 /* rr serves help while we wait (a helpee may wait on us). */
 static int idle(struct frr_rt *rt, struct frr_worker *wk, int c)
 {
-	if (!rt->rr || !rt->rr->idle)
+	if (!rt->rr)
 		return 0;
 	return frr_rt_hook(rt, rt->rr->idle(rt, rt->rr_state, wk->id, c),
 			   "idle", wk->id, c);

@@ -128,7 +128,7 @@ static int run_list(struct frr_ctx *c, struct frr_rr_list *list)
 			err = frr_rt_progress_publish(rt, w, c->clock, list);
 			mark = list->next + step;
 		}
-		if (err || !rt->rr || !rt->rr->progress_check)
+		if (err || !rt->rr)
 			continue;
 		err = frr_rt_hook(
 		    rt,
@@ -175,7 +175,7 @@ static int own_items(struct frr_ctx *c, struct frr_rr_list *list, int *nextra)
 
 		if (!err)
 			frr_inst_list_done(c->wk, c->clock, list->end);
-		if (err || !rt->rr || !rt->rr->own_list_done)
+		if (err || !rt->rr)
 			return err;
 		t0 = frr_now_ns();
 		k = rt->rr->own_list_done(rt, rt->rr_state, w, c->clock, list);
@@ -277,7 +277,7 @@ static int worker_loop(struct frr_worker *wk)
 		uint64_t t0;
 
 		err = frr_inst_clock_begin(wk, c);
-		if (!err && rt->rr && rt->rr->clock_begin)
+		if (!err && rt->rr)
 			err = frr_rt_hook(
 			    rt,
 			    rt->rr->clock_begin(rt, rt->rr_state, wk->id, c),
@@ -290,18 +290,18 @@ static int worker_loop(struct frr_worker *wk)
 		if (err || c >= frr_rt_cur_end(rt))
 			break;
 		err = one_clock(wk, c);
-		if (!err && rt->rr && rt->rr->clock_end)
+		if (!err && rt->rr)
 			err = frr_rt_hook(
 			    rt, rt->rr->clock_end(rt, rt->rr_state, wk->id, c),
 			    "clock_end", wk->id, c);
 		frr_inst_clock_end(wk, c);
 		last = c;
 	}
-	if (!err && FRR_RR_HAS(rt->rr, worker_exit))
+	if (!err && rt->rr)
 		err = frr_rt_hook(
 		    rt, rt->rr->worker_exit(rt, rt->rr_state, wk->id, last),
 		    "worker_exit", wk->id, last);
-	if (err && FRR_RR_HAS(rt->rr, worker_failed) && rt->rr_state)
+	if (err && rt->rr && rt->rr_state)
 		rt->rr->worker_failed(rt, rt->rr_state, wk->id);
 	frr_inst_exit(wk);
 	return err;
