@@ -94,8 +94,7 @@ static int usable(const struct frr_tp_ops *ops)
 {
 	if (!ops)
 		return 0;
-	if (ops->size <= offsetof(struct frr_tp_ops, available) ||
-	    !ops->available)
+	if (!ops->available)
 		return 1;
 	return ops->available();
 }
@@ -117,20 +116,7 @@ static const struct frr_tp_ops *backend_ops(enum frr_tp_backend b)
 
 static const char *ops_name(const struct frr_tp_ctx *ctx)
 {
-	return ctx->ops->name ? ctx->ops->name : "?";
-}
-
-/* An ops entry may be NULL (older/partial backend) or beyond its size. */
-#define OP(ctx, fn)                                                          \
-	((ctx)->ops->size > offsetof(struct frr_tp_ops, fn) ? (ctx)->ops->fn \
-							    : NULL)
-
-static int unsupported(struct frr_tp_ctx *ctx, const char *what)
-{
-	return frr_tp_err(ctx, -EOPNOTSUPP,
-			  "%s is not supported by backend %s; use another "
-			  "backend (--backend shm|verbs)",
-			  what, ops_name(ctx));
+	return ctx->ops.name ? ctx->ops.name : "?";
 }
 
 /* ---- context ---------------------------------------------------------- */
@@ -158,16 +144,16 @@ int frr_tp_open(const struct frr_tp_config *cfg, struct frr_tp_ctx **out)
 		if (cfg->backend == FRR_TP_BACKEND_VERBS)
 			return frr_tp_err(NULL, -EOPNOTSUPP,
 					  "backend verbs is not built into "
-					  "this binary; use --backend shm");
+					  "this binary; %s",
+					  cfg->backend_hint
+					      ? cfg->backend_hint
+					      : "open the transport with "
+						"backend shm");
 		return frr_tp_err(NULL, -EINVAL,
 				  "frr_tp_open: unknown backend %d; use "
 				  "shm, verbs or auto",
 				  (int)cfg->backend);
 	}
-	if (!ops->open)
-		return frr_tp_err(NULL, -EOPNOTSUPP,
-				  "backend %s cannot open a context",
-				  ops->name);
 	/* backends get the normalized config (default timeout, resolved
 	 * backend) and may start threads that read it */
 	ncfg = *cfg;
@@ -179,7 +165,8 @@ int frr_tp_open(const struct frr_tp_config *cfg, struct frr_tp_ctx **out)
 	ret = ops->open(&ncfg, &ctx);
 	if (ret)
 		return ret;
-	ctx->ops = ops;
+	ctx->ops = *ops;
+	frr_tp_fill_defaults(&ctx->ops);
 	ctx->cfg = ncfg;
 	ctx->errbuf[0] = '\0';
 	*out = ctx;
@@ -188,8 +175,8 @@ int frr_tp_open(const struct frr_tp_config *cfg, struct frr_tp_ctx **out)
 
 void frr_tp_close(struct frr_tp_ctx *ctx)
 {
-	if (ctx && ctx->ops->close)
-		ctx->ops->close(ctx);
+	if (ctx)
+		ctx->ops.close(ctx);
 }
 
 enum frr_tp_backend frr_tp_backend_of(const struct frr_tp_ctx *ctx)
@@ -201,9 +188,7 @@ const char *frr_tp_device_name(const struct frr_tp_ctx *ctx)
 {
 	if (!ctx)
 		return "none";
-	if (OP(ctx, device_name))
-		return ctx->ops->device_name(ctx);
-	return ops_name(ctx);
+	return ctx->ops.device_name(ctx);
 }
 
 int frr_tp_addr_get(struct frr_tp_ctx *ctx, struct frr_tp_addr *addr)
@@ -212,9 +197,7 @@ int frr_tp_addr_get(struct frr_tp_ctx *ctx, struct frr_tp_addr *addr)
 		return frr_tp_err(ctx, -EINVAL,
 				  "frr_tp_addr_get: NULL "
 				  "argument");
-	if (!OP(ctx, addr_get))
-		return unsupported(ctx, "addr_get");
-	return ctx->ops->addr_get(ctx, addr);
+	return ctx->ops.addr_get(ctx, addr);
 }
 
 /* ---- memory ----------------------------------------------------------- */
@@ -238,9 +221,7 @@ int frr_tp_mr_alloc(struct frr_tp_ctx *ctx, size_t len, unsigned access,
 		return frr_tp_err(ctx, -EINVAL,
 				  "frr_tp_mr_alloc: unknown access flags 0x%x",
 				  access);
-	if (!OP(ctx, mr_alloc))
-		return unsupported(ctx, "mr_alloc");
-	ret = ctx->ops->mr_alloc(ctx, len, access, &m);
+	ret = ctx->ops.mr_alloc(ctx, len, access, &m);
 	if (ret)
 		return ret;
 	m->ctx = ctx;
@@ -250,8 +231,8 @@ int frr_tp_mr_alloc(struct frr_tp_ctx *ctx, size_t len, unsigned access,
 
 void frr_tp_mr_free(struct frr_tp_mr *mr)
 {
-	if (mr && mr->ctx->ops->mr_free)
-		mr->ctx->ops->mr_free(mr);
+	if (mr)
+		mr->ctx->ops.mr_free(mr);
 }
 
 void *frr_tp_mr_ptr(const struct frr_tp_mr *mr)
@@ -326,11 +307,9 @@ int frr_tp_ep_connect(struct frr_tp_ctx *ctx, const struct frr_tp_addr *peer,
 		return frr_tp_err(ctx, -EINVAL,
 				  "frr_tp_ep_connect: peer "
 				  "address is not a string");
-	if (!OP(ctx, ep_connect))
-		return unsupported(ctx, "ep_connect");
 	if (timeout_ms <= 0)
 		timeout_ms = ctx->cfg.timeout_ms;
-	ret = ctx->ops->ep_connect(ctx, peer, timeout_ms, &e);
+	ret = ctx->ops.ep_connect(ctx, peer, timeout_ms, &e);
 	if (ret)
 		return ret;
 	e->ctx = ctx;
@@ -348,11 +327,9 @@ int frr_tp_ep_accept(struct frr_tp_ctx *ctx, int timeout_ms,
 		return frr_tp_err(ctx, -EINVAL,
 				  "frr_tp_ep_accept: NULL "
 				  "argument");
-	if (!OP(ctx, ep_accept))
-		return unsupported(ctx, "ep_accept");
 	if (timeout_ms <= 0)
 		timeout_ms = ctx->cfg.timeout_ms;
-	ret = ctx->ops->ep_accept(ctx, timeout_ms, &e);
+	ret = ctx->ops.ep_accept(ctx, timeout_ms, &e);
 	if (ret)
 		return ret;
 	e->ctx = ctx;
@@ -362,8 +339,8 @@ int frr_tp_ep_accept(struct frr_tp_ctx *ctx, int timeout_ms,
 
 void frr_tp_ep_close(struct frr_tp_ep *ep)
 {
-	if (ep && ep->ctx->ops->ep_close)
-		ep->ctx->ops->ep_close(ep);
+	if (ep)
+		ep->ctx->ops.ep_close(ep);
 }
 
 int frr_tp_ep_peer_rank(const struct frr_tp_ep *ep)
@@ -375,9 +352,7 @@ int frr_tp_ep_alive(struct frr_tp_ep *ep)
 {
 	if (!ep)
 		return 0;
-	if (!OP(ep->ctx, ep_alive))
-		return 1;
-	return ep->ctx->ops->ep_alive(ep);
+	return ep->ctx->ops.ep_alive(ep);
 }
 
 static int remaining_ms(long long deadline)
@@ -517,9 +492,7 @@ int frr_tp_rmr_import(struct frr_tp_ep *ep, const struct frr_tp_desc *desc,
 	ret = desc_validate(ep, desc);
 	if (ret)
 		return ret;
-	if (!OP(ep->ctx, rmr_import))
-		return unsupported(ep->ctx, "rmr_import");
-	ret = ep->ctx->ops->rmr_import(ep, desc, &r);
+	ret = ep->ctx->ops.rmr_import(ep, desc, &r);
 	if (ret)
 		return ret;
 	r->ep = ep;
@@ -530,8 +503,8 @@ int frr_tp_rmr_import(struct frr_tp_ep *ep, const struct frr_tp_desc *desc,
 
 void frr_tp_rmr_release(struct frr_tp_rmr *rmr)
 {
-	if (rmr && rmr->ep->ctx->ops->rmr_release)
-		rmr->ep->ctx->ops->rmr_release(rmr);
+	if (rmr)
+		rmr->ep->ctx->ops.rmr_release(rmr);
 }
 
 size_t frr_tp_rmr_len(const struct frr_tp_rmr *rmr)
@@ -612,9 +585,7 @@ int frr_tp_write(struct frr_tp_ep *ep, const struct frr_tp_mr *lmr, size_t loff,
 	if (__builtin_expect(!write_args_ok(ep, lmr, loff, rmr, roff, len), 0))
 		return bad_args(ep, lmr, loff, rmr, roff, len, 1,
 				"frr_tp_write");
-	if (__builtin_expect(!ep->ctx->ops->write, 0))
-		return unsupported(ep->ctx, "write");
-	return ep->ctx->ops->write(ep, lmr, loff, rmr, roff, len, wr_id, flags);
+	return ep->ctx->ops.write(ep, lmr, loff, rmr, roff, len, wr_id, flags);
 }
 
 int frr_tp_write_u64(struct frr_tp_ep *ep, struct frr_tp_rmr *rmr, size_t roff,
@@ -626,9 +597,7 @@ int frr_tp_write_u64(struct frr_tp_ep *ep, struct frr_tp_rmr *rmr, size_t roff,
 			     0))
 		return bad_args(ep, NULL, 0, rmr, roff, 8, 0,
 				"frr_tp_write_u64");
-	if (__builtin_expect(!ep->ctx->ops->write_u64, 0))
-		return unsupported(ep->ctx, "write_u64");
-	return ep->ctx->ops->write_u64(ep, rmr, roff, value, wr_id, flags);
+	return ep->ctx->ops.write_u64(ep, rmr, roff, value, wr_id, flags);
 }
 
 int frr_tp_write_notify(struct frr_tp_ep *ep, const struct frr_tp_mr *lmr,
@@ -639,9 +608,7 @@ int frr_tp_write_notify(struct frr_tp_ep *ep, const struct frr_tp_mr *lmr,
 	if (__builtin_expect(!write_args_ok(ep, lmr, loff, rmr, roff, len), 0))
 		return bad_args(ep, lmr, loff, rmr, roff, len, 1,
 				"frr_tp_write_notify");
-	if (__builtin_expect(!ep->ctx->ops->write_notify, 0))
-		return unsupported(ep->ctx, "write_notify");
-	return ep->ctx->ops->write_notify(ep, lmr, loff, rmr, roff, len, imm,
+	return ep->ctx->ops.write_notify(ep, lmr, loff, rmr, roff, len, imm,
 					  wr_id, flags);
 }
 
@@ -651,9 +618,7 @@ int frr_tp_poll(struct frr_tp_ctx *ctx, struct frr_tp_wc *wc, int max)
 		return frr_tp_err(ctx, -EINVAL,
 				  "frr_tp_poll: NULL argument "
 				  "or negative max");
-	if (__builtin_expect(!ctx->ops->poll, 0))
-		return unsupported(ctx, "poll");
-	return ctx->ops->poll(ctx, wc, max);
+	return ctx->ops.poll(ctx, wc, max);
 }
 
 int frr_tp_poll_notify(struct frr_tp_ctx *ctx, struct frr_tp_notify *n, int max)
@@ -662,18 +627,14 @@ int frr_tp_poll_notify(struct frr_tp_ctx *ctx, struct frr_tp_notify *n, int max)
 		return frr_tp_err(ctx, -EINVAL,
 				  "frr_tp_poll_notify: NULL "
 				  "argument or negative max");
-	if (__builtin_expect(!ctx->ops->poll_notify, 0))
-		return unsupported(ctx, "poll_notify");
-	return ctx->ops->poll_notify(ctx, n, max);
+	return ctx->ops.poll_notify(ctx, n, max);
 }
 
 int frr_tp_flush(struct frr_tp_ep *ep, int timeout_ms)
 {
 	if (!ep)
 		return frr_tp_err(NULL, -EINVAL, "frr_tp_flush: NULL endpoint");
-	if (!OP(ep->ctx, flush))
-		return unsupported(ep->ctx, "flush");
 	if (timeout_ms <= 0)
 		timeout_ms = ep->ctx->cfg.timeout_ms;
-	return ep->ctx->ops->flush(ep, timeout_ms);
+	return ep->ctx->ops.flush(ep, timeout_ms);
 }

@@ -2,9 +2,14 @@
 /*
  * Internal contract between the generic transport layer (transport.c) and its
  * backends (shm/, verbs/).  Backends provide a const struct frr_tp_ops filled
- * with designated initializers; entries left NULL fall back to the defaults in
- * transport.c that return -EOPNOTSUPP ("not supported").  Backend objects
- * embed the generic object first and recover themselves with container_of.
+ * with designated initializers; frr_tp_open copies it into the ctx once and
+ * fills the entries left NULL with defaults (transport.c, as rdma-core's
+ * dummy ops): calls that do something return -EOPNOTSUPP ("not supported"),
+ * releases do nothing, ep_alive says 1, device_name gives the backend's
+ * name.  So the generic layer calls every entry without a NULL test.  Only
+ * name and open are required; available is asked before any ctx exists
+ * (NULL = always).  Backend objects embed the generic object first and
+ * recover themselves with container_of.
  *
  * The generic layer validates arguments before dispatch (NULL pointers,
  * descriptor magic/check/job token/owner/backend, offsets and lengths against
@@ -28,8 +33,9 @@
 
 #define FRR_TP_ERRBUF 512
 
+/* Internal: built with the library, so no size field (never crosses the
+ * library boundary). */
 struct frr_tp_ops {
-	size_t size; /* sizeof(struct frr_tp_ops): lets the table grow */
 	const char *name;
 
 	/* Backend allocates its ctx (embedding struct frr_tp_ctx) and fills
@@ -77,7 +83,7 @@ struct frr_tp_ops {
 };
 
 struct frr_tp_ctx {
-	const struct frr_tp_ops *ops;
+	struct frr_tp_ops ops; /* the backend's, defaults filled in (open) */
 	struct frr_tp_config cfg;
 	uint32_t next_region_id;
 	char errbuf[FRR_TP_ERRBUF];
@@ -115,6 +121,11 @@ int frr_tp_verbs_available(void);
  * Returns err so callers can 'return frr_tp_err(ctx, -EINVAL, ...)'. */
 int frr_tp_err(struct frr_tp_ctx *ctx, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* Fill o's NULL entries (but name, open, available) with the defaults of
+ * tp_defaults.c: -EOPNOTSUPP "X is not supported by backend Y; <the
+ * config's backend_hint>" for calls, nothing for releases. */
+void frr_tp_fill_defaults(struct frr_tp_ops *o);
 
 /* Descriptor integrity check (also used by tests to forge descriptors). */
 uint64_t frr_tp_desc_check(const struct frr_tp_desc *d);

@@ -521,7 +521,9 @@ static int bench_open(struct bench *b)
 				     .rank = b->rank,
 				     .nranks = 2,
 				     .device = p->device,
-				     .gid_index = p->gid_index };
+				     .gid_index = p->gid_index,
+				     .backend_hint = "use --backend shm",
+				     .device_hint = "fix -d / --ib-dev" };
 	struct frr_tp_addr addrs[2], me;
 	struct frr_tp_desc descs[2], d;
 	int ret;

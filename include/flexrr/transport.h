@@ -101,6 +101,13 @@ struct frr_tp_config {
 	int gid_index;	    /* -1 = auto: RoCE v2 GID on the bootstrap netdev */
 	const char *bind_addr; /* IP the verbs listener binds to; NULL = auto */
 	int port;	       /* verbs listener port; 0 = ephemeral */
+	/* What the user changes, in the caller's words, shown in errors
+	 * (as frr_tcp_cfg's addr_hint): to pick another backend (e.g. "use
+	 * --backend shm"; NULL = "open the transport with another backend")
+	 * and to name another verbs device (e.g. "fix FLEXRR_DEVICE /
+	 * --device"; NULL = "fix FLEXRR_DEVICE or frr_tp_config.device"). */
+	const char *backend_hint;
+	const char *device_hint;
 };
 
 /*

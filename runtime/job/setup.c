@@ -199,6 +199,8 @@ int frr_rt_tp_setup(struct frr_rt *rt)
 		 * transport lock past what a dead peer is allowed */
 		.timeout_ms = rt->flush_ms,
 		.gid_index = -1,
+		.backend_hint = "use --backend shm",
+		.device_hint = "fix FLEXRR_DEVICE",
 	};
 	size_t ilen = rank_info_len(rt);
 	struct rank_info *mine = NULL;

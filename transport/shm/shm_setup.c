@@ -420,7 +420,6 @@ static void shm_rmr_release(struct frr_tp_rmr *rmr)
 }
 
 const struct frr_tp_ops frr_tp_shm_ops = {
-	.size = sizeof(struct frr_tp_ops),
 	.name = "shm",
 	.open = shm_open_ctx,
 	.close = shm_close_ctx,

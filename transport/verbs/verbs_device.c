@@ -207,7 +207,10 @@ int vb_pick_device(struct vb_ctx *c, const struct frr_tp_config *cfg,
 				  "'flexrr doctor'; for soft-RoCE run "
 				  "scripts/softroce-setup.sh, or "
 				  "scripts/softroce-vm.sh when the kernel "
-				  "lacks rdma_rxe; or use --backend shm");
+				  "lacks rdma_rxe; or %s",
+				  cfg->backend_hint ? cfg->backend_hint
+						    : "open the transport "
+						      "with backend shm");
 	for (int i = 0; i < n; i++) {
 		const char *name = ibv_get_device_name(c->devs[i]->device);
 		int p;
@@ -228,8 +231,11 @@ int vb_pick_device(struct vb_ctx *c, const struct frr_tp_config *cfg,
 	if (want && nodev)
 		return frr_tp_err(&c->base, -ENODEV,
 				  "verbs: device '%s' not found (devices: "
-				  "%s); fix FLEXRR_DEVICE / --device",
-				  want, seen);
+				  "%s); %s",
+				  want, seen,
+				  cfg->device_hint ? cfg->device_hint
+						   : "fix FLEXRR_DEVICE or "
+						     "frr_tp_config.device");
 	return frr_tp_err(&c->base, -ENETDOWN,
 			  "verbs: no ACTIVE port on %s; check the link "
 			  "('rdma link show', 'ibv_devinfo'); for rxe the "

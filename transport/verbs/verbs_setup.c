@@ -351,7 +351,6 @@ static void vb_mr_free(struct frr_tp_mr *mr)
 }
 
 const struct frr_tp_ops frr_tp_verbs_ops = {
-	.size = sizeof(struct frr_tp_ops),
 	.name = "verbs",
 	.available = frr_tp_verbs_available,
 	.open = vb_open,
