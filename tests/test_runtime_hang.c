@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Failures say what and where (issue 10, item 5): a stopped (hung) rank is
- * reported as unresponsive, not as dead, naming it; the ranks of a local
+ * reported as unresponsive, not as dead, naming it and the option that
+ * raises the deadline (issue 25 item 7); the ranks of a local
  * launch die with their launcher.  (A killed rank reported as dead:
  * test_runtime_kill.c.)
  */
@@ -87,6 +88,11 @@ static void stopped_case(const char *mode, int victim)
 		  res->err);
 	cr_assert(!strstr(res->err, "crashed or was killed"),
 		  "%s: a stopped rank reported as dead: %s", mode, res->err);
+	/* the verdict says which deadline expired and how to raise it */
+	cr_assert(strstr(res->err, "--dead-timeout"),
+		  "%s: the unresponsive verdict does not name --dead-timeout: "
+		  "%s",
+		  mode, res->err);
 	free(res);
 }
 
@@ -94,6 +100,36 @@ Test(runtime_hang, stopped_rank_is_reported_unresponsive)
 {
 	stopped_case("ssp", 1);
 	stopped_case("flexrr", 0);
+}
+
+/* A rank that was only slow (stopped past --dead-timeout, then resumed
+ * once the other rank gave up on it) tells the same story as the other
+ * side: it was declared unresponsive, and which option would have let it
+ * through, not "rank 0 has died". */
+Test(runtime_hang, resumed_rank_gives_the_same_verdict)
+{
+	struct rt_run *res = calloc(1, sizeof(*res));
+	pid_t rank[2], l = start_job("ssp", "resume", rank);
+	double dl;
+
+	kill(rank[1], SIGSTOP);
+	dl = rt_now() + 30;
+	while (!gone(rank[0]) && rt_now() < dl)
+		usleep(20000);
+	kill(rank[1], SIGCONT);
+	res->code = rt_wait(l, 60);
+	rt_collect("resume", res);
+	cr_assert(res->code > 0, "exit %d: %s", res->code, res->err);
+	cr_assert(strstr(res->err, "rank 1 is unresponsive"),
+		  "rank 0 did not name rank 1 unresponsive: %s", res->err);
+	cr_assert(strstr(res->err, "rank 0 declared this rank (1) "
+				   "unresponsive"),
+		  "the resumed rank does not say it was declared "
+		  "unresponsive: %s",
+		  res->err);
+	cr_assert(!strstr(res->err, "rank 0 has died"),
+		  "the resumed rank contradicts rank 0: %s", res->err);
+	free(res);
 }
 
 Test(runtime_hang, ranks_die_with_their_launcher)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Control words and flushes every part of a rank uses (under tp_lock). */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -7,12 +8,18 @@
 
 int frr_rt_tp_check(struct frr_rt *rt, int err, int peer, const char *what)
 {
-	char how[160];
+	char how[288];
 
 	if (!err)
 		return 0;
-	snprintf(how, sizeof(how), "%s to rank %d failed: %s", what, peer,
-		 strerror(-err));
+	/* which deadline expired, and the option that raises it */
+	snprintf(how, sizeof(how), "%s to rank %d failed: %s%s", what, peer,
+		 strerror(-err),
+		 err == -ETIMEDOUT
+		     ? " (the transport waits a third of the --dead-timeout "
+		       "while the job runs, the --timeout at its start and "
+		       "end; raise them on a busy machine)"
+		     : "");
 	return frr_rt_peer_fail(rt, peer, how);
 }
 

@@ -21,11 +21,25 @@
 #define NOTICE_SELF (1ull << 33)
 #define NOTICE_KIND (NOTICE_HUNG | NOTICE_SELF)
 
-/* Tell every other rank (but peer) that `dead` failed (a counter write
- * into its notice slot for us).  The transport lock is recursive (this
- * thread may hold it already); another thread may hold it in a flush to
- * the dead peer, bounded by flush_ms: wait that long, the notice is what
- * lets the others name `dead`. */
+/* Whether notify_dead writes to rank r: every other rank but the failed
+ * peer, and the unresponsive rank itself, which may only be slow (a busy
+ * machine): told it was declared unresponsive, it says so when it sees us
+ * go, instead of "rank <us> has died". */
+static int noticed(const struct frr_rt *rt, int r, int dead, int peer,
+		   uint64_t kind)
+{
+	if (r == rt->rank || !rt->rctl[r] || frr_tp_ep_alive(rt->eps[r]) <= 0)
+		return 0;
+	if (r == dead && (kind & NOTICE_HUNG))
+		return 1;
+	return r != dead && r != peer;
+}
+
+/* Tell the other ranks that `dead` failed (a counter write into its notice
+ * slot for us).  The transport lock is recursive (this thread may hold it
+ * already); another thread may hold it in a flush to the dead peer,
+ * bounded by flush_ms: wait that long, the notice is what lets the others
+ * name `dead`. */
 static void notify_dead(struct frr_rt *rt, int dead, int peer, uint64_t kind)
 {
 	struct timespec dl = frr_deadline_ts(rt->flush_ms + 300);
@@ -34,14 +48,12 @@ static void notify_dead(struct frr_rt *rt, int dead, int peer, uint64_t kind)
 	if (!rt->eps || !rt->rctl || pthread_mutex_timedlock(&rt->tp_lock, &dl))
 		return;
 	for (int r = 0; r < rt->P; r++)
-		if (r != rt->rank && r != dead && r != peer && rt->rctl[r] &&
-		    frr_tp_ep_alive(rt->eps[r]) > 0)
+		if (noticed(rt, r, dead, peer, kind))
 			frr_tp_write_u64(rt->eps[r], rt->rctl[r],
 					 rt->off_notice + (size_t)rt->rank * 64,
 					 v, 0, 0);
 	for (int r = 0; r < rt->P; r++)
-		if (r != rt->rank && r != dead && r != peer && rt->rctl[r] &&
-		    frr_tp_ep_alive(rt->eps[r]) > 0)
+		if (noticed(rt, r, dead, peer, kind))
 			frr_tp_flush(rt->eps[r], 500);
 	pthread_mutex_unlock(&rt->tp_lock);
 }
@@ -115,8 +127,9 @@ static int report(struct frr_rt *rt, int dead, uint64_t kind, int reporter,
 	const char *what =
 	    kind & NOTICE_SELF
 		? "stopped after an error (its own message says which)"
-	    : kind & NOTICE_HUNG ? "is unresponsive (hung or stopped: its "
-				   "connection is open but it does not answer)"
+	    : kind & NOTICE_HUNG ? "is unresponsive (hung, stopped or "
+				   "overloaded: its connection is open but it "
+				   "does not answer in time)"
 				 : "has died (crashed or was killed)";
 
 	if (reporter >= 0 && reporter != dead)
@@ -155,6 +168,18 @@ int frr_rt_peer_fail(struct frr_rt *rt, int peer, const char *how)
 			kind = k;
 			reporter = q;
 		}
+	}
+	/* a peer found *us* unresponsive and stopped: the same verdict as
+	 * its own, from this side (we are alive, so only slow) */
+	if (reporter >= 0 && dead == rt->rank && (kind & NOTICE_HUNG)) {
+		notify_dead(rt, dead, peer, kind);
+		return fail_peer(rt, -ETIMEDOUT,
+				 "rank %d declared this rank (%d) unresponsive "
+				 "(it saw no heartbeat from it for %d ms, the "
+				 "--dead-timeout) and stopped: this rank was "
+				 "too slow to answer; on a busy machine raise "
+				 "--dead-timeout; stopping rank %d",
+				 reporter, rt->rank, rt->o->dead_ms, rt->rank);
 	}
 	if (reporter >= 0 && dead == peer && !(kind & NOTICE_SELF)) {
 		reporter = -1; /* our own view of the peer */
@@ -352,9 +377,11 @@ int frr_rt_heartbeat(struct frr_rt *rt, double now, int finished)
 			rt->hb_last[r] = v;
 			rt->hb_seen[r] = now;
 		} else if ((now - rt->hb_seen[r]) * 1000 > rt->o->dead_ms) {
-			char how[64];
+			char how[128];
 
-			snprintf(how, sizeof(how), "no heartbeat for %d ms",
+			snprintf(how, sizeof(how),
+				 "no heartbeat for %d ms (the --dead-timeout; "
+				 "raise it on a busy machine)",
 				 rt->o->dead_ms);
 			err = frr_rt_peer_fail(rt, r, how);
 		}

@@ -115,8 +115,11 @@ int frr_rt_wait_eval(struct frr_rt *rt, struct frr_worker *wk, int c)
 	       need) {
 		if (frr_rt_stalled(rt, &st))
 			return frr_rt_fail(rt, -ETIMEDOUT,
-					   "worker %d waited %d ms for the "
-					   "evaluation of clock %d",
+					   "worker %d waited %d ms (the "
+					   "--timeout) for the evaluation "
+					   "of clock %d: it hangs; raise "
+					   "--timeout if evaluations take "
+					   "that long",
 					   wk->id, rt->o->timeout_ms, need - 1);
 		/* rr: a helpee may wait on us (CancelHelp) for that clock */
 		err = idle(rt, wk, c);

@@ -53,7 +53,8 @@ static int free_slot(struct frr_rt *rt, struct frr_worker *wk, int o, int *out)
 			return frr_rt_fail(rt, -ETIMEDOUT,
 					   "worker %d waited %d ms for rank %d "
 					   "to take one of its %d update "
-					   "batches: rank %d hangs",
+					   "batches: rank %d hangs; raise "
+					   "--timeout if it is only slow",
 					   wk->id, rt->o->timeout_ms, o, rt->K,
 					   o);
 		nap_us(50);
