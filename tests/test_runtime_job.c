@@ -53,6 +53,84 @@ Test(runtime_job, help_everywhere)
 	free(r);
 }
 
+/* Occurrences of needle in hay. */
+static int count_of(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = strstr(hay, needle); p;
+	     p = strstr(p + 1, needle))
+		n++;
+	return n;
+}
+
+/* --help groups options by what they apply to (issue 25 item 7):
+ * --stragglers and --trace work in every mode, every --rr-* option says
+ * what it does. */
+Test(runtime_job, help_groups_options)
+{
+	struct rt_run *r = calloc(1, sizeof(*r));
+	static const char *const rr[] = { "--rr-group G ", "--rr-threshold F ",
+					  "--rr-min-share F ", "--rr-report N ",
+					  "--rr-max-helpers N " };
+	const char *any, *rrsec;
+
+	RUN(r, 10, "run", "--help");
+	cr_assert_eq(r->code, 0);
+	any = strstr(r->out, "\nany mode:\n");
+	rrsec = strstr(r->out, "\nRapidReassignment (modes flexrr, rr");
+	cr_assert(any && rrsec && any < rrsec, "%s", r->out);
+	cr_assert(strstr(any, "--stragglers SPEC ") < rrsec, "%s", r->out);
+	cr_assert(strstr(any, "--trace FILE ") < rrsec, "%s", r->out);
+	for (size_t i = 0; i < sizeof(rr) / sizeof(rr[0]); i++) {
+		const char *l = strstr(rrsec, rr[i]);
+
+		cr_assert(l, "no %s line: %s", rr[i], r->out);
+		l += strlen(rr[i]);
+		l += strspn(l, " ");
+		cr_assert(*l != '\n' && *l != '-', "%s has no explanation: %s",
+			  rr[i], r->out);
+	}
+	free(r);
+}
+
+/* A bad --stragglers is a usage error of the launcher: said once (not
+ * once per rank), exit 2. */
+Test(runtime_job, bad_stragglers_is_one_usage_error)
+{
+	struct rt_run *r = calloc(1, sizeof(*r));
+
+	RUN(r, 30, "run", "-n", "2", "--stragglers", "bogus:1", "toy");
+	cr_assert_eq(r->code, 2, "exit %d: %s", r->code, r->err);
+	cr_assert_eq(count_of(r->err, "invalid --stragglers"), 1, "%s",
+		     r->err);
+	RUN(r, 30, "run", "-n", "2", "-t", "2", "--stragglers",
+	    "persistent:4,2", "toy");
+	cr_assert_eq(r->code, 2, "exit %d: %s", r->code, r->err);
+	cr_assert_eq(count_of(r->err, "the job has only 4 workers"), 1, "%s",
+		     r->err);
+	free(r);
+}
+
+/* An app's option before the app's name says where app options go. */
+Test(runtime_job, app_option_without_app_gets_a_hint)
+{
+	struct rt_run *r = calloc(1, sizeof(*r));
+	const char *want = "--vertices is not a run option; app options go "
+			   "after the app name: flexrr run [run options] APP "
+			   "[app options]";
+
+	RUN(r, 10, "run", "-n", "2", "--vertices", "5");
+	cr_assert_eq(r->code, 2, "exit %d: %s", r->code, r->err);
+	cr_assert(strstr(r->err, want), "no hint: %s", r->err);
+	cr_assert_eq(count_of(r->err, "is not a run option"), 1, "%s", r->err);
+	/* a run option without its value is not called an app option */
+	RUN(r, 10, "run", "--clocks");
+	cr_assert_eq(r->code, 2);
+	cr_assert_null(strstr(r->err, "is not a run option"), "%s", r->err);
+	free(r);
+}
+
 Test(runtime_job, summary_line_and_target)
 {
 	struct rt_run *r = calloc(1, sizeof(*r));

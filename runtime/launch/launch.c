@@ -327,6 +327,9 @@ int frr_run_main(int argc, char **argv, const struct frr_app_ops *const *apps)
 	/* the PMIx path takes rank, size and token from the launcher */
 	if (!err && !frr_job_wants_pmix(&job) && frr_launcher_env(&env))
 		err = frr_job_join_launched(&job, &env);
+	/* PMIx tells the size only once the ranks meet */
+	if (!err && !frr_job_wants_pmix(&job))
+		err = frr_job_check_shape(&job);
 	if (err) { /* 1: help printed; -EINVAL: usage error, said */
 		frr_job_fini(&job);
 		return err == 1 ? 0 : 2;

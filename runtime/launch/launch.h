@@ -31,12 +31,17 @@ void frr_job_init(struct frr_job *job, const char *prog,
 void frr_job_fini(struct frr_job *job);
 /* Print the run options (and the apps of job->apps) to out. */
 void frr_job_usage(const struct frr_job *job, FILE *out);
+/* After getopt's "unrecognized option": where app options go (usage.c). */
+void frr_job_hint_unknown(const struct frr_job *job, int argc, char **argv);
 /* Parse argv (frr_run_main): 0 = run it, 1 = help was printed, -EINVAL =
  * usage error (said on stderr). */
 int frr_job_parse_argv(struct frr_job *job, int argc, char **argv);
 /* Check the options together and derive what follows from them (mode from
  * --slack, the rr layer): 0 or -EINVAL (said). */
 int frr_job_finalize(struct frr_job *job);
+/* The checks that need the job's shape (P x T workers: --stragglers'
+ * worker indices), made once before any rank starts: 0 or -EINVAL (said). */
+int frr_job_check_shape(const struct frr_job *job);
 /* Launcher-started: check what the launcher says and take the rendezvous
  * address and token: 0 or -EINVAL (said). */
 int frr_job_join_launched(struct frr_job *job,

@@ -17,104 +17,7 @@
 
 #include "flexrr/base.h"
 #include "launch.h"
-
-void frr_job_usage(const struct frr_job *job, FILE *out)
-{
-	const char *p = job->prog;
-
-	fprintf(out,
-		"usage: %s [options] APP [app options]\n"
-		"       %s -n P APP --help     (the app's options)\n",
-		p, p);
-	fprintf(
-	    out,
-	    "\n"
-	    "Runs APP for --clocks clocks as a job of P processes x T worker "
-	    "threads.\n"
-	    "Started by a launcher (mpirun, srun, ...) each process joins as "
-	    "one rank\n"
-	    "(rank/size from FLEXRR_RANK/FLEXRR_SIZE, "
-	    "OMPI_COMM_WORLD_RANK/SIZE,\n"
-	    "PMIX_RANK, PMI_RANK/PMI_SIZE or SLURM_PROCID/SLURM_NTASKS); "
-	    "otherwise it\n"
-	    "forks P local processes.\n"
-	    "\n"
-	    "job:\n"
-	    "  -n, --procs P          processes (local job; default 1)\n"
-	    "  -t, --threads T        worker threads per process (default 1)\n"
-	    "  --backend B            shm | verbs | auto (default auto)\n"
-	    "  --mode M               bsp | ssp | async | flexrr | rr (default "
-	    "bsp;\n"
-	    "                         ssp when --slack is given)\n"
-	    "  --slack S              SSP slack, 0..%d (ssp: default 1)\n"
-	    "  --clocks N             clocks to run (default 10)\n"
-	    "  --target V             stop early once the objective reaches V\n"
-	    "  --seed S               random seed (default 1)\n"
-	    "  -q, --quiet            no per-clock progress line on stderr\n"
-	    "  --metrics FILE         per worker per clock CSV (rank 0 writes "
-	    "it)\n"
-	    "  --save FILE            save the model at the end (apps that "
-	    "can)\n"
-	    "  --load FILE            start from a saved model (apps that "
-	    "can)\n"
-	    "  --checkpoint DIR       write a consistent checkpoint into DIR "
-	    "(a directory\n"
-	    "                         every rank shares) every "
-	    "--checkpoint-every\n"
-	    "  --checkpoint-every N   N clocks (default 10), or Ns: a clock "
-	    "boundary\n"
-	    "                         about every N seconds\n"
-	    "  --resume DIR           continue from DIR's newest complete "
-	    "checkpoint\n"
-	    "                         (same app, options, data, -n and -t)\n"
-	    "  --no-pin               do not pin worker threads to cores\n"
-	    "  --allow-nonfinite      run on when the objective is nan or inf\n"
-	    "                         (default: the run fails at that clock)\n"
-	    "  --timeout S            fail when no worker of the job made "
-	    "progress\n"
-	    "                         for S s (60)\n"
-	    "  --dead-timeout S       a silent peer is declared dead after S s "
-	    "(5)\n"
-	    "  --delay-worker W,E,F   bench: worker W sleeps F x its clock "
-	    "time every\n"
-	    "                         E-th clock (W = -1: a different worker\n"
-	    "                         each time)\n",
-	    FRR_RT_MAX_SLACK);
-	fprintf(
-	    out,
-	    "launcher-started ranks:\n"
-	    "  --rendezvous HOST:PORT rank 0's address (env "
-	    "FLEXRR_RENDEZVOUS); on one\n"
-	    "                         host a port is derived from the "
-	    "launcher's job id\n"
-	    "  (job secret: env FLEXRR_JOB_TOKEN or FLEXRR_JOB_TOKEN_FILE, "
-	    "the same on\n"
-	    "   every rank; pmix without it: a random one from rank 0; "
-	    "local jobs: random)\n"
-	    "  --rendezvous-timeout S how long ranks wait for each other (20)\n"
-	    "  --bootstrap B          how the ranks meet: pmix (through the "
-	    "launcher's\n"
-	    "                         PMIx server: mpirun, srun --mpi=pmix), "
-	    "tcp (the\n"
-	    "                         rendezvous above) or auto (default: pmix "
-	    "when the\n"
-	    "                         launcher offers it and no rendezvous "
-	    "address is\n"
-	    "                         given, else tcp); rank 0 says which on "
-	    "stderr\n"
-	    "RapidReassignment (modes flexrr, rr):\n"
-	    "  --rr-group G  --rr-threshold F  --rr-min-share F  --rr-report "
-	    "N\n"
-	    "  --rr-max-helpers N  --stragglers SPEC  --trace FILE\n"
-	    "\n"
-	    "When the job ends rank 0 prints one line on stdout:\n"
-	    "  flexrr: done mode=M backend=B procs=P threads=T clocks=N "
-	    "time_s=S "
-	    "objective=V <app metrics>\n");
-	fprintf(out, "\napps:\n");
-	for (const struct frr_app_ops *const *a = job->apps; a && *a; a++)
-		fprintf(out, "  %-8s %s\n", (*a)->name, (*a)->summary);
-}
+#include "straggler.h"
 
 enum {
 	OPT_BACKEND = 256,
@@ -463,6 +366,9 @@ static int set_rr_opt(struct frr_job *job, int opt, const char *arg)
 				job->prog);
 			return -EINVAL;
 		}
+		/* a usage error, said once here, not once per rank */
+		if (frr_stragglers_parse(arg, &(struct frr_stragglers){ 0 }))
+			return -EINVAL;
 		rr->stragglers = arg;
 		return 0;
 	case OPT_TRACE:
@@ -609,6 +515,8 @@ int frr_job_parse_argv(struct frr_job *job, int argc, char **argv)
 			frr_job_usage(job, stdout);
 			return 1;
 		}
+		if (opt == '?')
+			frr_job_hint_unknown(job, argc, argv);
 		err = set_opt(job, opt, optarg);
 		if (err)
 			return err;
@@ -749,6 +657,19 @@ int frr_job_finalize(struct frr_job *job)
 	}
 	engage_rr(o);
 	return 0;
+}
+
+int frr_job_check_shape(const struct frr_job *job)
+{
+	const struct frr_run_opts *o = &job->o;
+	struct frr_stragglers s;
+
+	if (!o->rr.stragglers || frr_stragglers_parse(o->rr.stragglers, &s))
+		return 0; /* none, or said when the option was set */
+	return frr_stragglers_setup(&s, o->seed, o->threads,
+				    o->nprocs * o->threads)
+		   ? -EINVAL
+		   : 0;
 }
 
 /* ---- the structured form (flexrr/job.h) -------------------------------- */
