@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Install flexrr from BUILD_DIR (default build/, already built) to a
 # temporary prefix and build programs against that prefix alone, as a user
-# would: with pkg-config (shared library) and with find_package(flexrr)
+# would: with pkg-config (flexrr.pc: shared library, flexrr-static.pc: static)
+# and with find_package(flexrr)
 # (flexrr::flexrr shared, flexrr::flexrr_static); run them.  Fails if an
 # installed file or a compile/link command names the source or build tree.
 #   scripts/test-install.sh [BUILD_DIR]
 set -euo pipefail
-case ${1:-} in -h|--help) sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+case ${1:-} in -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-$ROOT/build}" && pwd)
 tmp=$(mktemp -d /tmp/flexrr-install.XXXXXX)
@@ -50,6 +51,15 @@ grep -q "hello: ok" pc.out || fail "hello (pkg-config) did not say ok"
 ldd ./hello-pc >ldd.out
 grep "$prefix.*libflexrr.so" ldd.out >/dev/null ||
 	fail "hello (pkg-config) does not use the installed libflexrr.so"
+# the README's static line: flexrr-static.pc names libflexrr.a itself
+flags=$(pkg-config --cflags --libs flexrr-static)
+echo "cc hello.c $flags" | tee pcs.log
+cc -O2 -Wall -Wextra -Werror hello.c $flags -o hello-pcs
+check_cmds pcs.log
+./hello-pcs >pcs.out || { cat pcs.out; fail "hello (flexrr-static.pc) failed"; }
+grep -q "hello: ok" pcs.out || fail "hello (flexrr-static.pc) did not say ok"
+ldd ./hello-pcs >ldd.out
+if grep libflexrr ldd.out; then fail "hello (flexrr-static.pc) links libflexrr.so"; fi
 
 echo "--- find_package(flexrr)"
 cmake -S . -B b -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_C_FLAGS="-Wall -Werror" >cm.log
