@@ -34,6 +34,13 @@ int frr_pmix_launched(void)
 	return getenv("PMIX_NAMESPACE") && getenv("PMIX_RANK");
 }
 
+/* How the caller's user asks for the TCP rendezvous instead. */
+static const char *tcp_hint(const struct frr_pmix_cfg *cfg)
+{
+	return cfg->tcp_hint ? cfg->tcp_hint
+			     : "meet through the TCP rendezvous (frr_tcp_open)";
+}
+
 #ifndef FLEXRR_HAVE_PMIX
 
 int frr_pmix_offered(void)
@@ -43,11 +50,10 @@ int frr_pmix_offered(void)
 
 int frr_pmix_open(const struct frr_pmix_cfg *cfg, struct frr_oob **oob)
 {
-	(void)cfg;
 	*oob = NULL;
 	frr_err("this flexrr was built without PMIx: install libpmix-dev "
-		"(Debian) and rebuild, or meet through the TCP rendezvous "
-		"(--bootstrap tcp)");
+		"(Debian) and rebuild, or %s",
+		tcp_hint(cfg));
 	return -ENOTSUP;
 }
 
@@ -73,6 +79,7 @@ struct px {
 	unsigned seq;	 /* collectives so far: the key of the next one */
 	int timeout_ms;	 /* of collectives given no timeout */
 	int initialized; /* PMIx_Init succeeded: finalize on close */
+	const char *timeout_hint; /* cfg's, or the default */
 };
 
 int frr_pmix_offered(void)
@@ -120,13 +127,14 @@ static int px_fence(struct px *x, int collect, int timeout_ms, const char *what)
 	PMIX_INFO_DESTRUCT(&info[0]);
 	PMIX_INFO_DESTRUCT(&info[1]);
 	if (rc != PMIX_SUCCESS) {
-		frr_err("pmix: rank %d: fence (%s) failed: %s%s", x->oob.rank,
+		frr_err("pmix: rank %d: fence (%s) failed: %s%s%s%s", x->oob.rank,
 			what, PMIx_Error_string(rc),
 			rc == PMIX_ERR_TIMEOUT
 			    ? ": a rank did not arrive in time (did one fail "
-			      "or hang before it? raise --rendezvous-timeout "
-			      "for slow starts)"
-			    : "");
+			      "or hang before it? for slow starts: "
+			    : "",
+			rc == PMIX_ERR_TIMEOUT ? x->timeout_hint : "",
+			rc == PMIX_ERR_TIMEOUT ? ")" : "");
 		return px_errno(rc);
 	}
 	return 0;
@@ -295,19 +303,21 @@ int frr_pmix_open(const struct frr_pmix_cfg *cfg, struct frr_oob **oob)
 	if (!frr_pmix_launched()) {
 		frr_err("pmix: no PMIx launcher started this process "
 			"(PMIX_NAMESPACE, PMIX_RANK unset): start the ranks "
-			"with mpirun or srun --mpi=pmix, or use --bootstrap "
-			"tcp");
+			"with mpirun or srun --mpi=pmix, or %s",
+			tcp_hint(cfg));
 		free(x);
 		return -ENOENT;
 	}
 	x->oob.ops = &px_ops;
 	x->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : PX_DEFAULT_MS;
+	x->timeout_hint = cfg->timeout_hint ? cfg->timeout_hint
+					    : "raise frr_pmix_cfg.timeout_ms";
 	rc = PMIx_Init(&x->me, NULL, 0);
 	if (rc != PMIX_SUCCESS) {
 		frr_err("pmix: PMIx_Init failed: %s: is this process a rank "
 			"of a PMIx launcher's job (mpirun, srun --mpi=pmix)? "
-			"Else use --bootstrap tcp",
-			PMIx_Error_string(rc));
+			"Else %s",
+			PMIx_Error_string(rc), tcp_hint(cfg));
 		free(x);
 		return -EPROTO;
 	}

@@ -30,7 +30,7 @@
 #include "rdv.h"
 
 #define RDV_DEFAULT_COLL_MS 30000
-#define RDV_HINT "--rendezvous HOST:PORT"
+#define RDV_HINT "frr_tcp_cfg.addr"
 
 /* Hash one file into h (chained FNV-1a); 0 if it cannot be read. */
 static uint64_t hash_file(const char *path, uint64_t h)

@@ -151,8 +151,9 @@ struct frr_tcp_cfg {
 	uint64_t binary_hash;
 	uint64_t args_hash;
 	int timeout_ms; /* how long the ranks wait for each other */
-	/* What the user changes when the address is wrong or taken, shown in
-	 * errors; NULL = "--rendezvous HOST:PORT". */
+	/* What the user changes when the address is wrong or taken, in the
+	 * caller's words, shown in errors (e.g. "--rendezvous HOST:PORT");
+	 * NULL = "frr_tcp_cfg.addr". */
 	const char *addr_hint;
 };
 
@@ -176,6 +177,14 @@ struct frr_pmix_cfg {
 	 * processes, which the PMIx server authenticates) */
 	const struct frr_job_secret *secret;
 	int timeout_ms; /* fences (every collective given none); 0 = 30 s */
+	/* What the user changes, in the caller's words, shown in errors (as
+	 * frr_tcp_cfg's addr_hint): to meet through the TCP rendezvous
+	 * instead (e.g. "use --bootstrap tcp"; NULL = "meet through the TCP
+	 * rendezvous (frr_tcp_open)") and to wait longer for slow starts
+	 * (e.g. "raise --rendezvous-timeout"; NULL = "raise
+	 * frr_pmix_cfg.timeout_ms"). */
+	const char *tcp_hint;
+	const char *timeout_hint;
 };
 
 /* 1 when a PMIx launcher started this process (PMIX_NAMESPACE and

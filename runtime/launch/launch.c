@@ -54,6 +54,7 @@ static int rank_main(struct frr_job *job, int rank, int size, const char *addr,
 		.binary_hash = frr_binary_hash(),
 		.args_hash = job->o.args_hash,
 		.timeout_ms = (int)(job->rdv_timeout * 1000),
+		.addr_hint = "--rendezvous HOST:PORT",
 	};
 	struct frr_oob *oob = NULL;
 	int err;
@@ -242,8 +243,10 @@ static int run_pmix(struct frr_job *job)
 	struct frr_run_opts *o = &job->o;
 	struct frr_pmix_cfg px = { .binary_hash = frr_binary_hash(),
 				   .args_hash = o->args_hash,
-				   .timeout_ms =
-				       (int)(job->rdv_timeout * 1000) };
+				   .timeout_ms = (int)(job->rdv_timeout * 1000),
+				   .tcp_hint = "use --bootstrap tcp",
+				   .timeout_hint =
+				       "raise --rendezvous-timeout" };
 	struct frr_oob *oob = NULL;
 	int err = 0;
 

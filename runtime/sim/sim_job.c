@@ -401,28 +401,32 @@ static void sim_free(struct sim *s)
 	frr_trace_destroy(s->trace);
 }
 
+/* The messages name quantities, not a program's flags: `flexrr simulate`
+ * checks its own options' ranges (cli/cmd_simulate.c) before this. */
 static int check_cfg(const struct frr_sim_cfg *c, enum frr_sim_mode mode)
 {
 	const char *why = NULL;
 
 	if (c->P < 1 || c->T < 1 || (long)c->P * c->T > 1 << 20)
-		why = "-n and -t must be at least 1 (at most 2^20 workers)";
+		why = "processes and threads must be at least 1 (at most 2^20 "
+		      "workers)";
 	else if (c->clocks < 1 || c->clocks > 1 << 24)
-		why = "--clocks must be 1..2^24";
+		why = "clocks must be 1..2^24";
 	else if (c->items < 1 || c->items > FRR_PROG_FIELD_MAX)
-		why = "--items must be 1..4194303";
+		why = "items per worker and clock must be 1..4194303";
 	else if (c->slack < 0 || c->slack > FRR_RT_MAX_SLACK)
-		why = "--slack must be 0..24";
+		why = "the slack must be 0..24";
 	else if (c->lat_s < 0 || c->local_lat_s < 0 || c->poll_s < 0 ||
 		 c->apply_s < 0)
 		why = "latencies and periods must be >= 0";
 	else if (c->contention_factor < 1)
-		why = "--contention-factor must be >= 1";
+		why = "the contention factor must be >= 1";
 	else if (mode == FRR_SIM_LB_BSP &&
 		 (c->lb_history < 1 || c->lb_history > 64))
-		why = "--lb-history must be 1..64";
+		why = "lb-bsp's speed history must be 1..64 clocks";
 	else if (mode == FRR_SIM_BACKUP && c->backups >= c->P * c->T)
-		why = "--backups must be less than the number of workers";
+		why = "the backup baseline must drop fewer workers per clock "
+		      "than the job has";
 	else if (!c->cost)
 		why = "no item cost model";
 	if (why)
