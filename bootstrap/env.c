@@ -31,15 +31,37 @@ static int env_rank(const char *name, const char *s)
 	return (int)v;
 }
 
+/* The rank on this node: the variable of the launcher that gave the rank
+ * (pair's own), else the first one set (a FLEXRR_RANK script under some
+ * launcher; srun --mpi=pmi2 sets PMI_RANK but only SLURM_LOCALID).  The own
+ * one first: mpirun inside an sbatch script inherits the batch step's
+ * SLURM_LOCALID.  -1 when none is set (or one is not a rank). */
+static int local_rank(const char *own)
+{
+	static const char *const vars[] = {
+		"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID",
+		"PMIX_LOCAL_RANK",	      "MPI_LOCALRANKID",
+		"PMI_LOCAL_RANK",
+	};
+	const char *name = own && getenv(own) ? own : NULL;
+
+	for (size_t i = 0; !name && i < sizeof(vars) / sizeof(vars[0]); i++)
+		if (getenv(vars[i]))
+			name = vars[i];
+	return name ? env_rank(name, getenv(name)) : -1;
+}
+
 int frr_launcher_env(struct frr_launcher_env *env)
 {
-	/* first match wins: an explicit FLEXRR_* beats what a launcher set */
-	static const char *const pairs[][2] = {
-		{ "FLEXRR_RANK", "FLEXRR_SIZE" },
-		{ "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE" },
-		{ "PMIX_RANK", "OMPI_COMM_WORLD_SIZE" },
-		{ "PMI_RANK", "PMI_SIZE" },
-		{ "SLURM_PROCID", "SLURM_NTASKS" },
+	/* first match wins: an explicit FLEXRR_* beats what a launcher set;
+	 * [2] is that launcher's node-local rank (NULL: any) */
+	static const char *const pairs[][3] = {
+		{ "FLEXRR_RANK", "FLEXRR_SIZE", NULL },
+		{ "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
+		  "OMPI_COMM_WORLD_LOCAL_RANK" },
+		{ "PMIX_RANK", "OMPI_COMM_WORLD_SIZE", "PMIX_LOCAL_RANK" },
+		{ "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID" },
+		{ "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID" },
 	};
 	static const char *const job_ids[] = { "FLEXRR_JOB_ID",
 					       "PMIX_NAMESPACE",
@@ -47,13 +69,14 @@ int frr_launcher_env(struct frr_launcher_env *env)
 					       "SLURM_JOB_ID", "PMI_JOBID" };
 	size_t i;
 
-	*env = (struct frr_launcher_env){ 0 };
+	*env = (struct frr_launcher_env){ .local_rank = -1 };
 	for (i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
 		const char *r = getenv(pairs[i][0]), *s = getenv(pairs[i][1]);
 
 		if (r && s) {
 			env->rank = env_rank(pairs[i][0], r);
 			env->size = env_rank(pairs[i][1], s);
+			env->local_rank = local_rank(pairs[i][2]);
 			break;
 		}
 	}

@@ -91,6 +91,9 @@ struct frr_run_opts {
 	int quiet;
 	int pin;
 	int allow_nonfinite; /* --allow-nonfinite: a nan objective runs on */
+	/* rank among the job's ranks on this node, from the launcher
+	 * (bootstrap's frr_launcher_env); -1 = the rank (a local job) */
+	int local_rank;
 	const char *metrics_path;
 	const char *save_path;
 	const char *load_path;

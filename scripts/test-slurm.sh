@@ -9,6 +9,8 @@
 #           PMIx (rank 0's stderr says 'bootstrap pmix')
 #   sbatch  sbatch --wait of a script whose one step is srun flexrr run ...:
 #           its output file has the same summary line
+#   pin     srun -n 2 with FLEXRR_LOG=debug: the two ranks' threads pin to
+#           different CPUs (node-local ranks 0 and 1, from SLURM_LOCALID)
 #   doctor  the preflight, srun -n 2 flexrr doctor --json: one JSON line per
 #           task, and srun's exit status 1 exactly when one says unhealthy
 #           (this host may have no RDMA device: unhealthy is fine here)
@@ -24,7 +26,7 @@ build="" keep=0
 for a in "$@"; do
 	case $a in
 	--keep) keep=1 ;;
-	-h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "test-slurm.sh: unknown option '$a' (see --help)" >&2; exit 2 ;;
 	*) build=$a ;;
 	esac
@@ -182,6 +184,20 @@ srun_job() {
 export FLEXRR_JOB_TOKEN=$(openssl rand -hex 32)
 srun_job srun tcp
 srun_job pmix pmix --mpi=pmix
+
+# two ranks on one node pin their threads to different CPUs: the node-local
+# rank comes from srun's SLURM_LOCALID (FLEXRR_LOG=debug names each CPU)
+s=$SECONDS rc=0
+FLEXRR_LOG=debug timeout 60 srun -n 2 --time=1 "$B" run --backend shm --clocks 2 -q \
+	toy --items 30 >"$dir/pin.out" 2>"$dir/pin.err" || rc=$?
+pins=$(grep -o 'node-local rank [0-9]*, thread 0) pinned to CPU [0-9]*' "$dir/pin.err" || true)
+npins=$(printf '%s' "$pins" | grep -c . || true)
+ncpus=$(printf '%s\n' "$pins" | sed 's/.*CPU //' | sort -u | grep -c . || true)
+ok=0
+[ $rc = 0 ] && [ "$npins" = 2 ] && [ "$ncpus" = 2 ] &&
+	grep -q 'node-local rank 0,' <<<"$pins" && grep -q 'node-local rank 1,' <<<"$pins" && ok=1
+verdict $ok "srun -n 2 pins to 2 CPUs ($((SECONDS - s)) s)" "exit $rc; $(tr '\n' ';' <<<"${pins:-no pinned lines}")"
+[ $ok = 1 ] || tail -5 "$dir/pin.err"
 
 s=$SECONDS rc=0
 cat >"$dir/job.sh" <<EOF

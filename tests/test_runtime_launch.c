@@ -179,3 +179,51 @@ Test(runtime_launch, launcher_names_the_rank_that_failed_first,
 	err = stderr_text();
 	cr_assert(strstr(err, "launch: rank 2 failed first"), "%s", err);
 }
+
+/* The node-local rank threads pin by comes from the launcher that gave the
+ * rank (issue 25 item 5), not from Open MPI's variable alone. */
+Test(runtime_launch, local_rank_from_the_launcher_env)
+{
+	static const char *const vars[] = {
+		"FLEXRR_RANK",		"FLEXRR_SIZE",	   "OMPI_COMM_WORLD_RANK",
+		"OMPI_COMM_WORLD_SIZE", "PMIX_RANK",	   "PMI_RANK",
+		"PMI_SIZE",		"SLURM_PROCID",	   "SLURM_NTASKS",
+		"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID",
+		"PMIX_LOCAL_RANK",	"MPI_LOCALRANKID", "PMI_LOCAL_RANK",
+	};
+	struct frr_launcher_env env;
+
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		unsetenv(vars[i]);
+	cr_assert_eq(frr_launcher_env(&env), 0);
+	cr_assert_eq(env.local_rank, -1);
+	/* srun: Slurm's */
+	setenv("SLURM_PROCID", "5", 1);
+	setenv("SLURM_NTASKS", "8", 1);
+	setenv("SLURM_LOCALID", "1", 1);
+	cr_assert_eq(frr_launcher_env(&env), 1);
+	cr_assert_eq(env.rank, 5);
+	cr_assert_eq(env.local_rank, 1);
+	/* mpirun inside an sbatch script: Open MPI's, not the inherited
+	 * SLURM_LOCALID */
+	setenv("OMPI_COMM_WORLD_RANK", "6", 1);
+	setenv("OMPI_COMM_WORLD_SIZE", "8", 1);
+	setenv("OMPI_COMM_WORLD_LOCAL_RANK", "2", 1);
+	cr_assert_eq(frr_launcher_env(&env), 1);
+	cr_assert_eq(env.local_rank, 2);
+	/* MPICH's hydra */
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		unsetenv(vars[i]);
+	setenv("PMI_RANK", "3", 1);
+	setenv("PMI_SIZE", "4", 1);
+	setenv("MPI_LOCALRANKID", "3", 1);
+	cr_assert_eq(frr_launcher_env(&env), 1);
+	cr_assert_eq(env.local_rank, 3);
+	/* srun --mpi=pmi2: PMI's rank, Slurm's local rank */
+	unsetenv("MPI_LOCALRANKID");
+	setenv("SLURM_LOCALID", "0", 1);
+	cr_assert_eq(frr_launcher_env(&env), 1);
+	cr_assert_eq(env.local_rank, 0);
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		unsetenv(vars[i]);
+}

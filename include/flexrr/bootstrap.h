@@ -207,6 +207,10 @@ struct frr_launcher_env {
 	const char *job_id;
 	const char *rendezvous; /* FLEXRR_RENDEZVOUS or NULL */
 	const char *job_token;	/* FLEXRR_JOB_TOKEN or NULL */
+	/* this rank's index among the job's ranks on its node (threads pin
+	 * by it): the launcher's OMPI_COMM_WORLD_LOCAL_RANK, SLURM_LOCALID,
+	 * PMIX_LOCAL_RANK, MPI_LOCALRANKID or PMI_LOCAL_RANK; -1 = unknown */
+	int local_rank;
 };
 
 /* 1 and *env filled when a launcher started this process as one rank of a

@@ -288,11 +288,13 @@ int frr_job_wants_pmix(const struct frr_job *job)
 int frr_job_start(struct frr_job *job)
 {
 	struct frr_launcher_env env;
-	int err;
+	int launched = frr_launcher_env(&env), err;
 
+	/* threads pin by it; -1 (a local job): by the rank */
+	job->o.local_rank = launched ? env.local_rank : -1;
 	if (frr_job_wants_pmix(job))
 		return run_pmix(job);
-	if (!frr_launcher_env(&env))
+	if (!launched)
 		return run_local(job);
 	err = job->joined ? 0 : frr_job_join_launched(job, &env);
 	if (err)

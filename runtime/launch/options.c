@@ -405,6 +405,7 @@ void frr_job_init(struct frr_job *job, const char *prog,
 	job->rdv_timeout = 20;
 	o->nprocs = 1;
 	o->threads = 1;
+	o->local_rank = -1;
 	o->backend = FRR_TP_BACKEND_AUTO;
 	o->mode = FRR_MODE_BSP;
 	o->slack = -1;

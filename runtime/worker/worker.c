@@ -82,12 +82,12 @@ int frr_rt_hook(struct frr_rt *rt, int err, const char *name, int w, int c)
 }
 
 /* Pin to the k-th CPU this process may use (cgroups and taskset respected),
- * k = node-local rank * T + thread. */
+ * k = node-local rank * T + thread (the launcher's, via frr_run_opts). */
 static void pin_self(struct frr_worker *wk)
 {
 	struct frr_rt *rt = wk->rt;
-	const char *lr = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
-	int local = lr ? atoi(lr) : rt->rank, n, k, cpu = -1;
+	int local = rt->o->local_rank >= 0 ? rt->o->local_rank : rt->rank;
+	int n, k, cpu = -1;
 	cpu_set_t allowed, set;
 
 	if (!rt->o->pin || sched_getaffinity(0, sizeof(allowed), &allowed))
@@ -104,6 +104,10 @@ static void pin_self(struct frr_worker *wk)
 	if (sched_setaffinity(0, sizeof(set), &set))
 		frr_dbg("pinning worker %d to CPU %d failed; running unpinned",
 			wk->id, cpu);
+	else
+		frr_dbg("worker %d (node-local rank %d, thread %d) pinned to "
+			"CPU %d",
+			wk->id, local, wk->local, cpu);
 	if (numa_available() >= 0)
 		numa_set_localalloc();
 }
