@@ -71,7 +71,7 @@ static void json_check(void *arg, int level, const char *what, const char *fix)
 }
 
 /* The checks as one JSON object on one line of stdout. */
-static int doctor_json(const char *device, size_t pinned)
+static int doctor_json(const struct frr_tp_doctor_cfg *cfg)
 {
 	struct json_checks j = { 0 };
 	struct frr_tp_doctor_sink sink = { json_check, &j };
@@ -84,7 +84,7 @@ static int doctor_json(const char *device, size_t pinned)
 		fprintf(stderr, "flexrr doctor: out of memory\n");
 		return 1;
 	}
-	problems = frr_tp_doctor_run(NULL, device, pinned, &sink);
+	problems = frr_tp_doctor_run(NULL, cfg, &sink);
 	fclose(j.f);
 	gethostname(host, sizeof(host) - 1);
 	fputs("{\"host\":", stdout);
@@ -102,6 +102,11 @@ int frr_cmd_doctor(int argc, char **argv)
 	const char *device = getenv("FLEXRR_DEVICE");
 	size_t pinned = 64u << 20;
 	int json = 0;
+	struct frr_tp_doctor_cfg cfg = {
+		.device_hint = "FLEXRR_DEVICE / --device",
+		.pinned_hint = "lower --pinned-mib",
+		.backend_hint = "use --backend shm",
+	};
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
@@ -128,7 +133,9 @@ int frr_cmd_doctor(int argc, char **argv)
 			return 2;
 		}
 	}
+	cfg.device = device;
+	cfg.pinned_bytes = pinned;
 	if (json)
-		return doctor_json(device, pinned);
-	return frr_tp_doctor(stdout, device, pinned) ? 1 : 0;
+		return doctor_json(&cfg);
+	return frr_tp_doctor_run(stdout, &cfg, NULL) ? 1 : 0;
 }

@@ -250,9 +250,18 @@ struct frr_tp_doctor_sink {
 	void (*check)(void *arg, int level, const char *what, const char *fix);
 	void *arg;
 };
+/* What frr_tp_doctor_run checks, and how its fixes name what the caller's
+ * user changes (as frr_tp_config's hints; NULL = the API's words). */
+struct frr_tp_doctor_cfg {
+	const char *device;	  /* NULL: every device */
+	size_t pinned_bytes;	  /* 0: 64 MiB */
+	const char *device_hint;  /* e.g. "FLEXRR_DEVICE / --device" */
+	const char *pinned_hint;  /* e.g. "lower --pinned-mib" */
+	const char *backend_hint; /* e.g. "use --backend shm" */
+};
 /* frr_tp_doctor, also handing every check to sink (may be NULL); out NULL
  * with a sink: no text at all (`flexrr doctor --json`). */
-int frr_tp_doctor_run(FILE *out, const char *device, size_t pinned_bytes,
+int frr_tp_doctor_run(FILE *out, const struct frr_tp_doctor_cfg *cfg,
 		      const struct frr_tp_doctor_sink *sink);
 
 FRR_API_END

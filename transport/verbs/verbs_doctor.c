@@ -27,7 +27,14 @@ struct doctor {
 	size_t pinned; /* planned pinned footprint, bytes */
 	const char *device;
 	int usable; /* a port that passes every check */
+	/* the caller's words for the fixes (frr_tp_doctor_cfg) */
+	const char *device_hint, *pinned_hint, *backend_hint;
 };
+
+static const char *or_default(const char *hint, const char *dflt)
+{
+	return hint ? hint : dflt;
+}
 
 static void problem(struct doctor *d, const char *what, const char *fix)
 {
@@ -87,25 +94,33 @@ static int kernel_has_rxe(void)
 static void no_device(struct doctor *d)
 {
 	struct utsname u;
+	char fix[512];
 
 	uname(&u);
 	fprintf(d->out, "devices: none (no /sys/class/infiniband entries)\n\n");
 	fprintf(d->out, "checks:\n");
-	if (kernel_has_rxe())
+	if (kernel_has_rxe()) {
+		snprintf(fix, sizeof(fix),
+			 "create one: scripts/softroce-setup.sh (modprobe "
+			 "rdma_rxe; rdma link add rxe0 type rxe netdev IFACE), "
+			 "then run flexrr doctor again; or %s",
+			 d->backend_hint);
 		problem(d,
 			"no RDMA device; this kernel has rdma_rxe (soft-RoCE)",
-			"create one: scripts/softroce-setup.sh (modprobe "
-			"rdma_rxe; rdma link add rxe0 type rxe netdev IFACE), "
-			"then run flexrr doctor again; or use --backend shm");
-	else
+			fix);
+	} else {
+		snprintf(fix, sizeof(fix),
+			 "run verbs code in the soft-RoCE VM: "
+			 "scripts/softroce-vm.sh run --share \"$PWD\" -- CMD "
+			 "(scripts/test-verbs.sh does this for the tests); "
+			 "scripts/softroce-setup.sh works on hosts whose kernel "
+			 "has rdma_rxe; or %s",
+			 d->backend_hint);
 		problem(d,
 			"no RDMA device, and this kernel has no rdma_rxe "
 			"module either (no soft-RoCE possible here)",
-			"run verbs code in the soft-RoCE VM: "
-			"scripts/softroce-vm.sh run --share \"$PWD\" -- CMD "
-			"(scripts/test-verbs.sh does this for the tests); "
-			"scripts/softroce-setup.sh works on hosts whose kernel "
-			"has rdma_rxe; or use --backend shm");
+			fix);
+	}
 	fprintf(d->out, "  kernel %s\n", u.release);
 }
 
@@ -314,7 +329,7 @@ static void check_open(struct doctor *d)
 	};
 	struct frr_tp_ctx *ctx;
 	struct frr_tp_mr *mr;
-	char what[FRR_TP_ERRBUF + 64];
+	char what[FRR_TP_ERRBUF + 64], fix[256];
 	int ret;
 
 	fprintf(d->out, "\nopening the verbs backend as a job would:\n");
@@ -333,9 +348,10 @@ static void check_open(struct doctor *d)
 	if (ret) {
 		snprintf(what, sizeof(what), "registering %zu MiB failed: %s",
 			 d->pinned >> 20, frr_tp_last_error(ctx));
-		problem(d, what,
-			"raise the memlock limit (ulimit -l unlimited) or "
-			"lower --pinned-mib");
+		snprintf(fix, sizeof(fix),
+			 "raise the memlock limit (ulimit -l unlimited) or %s",
+			 d->pinned_hint);
+		problem(d, what, fix);
 	} else {
 		snprintf(what, sizeof(what), "registered %zu MiB",
 			 d->pinned >> 20);
@@ -347,16 +363,29 @@ static void check_open(struct doctor *d)
 
 int frr_tp_doctor(FILE *out, const char *device, size_t pinned_bytes)
 {
-	return frr_tp_doctor_run(out, device, pinned_bytes, NULL);
+	const struct frr_tp_doctor_cfg cfg = { .device = device,
+					       .pinned_bytes = pinned_bytes };
+
+	return frr_tp_doctor_run(out, &cfg, NULL);
 }
 
-int frr_tp_doctor_run(FILE *out, const char *device, size_t pinned_bytes,
+int frr_tp_doctor_run(FILE *out, const struct frr_tp_doctor_cfg *cfg,
 		      const struct frr_tp_doctor_sink *sink)
 {
-	struct doctor d_ = { .out = out,
-			     .sink = sink,
-			     .pinned = pinned_bytes ? pinned_bytes : 64u << 20,
-			     .device = device };
+	struct doctor d_ = {
+		.out = out,
+		.sink = sink,
+		.pinned = cfg->pinned_bytes ? cfg->pinned_bytes : 64u << 20,
+		.device = cfg->device,
+		.device_hint = or_default(cfg->device_hint,
+					  "FLEXRR_DEVICE or "
+					  "frr_tp_doctor_cfg.device"),
+		.pinned_hint = or_default(cfg->pinned_hint,
+					  "plan less registered memory "
+					  "(frr_tp_doctor_cfg.pinned_bytes)"),
+		.backend_hint = or_default(cfg->backend_hint,
+					   "use the shm backend"),
+	};
 	struct doctor *d = &d_;
 	struct ibv_device **list;
 	int n = 0, checked = 0;
@@ -390,13 +419,14 @@ int frr_tp_doctor_run(FILE *out, const char *device, size_t pinned_bytes,
 	}
 	ibv_free_device_list(list);
 	if (!checked) {
-		char what[160];
+		char what[160], fix[256];
 
 		snprintf(what, sizeof(what), "device '%s' not found",
 			 d->device);
-		problem(d, what,
-			"pick one of the devices listed by 'ibv_devices' "
-			"(FLEXRR_DEVICE / --device)");
+		snprintf(fix, sizeof(fix),
+			 "pick one of the devices listed by 'ibv_devices' (%s)",
+			 d->device_hint);
+		problem(d, what, fix);
 	} else if (!d->usable) {
 		problem(d, "no port passes the checks above",
 			"fix the problems listed for each port");
