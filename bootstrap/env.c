@@ -39,8 +39,10 @@ static int env_rank(const char *name, const char *s)
 static int local_rank(const char *own)
 {
 	static const char *const vars[] = {
-		"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID",
-		"PMIX_LOCAL_RANK",	      "MPI_LOCALRANKID",
+		"OMPI_COMM_WORLD_LOCAL_RANK",
+		"SLURM_LOCALID",
+		"PMIX_LOCAL_RANK",
+		"MPI_LOCALRANKID",
 		"PMI_LOCAL_RANK",
 	};
 	const char *name = own && getenv(own) ? own : NULL;

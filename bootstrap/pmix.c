@@ -127,8 +127,8 @@ static int px_fence(struct px *x, int collect, int timeout_ms, const char *what)
 	PMIX_INFO_DESTRUCT(&info[0]);
 	PMIX_INFO_DESTRUCT(&info[1]);
 	if (rc != PMIX_SUCCESS) {
-		frr_err("pmix: rank %d: fence (%s) failed: %s%s%s%s", x->oob.rank,
-			what, PMIx_Error_string(rc),
+		frr_err("pmix: rank %d: fence (%s) failed: %s%s%s%s",
+			x->oob.rank, what, PMIx_Error_string(rc),
 			rc == PMIX_ERR_TIMEOUT
 			    ? ": a rank did not arrive in time (did one fail "
 			      "or hang before it? for slow starts: "

@@ -58,8 +58,7 @@ static int count_of(const char *hay, const char *needle)
 {
 	int n = 0;
 
-	for (const char *p = strstr(hay, needle); p;
-	     p = strstr(p + 1, needle))
+	for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
 		n++;
 	return n;
 }
@@ -102,8 +101,7 @@ Test(runtime_job, bad_stragglers_is_one_usage_error)
 
 	RUN(r, 30, "run", "-n", "2", "--stragglers", "bogus:1", "toy");
 	cr_assert_eq(r->code, 2, "exit %d: %s", r->code, r->err);
-	cr_assert_eq(count_of(r->err, "invalid --stragglers"), 1, "%s",
-		     r->err);
+	cr_assert_eq(count_of(r->err, "invalid --stragglers"), 1, "%s", r->err);
 	RUN(r, 30, "run", "-n", "2", "-t", "2", "--stragglers",
 	    "persistent:4,2", "toy");
 	cr_assert_eq(r->code, 2, "exit %d: %s", r->code, r->err);

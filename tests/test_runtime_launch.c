@@ -185,11 +185,20 @@ Test(runtime_launch, launcher_names_the_rank_that_failed_first,
 Test(runtime_launch, local_rank_from_the_launcher_env)
 {
 	static const char *const vars[] = {
-		"FLEXRR_RANK",		"FLEXRR_SIZE",	   "OMPI_COMM_WORLD_RANK",
-		"OMPI_COMM_WORLD_SIZE", "PMIX_RANK",	   "PMI_RANK",
-		"PMI_SIZE",		"SLURM_PROCID",	   "SLURM_NTASKS",
-		"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID",
-		"PMIX_LOCAL_RANK",	"MPI_LOCALRANKID", "PMI_LOCAL_RANK",
+		"FLEXRR_RANK",
+		"FLEXRR_SIZE",
+		"OMPI_COMM_WORLD_RANK",
+		"OMPI_COMM_WORLD_SIZE",
+		"PMIX_RANK",
+		"PMI_RANK",
+		"PMI_SIZE",
+		"SLURM_PROCID",
+		"SLURM_NTASKS",
+		"OMPI_COMM_WORLD_LOCAL_RANK",
+		"SLURM_LOCALID",
+		"PMIX_LOCAL_RANK",
+		"MPI_LOCALRANKID",
+		"PMI_LOCAL_RANK",
 	};
 	struct frr_launcher_env env;
 

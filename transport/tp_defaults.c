@@ -43,9 +43,8 @@ static void no_mr_free(struct frr_tp_mr *mr)
 {
 	(void)mr;
 }
-static int no_ep_connect(struct frr_tp_ctx *ctx,
-			 const struct frr_tp_addr *peer, int timeout_ms,
-			 struct frr_tp_ep **ep)
+static int no_ep_connect(struct frr_tp_ctx *ctx, const struct frr_tp_addr *peer,
+			 int timeout_ms, struct frr_tp_ep **ep)
 {
 	(void)peer, (void)timeout_ms, (void)ep;
 	return unsupported(ctx, "ep_connect");
@@ -117,9 +116,9 @@ static int no_flush(struct frr_tp_ep *ep, int timeout_ms)
 	return unsupported(ep->ctx, "flush");
 }
 
-#define FILL(o, fn)                      \
-	do {                             \
-		if (!(o)->fn)            \
+#define FILL(o, fn)                        \
+	do {                               \
+		if (!(o)->fn)              \
 			(o)->fn = no_##fn; \
 	} while (0)
 

@@ -609,7 +609,7 @@ int frr_tp_write_notify(struct frr_tp_ep *ep, const struct frr_tp_mr *lmr,
 		return bad_args(ep, lmr, loff, rmr, roff, len, 1,
 				"frr_tp_write_notify");
 	return ep->ctx->ops.write_notify(ep, lmr, loff, rmr, roff, len, imm,
-					  wr_id, flags);
+					 wr_id, flags);
 }
 
 int frr_tp_poll(struct frr_tp_ctx *ctx, struct frr_tp_wc *wc, int max)

@@ -109,13 +109,14 @@ static void no_device(struct doctor *d)
 			"no RDMA device; this kernel has rdma_rxe (soft-RoCE)",
 			fix);
 	} else {
-		snprintf(fix, sizeof(fix),
-			 "run verbs code in the soft-RoCE VM: "
-			 "scripts/softroce-vm.sh run --share \"$PWD\" -- CMD "
-			 "(scripts/test-verbs.sh does this for the tests); "
-			 "scripts/softroce-setup.sh works on hosts whose kernel "
-			 "has rdma_rxe; or %s",
-			 d->backend_hint);
+		snprintf(
+		    fix, sizeof(fix),
+		    "run verbs code in the soft-RoCE VM: "
+		    "scripts/softroce-vm.sh run --share \"$PWD\" -- CMD "
+		    "(scripts/test-verbs.sh does this for the tests); "
+		    "scripts/softroce-setup.sh works on hosts whose kernel "
+		    "has rdma_rxe; or %s",
+		    d->backend_hint);
 		problem(d,
 			"no RDMA device, and this kernel has no rdma_rxe "
 			"module either (no soft-RoCE possible here)",
@@ -377,14 +378,14 @@ int frr_tp_doctor_run(FILE *out, const struct frr_tp_doctor_cfg *cfg,
 		.sink = sink,
 		.pinned = cfg->pinned_bytes ? cfg->pinned_bytes : 64u << 20,
 		.device = cfg->device,
-		.device_hint = or_default(cfg->device_hint,
-					  "FLEXRR_DEVICE or "
-					  "frr_tp_doctor_cfg.device"),
+		.device_hint =
+		    or_default(cfg->device_hint, "FLEXRR_DEVICE or "
+						 "frr_tp_doctor_cfg.device"),
 		.pinned_hint = or_default(cfg->pinned_hint,
 					  "plan less registered memory "
 					  "(frr_tp_doctor_cfg.pinned_bytes)"),
-		.backend_hint = or_default(cfg->backend_hint,
-					   "use the shm backend"),
+		.backend_hint =
+		    or_default(cfg->backend_hint, "use the shm backend"),
 	};
 	struct doctor *d = &d_;
 	struct ibv_device **list;
