@@ -235,8 +235,11 @@ static int snap_wait(struct frr_worker *wk)
 			return frr_rt_failed(rt);
 		if (frr_rt_stalled(rt, &st))
 			return frr_rt_fail(rt, -ETIMEDOUT,
-					   "worker %d waited %d ms for its "
-					   "rank to write the last checkpoint",
+					   "worker %d waited %d ms (the "
+					   "--timeout) for its rank to write "
+					   "the last checkpoint; raise "
+					   "--timeout if checkpoints take "
+					   "that long",
 					   wk->id, rt->o->timeout_ms);
 		nanosleep(&(struct timespec){ 0, 100000 }, NULL);
 	}
