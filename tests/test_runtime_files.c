@@ -463,15 +463,6 @@ static int knock(const char *name)
 	return got;
 }
 
-static int count(const char *s, const char *pat)
-{
-	int n = 0;
-
-	for (const char *p = strstr(s, pat); p; p = strstr(p + 1, pat))
-		n++;
-	return n;
-}
-
 Test(runtime_files, connection_flood_bounded_log)
 {
 	struct rt_run *r = calloc(1, sizeof(*r));
@@ -531,8 +522,8 @@ Test(runtime_files, connection_flood_bounded_log)
 	cr_assert_geq(refused, 20, "too few refusals to test (%d)", refused);
 	/* a few lines per rank and 5 s window: 3 in full, 1 count */
 	{
-		int full = count(r->err, "refused a connection");
-		int more = count(r->err, "more connections in the last");
+		int full = rt_count(r->err, "refused a connection");
+		int more = rt_count(r->err, "more connections in the last");
 		int windows = 2 + (int)(r->secs / 5);
 
 		cr_assert_leq(full, 2 * 3 * windows, "%d lines:\n%.2000s", full,

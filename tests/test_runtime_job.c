@@ -53,16 +53,6 @@ Test(runtime_job, help_everywhere)
 	free(r);
 }
 
-/* Occurrences of needle in hay. */
-static int count_of(const char *hay, const char *needle)
-{
-	int n = 0;
-
-	for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
-		n++;
-	return n;
-}
-
 /* --help groups options by what they apply to (issue 25 item 7):
  * --stragglers and --trace work in every mode, every --rr-* option says
  * what it does. */
@@ -101,11 +91,11 @@ Test(runtime_job, bad_stragglers_is_one_usage_error)
 
 	RUN(r, 30, "run", "-n", "2", "--stragglers", "bogus:1", "toy");
 	cr_assert_eq(r->code, 2, "exit %d: %s", r->code, r->err);
-	cr_assert_eq(count_of(r->err, "invalid --stragglers"), 1, "%s", r->err);
+	cr_assert_eq(rt_count(r->err, "invalid --stragglers"), 1, "%s", r->err);
 	RUN(r, 30, "run", "-n", "2", "-t", "2", "--stragglers",
 	    "persistent:4,2", "toy");
 	cr_assert_eq(r->code, 2, "exit %d: %s", r->code, r->err);
-	cr_assert_eq(count_of(r->err, "the job has only 4 workers"), 1, "%s",
+	cr_assert_eq(rt_count(r->err, "the job has only 4 workers"), 1, "%s",
 		     r->err);
 	free(r);
 }
@@ -121,7 +111,7 @@ Test(runtime_job, app_option_without_app_gets_a_hint)
 	RUN(r, 10, "run", "-n", "2", "--vertices", "5");
 	cr_assert_eq(r->code, 2, "exit %d: %s", r->code, r->err);
 	cr_assert(strstr(r->err, want), "no hint: %s", r->err);
-	cr_assert_eq(count_of(r->err, "is not a run option"), 1, "%s", r->err);
+	cr_assert_eq(rt_count(r->err, "is not a run option"), 1, "%s", r->err);
 	/* a run option without its value is not called an app option */
 	RUN(r, 10, "run", "--clocks");
 	cr_assert_eq(r->code, 2);

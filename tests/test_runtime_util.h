@@ -102,6 +102,16 @@ static inline int rt_wait(pid_t p, double timeout_s)
 	}
 }
 
+/* Occurrences of pat in s (a message said once, not once per rank). */
+static inline int rt_count(const char *s, const char *pat)
+{
+	int n = 0;
+
+	for (const char *p = strstr(s, pat); p; p = strstr(p + 1, pat))
+		n++;
+	return n;
+}
+
 static inline void rt_collect(const char *tag, struct rt_run *r)
 {
 	char o[256], e[256];
