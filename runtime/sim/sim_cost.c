@@ -166,7 +166,7 @@ static int parse_metrics(const char *arg, uint64_t items, int mean,
 		*comma = '\0';
 	}
 	if (n < 1) {
-		frr_err("simulate: --cost metrics:FILE,ITEMS needs ITEMS >= 1");
+		frr_err("simulate: cost metrics:FILE,ITEMS needs ITEMS >= 1");
 		return -EINVAL;
 	}
 	out->kind = mean ? FRR_SIM_COST_METRICS_MEAN : FRR_SIM_COST_METRICS;
@@ -189,7 +189,7 @@ static int parse_metrics(const char *arg, uint64_t items, int mean,
 
 static void usage_err(const char *spec, const char *why)
 {
-	frr_err("simulate: --cost '%s': %s.  Give const:US, uniform:LO,HI, "
+	frr_err("simulate: cost model '%s': %s.  Give const:US, uniform:LO,HI, "
 		"exp:MEAN, lognormal:MEAN,SIGMA (microseconds per item), "
 		"metrics:FILE[,ITEMS] or metrics-mean:FILE[,ITEMS] (a flexrr "
 		"run --metrics CSV)",
