@@ -3,7 +3,7 @@
  * Internal contract between the generic transport layer (transport.c) and its
  * backends (shm/, verbs/).  Backends provide a const struct frr_tp_ops filled
  * with designated initializers; frr_tp_open copies it into the ctx once and
- * fills the entries left NULL with defaults (transport.c, as rdma-core's
+ * fills the entries left NULL with defaults (tp_defaults.c, as rdma-core's
  * dummy ops): calls that do something return -EOPNOTSUPP ("not supported"),
  * releases do nothing, ep_alive says 1, device_name gives the backend's
  * name.  So the generic layer calls every entry without a NULL test.  Only
