@@ -529,3 +529,37 @@ Test(transport_errors, connect_with_wrong_secret_refused)
 		frr_tp_close(acc.ctx);
 	}
 }
+
+/* A backend's missing entries are filled once with "not supported" defaults
+ * (tp_defaults.c, issue 25 item 6): calls fail with -EOPNOTSUPP naming the
+ * op, the backend and the caller's hint; releases do nothing. */
+Test(transport_errors, missing_ops_say_not_supported)
+{
+	struct frr_tp_ctx ctx = { .ops = { .name = "partial" },
+				  .cfg = { .backend_hint = "use backend X" } };
+	struct frr_tp_ep ep = { .ctx = &ctx };
+	struct frr_tp_mr mr = { .ctx = &ctx };
+	struct frr_tp_rmr rmr = { .ep = &ep };
+	struct frr_tp_wc wc;
+
+	frr_tp_fill_defaults(&ctx.ops);
+	cr_assert_eq(ctx.ops.write(&ep, &mr, 0, &rmr, 0, 8, 0, 0), -EOPNOTSUPP);
+	cr_assert_str_eq(frr_tp_last_error(&ctx),
+			 "write is not supported by backend partial; use "
+			 "backend X");
+	cr_assert_eq(ctx.ops.write_u64(&ep, &rmr, 0, 1, 0, 0), -EOPNOTSUPP);
+	cr_assert_eq(ctx.ops.poll(&ctx, &wc, 1), -EOPNOTSUPP);
+	cr_assert_eq(ctx.ops.flush(&ep, 10), -EOPNOTSUPP);
+	cr_assert(strstr(frr_tp_last_error(&ctx), "flush is not supported"));
+	cr_assert_eq(ctx.ops.ep_alive(&ep), 1);
+	cr_assert_str_eq(ctx.ops.device_name(&ctx), "partial");
+	ctx.ops.rmr_release(&rmr);
+	ctx.ops.ep_close(&ep);
+	ctx.ops.mr_free(&mr);
+	ctx.ops.close(&ctx);
+	/* without a hint: the API's words */
+	ctx.cfg.backend_hint = NULL;
+	cr_assert_eq(ctx.ops.addr_get(&ctx, NULL), -EOPNOTSUPP);
+	cr_assert(strstr(frr_tp_last_error(&ctx), "another backend"), "%s",
+		  frr_tp_last_error(&ctx));
+}
