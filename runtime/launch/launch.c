@@ -175,8 +175,11 @@ static int run_local(struct frr_job *job)
 				      .flags = FRR_LAUNCH_NO_RELAY |
 					       FRR_LAUNCH_QUIET_EXITS };
 	struct local_job j = { .job = job };
-	int err;
+	/* once here, not once per forked rank (frr_job_run callers too) */
+	int err = frr_job_check_shape(job);
 
+	if (err)
+		return err;
 	check_oversubscription(job);
 	err = loopback_listen(&j);
 
