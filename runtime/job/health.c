@@ -135,8 +135,12 @@ static int report(struct frr_rt *rt, int dead, uint64_t kind, int reporter,
 	if (reporter >= 0 && reporter != dead)
 		return fail_peer(rt, -ENOTCONN,
 				 "rank %d %s, as rank %d reported before it "
-				 "stopped too; stopping rank %d",
-				 dead, what, reporter, rt->rank);
+				 "stopped too%s; stopping rank %d",
+				 dead, what, reporter,
+				 kind & NOTICE_HUNG ? " (if it was only slow: "
+						      "raise --dead-timeout)"
+						    : "",
+				 rt->rank);
 	return fail_peer(rt, kind & NOTICE_HUNG ? -ETIMEDOUT : -ENOTCONN,
 			 "rank %d %s: %s; stopping rank %d", dead, what, how,
 			 rt->rank);
