@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The checks of the run options that need them all (flexrr/job.h
+ * frr_job_finalize), made before anything starts: a bad combination is a
+ * usage error (exit 2), said once by the launcher, not a failed job.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "flexrr/base.h"
+#include "launch.h"
+#include "straggler.h"
+
+/* The rr layer (RapidReassignment, stragglers, trace) runs in modes flexrr
+ * and rr, and whenever stragglers or a trace are asked for. */
+static void engage_rr(struct frr_run_opts *o)
+{
+	o->rr_engaged = o->mode == FRR_MODE_FLEXRR || o->mode == FRR_MODE_RR ||
+			o->rr.stragglers || o->rr.trace_path;
+}
+
+/* An output file (--metrics, --save, --trace) must be creatable before the
+ * job trains, not after: its directory exists and is writable, and the path
+ * is not a directory. */
+static int check_out_path(const struct frr_job *job, const char *opt,
+			  const char *path)
+{
+	char dir[4096], probe[4200];
+	const char *slash;
+	struct stat st;
+	int fd;
+
+	if (!path)
+		return 0;
+	slash = strrchr(path, '/');
+	if (!*path || (slash && !slash[1]) ||
+	    (!stat(path, &st) && S_ISDIR(st.st_mode))) {
+		fprintf(stderr,
+			"%s: %s '%s' is a directory; give a file name\n",
+			job->prog, opt, path);
+		return -EINVAL;
+	}
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) + 1 : 1,
+		 slash ? path : ".");
+	/* create a file there: access() says yes to root in /proc */
+	if (snprintf(probe, sizeof(probe), "%s%s.flexrr-probe-XXXXXX", dir,
+		     slash ? "" : "/") >= (int)sizeof(probe) ||
+	    (fd = mkstemp(probe)) < 0) {
+		fprintf(stderr,
+			"%s: %s '%s': cannot create files in '%s' (%s); pick a "
+			"writable directory\n",
+			job->prog, opt, path, dir, strerror(errno));
+		return -EINVAL;
+	}
+	close(fd);
+	unlink(probe);
+	return 0;
+}
+
+/* The app's options, before anything starts: a bad one is a usage error
+ * (exit 2), not a failed job.  Apps built against an older flexrr.h have no
+ * check_args field. */
+static int app_check_args(const struct frr_run_opts *o)
+{
+	const struct frr_app_ops *a = o->app;
+
+	if (a->size < offsetof(struct frr_app_ops, check_args) +
+			  sizeof(a->check_args) ||
+	    !a->check_args)
+		return 0;
+	return a->check_args(o->app_argc, o->app_argv);
+}
+
+static int check_ckpt_opts(const struct frr_job *job)
+{
+	const struct frr_run_opts *o = &job->o;
+
+	if (job->have_ckpt_every && !o->ckpt_dir) {
+		fprintf(stderr,
+			"%s: --checkpoint-every needs --checkpoint DIR (where "
+			"to write them)\n",
+			job->prog);
+		return -EINVAL;
+	}
+	if (o->resume_dir && o->load_path) {
+		fprintf(stderr,
+			"%s: --resume and --load both set the model: a resumed "
+			"job starts from its checkpoint; drop --load\n",
+			job->prog);
+		return -EINVAL;
+	}
+	if ((o->ckpt_dir && !*o->ckpt_dir) ||
+	    (o->resume_dir && !*o->resume_dir)) {
+		fprintf(stderr,
+			"%s: --checkpoint and --resume want a "
+			"directory, got an empty name\n",
+			job->prog);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int frr_job_finalize(struct frr_job *job)
+{
+	struct frr_run_opts *o = &job->o;
+
+	if (!o->app) {
+		fprintf(stderr, "%s: no app to run\n", job->prog);
+		return -EINVAL;
+	}
+	if (app_check_args(o))
+		return -EINVAL;
+	if (check_out_path(job, "--metrics", o->metrics_path) ||
+	    check_out_path(job, "--save", o->save_path) ||
+	    check_out_path(job, "--trace", o->rr.trace_path))
+		return -EINVAL;
+	if (check_ckpt_opts(job))
+		return -EINVAL;
+	if (job->have_slack && !job->have_mode)
+		o->mode = FRR_MODE_SSP;
+	if (o->mode == FRR_MODE_BSP || o->mode == FRR_MODE_RR) {
+		if (job->have_slack && o->slack) {
+			fprintf(stderr,
+				"%s: --mode %s has slack 0; use --mode ssp or "
+				"flexrr for --slack %d\n",
+				job->prog,
+				o->mode == FRR_MODE_BSP ? "bsp" : "rr",
+				o->slack);
+			return -EINVAL;
+		}
+		o->slack = 0;
+	} else if (o->slack < 0) {
+		o->slack = o->mode == FRR_MODE_ASYNC ? 0 : 1;
+	}
+	engage_rr(o);
+	return 0;
+}
+
+int frr_job_check_shape(const struct frr_job *job)
+{
+	const struct frr_run_opts *o = &job->o;
+	struct frr_stragglers s;
+
+	if (!o->rr.stragglers || frr_stragglers_parse(o->rr.stragglers, &s))
+		return 0; /* none, or said when the option was set */
+	return frr_stragglers_setup(&s, o->seed, o->threads,
+				    o->nprocs * o->threads)
+		   ? -EINVAL
+		   : 0;
+}
