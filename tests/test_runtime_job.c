@@ -260,6 +260,76 @@ Test(runtime_job, table_too_big)
 	free(r);
 }
 
+/* The memory cgroup this process is in (v1 memory controller or v2), as
+ * a directory under /sys/fs/cgroup where a child can be made; 0 if none. */
+static int own_memory_cgroup(char *dir, size_t len, int *v2)
+{
+	char line[1024];
+	FILE *f = fopen("/proc/self/cgroup", "r");
+	int found = 0;
+
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		char *a = strchr(line, ':'), *b = a ? strchr(a + 1, ':') : NULL;
+
+		if (!b)
+			continue;
+		b[strcspn(b, "\n")] = 0;
+		if (!strncmp(a, ":memory:", 8)) {
+			snprintf(dir, len, "/sys/fs/cgroup/memory%s", b + 1);
+			*v2 = 0;
+			found = 1;
+		} else if (a[1] == ':') {
+			snprintf(dir, len, "/sys/fs/cgroup%s", b + 1);
+			*v2 = 1;
+		}
+	}
+	if (f)
+		fclose(f);
+	return found || dir[0];
+}
+
+/* A memory limit MemAvailable does not show (Slurm's task/cgroup, a
+ * container): the job is refused before it allocates, naming the cgroup
+ * and what to change, instead of being OOM-killed (rank 0 killed by
+ * signal 9 before 2026-12). */
+Test(runtime_job, cgroup_memory_limit_refused)
+{
+	struct rt_run *r = calloc(1, sizeof(*r));
+	char dir[1200] = "", sub[1300], file[1400], cmd[2048];
+	int v2 = 0;
+	FILE *f;
+
+	if (geteuid() != 0 || !own_memory_cgroup(dir, sizeof(dir), &v2))
+		cr_skip_test(
+		    "needs root and a memory cgroup to make a child in");
+	snprintf(sub, sizeof(sub), "%s/frr-test-%d", dir, (int)getpid());
+	if (mkdir(sub, 0755))
+		cr_skip_test("cannot make a cgroup under %s: %s", dir,
+			     strerror(errno));
+	snprintf(file, sizeof(file), "%s/%s", sub,
+		 v2 ? "memory.max" : "memory.limit_in_bytes");
+	f = fopen(file, "w");
+	if (!f || fprintf(f, "%d\n", 400 << 20) < 0 || fclose(f)) {
+		rmdir(sub);
+		cr_skip_test("cannot set %s", file);
+	}
+	snprintf(cmd, sizeof(cmd),
+		 "echo $$ > %s/cgroup.procs && exec %s run -n 2 --clocks 2 "
+		 "--timeout 20 toy --table-rows 2000000",
+		 sub, rt_bin());
+	{
+		char *argv[] = { "/bin/sh", "-c", cmd, NULL };
+
+		rt_exec(r, argv, NULL, 60);
+	}
+	rmdir(sub);
+	cr_assert_eq(r->code, 1, "%s", r->err);
+	cr_assert(strstr(r->err, "will not fit in memory"), "%s", r->err);
+	cr_assert(strstr(r->err, "memory cgroup"), "%s", r->err);
+	cr_assert(!strstr(r->err, "signal 9"), "%s", r->err);
+	free(r);
+}
+
 Test(runtime_job, rendezvous_unreachable)
 {
 	struct rt_run *r = calloc(1, sizeof(*r));

@@ -98,6 +98,82 @@ static double resident_now(void)
 	return pages * (double)sysconf(_SC_PAGESIZE);
 }
 
+/* limit - usage of one cgroup directory (v2 or v1 file names); < 0 when
+ * it sets no limit. */
+static double cgroup_room(const char *dir, int v2)
+{
+	char p[4300], buf[64];
+	double lim = -1, use = 0;
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", dir,
+		 v2 ? "memory.max" : "memory.limit_in_bytes");
+	if ((f = fopen(p, "r"))) {
+		if (fgets(buf, sizeof(buf), f) && strncmp(buf, "max", 3))
+			lim = strtod(buf, NULL);
+		fclose(f);
+	}
+	/* v1 says "no limit" with a huge page-rounded number */
+	if (lim < 0 || lim >= 9.0e18)
+		return -1;
+	snprintf(p, sizeof(p), "%s/%s", dir,
+		 v2 ? "memory.current" : "memory.usage_in_bytes");
+	if ((f = fopen(p, "r"))) {
+		if (fgets(buf, sizeof(buf), f))
+			use = strtod(buf, NULL);
+		fclose(f);
+	}
+	return lim > use ? lim - use : 0;
+}
+
+/*
+ * What this process's memory cgroup still allows (the least over it and
+ * its ancestors: Slurm's task/cgroup, containers and systemd set limits
+ * there that MemAvailable does not show), and which cgroup: *path gets
+ * its name.  < 0 when no cgroup limits memory.
+ */
+static double cgroup_available(char *path, size_t len)
+{
+	static const char *const base[2][2] = {
+		{ "/sys/fs/cgroup/memory", NULL },
+		{ "/sys/fs/cgroup", "/sys/fs/cgroup/unified" },
+	};
+	FILE *f = fopen("/proc/self/cgroup", "r");
+	char line[4096], cg[4096] = "";
+	double best = -1;
+	int v2 = 1;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		char *a = strchr(line, ':'), *b = a ? strchr(a + 1, ':') : NULL;
+
+		if (!b)
+			continue;
+		b[strcspn(b, "\n")] = 0;
+		if (!strncmp(a, ":memory:", 8) || (!cg[0] && a[1] == ':')) {
+			v2 = a[1] == ':';
+			snprintf(cg, sizeof(cg), "%s", b + 1);
+		}
+	}
+	if (f)
+		fclose(f);
+	snprintf(path, len, "%s", cg);
+	for (int i = 0; i < 2 && cg[0] && base[v2][i]; i++)
+		for (char dir[4200], *end = cg + strlen(cg);;) {
+			double room;
+
+			snprintf(dir, sizeof(dir), "%s%.*s", base[v2][i],
+				 (int)(end - cg), cg);
+			room = cgroup_room(dir, v2);
+			if (room >= 0 && (best < 0 || room < best))
+				best = room;
+			while (end > cg && *--end != '/')
+				;
+			if (end <= cg)
+				break;
+		}
+	return best;
+}
+
 /* Which host a rank is on: its boot id and host name. */
 static uint64_t host_id(void)
 {
@@ -114,13 +190,13 @@ static uint64_t host_id(void)
 }
 
 struct mem_info {
-	uint64_t host;
-	double need, avail;
+	uint64_t host, cgroup; /* cgroup: host and memory cgroup, hashed */
+	double need, avail, cg_avail; /* cg_avail < 0: no cgroup limit */
 	struct mem_plan plan;
 };
 
 static void refuse(const struct frr_rt *rt, const struct mem_info *all, int r,
-		   int here, double need)
+		   int here, double need, double avail, const char *where)
 {
 	const struct mem_plan *m = &all[r].plan;
 	const double G = 1073741824.0;
@@ -129,25 +205,32 @@ static void refuse(const struct frr_rt *rt, const struct mem_info *all, int r,
 	for (int t = 0; t < rt->ntables; t++)
 		table += (double)rt->spec[t].rows * rt->spec[t].cols * 4;
 	frr_err("the job will not fit in memory: its %d rank%s on rank %d's "
-		"host need about %.1f GiB but only %.1f GiB of memory is "
-		"available (the tables are %.2f GiB; a rank holds about %.2f "
-		"GiB: replica %.2f, worker caches %.2f, pending rows %.2f, "
-		"batches in flight %.2f, transport %.2f); use more hosts, "
-		"fewer processes per host, fewer threads (-t), a smaller "
-		"slack, or smaller tables",
-		here, here == 1 ? "" : "s", r, need / G, all[r].avail / G,
-		table / G, plan_total(m) / G, m->replica / G, m->caches / G,
-		m->pending / G, m->inflight / G, (m->transport + m->accum) / G);
+		"host%s need about %.1f GiB but only %.1f GiB of memory is "
+		"available%s (the tables are %.2f GiB; a rank holds about "
+		"%.2f GiB: replica %.2f, worker caches %.2f, pending rows "
+		"%.2f, batches in flight %.2f, transport %.2f); use more "
+		"hosts, fewer processes per host, fewer threads (-t), a "
+		"smaller slack, or smaller tables%s",
+		here, here == 1 ? "" : "s", r, where[0] ? " in its cgroup" : "",
+		need / G, avail / G, where, table / G, plan_total(m) / G,
+		m->replica / G, m->caches / G, m->pending / G, m->inflight / G,
+		(m->transport + m->accum) / G,
+		where[0] ? ", or raise the cgroup's memory limit (srun --mem, "
+			   "docker --memory)"
+			 : "");
 }
 
 int frr_rt_check_memory(struct frr_rt *rt)
 {
 	struct mem_info mine = { .host = host_id(), .avail = host_available() };
 	struct mem_info *all = calloc((size_t)rt->P, sizeof(*all));
+	char cg[4096], where[4200];
 	int err;
 
 	if (!all)
 		return -ENOMEM;
+	mine.cg_avail = cgroup_available(cg, sizeof(cg));
+	mine.cgroup = frr_fnv1a64(cg, strlen(cg), mine.host);
 	plan_rank(rt, &mine.plan);
 	mine.need = plan_total(&mine.plan);
 	err = frr_oob_allgather(rt->oob, &mine, sizeof(mine), all,
@@ -159,19 +242,34 @@ int frr_rt_check_memory(struct frr_rt *rt)
 		goto out;
 	}
 	for (int r = 0; r < rt->P && !err; r++) {
-		double need = 0;
-		int here = 0;
+		double need = 0, cg_need = 0;
+		int here = 0, in_cg = 0;
 
-		for (int q = 0; q < rt->P; q++)
-			if (all[q].host == all[r].host) {
-				need += all[q].need;
-				here++;
+		for (int q = 0; q < rt->P; q++) {
+			if (all[q].host != all[r].host)
+				continue;
+			need += all[q].need;
+			here++;
+			if (all[q].cgroup == all[r].cgroup) {
+				cg_need += all[q].need;
+				in_cg++;
 			}
-		if (need <= 0.9 * all[r].avail)
-			continue;
-		if (rt->rank == 0)
-			refuse(rt, all, r, here, need);
-		err = -ENOMEM;
+		}
+		if (need > 0.9 * all[r].avail) {
+			if (rt->rank == 0)
+				refuse(rt, all, r, here, need, all[r].avail,
+				       "");
+			err = -ENOMEM;
+		} else if (all[r].cg_avail >= 0 &&
+			   cg_need > 0.9 * all[r].cg_avail) {
+			/* only rank r knows its cgroup's name */
+			snprintf(where, sizeof(where), " (memory cgroup %s)",
+				 r == rt->rank ? cg : "of that rank");
+			if (rt->rank == 0)
+				refuse(rt, all, r, in_cg, cg_need,
+				       all[r].cg_avail, where);
+			err = -ENOMEM;
+		}
 	}
 	/* the peak to expect: what it holds now (its input) and the plan */
 	frr_dbg("memory plan of rank %d: %.0f MiB on top of the %.0f MiB it "
