@@ -8,7 +8,10 @@
  * one dense range where that is smaller; nothing for rows only read.
  * Until 2026-12 a batch carried the dense range of every shard it touched
  * (the read-only table cost nothing then too; the scattered and far tables
- * cost their whole ranges).
+ * cost their whole ranges).  Also: a row a partition reads for the first
+ * time late (clock 5, one another partition wrote every clock) holds every
+ * update of the clocks before (issue 21: a row outside what a rank has read
+ * so far is served right, never stale or zero).
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -18,13 +21,16 @@
 #include <unistd.h>
 
 #include "flexrr/bootstrap.h"
+#include "flexrr/log.h"
 #include "rt.h"
 #include "test_util.h"
 
 TestSuite(runtime_bytes, .timeout = 120);
 
 #define NP 4 /* ranks, one worker each */
-#define CLOCKS 3
+#define CLOCKS 7
+#define LATE 5 /* the clock partition 0 first reads a row of partition 3 */
+enum { ST_LATE_BAD, ST_N };
 enum { T_SCATTER, T_READ, T_FAR, NT };
 static const uint64_t ROWS[NT] = { 6000, 1000, 50000 };
 static const uint32_t COLS[NT] = { 5, 9, 16 };
@@ -89,6 +95,10 @@ static int b_process(void *app, struct frr_ctx *c, uint64_t begin, uint64_t end)
 	(void)end;
 	if (begin)
 		return 0;
+	/* BSP: clocks < LATE are applied, partition 3 added 1 in each */
+	if (p == 0 && clock == LATE &&
+	    frr_row_read(c, T_FAR, ROWS[T_FAR] - 1 - 3)[0] != (float)LATE)
+		frr_stat_add(c, ST_LATE_BAD, 1);
 	for (uint64_t r = 0; r < ROWS[T_READ]; r++)
 		(void)frr_row_read(c, T_READ, r);
 	for (int t = 0; t < NT; t++)
@@ -96,6 +106,21 @@ static int b_process(void *app, struct frr_ctx *c, uint64_t begin, uint64_t end)
 			if (writes(t, r, p, clock))
 				frr_cell_update(c, t, r, 0, 1.0f);
 	return 0;
+}
+
+static int b_global(void *app, const double *st, int nstats, int clock,
+		    double *objective, char *metrics, size_t len)
+{
+	(void)app;
+	(void)nstats;
+	*objective = 0;
+	snprintf(metrics, len, "late_bad=%.0f", st[ST_LATE_BAD]);
+	if (!st[ST_LATE_BAD])
+		return 0;
+	frr_err("clock %d: a row first read in clock %d lacked updates of the "
+		"clocks before it",
+		clock, LATE);
+	return -EPROTO;
 }
 
 static const struct frr_app_ops bytes_app = {
@@ -107,6 +132,8 @@ static const struct frr_app_ops bytes_app = {
 	.tables = b_tables,
 	.load_partition = b_load,
 	.process = b_process,
+	.clock_global = b_global,
+	.nstats = ST_N,
 };
 
 static char metrics_path[64];
