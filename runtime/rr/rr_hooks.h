@@ -44,11 +44,10 @@
  * one batch per shard per call), and the item states of [a, b) are written
  * back to the owner's authoritative copy.  After it returns, send
  * HelpCompleted.  Each call counts as 1 in the owner's own_list_done result.
- * Capacity: each sender has FRR_RT_HELP_SLOTS (8) inbox slots per shard for
- * help batches beyond its own clocks' batches; a 9th unapplied help batch
- * from one helper makes run_range wait (up to --timeout) for a clock to be
- * applied, so a helper should not take more than 8 ranges of clocks that
- * are not applied yet.
+ * Capacity: the shard drains every batch as it arrives (table/inbox.c), so
+ * run_range never waits for a clock to be applied; rr still keeps at most
+ * FRR_RT_HELP_SLOTS (8) unapplied help ranges per helper (max_unapplied),
+ * a bound on the help a stalled clock can accumulate.
  * Preconditions: the caller's rank holds a replica of owner's partition
  * (frr_rt_want_replica at job_init), c is not yet applied, [a, b) in range.
  *

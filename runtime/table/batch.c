@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * Flushing a worker cache: one update batch per shard, written into a slot
- * of the shard's inbox that the sender owns (docs/runtime.md "One clock").
- * A written row's update is push_scale x (value - value at the fetch) for
- * ADD tables (no per-step delta stores in the app's loop), the gradient sum
- * for AdaGrad.  The own end-of-clock batch of a FRR_TABLE_SEE_OWN_PENDING
- * table also records what it pushed, for later fetches (table/cache.c).
+ * Flushing a worker cache: one update batch per shard, in chunks written
+ * into slots of the shard's inbox that the sender owns (docs/runtime.md
+ * "Update batches on the wire"; format in table.h).  Per table and shard a
+ * batch carries the written rows' ids and updates, or one dense range
+ * where that is smaller.  A written row's update is push_scale x (value -
+ * value at the fetch) for ADD tables (no per-step delta stores in the
+ * app's loop), the gradient sum for AdaGrad.  The own end-of-clock batch
+ * of a FRR_TABLE_SEE_OWN_PENDING table also records what it pushed, for
+ * later fetches (table/cache.c).
  */
 #include <errno.h>
 #include <string.h>
@@ -22,15 +25,13 @@ static void nap_us(long us)
 }
 
 /*
- * A free slot of ours in shard o's inbox (its last batch taken), waiting
- * for one if all K hold batches.  Any free slot, not the ring's next: a
- * shard takes batches clock by clock, and a worker sends them out of clock
- * order (help for an older clock after its own newer batches).  Ring order
- * made a helper's batch of clock c wait for the slot of a batch of clock
- * c or later, which the shard takes only once clock c is complete, that
- * is, after this very batch: a deadlock (issue 14, seen in 2 of 100 loop
- * runs under load).  With any free slot a sender waits only when it has K
- * batches untaken, which the rr engine's help-slot budget prevents.
+ * A free slot of ours in shard o's inbox (its last chunk drained), waiting
+ * for one if all K hold chunks.  The server drains every chunk as it
+ * arrives, whatever its clock (table/inbox.c), so a sender waits only
+ * while the server is busy, never for a clock to complete: the issue-14
+ * hang (a help batch of clock c waiting for a slot that was freed only
+ * once clock c was complete) cannot occur.  Any free slot, not the ring's
+ * next, all the same: chunks carry their order in seq.
  */
 static int free_slot(struct frr_rt *rt, struct frr_worker *wk, int o, int *out)
 {
