@@ -16,10 +16,13 @@
 /* A notice word, [writer rank]: the failed rank + 1, and how it failed:
  * NOTICE_HUNG when the writer found it unresponsive rather than gone,
  * NOTICE_SELF when the writer stops after its own error (the rank is the
- * writer).  Peer-written: read once, checked by notice_read. */
+ * writer), with NOTICE_STALL when that error was a stall (a wait past
+ * --timeout): the readers then name the worker the job waited for too.
+ * Peer-written: read once, checked by notice_read. */
 #define NOTICE_HUNG (1ull << 32)
 #define NOTICE_SELF (1ull << 33)
-#define NOTICE_KIND (NOTICE_HUNG | NOTICE_SELF)
+#define NOTICE_STALL (1ull << 34)
+#define NOTICE_KIND (NOTICE_HUNG | NOTICE_SELF | NOTICE_STALL)
 
 /* Whether notify_dead writes to rank r: every other rank but the failed
  * peer, and the unresponsive rank itself, which may only be slow (a busy
@@ -68,7 +71,8 @@ static int notice_read(const struct frr_rt *rt, int q, int *dead,
 	uint64_t r = (v & ~NOTICE_KIND) - 1;
 
 	if ((v & ~NOTICE_KIND) == 0 || r >= (uint64_t)rt->P ||
-	    ((v & NOTICE_SELF) && r != (uint64_t)q))
+	    ((v & NOTICE_SELF) && r != (uint64_t)q) ||
+	    ((v & NOTICE_STALL) && !(v & NOTICE_SELF)))
 		return 0;
 	*dead = (int)r;
 	*kind = v & NOTICE_KIND;
@@ -95,7 +99,9 @@ static int fail_v(struct frr_rt *rt, int err, int self, const char *fmt,
 		frr_err("%s", buf);
 		/* the others report our error, not a crash, when we go */
 		if (self)
-			notify_dead(rt, rt->rank, -1, NOTICE_SELF);
+			notify_dead(rt, rt->rank, -1,
+				    NOTICE_SELF |
+					(err == -ETIMEDOUT ? NOTICE_STALL : 0));
 	}
 	return frr_rt_failed(rt);
 }
@@ -125,7 +131,10 @@ static int report(struct frr_rt *rt, int dead, uint64_t kind, int reporter,
 		  const char *how)
 {
 	const char *what =
-	    kind & NOTICE_SELF
+	    kind & NOTICE_STALL
+		? "stopped after the job stalled (its own message says "
+		  "which wait)"
+	    : kind & NOTICE_SELF
 		? "stopped after an error (its own message says which)"
 	    : kind & NOTICE_HUNG ? "is unresponsive (hung, stopped or "
 				   "overloaded: its connection is open but it "
@@ -141,7 +150,11 @@ static int report(struct frr_rt *rt, int dead, uint64_t kind, int reporter,
 						      "raise --dead-timeout)"
 						    : "",
 				 rt->rank);
-	return fail_peer(rt, kind & NOTICE_HUNG ? -ETIMEDOUT : -ENOTCONN,
+	/* a stall anywhere is -ETIMEDOUT here too, so that this rank also
+	 * names the worker the job waited for (job.c name_laggard) */
+	return fail_peer(rt,
+			 kind & (NOTICE_HUNG | NOTICE_STALL) ? -ETIMEDOUT
+							     : -ENOTCONN,
 			 "rank %d %s: %s; stopping rank %d", dead, what, how,
 			 rt->rank);
 }
