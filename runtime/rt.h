@@ -75,7 +75,7 @@
 #define FRR_RT_CHUNK_MIN ((uint64_t)16 << 10)
 #define FRR_RT_CHUNK_MAX ((uint64_t)1 << 20)
 #define FRR_RT_NRR 4 /* rr counters per clock (rr_proto.h rr_counter) */
-#define FRR_RT_NMETRICS (7 + FRR_RT_NRR)
+#define FRR_RT_NMETRICS (8 + FRR_RT_NRR) /* eval/stats.c names */
 
 /* Options of `flexrr run` (the launcher parses them). */
 struct frr_run_opts {
@@ -136,6 +136,7 @@ struct frr_wclock {
 	uint64_t stale_reads;	/* fetches older than the bound (must be 0) */
 	double rr[FRR_RT_NRR];	/* rr: offers, accepted, cancelled, items */
 	uint64_t reads;		/* row fetches */
+	uint64_t pulls;		/* fetches of rows not held (table/hold.c) */
 };
 
 /* A data partition held by this rank (its own workers' and replicas). */
@@ -229,7 +230,8 @@ struct frr_rt {
 
 	/* control region layout (byte offsets) */
 	size_t off_prog, off_done, off_push, off_hb, off_stop, off_notice,
-	    off_stats, off_ack, off_mbox, off_mack, off_mstage, stats_rec;
+	    off_stats, off_ack, off_mbox, off_mack, off_mstage, off_pullreq,
+	    off_pullack, off_fin, stats_rec;
 	size_t ctl_len, inbox_len, repl_len;
 
 	pthread_mutex_t tp_lock;
@@ -239,6 +241,7 @@ struct frr_rt {
 	struct frr_tp_rmr **rctl, **rinbox, **rrepl;
 	uint8_t *ctlp, *inboxp, *replp;
 
+	struct frr_hold *hold; /* the rows this rank holds (table/hold.c) */
 	float *master[FRR_MAX_TABLES];
 	float *accum[FRR_MAX_TABLES]; /* AdaGrad sum of g^2 */
 
@@ -410,8 +413,22 @@ int frr_rt_batch_send(struct frr_ctx *c, int final, int nextra);
 /* ---- table/shard.c ---- */
 int frr_rt_tables_init(struct frr_rt *rt);
 void frr_rt_tables_fini(struct frr_rt *rt);
-/* Push rows [lo, hi) of this rank's shard of table t to every replica. */
+
+/* ---- table/hold.c ---- */
+/* Every rank's set of rows, exchanged: sets repl_off, repl_len. */
+int frr_rt_hold_plan(struct frr_rt *rt);
+void frr_rt_hold_fini(struct frr_rt *rt);
+/* After the memory check: refuse a table the plan could not lay out. */
+int frr_rt_hold_check(const struct frr_rt *rt);
+/* Push rows [lo, hi) of this rank's shard of table t to the ranks that
+ * hold them. */
 int frr_rt_push_rows(struct frr_rt *rt, int t, uint64_t lo, uint64_t hi);
+/* Make row `row` of table t held here, pulling it from its owner if it
+ * is not (q: the calling worker thread's index, or T on the server
+ * thread): 0 held already, 1 pulled, < 0 the job failed. */
+int frr_rt_row_hold(struct frr_rt *rt, int t, uint64_t row, int q);
+/* Server thread: answer the row requests that arrived (1 if any). */
+int frr_rt_pull_serve(struct frr_rt *rt);
 /* Apply clock c if every batch of it has arrived: 1 applied, 0 not yet,
  * < 0 error. */
 int frr_rt_try_apply(struct frr_rt *rt, int c);

@@ -29,7 +29,8 @@ TestSuite(runtime_bytes, .timeout = 120);
 
 #define NP 4 /* ranks, one worker each */
 #define CLOCKS 7
-#define LATE 5 /* the clock partition 0 first reads a row of partition 3 */
+#define LATE 5	 /* the clock partition 0 first reads a row of partition 3 */
+#define PULLED 9 /* a row of rank 1 only partition 3 writes (owner 1) */
 enum { ST_LATE_BAD, ST_N };
 enum { T_SCATTER, T_READ, T_FAR, NT };
 static const uint64_t ROWS[NT] = { 6000, 1000, 50000 };
@@ -95,9 +96,14 @@ static int b_process(void *app, struct frr_ctx *c, uint64_t begin, uint64_t end)
 	(void)end;
 	if (begin)
 		return 0;
-	/* BSP: clocks < LATE are applied, partition 3 added 1 in each */
+	/* BSP: clocks < LATE are applied, partition 3 added 1 in each; the
+	 * first row is in rank 0's own shard, the second (rank 1's) is held
+	 * by no rank but its owner: it is pulled */
 	if (p == 0 && clock == LATE &&
 	    frr_row_read(c, T_FAR, ROWS[T_FAR] - 1 - 3)[0] != (float)LATE)
+		frr_stat_add(c, ST_LATE_BAD, 1);
+	if (p == 0 && clock == LATE &&
+	    frr_row_read(c, T_SCATTER, PULLED)[0] != (float)LATE)
 		frr_stat_add(c, ST_LATE_BAD, 1);
 	for (uint64_t r = 0; r < ROWS[T_READ]; r++)
 		(void)frr_row_read(c, T_READ, r);
@@ -106,6 +112,23 @@ static int b_process(void *app, struct frr_ctx *c, uint64_t begin, uint64_t end)
 			if (writes(t, r, p, clock))
 				frr_cell_update(c, t, r, 0, 1.0f);
 	return 0;
+}
+
+/* What each partition reads and writes, but for the late reads: the
+ * rows written, and the read-only table whole. */
+static int b_rows(void *app, int part, struct frr_rowset *rs)
+{
+	int err = frr_rows_add(rs, T_READ, 0, ROWS[T_READ]);
+
+	(void)app;
+	for (int t = 0; t < NT && !err; t++)
+		for (uint64_t r = 0; r < ROWS[t] && !err; r++)
+			for (int c = 0; c < CLOCKS; c++)
+				if (writes(t, r, part, c)) {
+					err = frr_rows_add(rs, t, r, 1);
+					break;
+				}
+	return err;
 }
 
 static int b_global(void *app, const double *st, int nstats, int clock,
@@ -134,6 +157,7 @@ static const struct frr_app_ops bytes_app = {
 	.process = b_process,
 	.clock_global = b_global,
 	.nstats = ST_N,
+	.part_rows = b_rows,
 };
 
 static char metrics_path[64];
@@ -211,10 +235,17 @@ static void check_backend(enum frr_tp_backend b)
 		int clock, worker, rank;
 		double compute, wait, flush, updates, bytes;
 
+		const char *last = strrchr(line, ',');
+
 		cr_assert_eq(sscanf(line, "%d,%d,%d,%lf,%lf,%lf,%lf,%lf",
 				    &clock, &worker, &rank, &compute, &wait,
 				    &flush, &updates, &bytes),
 			     8, "bad metrics line: %s", line);
+		/* the last column, pulls: the one row no rank declared */
+		cr_expect_eq(atoi(last + 1),
+			     worker == 0 && clock == LATE ? 1 : 0,
+			     "worker %d clock %d pulled %d rows: %s", worker,
+			     clock, atoi(last + 1), line);
 		cr_expect_eq((uint64_t)bytes, expected(worker, clock),
 			     "worker %d clock %d sent %.0f payload bytes; its "
 			     "writes need %llu",

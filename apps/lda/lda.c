@@ -59,6 +59,7 @@ struct lda_app {
 	struct lda_heldout *ho;
 	uint64_t top_words;
 	char *top_text; /* leader: the latest top-words listing */
+	int leader;	/* this process evaluates (clock_local) */
 	const char *save_path;
 	int progress; /* print the metrics every clock */
 };
@@ -348,6 +349,7 @@ static int lda_create(const struct frr_job_info *job, int argc, char **argv,
 		return -ENOMEM;
 	a->seed = job->seed;
 	a->nparts = job->nparts;
+	a->leader = job->leader;
 	a->h = (struct lda_hyper){ .K = 20, .alpha = 0.1, .beta = 0.01 };
 	a->progress = 1;
 	lda_text_opts_default(&o.t);
@@ -446,6 +448,25 @@ static int lda_load_partition(void *app, int part, uint64_t *nitems,
 	*nitems = a->bound[part + 1] - a->bound[part];
 	*data = &a->bound[part];
 	return 0;
+}
+
+/* A partition's documents read their words' rows and the totals; the
+ * leader's evaluation (held-out documents, --save, --top-words) reads
+ * every word's row. */
+static int lda_part_rows(void *app, int part, struct frr_rowset *rs)
+{
+	struct lda_app *a = app;
+	int rc = frr_rows_add(rs, TB_TOPIC_TOTAL, 0, 1);
+
+	if (!rc && a->leader && (a->ho || a->save_path || a->top_words))
+		return frr_rows_add(rs, TB_WORD_TOPIC, 0, a->h.V);
+	for (uint64_t d = a->bound[part]; d < a->bound[part + 1] && !rc; d++) {
+		const uint32_t *w = a->c.word + a->c.doc[d];
+
+		for (uint64_t i = 0, n = lda_len(a, d); i < n && !rc; i++)
+			rc = frr_rows_add(rs, TB_WORD_TOPIC, w[i], 1);
+	}
+	return rc;
 }
 
 static size_t lda_state_size(void *app, int part, uint64_t item)
@@ -712,4 +733,5 @@ const struct frr_app_ops frr_app_lda = {
 	.nstats = ST_COUNT,
 	.maximize = 1,
 	.check_args = lda_check_args,
+	.part_rows = lda_part_rows,
 };

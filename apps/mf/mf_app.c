@@ -259,6 +259,19 @@ out_unlock:
 	return ret;
 }
 
+/* A partition reads and writes its users' rows; the evaluation reads
+ * every item's row (and items are few), so every item is declared. */
+static int mf_part_rows(void *app, int part, struct frr_rowset *rs)
+{
+	struct mf_app *m = app;
+	const struct mf_part *p = &m->slices[part].p;
+	int ret = frr_rows_add(rs, T_ITEM, 0, m->nitems);
+
+	for (uint32_t l = 0; l < p->nusers && !ret; l++)
+		ret = frr_rows_add(rs, T_USER, p->users[l], 1);
+	return ret;
+}
+
 /* ---- the SGD loop ------------------------------------------------------ */
 #define MF_LEAD 4 /* ratings whose rows are asked for ahead of the step */
 
@@ -473,4 +486,5 @@ const struct frr_app_ops frr_app_mf = {
 	.share = mf_share,
 	.gather = mf_gather,
 	.check_args = mf_check_args,
+	.part_rows = mf_part_rows,
 };

@@ -125,6 +125,8 @@ struct frr_job_info {
 struct frr_ctx;	     /* the item context: process() */
 struct frr_eval_ctx; /* a process's context between clocks */
 
+struct frr_rowset; /* part_rows: the rows a partition uses */
+
 struct frr_app_ops {
 	size_t size; /* sizeof(struct frr_app_ops) */
 	const char *name;
@@ -227,7 +229,26 @@ struct frr_app_ops {
 	 */
 	int (*checkpoint_save)(void *app, FILE *f, int clock);
 	int (*checkpoint_load)(void *app, FILE *f, int clock);
+	/*
+	 * Optional (appended, read only when size covers it): the rows that
+	 * running partition `part` may read or write, and that this
+	 * process's clock_local may read for it, added with frr_rows_add.
+	 * Called before the first clock for every partition a process holds
+	 * (its own, and those RapidReassignment may run there).  A process
+	 * then keeps a copy of only these rows of other processes' shards
+	 * (plus one other process's shard, the standby copy), so its memory
+	 * and the bytes it receives follow what it reads.  A row read that
+	 * was not declared is still served right: fetched from its shard at
+	 * its first use (a round trip, counted as `pulls` in --metrics) and
+	 * kept.  Without it, a process keeps every row.  0 or a negative
+	 * errno.
+	 */
+	int (*part_rows)(void *app, int part, struct frr_rowset *rs);
 };
+
+/* Add rows [row, row + n) of `table` to the set part_rows declares
+ * (repeats are fine; out of range: -EINVAL). */
+int frr_rows_add(struct frr_rowset *rs, int table, uint64_t row, uint64_t n);
 
 /* ---- the item context (inside process()) ------------------------------ */
 /*

@@ -23,8 +23,15 @@ int frr_eval_row_read(struct frr_eval_ctx *ec, int table, uint64_t row,
 {
 	struct frr_rt *rt = ec->rt;
 
+	int err;
+
 	if (table < 0 || table >= rt->ntables || row >= rt->spec[table].rows)
 		return -EINVAL;
+	/* on the server thread (clock_local) or the leader's main thread
+	 * after the last clock (save: the leader holds every row then) */
+	err = frr_rt_row_hold(rt, table, row, rt->T);
+	if (err < 0)
+		return err;
 	memcpy(out, frr_rt_replica_row(rt, table, row),
 	       rt->spec[table].cols * sizeof(float));
 	return 0;
@@ -105,6 +112,7 @@ static void clock_metrics(struct frr_rt *rt, int c, double *stats, double *d)
 			   : (double)rc->min_data_clock;
 		for (int i = 0; i < FRR_RT_NRR; i++)
 			m[7 + i] = rc->rr[i];
+		m[7 + FRR_RT_NRR] = (double)rc->pulls;
 	}
 }
 

@@ -19,6 +19,7 @@ static const char *const metric_names[FRR_RT_NMETRICS] = {
 	"rr_accepted",
 	"rr_cancelled",
 	"rr_items_reassigned",
+	"pulls",
 };
 
 const char *frr_metric_name(int i)

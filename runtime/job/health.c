@@ -152,11 +152,9 @@ static int report(struct frr_rt *rt, int dead, uint64_t kind, int reporter,
 				 rt->rank);
 	/* a stall anywhere is -ETIMEDOUT here too, so that this rank also
 	 * names the worker the job waited for (job.c name_laggard) */
-	return fail_peer(rt,
-			 kind & (NOTICE_HUNG | NOTICE_STALL) ? -ETIMEDOUT
-							     : -ENOTCONN,
-			 "rank %d %s: %s; stopping rank %d", dead, what, how,
-			 rt->rank);
+	return fail_peer(
+	    rt, kind & (NOTICE_HUNG | NOTICE_STALL) ? -ETIMEDOUT : -ENOTCONN,
+	    "rank %d %s: %s; stopping rank %d", dead, what, how, rt->rank);
 }
 
 /*

@@ -211,6 +211,8 @@ static int rt_init(struct frr_rt *rt, struct frr_oob *oob,
 	if (!err)
 		err = frr_rt_check_memory(rt);
 	if (!err)
+		err = frr_rt_hold_check(rt);
+	if (!err)
 		err = frr_rt_tp_setup(rt);
 	/* same decision on every rank: it is collective */
 	if (!err && rt->rr_reassign && rt->app->item_state_size)

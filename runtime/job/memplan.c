@@ -50,6 +50,9 @@ static void plan_rank(const struct frr_rt *rt, struct mem_plan *m)
 
 		if (s->rule == FRR_UPDATE_ADAGRAD)
 			m->accum += shard;
+		/* table/hold.c: this rank's slot per row, and as the owner
+		 * every rank's slot per row of its shard */
+		m->replica += 4 * rows + 4.0 * rt->P * (shard / rb);
 		/* val + snap of the rows a batch touches, and per row a stamp,
 		 * a slot and, for the rows written, two ids */
 		m->caches +=

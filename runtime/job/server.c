@@ -16,8 +16,11 @@ static int server_step(struct frr_rt *rt, int end)
 {
 	int busy, err;
 
-	/* batches first, every turn: their senders wait for the slots */
+	/* batches first, every turn: their senders wait for the slots; and
+	 * rows asked for, whose readers wait too */
 	busy = frr_rt_inbox_drain(rt);
+	if (busy >= 0 && (err = frr_rt_pull_serve(rt)) != 0)
+		busy = err < 0 ? err : 1;
 	if (busy < 0)
 		return busy;
 	if (rt->next_apply < end &&
@@ -60,6 +63,23 @@ static int finished(const struct frr_rt *rt, int end)
 	       (rt->rank != 0 || rt->next_global >= end);
 }
 
+/* Where a rank may pull rows it does not hold (table/hold.c), its
+ * evaluation of the last clock may still ask this rank for rows: so each
+ * rank says when it has finished and keeps serving until every rank has
+ * (*err: a failed broadcast). */
+static int all_finished(struct frr_rt *rt, int *err)
+{
+	if (!rt->hold->may_pull)
+		return 1;
+	if (!frr_tp_load_u64(ctl_u64(rt, rt->off_fin + (size_t)rt->rank * 64)))
+		*err = frr_rt_ctl_broadcast(
+		    rt, rt->off_fin + (size_t)rt->rank * 64, 1);
+	for (int r = 0; r < rt->P; r++)
+		if (!frr_tp_load_u64(ctl_u64(rt, rt->off_fin + (size_t)r * 64)))
+			return 0;
+	return 1;
+}
+
 /* The stop clock, lowered by rank 0's stop word (remote-written: only ever
  * an earlier end than ours). */
 static int end_clock(struct frr_rt *rt)
@@ -90,7 +110,7 @@ int frr_rt_server_loop(struct frr_rt *rt)
 
 		if (busy < 0 || frr_rt_failed(rt))
 			break;
-		if (finished(rt, end))
+		if (finished(rt, end) && all_finished(rt, &err))
 			return frr_rt_heartbeat(rt, frr_rt_clock_now(), 1);
 		err = frr_rt_heartbeat(rt, now, 0);
 		if (busy) {

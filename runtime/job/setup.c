@@ -46,7 +46,7 @@ size_t frr_rt_chunk_cap(const struct frr_rt *rt, int o)
 
 int frr_rt_layout(struct frr_rt *rt)
 {
-	int P = rt->P, T = rt->T, W = rt->W;
+	int P = rt->P, T = rt->T, W = rt->W, err;
 	size_t off = 0;
 
 	rt->shard_rows = calloc((size_t)FRR_MAX_TABLES * P, sizeof(uint64_t));
@@ -63,11 +63,11 @@ int frr_rt_layout(struct frr_rt *rt)
 
 			rt->shard_rows[t * P + o] =
 			    rows > (uint64_t)o ? (rows - o + P - 1) / P : 0;
-			rt->repl_off[t * P + o] = off;
-			off += align64(rt->shard_rows[t * P + o] *
-				       rt->spec[t].cols * sizeof(float));
 		}
-	rt->repl_len = off ? off : 64;
+	/* the replica: the rows this rank holds (repl_off, repl_len) */
+	err = frr_rt_hold_plan(rt);
+	if (err)
+		return err;
 	/* slots are freed as soon as the server drains them (table/inbox.c),
 	 * so a few per sender keep the pipe full whatever the slack */
 	rt->K = FRR_RT_INBOX_SLOTS;
@@ -106,6 +106,12 @@ int frr_rt_layout(struct frr_rt *rt)
 	off += align64((size_t)T * W * 8);
 	rt->off_mstage = off;
 	off += (size_t)T * 64;
+	rt->off_pullreq = off; /* [requester]: a row wanted (table/hold.c) */
+	off += ((size_t)W + P) * 64;
+	rt->off_pullack = off; /* [local requester]: the request answered */
+	off += ((size_t)T + 1) * 64;
+	rt->off_fin = off; /* [rank]: 1 once it has run every clock */
+	off += (size_t)P * 64;
 	rt->ctl_len = off;
 	return 0;
 }

@@ -201,13 +201,23 @@ fetch(struct frr_ctx *c, struct frr_tcache *tc, int t, uint64_t row)
 	struct frr_rt *rt = c->rt;
 	struct frr_cache *k = c->cache;
 	int o = frr_rt_owner_rank(rt, row);
-	const float *src = frr_rt_replica_row(rt, t, row);
+	int held = frr_rt_row_hold(rt, t, row, (int)(c->wk - rt->wk));
+	const float *src;
 	uint32_t slot = tc->nslot++;
 	float *val = tc->val + (uint64_t)slot * tc->cols,
 	      *snap = tc->snap + (uint64_t)slot * tc->cols;
 	struct frr_wclock *rec = c->rec;
 	uint64_t d;
 
+	if (held < 0) {
+		/* the job failed (said why): a harmless row, the worker
+		 * stops after this process() call */
+		memset(val, 0, tc->cols * sizeof(float));
+		src = val;
+	} else {
+		src = frr_rt_replica_row(rt, t, row);
+		rec->pulls += (uint64_t)held;
+	}
 	if (tc->ptag) {
 		d = load_exact(rt, o, src, val, tc->cols);
 		add_pending(k, tc, row, d, c->clock, val);

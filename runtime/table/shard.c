@@ -3,7 +3,8 @@
  * A rank's shard of every table (row r lives on rank r % P at local index
  * r / P): initial rows, applying a whole clock's batches in worker order
  * (BSP is bit-for-bit deterministic whatever the timing), and pushing the
- * fresh rows into every rank's replica.  Runs on the server thread.
+ * fresh rows into the ranks that hold them (table/hold.c).  Runs on the
+ * server thread.
  *
  * A push of clock c: "pushing" word = c + 1 to every rank (and flushed:
  * visible before any row), the rows, then "done" = c + 1 (G3: after the
@@ -22,15 +23,6 @@
 int frr_rt_owner_rank(const struct frr_rt *rt, uint64_t row)
 {
 	return (int)(row % (uint64_t)rt->P);
-}
-
-const float *frr_rt_replica_row(const struct frr_rt *rt, int t, uint64_t row)
-{
-	int o = frr_rt_owner_rank(rt, row);
-	uint64_t li = row / (uint64_t)rt->P;
-
-	return (const float *)(rt->replp + rt->repl_off[t * rt->P + o] +
-			       li * rt->spec[t].cols * sizeof(float));
 }
 
 int frr_rt_tables_init(struct frr_rt *rt)
@@ -65,28 +57,7 @@ void frr_rt_tables_fini(struct frr_rt *rt)
 		rt->master[t] = rt->accum[t] = NULL;
 	}
 	frr_rt_inbox_fini(rt);
-}
-
-int frr_rt_push_rows(struct frr_rt *rt, int t, uint64_t lo, uint64_t hi)
-{
-	size_t rb = rt->spec[t].cols * sizeof(float);
-	size_t off = rt->repl_off[t * rt->P + rt->rank] + lo * rb;
-	int err = 0;
-
-	if (hi <= lo)
-		return 0;
-	pthread_mutex_lock(&rt->tp_lock);
-	for (int r = 0; r < rt->P && !err; r++) {
-		if (r == rt->rank)
-			continue;
-		err = frr_rt_tp_check(rt,
-				      frr_tp_write(rt->eps[r], rt->repl, off,
-						   rt->rrepl[r], off,
-						   (hi - lo) * rb, 0, 0),
-				      r, "pushing rows");
-	}
-	pthread_mutex_unlock(&rt->tp_lock);
-	return err;
+	frr_rt_hold_fini(rt);
 }
 
 /* ---- applying a clock -----------------------------------------------------

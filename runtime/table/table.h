@@ -12,6 +12,7 @@
 #ifndef FLEXRR_RUNTIME_TABLE_H
 #define FLEXRR_RUNTIME_TABLE_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "flexrr/flexrr.h"
@@ -92,6 +93,29 @@ static inline uint64_t frr_seg_bytes(uint32_t kind, uint64_t n, uint32_t cols)
 		b += n * sizeof(uint64_t);
 	return (b + 7) & ~(uint64_t)7;
 }
+
+/*
+ * The rows a rank holds (table/hold.c): per table, this rank's slot of
+ * each row it holds in its replica region (FRR_HOLD_NONE: not held,
+ * FRR_HOLD_BUSY: a pull is in flight; loaded and set atomically: worker
+ * threads pull), and as an owner, each rank's slot of each row of this
+ * rank's shard ([t][r * shard + li]; server thread only).  Every rank's
+ * layout: [r * FRR_MAX_TABLES + t].
+ */
+#define FRR_HOLD_NONE UINT32_MAX
+#define FRR_HOLD_BUSY (UINT32_MAX - 1)
+struct frr_hold {
+	uint32_t *rslot[FRR_MAX_TABLES];
+	uint32_t *oslot[FRR_MAX_TABLES];
+	uint64_t held[FRR_MAX_TABLES];	/* rows this rank holds (not pulled) */
+	uint64_t *tbl_off;		/* byte offset of the table's slots */
+	uint32_t *pull_base, *pull_cap; /* first pull slot, how many */
+	uint64_t *pull_seen;		/* [requester]: last request served */
+	uint64_t pushed, served;	/* bytes pushed, rows served */
+	int may_pull;			/* some rank holds fewer than all */
+	int too_long; /* 1 + a table with more rows than slots can name */
+	_Alignas(64) _Atomic uint64_t npull[FRR_MAX_TABLES];
+};
 
 /* Generations a stamp holds (7 bits): then every stamp is cleared. */
 #define FRR_STAMP_GENS 127u

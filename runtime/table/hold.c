@@ -1,0 +1,584 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Which rows a rank keeps a copy of, and where (docs/runtime.md "Rows a
+ * rank holds").  A rank holds its own shard, the shard of the rank before
+ * it (the standby copy: every shard is whole on one other rank), and the
+ * rows the app's part_rows declares for the partitions the rank holds;
+ * without part_rows (or on the leader when it saves the model) every row.
+ * The replica region keeps them compact: per table, the held rows of each
+ * owner in owner order then local-row order, then room for rows pulled
+ * later.  Every rank learns every other rank's set once, at start-up, so
+ * an owner pushes a changed row only into the ranks that hold it, at the
+ * slot each keeps it in.  A row read that no one declared is pulled: the
+ * reader takes a slot of its pull room and asks the row's owner, whose
+ * server writes the row there, keeps pushing it from then on, and acks.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "flexrr/log.h"
+#include "rt.h"
+
+#define NT FRR_MAX_TABLES
+/* a pull request word: table, pull slot, local row + 1 (never 0) */
+#define REQ_ROW_BITS 36
+#define REQ_SLOT_BITS 24
+#define REQ_ROW_MAX ((1ull << REQ_ROW_BITS) - 2)
+#define REQ_SLOT_MAX ((1ull << REQ_SLOT_BITS) - 1)
+
+struct frr_rowset {
+	const struct frr_rt *rt;
+	uint64_t *bits[NT];
+};
+
+static inline int bit(const uint64_t *b, uint64_t i)
+{
+	return (int)((b[i >> 6] >> (i & 63)) & 1);
+}
+
+static inline void bit_set(uint64_t *b, uint64_t i)
+{
+	b[i >> 6] |= 1ull << (i & 63);
+}
+
+static uint64_t words(uint64_t rows)
+{
+	return (rows + 63) / 64;
+}
+
+int frr_rows_add(struct frr_rowset *rs, int table, uint64_t row, uint64_t n)
+{
+	if (!rs || table < 0 || table >= rs->rt->ntables ||
+	    row > rs->rt->spec[table].rows ||
+	    n > rs->rt->spec[table].rows - row) {
+		frr_err("app %s: part_rows: table %d rows [%llu, +%llu) out of "
+			"range (an app bug)",
+			rs ? rs->rt->app->name : "?", table,
+			(unsigned long long)row, (unsigned long long)n);
+		return -EINVAL;
+	}
+	for (uint64_t r = row; r < row + n; r++)
+		bit_set(rs->bits[table], r);
+	return 0;
+}
+
+/* Whether rank r keeps every row: the app declares none, or r is the
+ * leader and writes the model at the end (--save reads every row after
+ * the servers stopped, when nothing could be pulled). */
+static int holds_all(const struct frr_rt *rt, int r)
+{
+	const struct frr_app_ops *a = rt->app;
+
+	if (a->size < offsetof(struct frr_app_ops, part_rows) +
+			  sizeof(a->part_rows) ||
+	    !a->part_rows || rt->P == 1)
+		return 1;
+	return r == 0 && rt->o->save_path && a->save;
+}
+
+/* This rank's set, as bitmaps over each table's rows, into buf (zeroed):
+ * declared rows, its own shard and the standby shard (the previous
+ * rank's), or all. */
+static int own_bits(struct frr_rt *rt, uint64_t *const *bits)
+{
+	struct frr_rowset rs = { .rt = rt };
+	int P = rt->P, sb = (rt->rank + P - 1) % P;
+
+	for (int t = 0; t < rt->ntables; t++) {
+		uint64_t rows = rt->spec[t].rows;
+
+		rs.bits[t] = bits[t];
+		if (holds_all(rt, rt->rank)) {
+			memset(bits[t], 0xff, words(rows) * 8);
+			continue;
+		}
+		for (uint64_t r = 0; r < rows; r++)
+			if ((int)(r % P) == rt->rank || (int)(r % P) == sb)
+				bit_set(bits[t], r);
+	}
+	if (holds_all(rt, rt->rank))
+		return 0;
+	for (int v = 0; v < rt->W; v++) {
+		int err;
+
+		if (!rt->parts[v].loaded)
+			continue;
+		err = rt->app->part_rows(rt->app_state, v, &rs);
+		if (err) {
+			frr_err("app %s: part_rows(partition %d) failed (%d)",
+				rt->app->name, v, err);
+			return err < 0 ? err : -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* Rank r's layout from its bitmaps: per table its offset in r's replica,
+ * its slot base per owner, its pull room.  cnt: [t * P + o] held rows. */
+static void layout_of(struct frr_rt *rt, int r, uint64_t *const *bits,
+		      uint64_t *cnt, uint64_t *base, uint64_t *len)
+{
+	struct frr_hold *h = rt->hold;
+	int P = rt->P;
+	uint64_t off = 0;
+
+	for (int t = 0; t < rt->ntables; t++) {
+		uint64_t rows = rt->spec[t].rows, held = 0, room;
+
+		for (int o = 0; o < P; o++)
+			cnt[t * P + o] = 0;
+		for (uint64_t w = 0; w < words(rows); w++)
+			for (uint64_t m = bits[t][w]; m; m &= m - 1) {
+				uint64_t row =
+				    w * 64 + (uint64_t)__builtin_ctzll(m);
+
+				if (row < rows)
+					cnt[t * P + (int)(row % P)]++;
+			}
+		for (int o = 0; o < P; o++) {
+			base[t * P + o] = held;
+			held += cnt[t * P + o];
+		}
+		/* room for rows read but not declared: an eighth of the set,
+		 * at least 256 rows, at most every row not held */
+		room = held / 8 > 256 ? held / 8 : 256;
+		if (room > rows - held)
+			room = rows - held;
+		if (room > REQ_SLOT_MAX)
+			room = REQ_SLOT_MAX;
+		h->tbl_off[r * NT + t] = off;
+		h->pull_base[r * NT + t] = (uint32_t)held;
+		h->pull_cap[r * NT + t] = (uint32_t)room;
+		off += ((held + room) * rt->spec[t].cols * sizeof(float) + 63) &
+		       ~(uint64_t)63;
+	}
+	*len = off;
+}
+
+/* Reader side: this rank's slot of every row it holds. */
+static int fill_rslot(struct frr_rt *rt, uint64_t *const *bits,
+		      const uint64_t *base)
+{
+	struct frr_hold *h = rt->hold;
+	int P = rt->P;
+
+	for (int t = 0; t < rt->ntables; t++) {
+		uint64_t rows = rt->spec[t].rows;
+
+		h->rslot[t] = malloc(rows * sizeof(uint32_t) + 4);
+		if (!h->rslot[t])
+			return -ENOMEM;
+		memset(h->rslot[t], 0xff, rows * sizeof(uint32_t));
+		for (int o = 0; o < P; o++) {
+			uint64_t k = base[t * P + o];
+
+			for (uint64_t row = (uint64_t)o; row < rows; row += P)
+				if (bit(bits[t], row))
+					h->rslot[t][row] = (uint32_t)k++;
+		}
+	}
+	return 0;
+}
+
+/* Owner side: reader r's slot of each row of this rank's shard. */
+static int fill_oslot(struct frr_rt *rt, int r, uint64_t *const *bits,
+		      const uint64_t *base)
+{
+	struct frr_hold *h = rt->hold;
+	int P = rt->P;
+
+	for (int t = 0; t < rt->ntables; t++) {
+		uint64_t S = rt->shard_rows[t * P + rt->rank];
+		uint64_t k = base[t * P + rt->rank];
+		uint32_t *os;
+
+		if (!h->oslot[t]) {
+			h->oslot[t] =
+			    malloc((size_t)P * S * sizeof(uint32_t) + 4);
+			if (!h->oslot[t])
+				return -ENOMEM;
+		}
+		os = h->oslot[t] + (uint64_t)r * S;
+		for (uint64_t li = 0; li < S; li++)
+			os[li] = bit(bits[t], li * P + rt->rank)
+				     ? (uint32_t)k++
+				     : FRR_HOLD_NONE;
+	}
+	return 0;
+}
+
+/* Bitmaps of rank r inside an exchange record. */
+static void rec_bits(const struct frr_rt *rt, uint64_t *rec, uint64_t **bits)
+{
+	uint64_t at = 0;
+
+	for (int t = 0; t < rt->ntables; t++) {
+		bits[t] = rec + at;
+		at += words(rt->spec[t].rows);
+	}
+}
+
+static int hold_alloc(struct frr_rt *rt)
+{
+	struct frr_hold *h = calloc(1, sizeof(*h));
+	size_t n = (size_t)rt->P * NT;
+
+	if (!h)
+		return -ENOMEM;
+	rt->hold = h;
+	h->tbl_off = calloc(n, sizeof(uint64_t));
+	h->pull_base = calloc(n, sizeof(uint32_t));
+	h->pull_cap = calloc(n, sizeof(uint32_t));
+	h->pull_seen = calloc((size_t)rt->W + rt->P, sizeof(uint64_t));
+	if (!h->tbl_off || !h->pull_base || !h->pull_cap || !h->pull_seen)
+		return -ENOMEM;
+	return 0;
+}
+
+/* A table too long for 32-bit slots: the plan is the whole model (so the
+ * memory check, which runs first, refuses what cannot fit with its
+ * figures), and frr_rt_hold_check refuses the rest. */
+static int too_long(struct frr_rt *rt)
+{
+	uint64_t off = 0;
+
+	for (int t = 0; t < rt->ntables; t++)
+		if (rt->spec[t].rows >= FRR_HOLD_BUSY)
+			rt->hold->too_long = t + 1;
+	if (!rt->hold->too_long)
+		return 0;
+	for (int t = 0; t < rt->ntables; t++) {
+		rt->repl_off[t * rt->P + rt->rank] = off;
+		off += rt->spec[t].rows * rt->spec[t].cols * sizeof(float);
+	}
+	rt->repl_len = off;
+	return 1;
+}
+
+int frr_rt_hold_check(const struct frr_rt *rt)
+{
+	const struct frr_table_spec *s;
+
+	if (!rt->hold->too_long)
+		return 0;
+	s = &rt->spec[rt->hold->too_long - 1];
+	frr_err("table %s has %llu rows: at most %u are supported; split it "
+		"into tables",
+		s->name, (unsigned long long)s->rows, FRR_HOLD_BUSY - 1);
+	return -E2BIG;
+}
+
+/*
+ * Every rank's set: each builds its bitmaps, and all are exchanged once
+ * (P x rows / 8 bytes per table on each rank, at start-up only).  Sets
+ * this rank's replica layout (repl_off, repl_len), its slot of every row
+ * it holds, and each other rank's slot of this rank's rows.
+ */
+int frr_rt_hold_plan(struct frr_rt *rt)
+{
+	int P = rt->P, err;
+	size_t rec = 0;
+	uint64_t *all = NULL, *bits[NT], *cnt, *base, len;
+
+	err = hold_alloc(rt);
+	if (err || too_long(rt))
+		return err;
+	for (int t = 0; t < rt->ntables; t++)
+		rec += words(rt->spec[t].rows);
+	cnt = calloc((size_t)NT * P * 2, sizeof(uint64_t));
+	all = calloc((size_t)P * rec + 1, sizeof(uint64_t));
+	if (!cnt || !all) {
+		err = -ENOMEM;
+		goto out;
+	}
+	base = cnt + (size_t)NT * P;
+	rec_bits(rt, all + (size_t)rt->rank * rec, bits);
+	err = own_bits(rt, bits);
+	if (err)
+		goto out;
+	for (int r = 0; r < P && P > 1; r++)
+		if (holds_all(rt, r) && r != rt->rank)
+			memset(all + (size_t)r * rec, 0xff, rec * 8);
+	/* holds_all(-1): every rank holds all (the app declares nothing) */
+	rt->hold->may_pull = P > 1 && !holds_all(rt, -1);
+	if (rt->hold->may_pull) {
+		/* in place: this rank's record is already where it goes */
+		uint64_t *mine = malloc(rec * 8 + 8);
+
+		err = mine ? 0 : -ENOMEM;
+		if (!err) {
+			memcpy(mine, all + (size_t)rt->rank * rec, rec * 8);
+			err = frr_oob_allgather(rt->oob, mine, rec * 8, all,
+						rt->o->timeout_ms);
+			if (err)
+				frr_err("exchanging which rows each rank holds "
+					"failed (%d): another rank failed, see "
+					"its message",
+					err);
+		}
+		free(mine);
+		if (err)
+			goto out;
+	}
+	for (int r = P - 1; r >= 0 && !err; r--) {
+		rec_bits(rt, all + (size_t)r * rec, bits);
+		layout_of(rt, r, bits, cnt, base, &len);
+		if (r != rt->rank) {
+			err = fill_oslot(rt, r, bits, base);
+			continue;
+		}
+		rt->repl_len = len ? len : 64;
+		for (int t = 0; t < rt->ntables; t++) {
+			rt->hold->held[t] = rt->hold->pull_base[r * NT + t];
+			for (int o = 0; o < P; o++)
+				rt->repl_off[t * P + o] =
+				    rt->hold->tbl_off[r * NT + t] +
+				    base[t * P + o] * rt->spec[t].cols *
+					sizeof(float);
+		}
+		err = fill_rslot(rt, bits, base);
+	}
+out:
+	free(all);
+	free(cnt);
+	return err;
+}
+
+void frr_rt_hold_fini(struct frr_rt *rt)
+{
+	struct frr_hold *h = rt->hold;
+
+	if (!h)
+		return;
+	for (int t = 0; t < NT; t++) {
+		free(h->rslot[t]);
+		free(h->oslot[t]);
+	}
+	free(h->tbl_off);
+	free(h->pull_base);
+	free(h->pull_cap);
+	free(h->pull_seen);
+	free(h);
+	rt->hold = NULL;
+}
+
+const float *frr_rt_replica_row(const struct frr_rt *rt, int t, uint64_t row)
+{
+	uint32_t s =
+	    __atomic_load_n(&rt->hold->rslot[t][row], __ATOMIC_ACQUIRE);
+
+	return (const float *)(rt->replp +
+			       rt->hold->tbl_off[rt->rank * NT + t] +
+			       (uint64_t)s * rt->spec[t].cols * sizeof(float));
+}
+
+/* ---- pushing held rows ------------------------------------------------ */
+/* Rows [lo, hi) of this rank's shard of table t, into every rank that
+ * holds them: one write per run of rows that are consecutive there too. */
+int frr_rt_push_rows(struct frr_rt *rt, int t, uint64_t lo, uint64_t hi)
+{
+	struct frr_hold *h = rt->hold;
+	size_t rb = rt->spec[t].cols * sizeof(float);
+	size_t src = rt->repl_off[t * rt->P + rt->rank];
+	uint64_t S = rt->shard_rows[t * rt->P + rt->rank];
+	int err = 0;
+
+	if (hi <= lo)
+		return 0;
+	pthread_mutex_lock(&rt->tp_lock);
+	for (int r = 0; r < rt->P && !err; r++) {
+		const uint32_t *os = h->oslot[t] + (uint64_t)r * S;
+		uint64_t roff = h->tbl_off[r * NT + t];
+
+		if (r == rt->rank)
+			continue;
+		for (uint64_t li = lo; li < hi && !err;) {
+			uint64_t a = li;
+			uint32_t s = os[li];
+
+			if (s == FRR_HOLD_NONE) {
+				li++;
+				continue;
+			}
+			while (++li < hi && os[li] == s + (uint32_t)(li - a))
+				;
+			err = frr_rt_tp_check(
+			    rt,
+			    frr_tp_write(rt->eps[r], rt->repl, src + a * rb,
+					 rt->rrepl[r], roff + (uint64_t)s * rb,
+					 (li - a) * rb, 0, 0),
+			    r, "pushing rows");
+			h->pushed += (li - a) * rb;
+		}
+	}
+	pthread_mutex_unlock(&rt->tp_lock);
+	return err;
+}
+
+/* ---- pulling a row not held ------------------------------------------- */
+static uint64_t req_word(int t, uint64_t j, uint64_t li)
+{
+	return (uint64_t)t << (REQ_ROW_BITS + REQ_SLOT_BITS) |
+	       j << REQ_ROW_BITS | (li + 1);
+}
+
+/* Ask the owner for row `row` into pull slot j and wait for its ack
+ * (q: this rank's requester, a worker thread or T for the server, which
+ * keeps serving the others' pulls while it waits). */
+static int pull(struct frr_rt *rt, int t, uint64_t row, uint64_t j, int q)
+{
+	int o = frr_rt_owner_rank(rt, row);
+	uint64_t li = row / (uint64_t)rt->P, req = req_word(t, j, li);
+	int g = q < rt->T ? rt->rank * rt->T + q : rt->W + rt->rank;
+	struct timespec t0, now;
+	int err;
+
+	if (li > REQ_ROW_MAX)
+		return frr_rt_fail(rt, -E2BIG,
+				   "table %s row %llu: too far into its shard "
+				   "to be pulled; declare it in part_rows",
+				   rt->spec[t].name, (unsigned long long)row);
+	pthread_mutex_lock(&rt->tp_lock);
+	err = frr_tp_write_u64(rt->eps[o], rt->rctl[o],
+			       rt->off_pullreq + (size_t)g * 64, req, 0, 0);
+	if (!err)
+		err = frr_tp_flush(rt->eps[o], rt->flush_ms);
+	pthread_mutex_unlock(&rt->tp_lock);
+	err = frr_rt_tp_check(rt, err, o, "asking for a row");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int n = 0; !err; n++) {
+		if (frr_tp_load_u64(
+			ctl_u64(rt, rt->off_pullack + (size_t)q * 64)) == req)
+			return 0;
+		err = frr_rt_failed(rt);
+		if (!err && q == rt->T)
+			err = frr_rt_pull_serve(rt) < 0 ? frr_rt_failed(rt) : 0;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (!err && (now.tv_sec - t0.tv_sec) * 1000 +
+				    (now.tv_nsec - t0.tv_nsec) / 1000000 >
+				rt->o->timeout_ms)
+			err = frr_rt_fail(rt, -ETIMEDOUT,
+					  "rank %d did not send row %llu of "
+					  "table %s within %d ms (the "
+					  "--timeout): its server hangs",
+					  o, (unsigned long long)row,
+					  rt->spec[t].name, rt->o->timeout_ms);
+		if (n > 16)
+			nanosleep(&(struct timespec){ 0, 20000 }, NULL);
+		else
+			sched_yield();
+	}
+	return err;
+}
+
+int frr_rt_row_hold(struct frr_rt *rt, int t, uint64_t row, int q)
+{
+	struct frr_hold *h = rt->hold;
+	uint32_t *sp = &h->rslot[t][row], s = FRR_HOLD_NONE;
+	uint64_t j;
+	int err;
+
+	if (__atomic_load_n(sp, __ATOMIC_ACQUIRE) < FRR_HOLD_BUSY)
+		return 0;
+	if (!__atomic_compare_exchange_n(sp, &s, FRR_HOLD_BUSY, 0,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		/* another thread of this rank pulls it: wait for its slot */
+		while (__atomic_load_n(sp, __ATOMIC_ACQUIRE) == FRR_HOLD_BUSY) {
+			err = frr_rt_failed(rt);
+			if (err)
+				return err;
+			if (q == rt->T && frr_rt_pull_serve(rt) < 0)
+				return frr_rt_failed(rt);
+			sched_yield();
+		}
+		return __atomic_load_n(sp, __ATOMIC_ACQUIRE) < FRR_HOLD_BUSY
+			   ? 1
+			   : frr_rt_failed(rt);
+	}
+	j = atomic_fetch_add(&h->npull[t], 1);
+	if (j >= h->pull_cap[rt->rank * NT + t]) {
+		__atomic_store_n(sp, FRR_HOLD_NONE, __ATOMIC_RELEASE);
+		return frr_rt_fail(
+		    rt, -ENOSPC,
+		    "app %s: table %s row %llu: this rank read %llu rows of "
+		    "it that part_rows did not declare, more than its room "
+		    "for such rows (%u): declare the rows a partition reads "
+		    "in part_rows",
+		    rt->app->name, rt->spec[t].name, (unsigned long long)row,
+		    (unsigned long long)j + 1, h->pull_cap[rt->rank * NT + t]);
+	}
+	err = pull(rt, t, row, j, q);
+	if (err) {
+		__atomic_store_n(sp, FRR_HOLD_NONE, __ATOMIC_RELEASE);
+		return err;
+	}
+	__atomic_store_n(sp, h->pull_base[rt->rank * NT + t] + (uint32_t)j,
+			 __ATOMIC_RELEASE);
+	return 1;
+}
+
+/* One request of requester g, copied once (the word is peer-written):
+ * checked, then the row goes into the requester's pull slot, is pushed
+ * there from now on, and the ack follows it on the same endpoint. */
+static int serve_one(struct frr_rt *rt, int g, uint64_t req)
+{
+	struct frr_hold *h = rt->hold;
+	int r = g < rt->W ? g / rt->T : g - rt->W;
+	int q = g < rt->W ? g % rt->T : rt->T;
+	int t = (int)(req >> (REQ_ROW_BITS + REQ_SLOT_BITS));
+	uint64_t j = (req >> REQ_ROW_BITS) & REQ_SLOT_MAX;
+	uint64_t li = (req & ((1ull << REQ_ROW_BITS) - 1)) - 1;
+	uint64_t S;
+	size_t rb;
+	uint32_t slot;
+	int err;
+
+	if (r == rt->rank || t >= rt->ntables ||
+	    li >= (S = rt->shard_rows[t * rt->P + rt->rank]) ||
+	    j >= h->pull_cap[r * NT + t])
+		return frr_rt_fail(rt, -EPROTO,
+				   "rank %d sent a malformed row request "
+				   "(%016llx): not a rank of this job?",
+				   r, (unsigned long long)req);
+	rb = rt->spec[t].cols * sizeof(float);
+	slot = h->pull_base[r * NT + t] + (uint32_t)j;
+	h->oslot[t][(uint64_t)r * S + li] = slot;
+	pthread_mutex_lock(&rt->tp_lock);
+	err = frr_tp_write(
+	    rt->eps[r], rt->repl, rt->repl_off[t * rt->P + rt->rank] + li * rb,
+	    rt->rrepl[r], h->tbl_off[r * NT + t] + slot * rb, rb, 0, 0);
+	if (!err)
+		err = frr_tp_write_u64(rt->eps[r], rt->rctl[r],
+				       rt->off_pullack + (size_t)q * 64, req, 0,
+				       0);
+	if (!err)
+		err = frr_tp_flush(rt->eps[r], rt->flush_ms);
+	pthread_mutex_unlock(&rt->tp_lock);
+	h->served++;
+	return frr_rt_tp_check(rt, err, r, "sending a requested row");
+}
+
+int frr_rt_pull_serve(struct frr_rt *rt)
+{
+	struct frr_hold *h = rt->hold;
+	int busy = 0;
+
+	/* the server thread only: pull_seen and oslot are its own */
+	for (int g = 0; g < rt->W + rt->P; g++) {
+		uint64_t req = frr_tp_load_u64(
+		    ctl_u64(rt, rt->off_pullreq + (size_t)g * 64));
+		int err;
+
+		if (!req || req == h->pull_seen[g])
+			continue;
+		h->pull_seen[g] = req;
+		err = serve_one(rt, g, req);
+		if (err)
+			return err;
+		busy = 1;
+	}
+	return busy;
+}
