@@ -55,9 +55,9 @@
 #include "flexrr/bootstrap.h"
 #include "flexrr/transport.h"
 #include "rr/rr_hooks.h"
+#include "ssp/ssp.h"
 #include "table/table.h"
 
-#define FRR_RT_MAX_SLACK 24
 /* Attribute: this copy loop must stay a loop, not become a memcpy call
  * (the spelling differs between gcc and clang). */
 #ifdef __clang__

@@ -9,7 +9,8 @@
 #      has an RDMA device, else inside the qemu soft-RoCE VM
 #   6. two hosts: jobs with one rank in each of two soft-RoCE VMs
 #   7. Slurm: a one-node slurmctld + slurmd, srun -n 4 and sbatch
-#   8. every fuzz target for 12 s (scripts/fuzz.sh), 9. formatting
+#   8. every fuzz target for 12 s (scripts/fuzz.sh), 9. formatting and the
+#      include order of the layers (scripts/check-layers.sh)
 # Ends with one line 'N passed, N failed'.  Options:
 #   --quick   only stage 1 (development loop)      --no-vm  skip stages 5-6
 set -euo pipefail
@@ -20,7 +21,7 @@ for a in "$@"; do
 	case $a in
 	--quick) quick=1 ;;
 	--no-vm) vm=0 ;;
-	-h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "test.sh: unknown option '$a' (see --help)" >&2; exit 2 ;;
 	esac
 done
@@ -129,6 +130,7 @@ if [ $quick = 0 ]; then
 	if command -v clang-format >/dev/null; then
 		stage "format (clang-format)" scripts/check-format.sh
 	fi
+	stage "layers (include order)" scripts/check-layers.sh
 fi
 
 echo "=== test.sh: $((SECONDS - t0)) s; failed stages: ${failures[*]:-none}"

@@ -23,7 +23,7 @@
 #include <time.h>
 
 #include "flexrr/log.h"
-#include "rt.h"
+#include "ssp.h"
 #include "sim_int.h"
 
 const char *const frr_sim_mode_names[FRR_SIM_NMODES] = {
