@@ -4,8 +4,9 @@
  * cache.  docs/runtime.md ("Data layout", "The worker cache").
  *
  * Row r of a table is stored by rank r % P (its shard: master rows, plus
- * AdaGrad's sums) at local index r / P; every rank has a replica of every
- * row, written by the rows' shard after each clock it applies.  Workers
+ * AdaGrad's sums) at local index r / P; a rank holds a copy of the rows
+ * it reads (table/hold.c), written by the rows' shard after each clock it
+ * applies.  Workers
  * never read the replica directly: each worker thread has caches
  * (struct frr_cache) that copy a row at its first access in a batch.
  */
