@@ -38,6 +38,7 @@
 #include <stdio.h>
 
 #include "flexrr/base.h"
+#include "flexrr/opt.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -227,6 +228,14 @@ struct frr_app_ops {
 	 */
 	int (*checkpoint_save)(void *app, FILE *f, int clock);
 	int (*checkpoint_load)(void *app, FILE *f, int clock);
+	/*
+	 * Optional (appended, read only when size covers it): the app's
+	 * options as a table (flexrr/opt.h).  Where usage or check_args is
+	 * NULL the runtime uses the table instead: --help printed from it,
+	 * the options checked by frr_opt_check before the job starts.  It
+	 * also lets tools list an app's options and defaults.
+	 */
+	const struct frr_opt_set *opts;
 };
 
 /* ---- the item context (inside process()) ------------------------------ */

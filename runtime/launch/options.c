@@ -492,6 +492,8 @@ static int app_help(const struct frr_run_opts *o)
 		    !strcmp(o->app_argv[i], "-h")) {
 			if (o->app->usage)
 				o->app->usage(stdout);
+			else if (FRR_APP_HAS(o->app, opts) && o->app->opts)
+				frr_opt_usage(o->app->opts, stdout);
 			else
 				printf("app %s has no options\n", o->app->name);
 			return 1;
