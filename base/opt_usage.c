@@ -9,7 +9,8 @@
 
 #include "flexrr/opt.h"
 
-#define COL 26 /* where the help text starts */
+#define COL 26				 /* where the help text starts */
+#define PAD "                          " /* COL spaces */
 
 int frr_opt_default_str(const struct frr_opt *o, const void *dflt, char *buf,
 			size_t len)
@@ -70,7 +71,7 @@ static void print_opt(FILE *out, const struct frr_opt *o, const void *dflt,
 {
 	char def[128];
 	const char *h = o->help ? o->help : "";
-	int n;
+	int n, len;
 
 	n = fprintf(out, "  ");
 	if (letters)
@@ -85,8 +86,8 @@ static void print_opt(FILE *out, const struct frr_opt *o, const void *dflt,
 	}
 	for (;;) {
 		const char *nl = strchr(h, '\n');
-		int len = nl ? (int)(nl - h) : (int)strlen(h);
 
+		len = nl ? (int)(nl - h) : (int)strlen(h);
 		fprintf(out, "%*s%.*s", COL - n, "", len, h);
 		if (!nl)
 			break;
@@ -94,8 +95,11 @@ static void print_opt(FILE *out, const struct frr_opt *o, const void *dflt,
 		h = nl + 1;
 		n = 0;
 	}
+	/* the default on a line of its own rather than past column 80 */
 	if (frr_opt_default_str(o, dflt, def, sizeof(def)))
-		fprintf(out, " (default %s)", def);
+		fprintf(out, "%s(default %s)",
+			COL + len + 11 + (int)strlen(def) > 80 ? "\n" PAD : " ",
+			def);
 	fputc('\n', out);
 }
 
