@@ -449,8 +449,9 @@ static int mf_load(void *app, struct frr_eval_ctx *ec, const char *path)
 static int mf_check_args(int argc, char **argv)
 {
 	struct mf_opts o;
+	int ret = mf_parse_opts(argc, argv, 0, &o);
 
-	return mf_parse_opts(argc, argv, 0, &o);
+	return ret == FRR_OPT_HELP ? 0 : ret;
 }
 
 const struct frr_app_ops frr_app_mf = {
@@ -473,4 +474,5 @@ const struct frr_app_ops frr_app_mf = {
 	.share = mf_share,
 	.gather = mf_gather,
 	.check_args = mf_check_args,
+	.opts = &mf_opt_set,
 };
