@@ -173,9 +173,9 @@ static int store(const struct frr_opt_set *s, const struct frr_opt *o,
 		else if (!rc)
 			*(float *)f = strtof(v, NULL);
 		break;
-	case FRR_OPT_STRING:
+	case FRR_OPT_STRING: /* parse, if set, checks it (and may set more) */
 		*(const char **)f = v;
-		break;
+		return o->parse && o->parse(obj, o, v) ? -EINVAL : 0;
 	case FRR_OPT_CHOICE:
 		return store_choice(s, o, f, v);
 	case FRR_OPT_FUNC:

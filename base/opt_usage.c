@@ -120,6 +120,9 @@ void frr_opt_usage(const struct frr_opt_set *s, FILE *out)
 		}
 		print_opt(out, o, d, letters);
 	}
+	/* the parser answers it for every table */
+	fprintf(out, "  %s--help%*sthis text\n", letters ? "-h, " : "",
+		COL - 8 - (letters ? 4 : 0), "");
 	if (s->tail)
 		fputs(s->tail, out);
 	free(d);

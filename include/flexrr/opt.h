@@ -55,7 +55,8 @@ enum frr_opt_kind {
 	FRR_OPT_DOUBLE,	 /* double field, finite, in [lo, hi]; x scale */
 	FRR_OPT_FLOAT,	 /* float field: checked as a double, then strtof
 			  * (one rounding, bit-identical to the text) */
-	FRR_OPT_STRING,	 /* const char * field: the argument itself */
+	FRR_OPT_STRING,	 /* const char * field: the argument itself (then
+			  * parse, if set, may refuse it or set more) */
 	FRR_OPT_CHOICE,	 /* int field: the index of the value in choices */
 	FRR_OPT_FUNC,	 /* parse(obj, opt, value) stores it (and says why
 			  * it refuses one); the field is the callback's */
