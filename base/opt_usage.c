@@ -96,10 +96,15 @@ static void print_opt(FILE *out, const struct frr_opt *o, const void *dflt,
 		n = 0;
 	}
 	/* the default on a line of its own rather than past column 80 */
-	if (frr_opt_default_str(o, dflt, def, sizeof(def)))
-		fprintf(out, "%s(default %s)",
-			COL + len + 11 + (int)strlen(def) > 80 ? "\n" PAD : " ",
-			def);
+	if (frr_opt_default_str(o, dflt, def, sizeof(def))) {
+		fputs(COL + len + 11 + (int)strcspn(def, "\n") > 80 ? "\n" PAD
+								    : " ",
+		      out);
+		fputs("(default ", out);
+		for (const char *p = def; *p; p++)
+			fputs(*p == '\n' ? "\n" PAD : (char[]){ *p, 0 }, out);
+		fputc(')', out);
+	}
 	fputc('\n', out);
 }
 
