@@ -278,6 +278,8 @@ int frr_opt_parse(const struct frr_opt_set *s, void *obj, int argc, char **argv,
 		} else if (!rest &&
 			   (!strcmp(a, "--help") || !strcmp(a, "-h"))) {
 			return FRR_OPT_HELP;
+		} else if (!rest && !strcmp(a, "--help=md")) {
+			return FRR_OPT_HELP_MD;
 		} else if (!rest && a[0] == '-' && a[1]) {
 			rc = one(s, obj, argc, argv, &i);
 			if (rc)
@@ -304,7 +306,7 @@ int frr_opt_check(const struct frr_opt_set *s, int argc, char **argv)
 	frr_opt_defaults(s, obj);
 	rc = frr_opt_parse(s, obj, argc, argv, NULL);
 	free(obj);
-	return rc == FRR_OPT_HELP ? 0 : rc;
+	return rc > 0 ? 0 : rc; /* help is not an error */
 }
 
 int frr_opt_set_one(const struct frr_opt_set *s, void *obj, const char *name,
@@ -321,4 +323,13 @@ int frr_opt_set_one(const struct frr_opt_set *s, void *obj, const char *name,
 		return -EINVAL;
 	}
 	return apply(s, o, obj, value);
+}
+
+int frr_opt_print_help(const struct frr_opt_set *s, int help, FILE *out)
+{
+	if (help == FRR_OPT_HELP)
+		frr_opt_usage(s, out);
+	else if (help == FRR_OPT_HELP_MD)
+		frr_opt_markdown(s, out);
+	return help == FRR_OPT_HELP || help == FRR_OPT_HELP_MD;
 }

@@ -132,3 +132,40 @@ void frr_opt_usage(const struct frr_opt_set *s, FILE *out)
 		fputs(s->tail, out);
 	free(d);
 }
+
+/* text in a table cell: lines joined, '|' escaped */
+static void md_cell(FILE *out, const char *s)
+{
+	for (; s && *s; s++) {
+		if (*s == '|')
+			fputs("\\|", out);
+		else
+			fputc(*s == '\n' ? ' ' : *s, out);
+	}
+}
+
+void frr_opt_markdown(const struct frr_opt_set *s, FILE *out)
+{
+	void *d = calloc(1, s->size ? s->size : 1);
+	char def[128];
+
+	if (d)
+		frr_opt_defaults(s, d);
+	fputs("| option | value | default | meaning |\n"
+	      "| --- | --- | --- | --- |\n",
+	      out);
+	for (const struct frr_opt *o = s->opts; o->name; o++) {
+		if (o->letter)
+			fprintf(out, "| `-%c`, `--%s` | ", o->letter, o->name);
+		else
+			fprintf(out, "| `--%s` | ", o->name);
+		md_cell(out, o->arg);
+		fputs(" | ", out);
+		if (frr_opt_default_str(o, d, def, sizeof(def)))
+			md_cell(out, def);
+		fputs(" | ", out);
+		md_cell(out, o->help);
+		fputs(" |\n", out);
+	}
+	free(d);
+}

@@ -217,10 +217,8 @@ static int parse(int argc, char **argv, struct bench_params *p)
 	frr_opt_defaults(&bench_opts, &b);
 	b.p.test = p->test;
 	ret = frr_opt_parse(&bench_opts, &b, argc, argv, &npos);
-	if (ret == FRR_OPT_HELP) {
-		usage(stdout);
+	if (frr_opt_print_help(&bench_opts, ret, stdout))
 		return 1;
-	}
 	if (ret)
 		return 2;
 	ret = check(&b, npos, argv);
@@ -242,6 +240,10 @@ int frr_cmd_bench(int argc, char **argv)
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
+	}
+	if (!strcmp(argv[1], "--help=md")) {
+		frr_opt_markdown(&bench_opts, stdout);
+		return 0;
 	}
 	if (parse_test(argv[1], &p.test))
 		return bad("test (write_lat, write_bw, counter_lat)", argv[1]);

@@ -181,7 +181,7 @@ static const struct frr_opt table[] = {
 #undef C
 #undef F
 
-const struct frr_opt_set frr_simulate_opts = {
+static const struct frr_opt_set frr_simulate_opts = {
 	.prog = "flexrr simulate",
 	.see = "'flexrr simulate --help'",
 	.opts = table,
@@ -210,8 +210,7 @@ static int parse_args(int argc, char **argv, struct frr_sim_study *o)
 
 	frr_opt_defaults(&frr_simulate_opts, o);
 	err = frr_opt_parse(&frr_simulate_opts, o, argc, argv, NULL);
-	if (err == FRR_OPT_HELP)
-		frr_opt_usage(&frr_simulate_opts, stdout);
+	frr_opt_print_help(&frr_simulate_opts, err, stdout);
 	return err;
 }
 

@@ -323,7 +323,7 @@ static int lda_create(const struct frr_job_info *job, int argc, char **argv,
 	a->nparts = job->nparts;
 	frr_opt_defaults(&lda_opts, &o);
 	rc = frr_opt_parse(&lda_opts, &o, argc, argv, NULL);
-	if (rc == FRR_OPT_HELP) /* printed by frr_run_main */
+	if (rc > 0) /* help: printed by frr_run_main */
 		rc = -ECANCELED;
 	if (rc)
 		goto destroy;

@@ -451,7 +451,7 @@ static int mf_check_args(int argc, char **argv)
 	struct mf_opts o;
 	int ret = mf_parse_opts(argc, argv, 0, &o);
 
-	return ret == FRR_OPT_HELP ? 0 : ret;
+	return ret > 0 ? 0 : ret; /* help is not an error */
 }
 
 const struct frr_app_ops frr_app_mf = {

@@ -365,7 +365,7 @@ static int mlr_create(const struct frr_job_info *job, int argc, char **argv,
 	a->nparts = job->nparts;
 	frr_opt_defaults(&mlr_opts, &a->o);
 	rc = frr_opt_parse(&mlr_opts, &a->o, argc, argv, NULL);
-	if (rc == FRR_OPT_HELP) {
+	if (rc > 0) { /* help: printed by frr_run_main */
 		rc = -ECANCELED;
 		goto destroy;
 	}

@@ -24,8 +24,8 @@
  *   };
  *
  * Accepted forms: --name VALUE, --name=VALUE, -x VALUE, -xVALUE (where the
- * option has a letter x), --help / -h, and "--" (what follows is
- * positional).  A value option always takes the next argument, even one
+ * option has a letter x), --help / -h, --help=md, and "--" (what follows
+ * is positional).  A value option always takes the next argument, even one
  * starting with '-' ("--items -1" is a range error, not a missing value).
  *
  * Errors are usage errors: the parser says what is wrong once (naming the
@@ -135,7 +135,10 @@ struct frr_opt_set {
 	int plain;
 };
 
-#define FRR_OPT_HELP 1 /* frr_opt_parse: --help was given (nothing printed) */
+/* frr_opt_parse: --help (or --help=md, for frr_opt_markdown) was given;
+ * nothing is printed */
+#define FRR_OPT_HELP 1
+#define FRR_OPT_HELP_MD 2
 
 /* Zero the struct, then every table default, then s->defaults. */
 void frr_opt_defaults(const struct frr_opt_set *s, void *obj);
@@ -144,8 +147,8 @@ void frr_opt_defaults(const struct frr_opt_set *s, void *obj);
  * frr_opt_defaults first, then set any the caller knows better).
  * Positional arguments: with npos NULL each is an error; else they are
  * moved to argv[1..*npos] in order (values stay where they point).
- * Returns 0, FRR_OPT_HELP, or -EINVAL after one message.  s->check runs
- * after a parse that returned 0.
+ * Returns 0, FRR_OPT_HELP / FRR_OPT_HELP_MD, or -EINVAL after one message.
+ * s->check runs after a parse that returned 0.
  */
 int frr_opt_parse(const struct frr_opt_set *s, void *obj, int argc, char **argv,
 		  int *npos);
@@ -156,6 +159,11 @@ int frr_opt_check(const struct frr_opt_set *s, int argc, char **argv);
  * (read from a defaulted struct, so they are the ones parsing starts
  * from), tail. */
 void frr_opt_usage(const struct frr_opt_set *s, FILE *out);
+/* The same as a Markdown table (option, value, default, meaning): the
+ * docs' option tables are pasted from `... --help=md`. */
+void frr_opt_markdown(const struct frr_opt_set *s, FILE *out);
+/* --help or --help=md, as frr_opt_parse answered it: 1 if printed. */
+int frr_opt_print_help(const struct frr_opt_set *s, int help, FILE *out);
 /* The option of a long name ("items", without dashes), or NULL. */
 const struct frr_opt *frr_opt_find(const struct frr_opt_set *s,
 				   const char *name);
