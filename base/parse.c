@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Checked number parsing, shared by the run options (runtime/launch) and
- * every app's options (apps/common/opts.c): one set of rules, so that no
+ * every table of options (base/opt.c): one set of rules, so that no
  * option takes what another refuses.  The callers word the messages.
  */
 #include <errno.h>

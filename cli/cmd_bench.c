@@ -5,61 +5,15 @@
  * --backend shm and no address, both ranks are forked here.
  */
 #include <errno.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench/bench.h"
 #include "commands.h"
-#include "flexrr/log.h"
-
-static void usage(FILE *f)
-{
-	fprintf(
-	    f, "usage: flexrr bench TEST [options] [SERVER]\n"
-	       "\n"
-	       "Transport microbenchmarks in perftest's format.\n"
-	       "TEST:\n"
-	       "  write_lat    one-way latency of SIZE-byte writes (ping-pong, "
-	       "RTT/2)\n"
-	       "  write_bw     bandwidth and message rate of SIZE-byte writes\n"
-	       "  counter_lat  one-way latency of 8-byte counter writes\n"
-	       "\n"
-	       "Start the server first (no SERVER), then the client with the "
-	       "server's\nhost name; both with the same TEST and --backend. "
-	       "With --backend shm and\nno SERVER, both sides run here (two "
-	       "processes pinned to CPUs 0 and 1;\n--server to run only the "
-	       "server side).\n"
-	       "\n"
-	       "options:\n"
-	       "  -a, --all            sweep sizes 2 B .. 8 MiB\n"
-	       "  -s, --size SIZE      message size in bytes (default 2; "
-	       "write_bw 65536;\n"
-	       "                       K/M suffixes ok)\n"
-	       "  -n, --iters N        iterations per size (default 1000; "
-	       "write_bw 5000,\n"
-	       "                       1000 from 1 MiB)\n"
-	       "      --json FILE      also write the results as JSON\n"
-	       "      --backend B      shm | verbs | auto (default auto)\n"
-	       "  -d, --ib-dev DEV     verbs device, e.g. rxe0 (default: "
-	       "env FLEXRR_DEVICE\n"
-	       "                       or the first active one)\n"
-	       "  -x, --gid-index N    verbs GID index (default: auto RoCE "
-	       "v2)\n"
-	       "  -p, --port PORT      TCP side-channel port (default 18515)\n"
-	       "  -c, --cpu N          pin this process to CPU N\n"
-	       "      --server         be the server even with --backend shm\n"
-	       "  -h, --help           this text\n"
-	       "\n"
-	       "examples:\n"
-	       "  flexrr bench counter_lat --backend shm\n"
-	       "  flexrr bench write_bw -s 1M --backend shm\n"
-	       "  flexrr bench write_lat -a --backend verbs -d rxe0      "
-	       "# server\n"
-	       "  flexrr bench write_lat -a --backend verbs -d rxe0 HOST "
-	       "# client\n");
-}
+#include "flexrr/base.h"
+#include "flexrr/opt.h"
 
 static int parse_size(const char *s, size_t *out)
 {
@@ -105,14 +59,141 @@ static int bad(const char *what, const char *arg)
 	return 2;
 }
 
-enum { OPT_JSON = 256, OPT_BACKEND, OPT_SERVER };
+/* ---- options ------------------------------------------------------------- */
+struct bench_opts {
+	struct bench_params p;
+	int size_set; /* -s given: the test's default size does not apply */
+	const char *size_arg; /* as given, for the message */
+};
 
-/* What the options mean together; the rest of argv is the server. */
-static int check(int argc, char **argv, struct bench_params *p, int size_set)
+static int opt_size(void *obj, const struct frr_opt *o, const char *v)
 {
-	if (!size_set)
+	struct bench_opts *b = obj;
+
+	(void)o;
+	if (parse_size(v, &b->p.size))
+		return -bad("size", v);
+	b->size_set = 1;
+	b->size_arg = v;
+	return 0;
+}
+
+static int opt_iters(void *obj, const struct frr_opt *o, const char *v)
+{
+	int64_t n;
+
+	if (frr_parse_i64(v, 10, (int64_t)o->lo, (int64_t)o->hi, &n))
+		return -bad("iteration count", v);
+	((struct bench_opts *)obj)->p.iters = (long)n;
+	return 0;
+}
+
+static int opt_backend(void *obj, const struct frr_opt *o, const char *v)
+{
+	(void)o;
+	if (frr_tp_backend_parse(v, &((struct bench_opts *)obj)->p.backend))
+		return -bad("backend (shm, verbs, auto)", v);
+	return 0;
+}
+
+/* this command's wording since it was written */
+static void bad_value(const struct frr_opt_set *s, const struct frr_opt *o,
+		      const char *v, int err)
+{
+	(void)s;
+	(void)err;
+	bad(!strcmp(o->name, "gid-index") ? "GID index"
+	    : !strcmp(o->name, "port")	  ? "port"
+					  : "CPU",
+	    v);
+}
+
+#define F(x) offsetof(struct bench_opts, p.x)
+static const struct frr_opt table[] = {
+	FRR_OPT("all", 'a', FRR_OPT_FLAG, F(all), 0, 0,
+		.help = "sweep sizes 2 B .. 8 MiB"),
+	FRR_OPT("size", 's', FRR_OPT_FUNC, F(size), 0, 0, .parse = opt_size,
+		.arg = "SIZE", .def_text = "2; write_bw 65536",
+		.help = "message size in bytes (K/M suffixes ok)"),
+	FRR_OPT("iters", 'n', FRR_OPT_FUNC, F(iters), 1, 100000000,
+		.parse = opt_iters, .arg = "N",
+		.def_text = "1000; write_bw 5000,\n1000 from 1 MiB",
+		.help = "iterations per size"),
+	FRR_OPT("json", 0, FRR_OPT_STRING, F(json), 0, 0, .arg = "FILE",
+		.help = "also write the results as JSON"),
+	FRR_OPT("backend", 0, FRR_OPT_FUNC, F(backend), 0, 0,
+		.parse = opt_backend, .arg = "B", .def_text = "auto",
+		.help = "shm | verbs | auto"),
+	FRR_OPT("ib-dev", 'd', FRR_OPT_STRING, F(device), 0, 0, .arg = "DEV",
+		.def_text = "env FLEXRR_DEVICE\nor the first active one",
+		.help = "verbs device, e.g. rxe0"),
+	FRR_OPT("gid-index", 'x', FRR_OPT_INT, F(gid_index), 0, INT32_MAX,
+		.def.i = -1, .arg = "N", .def_text = "auto RoCE v2",
+		.help = "verbs GID index"),
+	FRR_OPT("port", 'p', FRR_OPT_INT, F(port), 1, 65535, .def.i = 18515,
+		.arg = "PORT", .help = "TCP side-channel port"),
+	FRR_OPT("cpu", 'c', FRR_OPT_INT, F(cpu), 0, INT32_MAX, .def.i = -1,
+		.arg = "N", .flags = FRR_OPT_NODEF,
+		.help = "pin this process to CPU N"),
+	FRR_OPT("server", 0, FRR_OPT_FLAG, F(server), 0, 0,
+		.help = "be the server even with --backend shm"),
+	{ 0 },
+};
+#undef F
+
+static void defaults(void *obj)
+{
+	((struct bench_opts *)obj)->p.backend = FRR_TP_BACKEND_AUTO;
+}
+
+static const struct frr_opt_set bench_opts = {
+	.prog = "flexrr bench",
+	.see = "'flexrr bench --help'",
+	.opts = table,
+	.size = sizeof(struct bench_opts),
+	.defaults = defaults,
+	.bad_value = bad_value,
+	.plain = 1,
+	.head =
+	    "usage: flexrr bench TEST [options] [SERVER]\n"
+	    "\n"
+	    "Transport microbenchmarks in perftest's format.\n"
+	    "TEST:\n"
+	    "  write_lat    one-way latency of SIZE-byte writes (ping-pong, "
+	    "RTT/2)\n"
+	    "  write_bw     bandwidth and message rate of SIZE-byte writes\n"
+	    "  counter_lat  one-way latency of 8-byte counter writes\n"
+	    "\n"
+	    "Start the server first (no SERVER), then the client with the "
+	    "server's\nhost name; both with the same TEST and --backend. "
+	    "With --backend shm and\nno SERVER, both sides run here (two "
+	    "processes pinned to CPUs 0 and 1;\n--server to run only the "
+	    "server side).\n"
+	    "\n"
+	    "options:\n",
+	.tail = "\n"
+		"examples:\n"
+		"  flexrr bench counter_lat --backend shm\n"
+		"  flexrr bench write_bw -s 1M --backend shm\n"
+		"  flexrr bench write_lat -a --backend verbs -d rxe0      "
+		"# server\n"
+		"  flexrr bench write_lat -a --backend verbs -d rxe0 HOST "
+		"# client\n",
+};
+
+static void usage(FILE *f)
+{
+	frr_opt_usage(&bench_opts, f);
+}
+
+/* What the options mean together; argv[1..npos] are the positionals. */
+static int check(struct bench_opts *b, int npos, char **argv)
+{
+	struct bench_params *p = &b->p;
+
+	if (!b->size_set)
 		p->size = p->test == BENCH_WRITE_BW ? 65536 : 2;
-	if (p->test == BENCH_COUNTER_LAT && size_set && p->size != 8) {
+	if (p->test == BENCH_COUNTER_LAT && b->size_set && p->size != 8) {
 		fprintf(stderr, "flexrr bench: counter_lat writes 8-byte "
 				"counters; use -s 8 or leave -s out\n");
 		return 2;
@@ -120,88 +201,29 @@ static int check(int argc, char **argv, struct bench_params *p, int size_set)
 	if (p->test == BENCH_COUNTER_LAT)
 		p->size = 8;
 	if (p->size > ((size_t)1 << 30))
-		return bad("size (at most 1 GiB)", argv[optind - 1]);
-	if (optind < argc)
-		p->peer = argv[optind++];
-	if (optind < argc)
-		return bad("extra argument", argv[optind]);
+		return bad("size (at most 1 GiB)", b->size_arg);
+	if (npos > 1)
+		return bad("extra argument", argv[2]);
+	p->peer = npos ? argv[1] : NULL;
 	return 0;
 }
 
+/* argv[0] is the test: 0, 1 after --help, 2 on a usage error (said). */
 static int parse(int argc, char **argv, struct bench_params *p)
 {
-	static const struct option opts[] = {
-		{ "all", no_argument, NULL, 'a' },
-		{ "size", required_argument, NULL, 's' },
-		{ "iters", required_argument, NULL, 'n' },
-		{ "json", required_argument, NULL, OPT_JSON },
-		{ "backend", required_argument, NULL, OPT_BACKEND },
-		{ "ib-dev", required_argument, NULL, 'd' },
-		{ "gid-index", required_argument, NULL, 'x' },
-		{ "port", required_argument, NULL, 'p' },
-		{ "cpu", required_argument, NULL, 'c' },
-		{ "server", no_argument, NULL, OPT_SERVER },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	int c, size_set = 0;
-	char *end;
+	struct bench_opts b;
+	int npos = 0, ret;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "as:n:d:x:p:c:h", opts, NULL)) !=
-	       -1) {
-		switch (c) {
-		case 'a':
-			p->all = 1;
-			break;
-		case 's':
-			if (parse_size(optarg, &p->size))
-				return bad("size", optarg);
-			size_set = 1;
-			break;
-		case 'n':
-			p->iters = strtol(optarg, &end, 10);
-			if (*end || p->iters < 1 || p->iters > 100000000)
-				return bad("iteration count", optarg);
-			break;
-		case OPT_JSON:
-			p->json = optarg;
-			break;
-		case OPT_BACKEND:
-			if (frr_tp_backend_parse(optarg, &p->backend))
-				return bad("backend (shm, verbs, auto)",
-					   optarg);
-			break;
-		case 'd':
-			p->device = optarg;
-			break;
-		case 'x':
-			p->gid_index = (int)strtol(optarg, &end, 10);
-			if (*end || p->gid_index < 0)
-				return bad("GID index", optarg);
-			break;
-		case 'p':
-			p->port = (int)strtol(optarg, &end, 10);
-			if (*end || p->port < 1 || p->port > 65535)
-				return bad("port", optarg);
-			break;
-		case 'c':
-			p->cpu = (int)strtol(optarg, &end, 10);
-			if (*end || p->cpu < 0)
-				return bad("CPU", optarg);
-			break;
-		case OPT_SERVER:
-			p->server = 1;
-			break;
-		case 'h':
-			usage(stdout);
-			return 1;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
-	return check(argc, argv, p, size_set);
+	frr_opt_defaults(&bench_opts, &b);
+	b.p.test = p->test;
+	ret = frr_opt_parse(&bench_opts, &b, argc, argv, &npos);
+	if (frr_opt_print_help(&bench_opts, ret, stdout))
+		return 1;
+	if (ret)
+		return 2;
+	ret = check(&b, npos, argv);
+	*p = b.p;
+	return ret;
 }
 
 static int local_rank(struct frr_oob *oob, void *arg)
@@ -211,16 +233,17 @@ static int local_rank(struct frr_oob *oob, void *arg)
 
 int frr_cmd_bench(int argc, char **argv)
 {
-	struct bench_params p = { .backend = FRR_TP_BACKEND_AUTO,
-				  .gid_index = -1,
-				  .port = 18515,
-				  .cpu = -1 };
+	struct bench_params p = { 0 };
 	struct frr_oob *oob = NULL;
 	int ret;
 
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
+	}
+	if (!strcmp(argv[1], "--help=md")) {
+		frr_opt_markdown(&bench_opts, stdout);
+		return 0;
 	}
 	if (parse_test(argv[1], &p.test))
 		return bad("test (write_lat, write_bw, counter_lat)", argv[1]);

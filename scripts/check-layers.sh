@@ -44,6 +44,7 @@ PUBLIC="
 export.h  base       FRR_API_BEGIN/END, used by every public header
 log.h     base
 file.h    base
+opt.h     base
 base.h    base
 bootstrap.h bootstrap
 transport.h transport

@@ -21,12 +21,12 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/modelfile.h"
-#include "common/opts.h"
 #include "flexrr/flexrr.h"
 #include "flexrr/log.h"
 #include "lda_corpus.h"
@@ -64,158 +64,107 @@ struct lda_app {
 	int progress; /* print the metrics every clock */
 };
 
-static void lda_usage(FILE *out)
-{
-	fprintf(
-	    out,
-	    "usage: flexrr run [run options] lda [options]\n"
-	    "Latent Dirichlet allocation by collapsed Gibbs sampling.  "
-	    "Work items are\ndocuments; word-topic and topic-total counts "
-	    "are parameter tables; each\ndocument's token topics are its "
-	    "item state.\n"
-	    "\ncorpus (one of):\n"
-	    "  --uci DOCWORD [--vocab VOCAB]  UCI bag-of-words (NYTimes/"
-	    "KOS/Enron format)\n"
-	    "  --text PATH     plain text: a directory (one document per "
-	    "file) or a file\n"
-	    "                  (documents separated by blank lines); the "
-	    "KJV Bible by\n"
-	    "                  chapter: scripts/make-kjv-corpus.sh OUT, "
-	    "then --text OUT\n"
-	    "  tokenizer (--text): lower-cased runs of letters, built-in "
-	    "English stop words\n"
-	    "  --min-count N   drop words seen fewer than N times (default "
-	    "5)\n"
-	    "  --max-doc-frac F  drop words in more than F of the "
-	    "documents (default 1:\n"
-	    "                  off; 0.25 removes 'lord', 'god' from the "
-	    "KJV)\n"
-	    "  --min-length N  drop tokens shorter than N letters (default "
-	    "3)\n"
-	    "  --stopwords FILE  more stop words, one per line; "
-	    "--no-stopwords drops the\n"
-	    "                  built-in list\n"
-	    "  --write-uci DIR write the corpus as loaded (after the cuts) "
-	    "as DIR/docword.txt\n"
-	    "                  and DIR/vocab.txt (one process), e.g. to feed "
-	    "another tool\n"
-	    "gzip input is read directly (detected by magic).\n"
-	    "\nmodel:\n"
-	    "  --topics K      (default 20, max %d)\n"
-	    "  --alpha F       document-topic prior (default 0.1)\n"
-	    "  --beta F        topic-word prior (default 0.01)\n"
-	    "  --sampler S     sparse (default): SparseLDA, cost per token "
-	    "~ the word's\n"
-	    "                  non-zero topics; dense: the O(K) Gibbs "
-	    "draw, for checking\n"
-	    "                  (both draw from the same conditional)\n"
-	    "  --heldout F     hold out every 1/F-th document; print "
-	    "heldout_loglik_per_token\n"
-	    "                  (document completion: theta from the even "
-	    "tokens, the odd\n"
-	    "                  ones scored; default 0 = off)\n"
-	    "  --top-words N   print each topic's N most frequent words at "
-	    "the end\n"
-	    "  --save FILE     write the counts after every clock (one "
-	    "process)\n"
-	    "  --load FILE     draw the initial topics from a saved model's "
-	    "counts (same\n"
-	    "                  vocabulary and K)\n"
-	    "  --no-progress   no 'lda: clock N <metrics>' line per clock on "
-	    "stderr\n"
-	    "\nprinted per clock: loglik_per_token, the mean over training "
-	    "tokens of\nlog sum_k theta_dk phi_kw (theta, phi: the "
-	    "smoothed count estimates after\nthe clock's sweep); it is the "
-	    "objective (--target V: reached when >= V).\n",
-	    LDA_MAX_TOPICS);
-}
-
+/* Everything the options set (lda_table); create copies the model's part
+ * into the app. */
 struct lda_opts {
-	const char *uci, *vocab, *text, *load, *write_uci;
+	const char *uci, *vocab, *text, *load, *write_uci, *save_path;
 	struct lda_text_opts t;
+	uint32_t K;
+	double alpha, beta, heldout;
+	int sampler; /* enum lda_sampler_kind, in lda_samplers order */
+	uint64_t top_words;
+	int progress;
 };
 
-static int lda_parse(struct lda_app *a, int argc, char **argv,
-		     struct lda_opts *o)
+static const char *const lda_samplers[] = { "sparse", "dense", NULL };
+
+#define LDA_STR2(x) #x
+#define LDA_STR(x) LDA_STR2(x)
+#define F(x) offsetof(struct lda_opts, x)
+#define CORPUS "corpus (one of):"
+#define MODEL "model:"
+static const struct frr_opt lda_table[] = {
+	FRR_OPT("uci", 0, FRR_OPT_STRING, F(uci), 0, 0, .group = CORPUS,
+		.arg = "DOCWORD",
+		.help = "UCI bag-of-words (NYTimes/KOS/Enron format)"),
+	FRR_OPT("vocab", 0, FRR_OPT_STRING, F(vocab), 0, 0, .group = CORPUS,
+		.arg = "VOCAB", .help = "its vocabulary (with --uci)"),
+	FRR_OPT("text", 0, FRR_OPT_STRING, F(text), 0, 0, .group = CORPUS,
+		.arg = "PATH",
+		.help =
+		    "plain text: a directory (one document per file) or a "
+		    "file\n(documents separated by blank lines); the KJV "
+		    "Bible by\nchapter: scripts/make-kjv-corpus.sh OUT, "
+		    "then --text OUT;\ntokens: lower-cased runs of letters, "
+		    "built-in\nEnglish stop words"),
+	FRR_OPT("min-count", 0, FRR_OPT_U32, F(t.min_count), 1, UINT32_MAX,
+		.group = CORPUS, .arg = "N",
+		.help = "drop words seen fewer than N times"),
+	FRR_OPT("max-doc-frac", 0, FRR_OPT_DOUBLE, F(t.max_doc_frac), 1e-9, 1,
+		.group = CORPUS, .arg = "F",
+		.help = "drop words in more than F of the documents (1:\noff; "
+			"0.25 removes 'lord', 'god' from the KJV)"),
+	FRR_OPT("min-length", 0, FRR_OPT_U32, F(t.min_length), 1, 1000,
+		.group = CORPUS, .arg = "N",
+		.help = "drop tokens shorter than N letters"),
+	FRR_OPT("stopwords", 0, FRR_OPT_STRING, F(t.stopfile), 0, 0,
+		.group = CORPUS, .arg = "FILE",
+		.help = "more stop words, one per line"),
+	FRR_OPT("no-stopwords", 0, FRR_OPT_FLAG, F(t.builtin_stop), 0, 0,
+		.group = CORPUS, .def.i = 1, .help = "drop the built-in list"),
+	FRR_OPT("write-uci", 0, FRR_OPT_STRING, F(write_uci), 0, 0,
+		.group = CORPUS, .arg = "DIR",
+		.help = "write the corpus as loaded (after the cuts) as "
+			"DIR/docword.txt\nand DIR/vocab.txt (one process), "
+			"e.g. to feed another tool"),
+	FRR_OPT("topics", 0, FRR_OPT_U32, F(K), 2, LDA_MAX_TOPICS, .def.u = 20,
+		.group = MODEL, .arg = "K",
+		.help = "topics (max " LDA_STR(LDA_MAX_TOPICS) ")"),
+	FRR_OPT("alpha", 0, FRR_OPT_DOUBLE, F(alpha), 1e-9, 1e6, .def.d = 0.1,
+		.group = MODEL, .arg = "F", .help = "document-topic prior"),
+	FRR_OPT("beta", 0, FRR_OPT_DOUBLE, F(beta), 1e-9, 1e6, .def.d = 0.01,
+		.group = MODEL, .arg = "F", .help = "topic-word prior"),
+	FRR_OPT("sampler", 0, FRR_OPT_CHOICE, F(sampler), 0, 0,
+		.choices = lda_samplers, .group = MODEL, .arg = "S",
+		.help = "sparse: SparseLDA, cost per token ~ the word's\n"
+			"non-zero topics; dense: the O(K) Gibbs draw, for "
+			"checking\n(both draw from the same conditional)"),
+	FRR_OPT("heldout", 0, FRR_OPT_DOUBLE, F(heldout), 0, 0.5,
+		.group = MODEL, .arg = "F", .def_text = "0 = off",
+		.help = "hold out every 1/F-th document; print "
+			"heldout_loglik_per_token\n(document completion: theta "
+			"from the even tokens, the odd\nones scored)"),
+	FRR_OPT("top-words", 0, FRR_OPT_U64, F(top_words), 1, 1000,
+		.group = MODEL, .arg = "N", .flags = FRR_OPT_NODEF,
+		.help = "print each topic's N most frequent words at the end"),
+	FRR_OPT("save", 0, FRR_OPT_STRING, F(save_path), 0, 0, .group = MODEL,
+		.arg = "FILE",
+		.help = "write the counts after every clock (one process)"),
+	FRR_OPT("load", 0, FRR_OPT_STRING, F(load), 0, 0, .group = MODEL,
+		.arg = "FILE",
+		.help = "draw the initial topics from a saved model's counts "
+			"(same\nvocabulary and K)"),
+	FRR_OPT("no-progress", 0, FRR_OPT_FLAG, F(progress), 0, 0,
+		.group = MODEL, .def.i = 1,
+		.help = "no 'lda: clock N <metrics>' line per clock on stderr"),
+	{ 0 },
+};
+#undef MODEL
+#undef CORPUS
+#undef F
+
+/* The tokenizer's defaults are lda_text.c's (tests load text without the
+ * options) */
+static void lda_defaults(void *obj)
 {
-	uint64_t u;
-	double d;
+	lda_text_opts_default(&((struct lda_opts *)obj)->t);
+}
 
-	for (int i = 1; i < argc; i++) {
-		const char *v = NULL;
-		int rc = 0, m;
+/* What the options mean together */
+static int lda_check(void *obj)
+{
+	const struct lda_opts *o = obj;
 
-#define OPT(name)                                                 \
-	((m = frr_opt_value(argc, argv, &i, "lda", name, &v)) < 0 \
-	     ? (rc = m, 1)                                        \
-	     : m)
-		if (!strcmp(argv[i], "--no-stopwords")) {
-			o->t.builtin_stop = 0;
-		} else if (!strcmp(argv[i], "--no-progress")) {
-			a->progress = 0;
-		} else if (OPT("--uci")) {
-			o->uci = v;
-		} else if (OPT("--vocab")) {
-			o->vocab = v;
-		} else if (OPT("--text")) {
-			o->text = v;
-		} else if (OPT("--write-uci")) {
-			o->write_uci = v;
-		} else if (OPT("--stopwords")) {
-			o->t.stopfile = v;
-		} else if (OPT("--min-count")) {
-			if (!rc && !(rc = frr_opt_u64("lda", "--min-count", v,
-						      1, UINT32_MAX, &u)))
-				o->t.min_count = (uint32_t)u;
-		} else if (OPT("--min-length")) {
-			if (!rc && !(rc = frr_opt_u64("lda", "--min-length", v,
-						      1, 1000, &u)))
-				o->t.min_length = (uint32_t)u;
-		} else if (OPT("--max-doc-frac")) {
-			if (!rc &&
-			    !(rc = frr_opt_double("lda", "--max-doc-frac", v,
-						  1e-9, 1, &d)))
-				o->t.max_doc_frac = d;
-		} else if (OPT("--topics")) {
-			if (!rc && !(rc = frr_opt_u64("lda", "--topics", v, 2,
-						      LDA_MAX_TOPICS, &u)))
-				a->h.K = (uint32_t)u;
-		} else if (OPT("--alpha")) {
-			if (!rc)
-				rc = frr_opt_double("lda", "--alpha", v, 1e-9,
-						    1e6, &a->h.alpha);
-		} else if (OPT("--beta")) {
-			if (!rc)
-				rc = frr_opt_double("lda", "--beta", v, 1e-9,
-						    1e6, &a->h.beta);
-		} else if (OPT("--top-words")) {
-			if (!rc)
-				rc = frr_opt_u64("lda", "--top-words", v, 1,
-						 1000, &a->top_words);
-		} else if (OPT("--sampler")) {
-			if (!rc && lda_sampler_kind_parse(v, &a->sampler)) {
-				frr_err("lda: --sampler wants sparse or dense, "
-					"not '%s'",
-					v);
-				rc = -EINVAL;
-			}
-		} else if (OPT("--heldout")) {
-			if (!rc)
-				rc = frr_opt_double("lda", "--heldout", v, 0,
-						    0.5, &a->heldout);
-		} else if (OPT("--save")) {
-			a->save_path = v;
-		} else if (OPT("--load")) {
-			o->load = v;
-		} else {
-			frr_err("lda: unknown option '%s' (see 'lda --help')",
-				argv[i]);
-			return -EINVAL;
-		}
-#undef OPT
-		if (rc)
-			return rc;
-	}
 	if (!!o->uci == !!o->text) {
 		frr_err("lda: give either --uci DOCWORD [--vocab VOCAB] or "
 			"--text PATH (see 'lda --help')");
@@ -226,6 +175,30 @@ static int lda_parse(struct lda_app *a, int argc, char **argv,
 		return -EINVAL;
 	}
 	return 0;
+}
+
+static const struct frr_opt_set lda_opts = {
+	.prog = "lda",
+	.see = "'lda --help'",
+	.opts = lda_table,
+	.size = sizeof(struct lda_opts),
+	.defaults = lda_defaults,
+	.check = lda_check,
+	.head = "usage: flexrr run [run options] lda [options]\n"
+		"Latent Dirichlet allocation by collapsed Gibbs sampling.  "
+		"Work items are\ndocuments; word-topic and topic-total counts "
+		"are parameter tables; each\ndocument's token topics are its "
+		"item state.\n",
+	.tail = "\ngzip input is read directly (detected by magic).\n"
+		"printed per clock: loglik_per_token, the mean over training "
+		"tokens of\nlog sum_k theta_dk phi_kw (theta, phi: the "
+		"smoothed count estimates after\nthe clock's sweep); it is the "
+		"objective (--target V: reached when >= V).\n",
+};
+
+static void lda_usage(FILE *out)
+{
+	frr_opt_usage(&lda_opts, out);
 }
 
 static void lda_destroy(void *app)
@@ -339,7 +312,7 @@ static int lda_create(const struct frr_job_info *job, int argc, char **argv,
 		      void **app)
 {
 	struct frr_model_table t[2];
-	struct lda_opts o = { 0 };
+	struct lda_opts o;
 	struct lda_app *a;
 	float *m[2] = { NULL, NULL };
 	int rc;
@@ -350,12 +323,18 @@ static int lda_create(const struct frr_job_info *job, int argc, char **argv,
 	a->seed = job->seed;
 	a->nparts = job->nparts;
 	a->leader = job->leader;
-	a->h = (struct lda_hyper){ .K = 20, .alpha = 0.1, .beta = 0.01 };
-	a->progress = 1;
-	lda_text_opts_default(&o.t);
-	rc = lda_parse(a, argc, argv, &o);
+	frr_opt_defaults(&lda_opts, &o);
+	rc = frr_opt_parse(&lda_opts, &o, argc, argv, NULL);
+	if (rc > 0) /* help: printed by frr_run_main */
+		rc = -ECANCELED;
 	if (rc)
 		goto destroy;
+	a->h = (struct lda_hyper){ .K = o.K, .alpha = o.alpha, .beta = o.beta };
+	a->sampler = (enum lda_sampler_kind)o.sampler;
+	a->heldout = o.heldout;
+	a->top_words = o.top_words;
+	a->save_path = o.save_path;
+	a->progress = o.progress;
 	rc = lda_load_corpus(a, &o);
 	if (rc)
 		goto destroy;
@@ -695,20 +674,10 @@ static int lda_clock_global(void *app, const double *st, int nstats, int clock,
 	return 0;
 }
 
-/* Parsed on a scratch app: no input is read.  1 (--help) is not an error;
- * frr_run_main prints the help before this. */
+/* No input is read: the table's parse and check only. */
 static int lda_check_args(int argc, char **argv)
 {
-	struct lda_opts o = { 0 };
-	struct lda_app *a = calloc(1, sizeof(*a));
-	int rc;
-
-	if (!a)
-		return -ENOMEM;
-	lda_text_opts_default(&o.t);
-	rc = lda_parse(a, argc, argv, &o);
-	free(a);
-	return rc == 1 ? 0 : rc;
+	return frr_opt_check(&lda_opts, argc, argv);
 }
 
 const struct frr_app_ops frr_app_lda = {
@@ -734,4 +703,5 @@ const struct frr_app_ops frr_app_lda = {
 	.maximize = 1,
 	.check_args = lda_check_args,
 	.part_rows = lda_part_rows,
+	.opts = &lda_opts,
 };

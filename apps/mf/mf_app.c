@@ -462,8 +462,9 @@ static int mf_load(void *app, struct frr_eval_ctx *ec, const char *path)
 static int mf_check_args(int argc, char **argv)
 {
 	struct mf_opts o;
+	int ret = mf_parse_opts(argc, argv, 0, &o);
 
-	return mf_parse_opts(argc, argv, 0, &o);
+	return ret > 0 ? 0 : ret; /* help is not an error */
 }
 
 const struct frr_app_ops frr_app_mf = {
@@ -487,4 +488,5 @@ const struct frr_app_ops frr_app_mf = {
 	.gather = mf_gather,
 	.check_args = mf_check_args,
 	.part_rows = mf_part_rows,
+	.opts = &mf_opt_set,
 };

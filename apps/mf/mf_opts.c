@@ -1,182 +1,144 @@
 // SPDX-License-Identifier: MIT
-/* The mf app's options: parsing, defaults, checks and --help. */
+/* The mf app's options: one table (flexrr/opt.h) for parsing, defaults,
+ * checks and --help. */
 #include <errno.h>
-#include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/opts.h"
+#include "flexrr/opt.h"
 #include "flexrr/log.h"
 #include "mf_opts.h"
 
-void mf_usage(FILE *out)
+/* ---- the table ---------------------------------------------------------- */
+static int opt_data(void *obj, const struct frr_opt *opt, const char *v)
 {
-	fprintf(out,
-		"usage: flexrr run [run options] mf (--data FILE... | "
-		"--synthetic SPEC) [options]\n"
-		"\n"
-		"Matrix factorization by SGD: r(u,i) ~ mu + b_u + b_i + p_u.q_i"
-		"; work items are\n"
-		"training ratings, partitioned by user; tables 'user' and "
-		"'item' (rank+1 cols).\n"
-		"Per clock: train_rmse (error before each SGD step) and "
-		"test_rmse (held out).\n"
-		"\n"
-		"input (one of):\n"
-		"  --data FILE           ratings file, plain or gzip; repeat "
-		"for several files\n"
-		"  --format F            netflix ('MOVIE:' blocks of "
-		"'user,rating,date'),\n"
-		"                        movielens (ratings.dat 'u::i::r::t' "
-		"or ratings.csv with\n"
-		"                        header), triples ('user item rating')"
-		"; default: detected\n"
-		"  --read HOW            pieces (default): each process "
-		"parses a part;\n"
-		"                        whole: each parses all (--data "
-		"only)\n"
-		"  --synthetic SPEC      USERS,ITEMS,RATINGS or 'netflix' "
-		"(480189,17770,100480507):\n"
-		"                        low-rank truth + Gaussian noise, "
-		"power-law popularity\n"
-		"  --synth-rank K        rank of the truth (default: --rank)\n"
-		"  --synth-noise S       noise standard deviation (0.5)\n"
-		"  --synth-signal S      standard deviation of p*.q* (1.0)\n"
-		"  --synth-mean M        global mean rating (3.6)\n"
-		"  --synth-skew A        popularity power law, 0 <= A < 1 "
-		"(0.4; 0 = uniform)\n"
-		"  --data-seed N         generator seed (default: the run's "
-		"--seed)\n"
-		"\n"
-		"model and training:\n"
-		"  --rank K              factors per user and item (10)\n"
-		"  --lr X                step size of clock 0 (0.03)\n"
-		"  --lr-decay D          step size of clock c = lr * D^c "
-		"(0.95)\n"
-		"  --steps S            per worker and clock, the step sizes "
-		"applied to one row\n"
-		"                        sum to at most S: step = min(lr, S / "
-		"the row's ratings\n"
-		"                        in the partition) (4; large = off)\n"
-		"  --reg L               L2 penalty on factors (0.02)\n"
-		"  --bias-reg L          L2 penalty on biases (default: --reg)"
-		"\n"
-		"  --test-frac F         held-out fraction, by a hash of "
-		"(seed, user, item) (0.1)\n"
-		"  --load FILE           start from a model saved with "
-		"'flexrr run --save FILE'\n"
-		"  --help                this text\n"
-		"\n"
-		"Objective (for --target): test RMSE (train RMSE with "
-		"--test-frac 0).\n"
-		"Example: flexrr run -n 2 -t 1 --clocks 20 mf --synthetic "
-		"20000,2000,1000000\n");
+	struct mf_opts *o = obj;
+
+	(void)opt;
+	if (o->ndata == MF_MAX_FILES) {
+		frr_err("mf: more than %d --data files; concatenate some",
+			MF_MAX_FILES);
+		return -EINVAL;
+	}
+	o->data[o->ndata++] = v;
+	return 0;
 }
 
-/* ---- options ----------------------------------------------------------- */
-/* The apps' shared parsers (common/opts.h), under mf's name. */
-static int opt_double(const char *name, const char *s, double lo, double hi,
-		      double *out)
+static int opt_format(void *obj, const struct frr_opt *opt, const char *v)
 {
-	return frr_opt_double("mf", name, s, lo, hi, out);
+	(void)opt;
+	return mf_format_parse(v, &((struct mf_opts *)obj)->fmt);
 }
 
-/* lo >= 0 at every caller */
-static int opt_int(const char *name, const char *s, long lo, long hi, long *out)
+static int opt_synthetic(void *obj, const struct frr_opt *opt, const char *v)
 {
-	uint64_t u;
-	int ret = frr_opt_u64("mf", name, s, (uint64_t)lo, (uint64_t)hi, &u);
+	struct mf_opts *o = obj;
 
-	if (!ret)
-		*out = (long)u;
-	return ret;
+	(void)opt;
+	o->synthetic = 1;
+	return mf_synth_parse(v, &o->synth);
 }
 
-/* The input options; 1 if k is not one of them. */
-static int input_opt(struct mf_opts *o, const char *k, const char *v,
-		     double *skew)
-{
-	long l = 0; /* read even when a parse fails */
-	int ret = 0;
+static const char *const mf_reads[] = { "pieces", "whole", NULL };
 
-	if (!strcmp(k, "--data")) {
-		if (o->ndata == MF_MAX_FILES) {
-			frr_err("mf: more than %d --data files; concatenate "
-				"some",
-				MF_MAX_FILES);
-			return -EINVAL;
-		}
-		o->data[o->ndata++] = v;
-	} else if (!strcmp(k, "--format")) {
-		ret = mf_format_parse(v, &o->fmt);
-	} else if (!strcmp(k, "--synthetic")) {
-		o->synthetic = 1;
-		ret = mf_synth_parse(v, &o->synth);
-	} else if (!strcmp(k, "--synth-rank")) {
-		ret = opt_int(k, v, 1, MF_MAX_RANK, &l);
-		o->synth.rank = (int)l;
+#define F(x) offsetof(struct mf_opts, x)
+#define IN "input (one of):"
+#define TRAIN "model and training:"
+static const struct frr_opt mf_table[] = {
+	FRR_OPT("data", 0, FRR_OPT_FUNC, F(data), 0, 0, .parse = opt_data,
+		.group = IN, .arg = "FILE",
+		.help =
+		    "ratings file, plain or gzip; repeat for several files"),
+	FRR_OPT("format", 0, FRR_OPT_FUNC, F(fmt), 0, 0, .parse = opt_format,
+		.group = IN, .arg = "F", .def_text = "detected",
+		.help = "netflix ('MOVIE:' blocks of 'user,rating,date'),\n"
+			"movielens (ratings.dat 'u::i::r::t' or ratings.csv "
+			"with\nheader), triples ('user item rating')"),
+	FRR_OPT("read", 0, FRR_OPT_CHOICE, F(read_whole), 0, 0,
+		.choices = mf_reads, .group = IN, .arg = "HOW",
+		.help = "pieces: each process parses a part;\nwhole: each "
+			"parses all (--data only)"),
+	FRR_OPT("synthetic", 0, FRR_OPT_FUNC, F(synth), 0, 0,
+		.parse = opt_synthetic, .group = IN, .arg = "SPEC",
+		.help = "USERS,ITEMS,RATINGS or 'netflix' "
+			"(480189,17770,100480507):\nlow-rank truth + Gaussian "
+			"noise, power-law popularity"),
+	FRR_OPT("synth-rank", 0, FRR_OPT_INT, F(synth.rank), 1, MF_MAX_RANK,
+		.group = IN, .arg = "K", .def_text = "--rank",
+		.help = "rank of the truth"),
+	FRR_OPT("synth-noise", 0, FRR_OPT_DOUBLE, F(synth.noise), 0, 1e6,
+		.group = IN, .arg = "S", .help = "noise standard deviation"),
+	FRR_OPT("synth-signal", 0, FRR_OPT_DOUBLE, F(synth.signal), 0, 1e6,
+		.group = IN, .arg = "S", .help = "standard deviation of p*.q*"),
+	FRR_OPT("synth-mean", 0, FRR_OPT_DOUBLE, F(synth.mean), -1e9, 1e9,
+		.group = IN, .arg = "M", .help = "global mean rating"),
+	FRR_OPT("synth-skew", 0, FRR_OPT_DOUBLE, F(synth.user_skew), 0, 0.99,
+		.group = IN, .arg = "A",
+		.help = "popularity power law, 0 <= A < 1 (0 = uniform)"),
+	FRR_OPT("data-seed", 0, FRR_OPT_U64, F(data_seed), 0, 1ull << 53,
+		.group = IN, .arg = "N", .def_text = "the run's --seed",
+		.help = "generator seed"),
+	FRR_OPT("rank", 0, FRR_OPT_INT, F(rank), 1, MF_MAX_RANK, .def.i = 10,
+		.group = TRAIN, .arg = "K",
+		.help = "factors per user and item"),
+	FRR_OPT("lr", 0, FRR_OPT_DOUBLE, F(lr), 1e-9, 10, .def.d = 0.03,
+		.group = TRAIN, .arg = "X", .help = "step size of clock 0"),
+	FRR_OPT("lr-decay", 0, FRR_OPT_DOUBLE, F(lr_decay), 1e-3, 1,
+		.def.d = 0.95, .group = TRAIN, .arg = "D",
+		.help = "step size of clock c = lr * D^c"),
+	FRR_OPT("steps", 0, FRR_OPT_DOUBLE, F(steps), 1e-6, 1e12, .def.d = 4,
+		.group = TRAIN, .arg = "S",
+		.help = "per worker and clock, the step sizes applied to one "
+			"row\nsum to at most S: step = min(lr, S / the row's "
+			"ratings\nin the partition) (large = off)"),
+	FRR_OPT("reg", 0, FRR_OPT_DOUBLE, F(reg), 0, 1e3, .def.d = 0.02,
+		.group = TRAIN, .arg = "L", .help = "L2 penalty on factors"),
+	FRR_OPT("bias-reg", 0, FRR_OPT_DOUBLE, F(bias_reg), 0, 1e3,
+		.group = TRAIN, .arg = "L", .def_text = "--reg",
+		.help = "L2 penalty on biases"),
+	FRR_OPT("test-frac", 0, FRR_OPT_DOUBLE, F(test_frac), 0, 0.9,
+		.def.d = 0.1, .group = TRAIN, .arg = "F",
+		.help = "held-out fraction, by a hash of (seed, user, item)"),
+	FRR_OPT("load", 0, FRR_OPT_STRING, F(load), 0, 0, .group = TRAIN,
+		.arg = "FILE",
+		.help = "start from a model saved with 'flexrr run --save "
+			"FILE'"),
+	{ 0 },
+};
+#undef TRAIN
+#undef IN
+#undef F
+
+/* The generator's defaults are mf_synth.c's (the demo and tests use them
+ * without options). */
+static void mf_defaults(void *obj)
+{
+	mf_synth_defaults(&((struct mf_opts *)obj)->synth);
+}
+
+/* Which options were given: some defaults follow others, some options
+ * apply to one kind of input only. */
+static void mf_seen(void *obj, const struct frr_opt *opt)
+{
+	struct mf_opts *o = obj;
+
+	if (!strcmp(opt->name, "synth-rank"))
 		o->have_synth_rank = 1;
-	} else if (!strcmp(k, "--synth-noise")) {
-		ret = opt_double(k, v, 0, 1e6, &o->synth.noise);
-	} else if (!strcmp(k, "--synth-signal")) {
-		ret = opt_double(k, v, 0, 1e6, &o->synth.signal);
-	} else if (!strcmp(k, "--synth-mean")) {
-		ret = opt_double(k, v, -1e9, 1e9, &o->synth.mean);
-	} else if (!strcmp(k, "--synth-skew")) {
-		ret = opt_double(k, v, 0, 0.99, skew);
-	} else if (!strcmp(k, "--read")) {
-		o->read_whole = !strcmp(v, "whole");
-		o->have_read = 1;
-		if (!o->read_whole && strcmp(v, "pieces")) {
-			frr_err("mf: --read '%s': expected 'pieces' or 'whole'",
-				v);
-			return -EINVAL;
-		}
-	} else if (!strcmp(k, "--data-seed")) {
-		/* an integer: 1.5 was truncated to 1 */
-		ret = frr_opt_u64("mf", k, v, 0, 1ull << 53, &o->data_seed);
-	} else {
-		return 1;
-	}
-	if (!strncmp(k, "--synth-", 8))
-		o->synth_only = o->synth_only ? o->synth_only : k;
-	return ret;
-}
-
-/* The model and training options; 1 if k is not one of them. */
-static int train_opt(struct mf_opts *o, const char *k, const char *v)
-{
-	long l = 0;
-	int ret = 0;
-
-	if (!strcmp(k, "--rank")) {
-		ret = opt_int(k, v, 1, MF_MAX_RANK, &l);
-		o->rank = (int)l;
-	} else if (!strcmp(k, "--lr")) {
-		ret = opt_double(k, v, 1e-9, 10, &o->lr);
-	} else if (!strcmp(k, "--lr-decay")) {
-		ret = opt_double(k, v, 1e-3, 1, &o->lr_decay);
-	} else if (!strcmp(k, "--steps")) {
-		ret = opt_double(k, v, 1e-6, 1e12, &o->steps);
-	} else if (!strcmp(k, "--reg")) {
-		ret = opt_double(k, v, 0, 1e3, &o->reg);
-	} else if (!strcmp(k, "--bias-reg")) {
-		ret = opt_double(k, v, 0, 1e3, &o->bias_reg);
+	else if (!strcmp(opt->name, "bias-reg"))
 		o->have_bias_reg = 1;
-	} else if (!strcmp(k, "--test-frac")) {
-		ret = opt_double(k, v, 0, 0.9, &o->test_frac);
-	} else if (!strcmp(k, "--load")) {
-		o->load = v;
-	} else {
-		return 1;
-	}
-	return ret;
+	else if (!strcmp(opt->name, "read"))
+		o->have_read = 1;
+	if (!strncmp(opt->name, "synth-", 6) && !o->synth_only)
+		o->synth_only = opt->name;
 }
 
 /* What the options imply together; -EINVAL on a bad combination. */
-static int opts_finish(struct mf_opts *o, double skew)
+static int mf_check(void *obj)
 {
+	struct mf_opts *o = obj;
+
 	if (!o->ndata == !o->synthetic) {
 		frr_err("mf: give either --data FILE or --synthetic SPEC "
 			"(e.g. --synthetic 20000,2000,1000000); see mf --help");
@@ -187,8 +149,8 @@ static int opts_finish(struct mf_opts *o, double skew)
 		return -EINVAL;
 	}
 	if (o->synth_only && o->ndata) {
-		frr_err("mf: %s applies to --synthetic data only (--data files "
-			"are read as they are); drop it",
+		frr_err("mf: --%s applies to --synthetic data only (--data "
+			"files are read as they are); drop it",
 			o->synth_only);
 		return -EINVAL;
 	}
@@ -198,8 +160,7 @@ static int opts_finish(struct mf_opts *o, double skew)
 			"data is generated, not read); drop --read");
 		return -EINVAL;
 	}
-	if (skew >= 0)
-		o->synth.user_skew = o->synth.item_skew = skew;
+	o->synth.item_skew = o->synth.user_skew;
 	if (!o->have_synth_rank)
 		o->synth.rank = o->rank;
 	if (!o->have_bias_reg)
@@ -208,46 +169,35 @@ static int opts_finish(struct mf_opts *o, double skew)
 	return 0;
 }
 
+const struct frr_opt_set mf_opt_set = {
+	.prog = "mf",
+	.see = "'flexrr run ... mf --help'",
+	.opts = mf_table,
+	.size = sizeof(struct mf_opts),
+	.defaults = mf_defaults,
+	.seen = mf_seen,
+	.check = mf_check,
+	.head = "usage: flexrr run [run options] mf (--data FILE... | "
+		"--synthetic SPEC) [options]\n"
+		"\n"
+		"Matrix factorization by SGD: r(u,i) ~ mu + b_u + b_i + p_u.q_i"
+		"; work items are\ntraining ratings, partitioned by user; "
+		"tables 'user' and 'item' (rank+1 cols).\nPer clock: "
+		"train_rmse (error before each SGD step) and test_rmse (held "
+		"out).\n",
+	.tail = "\nObjective (for --target): test RMSE (train RMSE with "
+		"--test-frac 0).\nExample: flexrr run -n 2 -t 1 --clocks 20 mf "
+		"--synthetic 20000,2000,1000000\n",
+};
+
+void mf_usage(FILE *out)
+{
+	frr_opt_usage(&mf_opt_set, out);
+}
+
 int mf_parse_opts(int argc, char **argv, uint64_t seed, struct mf_opts *o)
 {
-	double skew = -1;
-	int ret = 0;
-
-	*o = (struct mf_opts){
-		.rank = 10,
-		.lr = 0.03,
-		.lr_decay = 0.95,
-		.steps = 4,
-		.reg = 0.02,
-		.test_frac = 0.1,
-		.data_seed = seed,
-	};
-	mf_synth_defaults(&o->synth);
-	for (int a = 1; a < argc && !ret; a++) {
-		const char *k = argv[a], *v = a + 1 < argc ? argv[a + 1] : NULL;
-
-		if (!strcmp(k, "--help") || !strcmp(k, "-h")) {
-			mf_usage(stdout);
-			return 1;
-		}
-		if (strncmp(k, "--", 2) || !v) {
-			frr_err("mf: %s '%s'; 'flexrr run ... mf --help' "
-				"lists the options",
-				strncmp(k, "--", 2) ? "unexpected argument"
-						    : "missing value after",
-				k);
-			return -EINVAL;
-		}
-		a++;
-		ret = input_opt(o, k, v, &skew);
-		if (ret == 1)
-			ret = train_opt(o, k, v);
-		if (ret == 1) {
-			frr_err("mf: unknown option '%s'; 'flexrr run ... mf "
-				"--help' lists the options",
-				k);
-			return -EINVAL;
-		}
-	}
-	return ret ? ret : opts_finish(o, skew);
+	frr_opt_defaults(&mf_opt_set, o);
+	o->data_seed = seed;
+	return frr_opt_parse(&mf_opt_set, o, argc, argv, NULL);
 }

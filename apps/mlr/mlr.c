@@ -23,13 +23,13 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "common/modelfile.h"
-#include "common/opts.h"
 #include "flexrr/flexrr.h"
 #include "flexrr/log.h"
 #include "mlr_data.h"
@@ -53,74 +53,31 @@ struct mlr_thread {
 	float **w; /* dim + 1 row pointers into the thread's cached rows */
 };
 
-struct mlr_app {
-	struct mlr_data train, test;
-	int have_test, nparts;
-	uint32_t dim, classes;
+/* Everything the options set (mlr_table below) */
+struct mlr_opts {
+	const char *data, *train, *test, *train_labels, *test_labels;
+	int format; /* MLR_FMT_* */
+	uint64_t train_limit, test_limit;
+	const char *load;
 	double lr, lr_decay, l2;
 	uint64_t batch;
 	int sum;      /* --combine sum */
 	int progress; /* print the metrics every clock */
 	const char *save_path;
+};
+
+enum { MLR_FMT_AUTO, MLR_FMT_IDX, MLR_FMT_LIBSVM };
+
+struct mlr_app {
+	struct mlr_opts o;
+	struct mlr_data train, test;
+	int have_test, nparts;
+	uint32_t dim, classes;
 	float *loaded; /* --load: initial rows */
 	uint64_t *lo;  /* nparts + 1: partition p is [lo[p], lo[p + 1]) */
 	float *eval;   /* clock_local's copy of the model, and its rows */
 	float **eval_w;
 };
-
-static void mlr_usage(FILE *out)
-{
-	fprintf(
-	    out,
-	    "usage: flexrr run [run options] mlr [options]\n"
-	    "Multinomial logistic regression (softmax) by minibatch SGD "
-	    "with L2.\n"
-	    "Work items are training examples; the weights are one table "
-	    "row per feature\n(plus a bias row), `classes` floats each.\n"
-	    "\ndata (one of):\n"
-	    "  --data fashion-mnist|DIR  IDX files "
-	    "{train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz]\n"
-	    "                            in DIR (fashion-mnist = %s,\n"
-	    "                            or $FLEXRR_FASHION_MNIST)\n"
-	    "  --train FILE [--test FILE]  IDX images (labels found by "
-	    "replacing\n"
-	    "                            'images-idx3' with 'labels-idx1' "
-	    "in the name,\n"
-	    "                            or --train-labels/--test-labels) "
-	    "or LIBSVM text\n"
-	    "  --format idx|libsvm       default: idx if the name contains "
-	    "'idx3', else libsvm\n"
-	    "  --train-limit N           use the first N training examples "
-	    "(0 = all)\n"
-	    "  --test-limit N            use the first N test examples (0 "
-	    "= all)\n"
-	    "gzip input is read directly (detected by magic).\n"
-	    "\ntraining:\n"
-	    "  --lr F          SGD step (default 0.2), clock c "
-	    "uses F/(1+decay*c)\n"
-	    "  --lr-decay F    (default 0.5)\n"
-	    "  --batch N       minibatch size (default 16)\n"
-	    "  --l2 F          L2 penalty on the feature weights (default "
-	    "1e-5)\n"
-	    "  --combine average|sum  how the partitions' changes of a clock "
-	    "add up: average\n"
-	    "                  (default: each scaled by 1/partitions, a run "
-	    "over part of a\n"
-	    "                  partition's items by that part) or sum (only "
-	    "for a very\n"
-	    "                  small --lr)\n"
-	    "  --save FILE     write the model after every clock (one "
-	    "process)\n"
-	    "  --load FILE     start from a saved model (same data shape)\n"
-	    "  --no-progress   no 'mlr: clock N <metrics>' line per clock on "
-	    "stderr\n"
-	    "\nprinted per clock: train_loss (mean cross-entropy of the "
-	    "examples as they\nwere visited), train_accuracy, test_loss, "
-	    "test_accuracy (full test set).\nThe objective is test_accuracy "
-	    "(train_accuracy without a test set): --target\nis reached when "
-	    "it is >= the value.\n",
-	    MLR_DEFAULT_DIR);
-}
 
 /* "x/train-images-idx3-ubyte.gz" -> "x/train-labels-idx1-ubyte.gz" */
 static char *mlr_labels_name(const char *images)
@@ -151,98 +108,106 @@ static char *mlr_find(const char *dir, const char *base)
 	return s;
 }
 
-struct mlr_opts {
-	const char *data, *train, *test, *train_labels, *test_labels, *format;
-	uint64_t train_limit, test_limit;
-	const char *load;
+static const char *const mlr_formats[] = { "auto", "idx", "libsvm", NULL };
+static const char *const mlr_combines[] = { "average", "sum", NULL };
+
+#define F(x) offsetof(struct mlr_opts, x)
+#define DATA "data (one of):"
+#define TRAIN "training:"
+static const struct frr_opt mlr_table[] = {
+	FRR_OPT("data", 0, FRR_OPT_STRING, F(data), 0, 0, .group = DATA,
+		.arg = "fashion-mnist|DIR",
+		.help = "IDX files {train,t10k}-{images-idx3,labels-idx1}-"
+			"ubyte[.gz]\nin DIR (fashion-mnist = " MLR_DEFAULT_DIR
+			",\nor $FLEXRR_FASHION_MNIST)"),
+	FRR_OPT("train", 0, FRR_OPT_STRING, F(train), 0, 0, .group = DATA,
+		.arg = "FILE",
+		.help = "IDX images (labels found by replacing\n'images-idx3' "
+			"with 'labels-idx1' in the name,\nor --train-labels) "
+			"or LIBSVM text"),
+	FRR_OPT("test", 0, FRR_OPT_STRING, F(test), 0, 0, .group = DATA,
+		.arg = "FILE", .help = "the test set, as --train (optional)"),
+	FRR_OPT("train-labels", 0, FRR_OPT_STRING, F(train_labels), 0, 0,
+		.group = DATA, .arg = "FILE", .help = "IDX labels of --train"),
+	FRR_OPT("test-labels", 0, FRR_OPT_STRING, F(test_labels), 0, 0,
+		.group = DATA, .arg = "FILE", .help = "IDX labels of --test"),
+	FRR_OPT("format", 0, FRR_OPT_CHOICE, F(format), 0, 0, .group = DATA,
+		.arg = "idx|libsvm", .choices = mlr_formats,
+		.help = "auto: idx if the name contains 'idx3', else libsvm"),
+	FRR_OPT("train-limit", 0, FRR_OPT_U64, F(train_limit), 0, UINT32_MAX,
+		.group = DATA, .arg = "N",
+		.help = "use the first N training examples",
+		.def_text = "0 = all"),
+	FRR_OPT("test-limit", 0, FRR_OPT_U64, F(test_limit), 0, UINT32_MAX,
+		.group = DATA, .arg = "N",
+		.help = "use the first N test examples", .def_text = "0 = all"),
+	FRR_OPT("lr", 0, FRR_OPT_DOUBLE, F(lr), 1e-9, 1e3, .group = TRAIN,
+		.def.d = 0.2, .arg = "F",
+		.help = "SGD step, clock c uses F/(1+decay*c)"),
+	FRR_OPT("lr-decay", 0, FRR_OPT_DOUBLE, F(lr_decay), 0, 1e3,
+		.group = TRAIN, .def.d = 0.5, .arg = "F",
+		.help = "the decay of --lr"),
+	FRR_OPT("batch", 0, FRR_OPT_U64, F(batch), 1, 1 << 20, .group = TRAIN,
+		.def.u = 16, .arg = "N", .help = "minibatch size"),
+	FRR_OPT("l2", 0, FRR_OPT_DOUBLE, F(l2), 0, 1e3, .group = TRAIN,
+		.def.d = 1e-5, .arg = "F",
+		.help = "L2 penalty on the feature weights"),
+	FRR_OPT("combine", 0, FRR_OPT_CHOICE, F(sum), 0, 0, .group = TRAIN,
+		.arg = "average|sum", .choices = mlr_combines,
+		.help = "how the partitions' changes of a clock add up:\n"
+			"average: each scaled by 1/partitions, a run\nover "
+			"part of a partition's items by that part;\nsum: only "
+			"for a very small --lr"),
+	FRR_OPT("save", 0, FRR_OPT_STRING, F(save_path), 0, 0, .group = TRAIN,
+		.arg = "FILE",
+		.help = "write the model after every clock (one process)"),
+	FRR_OPT("load", 0, FRR_OPT_STRING, F(load), 0, 0, .group = TRAIN,
+		.arg = "FILE",
+		.help = "start from a saved model (same data shape)"),
+	FRR_OPT("no-progress", 0, FRR_OPT_FLAG, F(progress), 0, 0,
+		.group = TRAIN, .def.i = 1,
+		.help = "no 'mlr: clock N <metrics>' line per clock on stderr"),
+	{ 0 },
 };
+#undef TRAIN
+#undef DATA
+#undef F
 
-static int mlr_parse(struct mlr_app *a, int argc, char **argv,
-		     struct mlr_opts *o)
+/* What the options mean together */
+static int mlr_check(void *obj)
 {
-	for (int i = 1; i < argc; i++) {
-		const char *v = NULL;
-		int rc = 0, m;
+	const struct mlr_opts *o = obj;
 
-#define OPT(name)                                                 \
-	((m = frr_opt_value(argc, argv, &i, "mlr", name, &v)) < 0 \
-	     ? (rc = m, 1)                                        \
-	     : m)
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			mlr_usage(stdout);
-			return 1;
-		} else if (!strcmp(argv[i], "--no-progress")) {
-			a->progress = 0;
-		} else if (OPT("--data")) {
-			o->data = v;
-		} else if (OPT("--train")) {
-			o->train = v;
-		} else if (OPT("--test")) {
-			o->test = v;
-		} else if (OPT("--train-labels")) {
-			o->train_labels = v;
-		} else if (OPT("--test-labels")) {
-			o->test_labels = v;
-		} else if (OPT("--format")) {
-			o->format = v;
-		} else if (OPT("--train-limit")) {
-			rc = rc ? rc
-				: frr_opt_u64("mlr", "--train-limit", v, 0,
-					      UINT32_MAX, &o->train_limit);
-		} else if (OPT("--test-limit")) {
-			rc = rc ? rc
-				: frr_opt_u64("mlr", "--test-limit", v, 0,
-					      UINT32_MAX, &o->test_limit);
-		} else if (OPT("--lr")) {
-			rc = rc ? rc
-				: frr_opt_double("mlr", "--lr", v, 1e-9, 1e3,
-						 &a->lr);
-		} else if (OPT("--lr-decay")) {
-			rc = rc ? rc
-				: frr_opt_double("mlr", "--lr-decay", v, 0, 1e3,
-						 &a->lr_decay);
-		} else if (OPT("--l2")) {
-			rc = rc ? rc
-				: frr_opt_double("mlr", "--l2", v, 0, 1e3,
-						 &a->l2);
-		} else if (OPT("--batch")) {
-			rc = rc ? rc
-				: frr_opt_u64("mlr", "--batch", v, 1, 1 << 20,
-					      &a->batch);
-		} else if (OPT("--combine")) {
-			if (!rc && !strcmp(v, "sum")) {
-				a->sum = 1;
-			} else if (!rc && strcmp(v, "average")) {
-				frr_err("mlr: --combine wants average or sum, "
-					"got '%s'",
-					v);
-				rc = -EINVAL;
-			}
-		} else if (OPT("--save")) {
-			a->save_path = v;
-		} else if (OPT("--load")) {
-			o->load = v;
-		} else {
-			frr_err("mlr: unknown option '%s' (see 'mlr --help')",
-				argv[i]);
-			return -EINVAL;
-		}
-#undef OPT
-		if (rc)
-			return rc;
-	}
 	if (!!o->data == !!o->train) {
 		frr_err("mlr: give either --data fashion-mnist|DIR or --train "
 			"FILE (see 'mlr --help')");
 		return -EINVAL;
 	}
-	if (o->format && strcmp(o->format, "idx") &&
-	    strcmp(o->format, "libsvm")) {
-		frr_err("mlr: --format wants idx or libsvm, got '%s'",
-			o->format);
-		return -EINVAL;
-	}
 	return 0;
+}
+
+static const struct frr_opt_set mlr_opts = {
+	.prog = "mlr",
+	.see = "'mlr --help'",
+	.opts = mlr_table,
+	.size = sizeof(struct mlr_opts),
+	.check = mlr_check,
+	.head = "usage: flexrr run [run options] mlr [options]\n"
+		"Multinomial logistic regression (softmax) by minibatch SGD "
+		"with L2.\n"
+		"Work items are training examples; the weights are one table "
+		"row per feature\n(plus a bias row), `classes` floats each.\n",
+	.tail = "\ngzip input is read directly (detected by magic).\n"
+		"\nprinted per clock: train_loss (mean cross-entropy of the "
+		"examples as they\nwere visited), train_accuracy, test_loss, "
+		"test_accuracy (full test set).\nThe objective is "
+		"test_accuracy (train_accuracy without a test set): "
+		"--target\nis reached when it is >= the value.\n",
+};
+
+static void mlr_usage(FILE *out)
+{
+	frr_opt_usage(&mlr_opts, out);
 }
 
 static int mlr_load_pair(const char *images, const char *labels, uint64_t limit,
@@ -302,9 +267,9 @@ static int mlr_load_data(struct mlr_app *a, struct mlr_opts *o)
 		o->train_labels = trl;
 		o->test = tei;
 		o->test_labels = tel;
-		o->format = "idx";
+		o->format = MLR_FMT_IDX;
 	}
-	idx = o->format ? !strcmp(o->format, "idx")
+	idx = o->format ? o->format == MLR_FMT_IDX
 			: strstr(o->train, "idx3") != NULL;
 	if (idx) {
 		rc = mlr_load_pair(o->train, o->train_labels, o->train_limit, 0,
@@ -390,7 +355,6 @@ static int mlr_alloc(struct mlr_app *a)
 static int mlr_create(const struct frr_job_info *job, int argc, char **argv,
 		      void **app)
 {
-	struct mlr_opts o = { 0 };
 	struct frr_model_table t;
 	struct mlr_app *a;
 	int rc;
@@ -399,25 +363,21 @@ static int mlr_create(const struct frr_job_info *job, int argc, char **argv,
 	if (!a)
 		return -ENOMEM;
 	a->nparts = job->nparts;
-	a->lr = 0.2;
-	a->lr_decay = 0.5;
-	a->l2 = 1e-5;
-	a->batch = 16;
-	a->progress = 1;
-	rc = mlr_parse(a, argc, argv, &o);
-	if (rc == 1) { /* --help */
+	frr_opt_defaults(&mlr_opts, &a->o);
+	rc = frr_opt_parse(&mlr_opts, &a->o, argc, argv, NULL);
+	if (rc > 0) { /* help: printed by frr_run_main */
 		rc = -ECANCELED;
 		goto destroy;
 	}
 	if (rc)
 		goto destroy;
-	rc = mlr_load_data(a, &o);
+	rc = mlr_load_data(a, &a->o);
 	if (rc)
 		goto destroy;
 	a->dim = a->train.dim;
 	a->classes = a->train.classes;
-	if (o.load) {
-		rc = frr_model_load(o.load, "mlr", mlr_shape(a, &t), 1,
+	if (a->o.load) {
+		rc = frr_model_load(a->o.load, "mlr", mlr_shape(a, &t), 1,
 				    &a->loaded);
 		if (rc)
 			goto destroy;
@@ -461,8 +421,8 @@ static int mlr_tables(void *app, struct frr_table_spec *specs, int max)
 		.rows = (uint64_t)a->dim + 1,
 		.cols = a->classes,
 		.rule = FRR_UPDATE_ADD,
-		.push_scale = a->sum ? 1.0f : 1.0f / (float)a->nparts,
-		.flags = a->sum ? 0 : FRR_TABLE_SCALE_BY_SHARE,
+		.push_scale = a->o.sum ? 1.0f : 1.0f / (float)a->nparts,
+		.flags = a->o.sum ? 0 : FRR_TABLE_SCALE_BY_SHARE,
 		.init_row = mlr_init_row,
 	};
 	return 1;
@@ -487,7 +447,7 @@ static int mlr_thread_init(void *app, void *scratch)
 	t->w = malloc(((size_t)a->dim + 1) * sizeof(*t->w));
 	if (!t->w)
 		return -ENOMEM;
-	return mlr_sgd_init(&t->sgd, a->dim, a->classes, (uint32_t)a->batch);
+	return mlr_sgd_init(&t->sgd, a->dim, a->classes, (uint32_t)a->o.batch);
 }
 
 static void mlr_thread_fini(void *app, void *scratch)
@@ -505,13 +465,13 @@ static int mlr_process(void *app, struct frr_ctx *c, uint64_t begin,
 	struct mlr_app *a = app;
 	struct mlr_thread *t = frr_scratch(c);
 	uint64_t lo = *(const uint64_t *)frr_part(c), hits = 0;
-	double loss = 0, lr = a->lr / (1.0 + a->lr_decay * frr_clock(c));
+	double loss = 0, lr = a->o.lr / (1.0 + a->o.lr_decay * frr_clock(c));
 
 	/* the batch's rows: earlier calls' steps of this batch are in them */
 	for (uint64_t j = 0; j <= a->dim; j++)
 		t->w[j] = frr_row_write(c, 0, j);
 	mlr_sgd_run(&t->sgd, &a->train, lo + begin, lo + end, t->w, (float)lr,
-		    (float)a->l2, &loss, &hits);
+		    (float)a->o.l2, &loss, &hits);
 	frr_stat_add(c, ST_TRAIN_LOSS, loss);
 	frr_stat_add(c, ST_TRAIN_N, (double)(end - begin));
 	frr_stat_add(c, ST_TRAIN_HIT, (double)hits);
@@ -541,8 +501,8 @@ static int mlr_clock_local(void *app, struct frr_eval_ctx *ec, int clock)
 	int rc = 0;
 
 	(void)clock;
-	if (a->save_path && frr_eval_job(ec)->leader)
-		rc = mlr_save(a, ec, a->save_path);
+	if (a->o.save_path && frr_eval_job(ec)->leader)
+		rc = mlr_save(a, ec, a->o.save_path);
 	if (rc || !a->have_test)
 		return rc;
 	for (uint64_t j = 0; j <= a->dim && !rc; j++)
@@ -579,7 +539,7 @@ static int mlr_clock_global(void *app, const double *st, int nstats, int clock,
 			 st[ST_TRAIN_LOSS] / n, *objective);
 	}
 	/* the runtime's progress line shows the objective only */
-	if (a->progress)
+	if (a->o.progress)
 		fprintf(stderr, "mlr: clock %d %s\n", clock, metrics);
 	/* a diverged model still "hits" a class by chance: the runtime fails
 	 * the run on a non-finite objective, so pass the loss on then */
@@ -605,19 +565,10 @@ static int mlr_load_model(void *app, struct frr_eval_ctx *ec, const char *path)
 	return rc;
 }
 
-/* Parsed on a scratch app: no input is read.  1 (--help) is not an error;
- * frr_run_main prints the help before this. */
+/* No input is read: the table's parse and check only. */
 static int mlr_check_args(int argc, char **argv)
 {
-	struct mlr_opts o = { 0 };
-	struct mlr_app *a = calloc(1, sizeof(*a));
-	int rc;
-
-	if (!a)
-		return -ENOMEM;
-	rc = mlr_parse(a, argc, argv, &o);
-	free(a);
-	return rc == 1 ? 0 : rc;
+	return frr_opt_check(&mlr_opts, argc, argv);
 }
 
 const struct frr_app_ops frr_app_mlr = {
@@ -641,4 +592,5 @@ const struct frr_app_ops frr_app_mlr = {
 	.nstats = ST_COUNT,
 	.maximize = 1,
 	.check_args = mlr_check_args,
+	.opts = &mlr_opts,
 };

@@ -2,12 +2,11 @@
 /* The toy app: linear regression with a known answer (see toy.h). */
 #include <errno.h>
 #include <float.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "common/opts.h"
 #include "flexrr/base.h"
 #include "flexrr/file.h"
 #include "flexrr/flexrr.h"
@@ -28,30 +27,6 @@ struct toy {
 	double jitter_us;
 	uint64_t pad_rows; /* --table-rows: an extra, unused table */
 };
-
-static void toy_usage(FILE *out)
-{
-	fprintf(out,
-		"usage: flexrr run [run options] toy [options]\n"
-		"Linear regression with a known answer (tests, benches).\n"
-		"  --items N      items per worker (default 200)\n"
-		"  --dim D        parameters, rows of table 'w' (default 16, "
-		"max %d)\n"
-		"  --lr F         step size (default 0.5)\n"
-		"  --adagrad      AdaGrad update rule instead of add\n"
-		"  --work-us U    extra CPU work per item, microseconds of\n"
-		"                 thread CPU time\n"
-		"  --sleep-us U   work per item: a sleep of U us\n"
-		"                 (one core per worker, emulated)\n"
-		"  --jitter-us J  random sleep per chunk of items, up to J us\n"
-		"                 (and 20 J at a quarter of the clock starts)\n"
-		"  --total N      N items split across the workers instead\n"
-		"  --table-rows N add an unused N x 64 table (memory tests)\n"
-		"  --check-ssp    prove from the values read that no read is\n"
-		"                 staler than the slack (metric "
-		"ssp_violations)\n",
-		TOY_MAX_DIM);
-}
 
 static void point(const struct frr_toy_params *p, int w, uint64_t i, float *x,
 		  float *y)
@@ -136,121 +111,74 @@ int frr_toy_reference(const struct frr_toy_params *p, int clocks, float *w)
  * (--items -1 hung, --dim 4294967297 overflowed an int). */
 #define TOY_MAX_ITEMS (1ull << 40)
 #define TOY_MAX_US 1e12 /* 11.6 days of work per item: a hang on purpose */
+#define TOY_STR(x) TOY_STR2(x)
+#define TOY_STR2(x) #x
 
-static int toy_u64(const char *name, const char *arg, uint64_t lo, uint64_t hi,
-		   uint64_t *out)
+#define F(x) offsetof(struct toy, x)
+static const struct frr_opt toy_table[] = {
+	FRR_OPT("items", 0, FRR_OPT_U64, F(p.items), 1, TOY_MAX_ITEMS,
+		.def.u = 200, .arg = "N", .help = "items per worker"),
+	FRR_OPT("dim", 0, FRR_OPT_INT, F(p.dim), 1, TOY_MAX_DIM, .def.i = 16,
+		.arg = "D",
+		.help = "parameters, rows of table 'w' (max " TOY_STR(
+		    TOY_MAX_DIM) ")"),
+	FRR_OPT("lr", 0, FRR_OPT_FLOAT, F(p.lr), 0, 1e6, .def.d = 0.5,
+		.arg = "F", .help = "step size"),
+	FRR_OPT("adagrad", 0, FRR_OPT_FLAG, F(adagrad), 0, 0,
+		.help = "AdaGrad update rule instead of add"),
+	FRR_OPT("work-us", 0, FRR_OPT_DOUBLE, F(work_us), 0, TOY_MAX_US,
+		.arg = "U",
+		.help = "extra CPU work per item, microseconds of\nthread CPU "
+			"time"),
+	FRR_OPT("sleep-us", 0, FRR_OPT_DOUBLE, F(sleep_us), 0, TOY_MAX_US,
+		.arg = "U",
+		.help = "work per item: a sleep of U us\n(one core per worker, "
+			"emulated)"),
+	FRR_OPT("jitter-us", 0, FRR_OPT_DOUBLE, F(jitter_us), 0, TOY_MAX_US,
+		.arg = "J",
+		.help =
+		    "random sleep per chunk of items, up to J us\n(and 20 J "
+		    "at a quarter of the clock starts)"),
+	FRR_OPT("total", 0, FRR_OPT_U64, F(p.total), 1, TOY_MAX_ITEMS,
+		.arg = "N", .help = "N items split across the workers instead",
+		.flags = FRR_OPT_NODEF),
+	FRR_OPT("table-rows", 0, FRR_OPT_U64, F(pad_rows), 0, TOY_MAX_ITEMS,
+		.arg = "N", .help = "add an unused N x 64 table (memory tests)",
+		.flags = FRR_OPT_NODEF),
+	FRR_OPT("check-ssp", 0, FRR_OPT_FLAG, F(check_ssp), 0, 0,
+		.help = "prove from the values read that no read is\nstaler "
+			"than the slack (metric ssp_violations)"),
+	{ 0 },
+};
+#undef F
+
+static const struct frr_opt_set toy_opts = {
+	.prog = "toy",
+	.see = "'flexrr run toy --help'",
+	.opts = toy_table,
+	.size = sizeof(struct toy),
+	.head = "usage: flexrr run [run options] toy [options]\n"
+		"Linear regression with a known answer (tests, benches).\n",
+};
+
+static void toy_usage(FILE *out)
 {
-	return frr_opt_u64("toy", name, arg, lo, hi, out);
+	frr_opt_usage(&toy_opts, out);
 }
 
-static int toy_us(const char *name, const char *arg, double *out)
+static int toy_parse(struct toy *t, const struct frr_job_info *job, int argc,
+		     char **argv)
 {
-	return frr_opt_double("toy", name, arg, 0, TOY_MAX_US, out);
-}
-
-/* One option with a value (getopt's code opt); 1 for an unknown one. */
-static int toy_value_opt(struct toy *t, int opt, const char *arg)
-{
-	uint64_t u = 0;
-	double d = 0;
-	int err;
-
-	switch (opt) {
-	case 'i':
-		return toy_u64("--items", arg, 1, TOY_MAX_ITEMS, &t->p.items);
-	case 'd':
-		err = toy_u64("--dim", arg, 1, TOY_MAX_DIM, &u);
-		t->p.dim = (int)u;
-		return err;
-	case 'l':
-		err = frr_opt_double("toy", "--lr", arg, 0, 1e6, &d);
-		/* strtof, not (float)d: a double rounded again may differ
-		 * in the last bit, and BSP results must stay bit-identical */
-		t->p.lr = strtof(arg, NULL);
-		return err;
-	case 'w':
-		return toy_us("--work-us", arg, &t->work_us);
-	case 's':
-		return toy_us("--sleep-us", arg, &t->sleep_us);
-	case 'j':
-		return toy_us("--jitter-us", arg, &t->jitter_us);
-	case 'T':
-		return toy_u64("--total", arg, 1, TOY_MAX_ITEMS, &t->p.total);
-	case 'R':
-		return toy_u64("--table-rows", arg, 0, TOY_MAX_ITEMS,
-			       &t->pad_rows);
-	default:
-		return 1;
-	}
-}
-
-/* One option; 1 for an unknown one, -EINVAL for a bad value (said). */
-static int toy_opt(struct toy *t, int opt, const char *arg)
-{
-	switch (opt) {
-	case 'a':
-		t->adagrad = 1;
-		return 0;
-	case 'c':
-		t->check_ssp = 1;
-		return 0;
-	default:
-		return toy_value_opt(t, opt, arg);
-	}
-}
-
-static int toy_parse(struct toy *t, int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "items", required_argument, NULL, 'i' },
-		{ "dim", required_argument, NULL, 'd' },
-		{ "lr", required_argument, NULL, 'l' },
-		{ "adagrad", no_argument, NULL, 'a' },
-		{ "work-us", required_argument, NULL, 'w' },
-		{ "sleep-us", required_argument, NULL, 's' },
-		{ "jitter-us", required_argument, NULL, 'j' },
-		{ "check-ssp", no_argument, NULL, 'c' },
-		{ "total", required_argument, NULL, 'T' },
-		{ "table-rows", required_argument, NULL, 'R' },
-		{ 0 },
-	};
-	int opt;
-
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		int err = toy_opt(t, opt, optarg);
-
-		if (err > 0)
-			frr_err("toy: unknown or incomplete option '%s'; see "
-				"'flexrr run toy --help'",
-				argv[optind - 1]);
-		if (err)
-			return -EINVAL;
-	}
-	if (optind < argc) {
-		frr_err("toy: unexpected argument '%s'", argv[optind]);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static void toy_defaults(struct toy *t, const struct frr_job_info *job)
-{
+	frr_opt_defaults(&toy_opts, t);
 	t->job = *job;
-	t->p = (struct frr_toy_params){ .seed = job->seed,
-					.nparts = job->nparts,
-					.items = 200,
-					.dim = 16,
-					.lr = 0.5f };
+	t->p.seed = job->seed;
+	t->p.nparts = job->nparts;
+	return frr_opt_parse(&toy_opts, t, argc, argv, NULL);
 }
 
 static int toy_check_args(int argc, char **argv)
 {
-	struct toy t = { 0 };
-
-	toy_defaults(&t, &(struct frr_job_info){ 0 });
-	return toy_parse(&t, argc, argv);
+	return frr_opt_check(&toy_opts, argc, argv);
 }
 
 static int toy_create(const struct frr_job_info *job, int argc, char **argv,
@@ -261,9 +189,9 @@ static int toy_create(const struct frr_job_info *job, int argc, char **argv,
 
 	if (!t)
 		return -ENOMEM;
-	toy_defaults(t, job);
-	err = toy_parse(t, argc, argv);
-	if (err) {
+	err = toy_parse(t, job, argc, argv);
+	if (err) { /* 1: --help, printed by frr_run_main */
+		err = err > 0 ? -ECANCELED : err;
 		free(t);
 		return err;
 	}
@@ -511,4 +439,5 @@ const struct frr_app_ops frr_app_toy = {
 	.nstats = ST_NSTATS,
 	.maximize = 0,
 	.check_args = toy_check_args,
+	.opts = &toy_opts,
 };

@@ -8,6 +8,8 @@
  *   random numbers   frr_splitmix64 / frr_mix64 (counter-based, stateless
  *                    mixing), frr_rng_* (xoshiro256**, seeded by splitmix64)
  *   numbers in text  frr_parse_i64 / frr_parse_u64 / frr_parse_double
+ *   options by table flexrr/opt.h (not included here): parsing, defaults
+ *                    and --help of a command's or an app's options
  *   output files     flexrr/file.h (included here): atomic writes, outputs
  *                    and read-backs another local user cannot redirect
  * Nothing here locks or depends on another flexrr layer; only the file

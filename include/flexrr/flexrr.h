@@ -38,6 +38,7 @@
 #include <stdio.h>
 
 #include "flexrr/base.h"
+#include "flexrr/opt.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -244,6 +245,14 @@ struct frr_app_ops {
 	 * errno.
 	 */
 	int (*part_rows)(void *app, int part, struct frr_rowset *rs);
+	/*
+	 * Optional (appended, read only when size covers it): the app's
+	 * options as a table (flexrr/opt.h).  Where usage or check_args is
+	 * NULL the runtime uses the table instead: --help printed from it,
+	 * the options checked by frr_opt_check before the job starts.  It
+	 * also lets tools list an app's options and defaults.
+	 */
+	const struct frr_opt_set *opts;
 };
 
 /* Add rows [row, row + n) of `table` to the set part_rows declares

@@ -69,11 +69,11 @@ static int app_check_args(const struct frr_run_opts *o)
 {
 	const struct frr_app_ops *a = o->app;
 
-	if (a->size < offsetof(struct frr_app_ops, check_args) +
-			  sizeof(a->check_args) ||
-	    !a->check_args)
-		return 0;
-	return a->check_args(o->app_argc, o->app_argv);
+	if (FRR_APP_HAS(a, check_args) && a->check_args)
+		return a->check_args(o->app_argc, o->app_argv);
+	if (FRR_APP_HAS(a, opts) && a->opts)
+		return frr_opt_check(a->opts, o->app_argc, o->app_argv);
+	return 0;
 }
 
 static int check_ckpt_opts(const struct frr_job *job)

@@ -484,14 +484,23 @@ static int pick_app(struct frr_job *job, int argc, char **argv, int first)
 	return -EINVAL;
 }
 
-/* The app's own --help, anywhere in its options: 1 when printed. */
+/* The app's own --help, anywhere in its options: 1 when printed.
+ * --help=md: its table as Markdown (for the docs), if it has one. */
 static int app_help(const struct frr_run_opts *o)
 {
+	const struct frr_opt_set *t =
+	    FRR_APP_HAS(o->app, opts) ? o->app->opts : NULL;
+
 	for (int i = 1; i < o->app_argc; i++)
-		if (!strcmp(o->app_argv[i], "--help") ||
-		    !strcmp(o->app_argv[i], "-h")) {
+		if (t && !strcmp(o->app_argv[i], "--help=md")) {
+			frr_opt_markdown(t, stdout);
+			return 1;
+		} else if (!strcmp(o->app_argv[i], "--help") ||
+			   !strcmp(o->app_argv[i], "-h")) {
 			if (o->app->usage)
 				o->app->usage(stdout);
+			else if (t)
+				frr_opt_usage(t, stdout);
 			else
 				printf("app %s has no options\n", o->app->name);
 			return 1;

@@ -353,6 +353,11 @@ void frr_rt_hold_fini(struct frr_rt *rt)
 
 	if (!h)
 		return;
+	frr_dbg("rank %d held %llu rows of table 0 (of %llu), pushed %llu "
+		"bytes to the ranks holding its rows, served %llu pulls",
+		rt->rank, (unsigned long long)h->held[0],
+		(unsigned long long)(rt->ntables ? rt->spec[0].rows : 0),
+		(unsigned long long)h->pushed, (unsigned long long)h->served);
 	for (int t = 0; t < NT; t++) {
 		free(h->rslot[t]);
 		free(h->oslot[t]);
