@@ -11,7 +11,10 @@
  * cost their whole ranges).  Also: a row a partition reads for the first
  * time late (clock 5, one another partition wrote every clock) holds every
  * update of the clocks before (issue 21: a row outside what a rank has read
- * so far is served right, never stale or zero).
+ * so far is served right, never stale or zero); and the row bytes each
+ * shard pushes after each clock (the `pushed` column) are exactly the
+ * written range's rows that each other rank holds: its standby shard, what
+ * its partition declared (part_rows), the row it pulled.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -217,6 +220,45 @@ static uint64_t expected(int p, int c)
 	return sum;
 }
 
+/* Does rank r hold row `row` of table t in clock c (docs/runtime.md "Rows
+ * a rank holds"): the standby shard, what its partition declared (b_rows),
+ * and from clock LATE on the row it pulled then. */
+static int holds(int r, int t, uint64_t row, int c)
+{
+	if ((int)(row % NP) == (r + NP - 1) % NP || t == T_READ)
+		return 1;
+	if (r == 0 && t == T_SCATTER && row == PULLED && c >= LATE)
+		return 1;
+	for (int k = 0; k < CLOCKS; k++)
+		if (writes(t, row, r, k))
+			return 1;
+	return 0;
+}
+
+/* Row bytes rank o's shard pushes after applying clock c: per table the
+ * range of local rows written in c, and in it, per other rank, the rows
+ * that rank holds. */
+static uint64_t pushed(int o, int c)
+{
+	uint64_t sum = 0;
+
+	for (int t = 0; t < NT; t++) {
+		uint64_t lo = UINT64_MAX, hi = 0;
+
+		for (uint64_t row = (uint64_t)o; row < ROWS[t]; row += NP)
+			for (int p = 0; p < NP; p++)
+				if (writes(t, row, p, c)) {
+					lo = row / NP < lo ? row / NP : lo;
+					hi = row / NP + 1;
+				}
+		for (uint64_t li = lo; li < hi; li++)
+			for (int r = 0; r < NP; r++)
+				if (r != o && holds(r, t, li * NP + o, c))
+					sum += COLS[t] * 4;
+	}
+	return sum;
+}
+
 static void check_backend(enum frr_tp_backend b)
 {
 	char line[512];
@@ -241,11 +283,20 @@ static void check_backend(enum frr_tp_backend b)
 				    &clock, &worker, &rank, &compute, &wait,
 				    &flush, &updates, &bytes),
 			     8, "bad metrics line: %s", line);
-		/* the last column, pulls: the one row no rank declared */
-		cr_expect_eq(atoi(last + 1),
-			     worker == 0 && clock == LATE ? 1 : 0,
+		const char *pulls = last;
+
+		while (pulls > line && pulls[-1] != ',')
+			pulls--;
+		/* the last two columns: pulls (the one row no rank declared)
+		 * and the row bytes the rank's shard pushed to its holders */
+		cr_expect_eq(atoi(pulls), worker == 0 && clock == LATE ? 1 : 0,
 			     "worker %d clock %d pulled %d rows: %s", worker,
-			     clock, atoi(last + 1), line);
+			     clock, atoi(pulls), line);
+		cr_expect_eq(strtoull(last + 1, NULL, 10), pushed(rank, clock),
+			     "rank %d clock %d pushed %s bytes; the rows its "
+			     "holders hold need %llu",
+			     rank, clock, last + 1,
+			     (unsigned long long)pushed(rank, clock));
 		cr_expect_eq((uint64_t)bytes, expected(worker, clock),
 			     "worker %d clock %d sent %.0f payload bytes; its "
 			     "writes need %llu",

@@ -113,6 +113,10 @@ static void clock_metrics(struct frr_rt *rt, int c, double *stats, double *d)
 		for (int i = 0; i < FRR_RT_NRR; i++)
 			m[7 + i] = rc->rr[i];
 		m[7 + FRR_RT_NRR] = (double)rc->pulls;
+		/* the rank's, once: after applying c its shard pushed these
+		 * row bytes to the ranks holding them */
+		m[8 + FRR_RT_NRR] =
+		    t ? 0 : (double)rt->hold->push_ring[c % FRR_RT_STAT_RING];
 	}
 }
 

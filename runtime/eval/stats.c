@@ -20,6 +20,7 @@ static const char *const metric_names[FRR_RT_NMETRICS] = {
 	"rr_cancelled",
 	"rr_items_reassigned",
 	"pulls",
+	"pushed",
 };
 
 const char *frr_metric_name(int i)

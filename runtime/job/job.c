@@ -305,6 +305,8 @@ static int job_start(struct frr_rt *rt)
 	for (int t = 0; t < rt->ntables && !err; t++)
 		err = frr_rt_push_rows(rt, t, 0,
 				       rt->shard_rows[t * rt->P + rt->rank]);
+	/* bytes received count the clocks' traffic, not the start-up fill */
+	memset(rt->hold->sent_to, 0, (size_t)rt->P * sizeof(uint64_t));
 	if (!err)
 		err = frr_rt_flush_all(rt, rt->o->timeout_ms);
 	if (err)
@@ -403,21 +405,46 @@ static int job_clocks(struct frr_rt *rt)
 	return abandoned ? -ENOTRECOVERABLE : frr_rt_failed(rt);
 }
 
+/* What every rank received per clock: the batch payload it drained, and
+ * the rows the others pushed or sent it (from their counts: writes are
+ * one-sided, the receiver cannot count them). */
+static void print_received(const struct frr_rt *rt, const uint64_t *all,
+			   size_t n)
+{
+	double per = rt->next_apply > 0 ? 1024.0 * rt->next_apply : 1024.0;
+
+	fprintf(stderr, "flexrr: received per rank per clock (KiB, update "
+			"batches + rows):");
+	for (int r = 0; r < rt->P && r < 16; r++) {
+		uint64_t rows = 0;
+
+		for (int o = 0; o < rt->P; o++)
+			rows += all[(size_t)o * n + 2 + (size_t)r];
+		fprintf(stderr, " %d=%.0f+%.0f", r,
+			all[(size_t)r * n + 1] / per, rows / per);
+	}
+	fprintf(stderr, "%s\n", rt->P > 16 ? " ..." : "");
+}
+
 /* Every rank's peak resident memory (getrusage: the high-water mark of
- * the process, shared transport regions included) to rank 0, which lists
- * it per rank on stderr unless -q (the summary line's format stays: its
- * app metrics end it). */
+ * the process, shared transport regions included) and what it received
+ * to rank 0, which lists them per rank on stderr unless -q (the summary
+ * line's format stays: its app metrics end it). */
 static int peak_memory(struct frr_rt *rt)
 {
 	struct rusage ru;
-	uint64_t mine = 0, *all = calloc((size_t)rt->P, sizeof(uint64_t));
-	int err;
+	size_t n = 2 + (size_t)rt->P;
+	uint64_t *mine = calloc(n, sizeof(uint64_t));
+	uint64_t *all = calloc((size_t)rt->P * n, sizeof(uint64_t));
+	int err = -ENOMEM;
 
-	if (!all)
-		return -ENOMEM;
+	if (!all || !mine)
+		goto out;
 	if (!getrusage(RUSAGE_SELF, &ru))
-		mine = (uint64_t)ru.ru_maxrss; /* KiB */
-	err = frr_oob_allgather(rt->oob, &mine, sizeof(mine), all,
+		mine[0] = (uint64_t)ru.ru_maxrss; /* KiB */
+	mine[1] = rt->hold->batch_recv;
+	memcpy(mine + 2, rt->hold->sent_to, (size_t)rt->P * sizeof(uint64_t));
+	err = frr_oob_allgather(rt->oob, mine, n * sizeof(uint64_t), all,
 				rt->o->timeout_ms);
 	if (err) {
 		frr_err("gathering the ranks' peak memory failed (%d): "
@@ -430,15 +457,20 @@ static int peak_memory(struct frr_rt *rt)
 
 		fprintf(stderr, "flexrr: peak memory per rank (MiB):");
 		for (int r = 0; r < rt->P; r++) {
-			sum += all[r];
-			peak = all[r] > peak ? all[r] : peak;
+			uint64_t kb = all[(size_t)r * n];
+
+			sum += kb;
+			peak = kb > peak ? kb : peak;
 			if (r < 16)
-				fprintf(stderr, " %d=%.0f", r, all[r] / 1024.0);
+				fprintf(stderr, " %d=%.0f", r, kb / 1024.0);
 		}
 		fprintf(stderr, "%s; max %.0f, sum %.0f\n",
 			rt->P > 16 ? " ..." : "", peak / 1024.0, sum / 1024.0);
+		if (rt->P > 1)
+			print_received(rt, all, n);
 	}
 out:
+	free(mine);
 	free(all);
 	return err;
 }

@@ -233,7 +233,10 @@ static int hold_alloc(struct frr_rt *rt)
 	h->pull_base = calloc(n, sizeof(uint32_t));
 	h->pull_cap = calloc(n, sizeof(uint32_t));
 	h->pull_seen = calloc((size_t)rt->W + rt->P, sizeof(uint64_t));
-	if (!h->tbl_off || !h->pull_base || !h->pull_cap || !h->pull_seen)
+	h->sent_to = calloc((size_t)rt->P, sizeof(uint64_t));
+	h->push_ring = calloc(FRR_RT_STAT_RING, sizeof(uint64_t));
+	if (!h->tbl_off || !h->pull_base || !h->pull_cap || !h->pull_seen ||
+	    !h->sent_to || !h->push_ring)
 		return -ENOMEM;
 	return 0;
 }
@@ -366,6 +369,8 @@ void frr_rt_hold_fini(struct frr_rt *rt)
 	free(h->pull_base);
 	free(h->pull_cap);
 	free(h->pull_seen);
+	free(h->sent_to);
+	free(h->push_ring);
 	free(h);
 	rt->hold = NULL;
 }
@@ -417,6 +422,8 @@ int frr_rt_push_rows(struct frr_rt *rt, int t, uint64_t lo, uint64_t hi)
 					 (li - a) * rb, 0, 0),
 			    r, "pushing rows");
 			h->pushed += (li - a) * rb;
+			h->push_now += (li - a) * rb;
+			h->sent_to[r] += (li - a) * rb;
 		}
 	}
 	pthread_mutex_unlock(&rt->tp_lock);
@@ -563,6 +570,7 @@ static int serve_one(struct frr_rt *rt, int g, uint64_t req)
 		err = frr_tp_flush(rt->eps[r], rt->flush_ms);
 	pthread_mutex_unlock(&rt->tp_lock);
 	h->served++;
+	h->sent_to[r] += rb;
 	return frr_rt_tp_check(rt, err, r, "sending a requested row");
 }
 

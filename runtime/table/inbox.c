@@ -94,6 +94,7 @@ static int store_push(struct frr_rt *rt, const struct frr_chunk *ck)
 	}
 	rt->store[rt->nstore++] = *ck;
 	rt->ndrained++;
+	rt->hold->batch_recv += ck->h.bytes;
 	return 0;
 }
 

@@ -164,8 +164,10 @@ int frr_rt_try_apply(struct frr_rt *rt, int c)
 	for (size_t i = 0; i < n && !err; i++)
 		apply_chunk(rt, &rt->sel[i], dlo, dhi);
 	frr_rt_inbox_release(rt, n);
+	rt->hold->push_now = 0;
 	for (int t = 0; t < rt->ntables && !err; t++)
 		err = frr_rt_push_rows(rt, t, dlo[t], dhi[t]);
+	rt->hold->push_ring[c % FRR_RT_STAT_RING] = rt->hold->push_now;
 	/* G3: shard_done travels after the rows on each endpoint */
 	if (!err)
 		err = frr_rt_ctl_broadcast(

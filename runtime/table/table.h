@@ -113,7 +113,12 @@ struct frr_hold {
 	uint32_t *pull_base, *pull_cap; /* first pull slot, how many */
 	uint64_t *pull_seen;		/* [requester]: last request served */
 	uint64_t pushed, served;	/* bytes pushed, rows served */
-	int may_pull;			/* some rank holds fewer than all */
+	/* what this rank sent each other rank after each clock (row pushes
+	 * and pulls served, the start-up fill excluded) and the batch
+	 * payload it drained: the job's end line of bytes received */
+	uint64_t *sent_to, batch_recv;
+	uint64_t push_now, *push_ring; /* [clock % FRR_RT_STAT_RING] */
+	int may_pull;		       /* some rank holds fewer than all */
 	int too_long; /* 1 + a table with more rows than slots can name */
 	_Alignas(64) _Atomic uint64_t npull[FRR_MAX_TABLES];
 };
