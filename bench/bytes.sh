@@ -7,8 +7,10 @@
 # with that binary in the same run.  Clock 0 is skipped (first touches).
 #   bench/bytes.sh [--build DIR] [--old BIN] [--procs "2 4 8"]
 #       [--apps "mf mlr lda"] [--clocks N] [--kjv FILE]
-# The replica pushes (owner -> every rank's replica) are not in this
-# column; docs/benchmarks.md says what they cost.
+# Also the row bytes each rank's shard pushes per clock to the ranks that
+# hold the rows (the column `pushed`; the job's total pushed is the total
+# received), and the same job with FLEXRR_HOLD_ALL=1 (every rank holds every
+# row: the pushes of the data plane before part_rows, in the same run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -48,7 +50,28 @@ per_rank() { # csv P
 		      printf "%.0f", n ? s / n / P : 0 }' "$1"
 }
 
-echo "app	procs	binary	batch_bytes_per_rank_per_clock	new_vs_old"
+# mean row bytes pushed (= received) per rank per clock (clocks >= 1)
+pushed_per_rank() { # csv P
+	awk -F, -v P="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "pushed") k = i }
+		NR > 1 && $1 >= 1 && k { b[$1] += $k }
+		END { n = 0; s = 0; for (c in b) { s += b[c]; n++ }
+		      printf "%.0f", n ? s / n / P : 0 }' "$1"
+}
+
+pushes() { # app P: "new all ratio" row bytes pushed per rank per clock
+	local b all
+	for hold in 0 1; do
+		# shellcheck disable=SC2046
+		FLEXRR_HOLD_ALL=$hold "$build/bin/flexrr" run -q --no-pin --backend shm \
+			-n "$2" -t 1 --clocks "$clocks" --metrics "$tmp/p.csv" \
+			$(app_args "$1") >/dev/null 2>"$tmp/err" || { echo "failed - -"; return; }
+		if [ $hold = 0 ]; then b=$(pushed_per_rank "$tmp/p.csv" "$2")
+		else all=$(pushed_per_rank "$tmp/p.csv" "$2"); fi
+	done
+	echo "$b $all $(awk -v n="$b" -v o="$all" 'BEGIN { printf "%.3f", o ? n / o : 0 }')"
+}
+
+echo "app	procs	binary	batch_bytes_per_rank_per_clock	new_vs_old	rows_pushed_per_rank_per_clock	hold_all	held_vs_all"
 for app in $apps; do
 	for P in $procs; do
 		new_b="" 
@@ -72,7 +95,12 @@ for app in $apps; do
 			elif [ -n "$new_b" ] && [ "$b" != 0 ]; then
 				ratio=$(awk -v n="$new_b" -v o="$b" 'BEGIN { printf "%.3f", n / o }')
 			fi
-			echo "$app	$P	$which	$b	$ratio"
+			push="-	-	-"
+			if [ $which = new ]; then
+				read -r pn pa pr <<<"$(pushes "$app" "$P")"
+				push="$pn	$pa	$pr"
+			fi
+			echo "$app	$P	$which	$b	$ratio	$push"
 		done
 	done
 done

@@ -28,6 +28,9 @@ struct mf_slice {
 	struct mf_work *work;
 	float *icap;
 	int loaded;
+	/* the users the held-out ratings name (global ids), once the
+	 * ratings' users were renumbered to them (test_users) */
+	uint32_t *tusers, ntusers;
 };
 
 struct mf_app {
@@ -113,6 +116,7 @@ static void mf_destroy(void *app)
 		mf_part_free(&m->slices[v].p);
 		free(m->slices[v].icap);
 		free(m->slices[v].work);
+		free(m->slices[v].tusers);
 	}
 	mf_input_drop(&m->in);
 	free(m->slices);
@@ -359,6 +363,40 @@ static int read_rows(struct frr_eval_ctx *ec, int table, const uint32_t *ids,
 	return 0;
 }
 
+/* Renumber a slice's held-out ratings to the users they name, once: the
+ * evaluation then copies those users' rows only, not every user of the
+ * partition (the held-out error is the same, term for term). */
+static int test_users(struct mf_slice *sl)
+{
+	struct mf_part *p = &sl->p;
+	uint32_t *k;
+
+	if (sl->tusers || !p->ntest)
+		return 0;
+	k = malloc(sizeof(*k) * ((size_t)p->nusers + 1));
+	sl->tusers =
+	    malloc(sizeof(*sl->tusers) *
+		   ((p->ntest < p->nusers ? p->ntest : p->nusers) + 1));
+	if (!k || !sl->tusers) {
+		free(k);
+		free(sl->tusers);
+		sl->tusers = NULL;
+		return -ENOMEM;
+	}
+	memset(k, 0xff, sizeof(*k) * p->nusers);
+	for (uint64_t j = 0; j < p->ntest; j++) {
+		uint32_t u = p->test[j].user;
+
+		if (k[u] == UINT32_MAX) {
+			k[u] = sl->ntusers;
+			sl->tusers[sl->ntusers++] = p->users[u];
+		}
+		p->test[j].user = k[u];
+	}
+	free(k);
+	return 0;
+}
+
 static int mf_clock_local(void *app, struct frr_eval_ctx *ec, int clock)
 {
 	struct mf_app *m = app;
@@ -379,21 +417,24 @@ static int mf_clock_local(void *app, struct frr_eval_ctx *ec, int clock)
 		return ret;
 	/* the held-out ratings of the partitions this process runs */
 	for (int i = 0; i < frr_eval_nlocal(ec); i++) {
-		const struct mf_slice *sl = frr_eval_local(ec, i, NULL);
+		struct mf_slice *sl = frr_eval_local(ec, i, NULL);
 		const struct mf_part *p = &sl->p;
 
 		if (!p->ntest)
 			continue;
-		if (p->nusers > m->eval_users_cap) {
+		ret = test_users(sl);
+		if (ret)
+			return ret;
+		if (sl->ntusers > m->eval_users_cap) {
 			free(m->eval_users);
-			m->eval_users =
-			    malloc(sizeof(float) * (size_t)p->nusers * m->cols);
-			m->eval_users_cap = m->eval_users ? p->nusers : 0;
+			m->eval_users = malloc(sizeof(float) *
+					       (size_t)sl->ntusers * m->cols);
+			m->eval_users_cap = m->eval_users ? sl->ntusers : 0;
 			if (!m->eval_users)
 				return -ENOMEM;
 		}
-		ret = read_rows(ec, T_USER, p->users, p->nusers, m->eval_users,
-				m->cols);
+		ret = read_rows(ec, T_USER, sl->tusers, sl->ntusers,
+				m->eval_users, m->cols);
 		if (ret)
 			return ret;
 		frr_eval_stat_add(ec, S_TEST_SSE,

@@ -65,6 +65,13 @@ int frr_rows_add(struct frr_rowset *rs, int table, uint64_t row, uint64_t n)
 	return 0;
 }
 
+static int hold_all_env(void)
+{
+	const char *e = getenv("FLEXRR_HOLD_ALL");
+
+	return e && strcmp(e, "0") != 0 && *e;
+}
+
 /* Whether rank r keeps every row: the app declares none, or r is the
  * leader and writes the model at the end (--save reads every row after
  * the servers stopped, when nothing could be pulled). */
@@ -72,9 +79,12 @@ static int holds_all(const struct frr_rt *rt, int r)
 {
 	const struct frr_app_ops *a = rt->app;
 
+	/* FLEXRR_HOLD_ALL=1: the data plane from before part_rows, for
+	 * measuring against it in one run (bench/bytes.sh); every rank of a
+	 * job must see the same value (launchers pass the environment) */
 	if (a->size < offsetof(struct frr_app_ops, part_rows) +
 			  sizeof(a->part_rows) ||
-	    !a->part_rows || rt->P == 1)
+	    !a->part_rows || rt->P == 1 || hold_all_env())
 		return 1;
 	return r == 0 && rt->o->save_path && a->save;
 }
