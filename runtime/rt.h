@@ -216,7 +216,8 @@ struct frr_rt {
 	int P, T, W, rank;
 	int eff_slack;	 /* slack used for waits (async: window) */
 	int own_pending; /* a FRR_TABLE_SEE_OWN_PENDING table is declared */
-	int flush_ms;	 /* data-path flush timeout: --dead-timeout / 3 */
+	uint32_t own_declared; /* tables the app flagged so (bit t) */
+	int flush_ms;	       /* data-path flush timeout: --dead-timeout / 3 */
 	double t0;
 
 	int ntables;

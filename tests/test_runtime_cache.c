@@ -7,8 +7,11 @@
  *     per item; every read of row p in clock c must be exactly c * n + i
  *     before item i (the partition's own pushed-but-unapplied clocks counted
  *     once, never twice or missed; read-my-writes within the clock);
- *   - table "plain": the same counts without the flag: a read must hold at
- *     least the clocks the slack guarantees and at most its own clocks;
+ *   - table "default": the same counts with no flag: read-my-writes is
+ *     the default on ADD tables, so its reads are exact as "own"'s;
+ *   - table "plain": the same counts with FRR_TABLE_NO_OWN_PENDING: a read
+ *     must hold at least the clocks the slack guarantees and at most its
+ *     own clocks;
  *   - every clock each partition reads the other partitions' "own" rows:
  *     they never include another partition's pending updates.
  *   - table "rare": each partition reads RARE rows of its own in clock 0,
@@ -30,8 +33,8 @@
 
 TestSuite(runtime_cache, .timeout = 240);
 
-enum { T_OWN, T_PLAIN, T_RARE };
-enum { ST_ITEMS, ST_BAD_OWN, ST_BAD_PLAIN, ST_BAD_OTHER, ST_N };
+enum { T_OWN, T_PLAIN, T_RARE, T_DFLT };
+enum { ST_ITEMS, ST_BAD_OWN, ST_BAD_PLAIN, ST_BAD_OTHER, ST_BAD_DFLT, ST_N };
 
 #define ITEMS 40
 #define CLOCKS 16
@@ -74,11 +77,14 @@ static int c_tables(void *app, struct frr_table_spec *s, int max)
 	};
 	s[T_PLAIN] = s[T_OWN];
 	s[T_PLAIN].name = "plain";
-	s[T_PLAIN].flags = 0;
+	s[T_PLAIN].flags = FRR_TABLE_NO_OWN_PENDING;
 	s[T_RARE] = s[T_PLAIN];
 	s[T_RARE].name = "rare";
 	s[T_RARE].rows = (uint64_t)a->job.nparts * RARE;
-	return 3;
+	s[T_DFLT] = s[T_OWN];
+	s[T_DFLT].name = "default";
+	s[T_DFLT].flags = 0;
+	return 4;
 }
 
 static int c_load(void *app, int part, uint64_t *n, void **data)
@@ -135,6 +141,7 @@ static int c_process(void *app, struct frr_ctx *c, uint64_t begin, uint64_t end)
 	for (uint64_t i = begin; i < end; i++) {
 		float *own = frr_row_write(c, T_OWN, (uint64_t)p);
 		float *plain = frr_row_write(c, T_PLAIN, (uint64_t)p);
+		const float *dflt = frr_row_read(c, T_DFLT, (uint64_t)p);
 		float want = (float)((uint64_t)clock * ITEMS + i);
 		float lo =
 		    (float)((uint64_t)(clock - a->job.slack) * ITEMS + i);
@@ -143,9 +150,12 @@ static int c_process(void *app, struct frr_ctx *c, uint64_t begin, uint64_t end)
 			frr_stat_add(c, ST_BAD_OWN, 1);
 		if (plain[0] > want || (clock >= a->job.slack && plain[0] < lo))
 			frr_stat_add(c, ST_BAD_PLAIN, 1);
+		if (dflt[0] != want)
+			frr_stat_add(c, ST_BAD_DFLT, 1);
 		own[0] += 1;
 		own[1] += 2;
 		frr_cell_update(c, T_PLAIN, (uint64_t)p, 0, 1);
+		frr_cell_update(c, T_DFLT, (uint64_t)p, 0, 1);
 		frr_stat_add(c, ST_ITEMS, 1);
 		/* jitter: workers drift apart within the slack */
 		frr_rng_seed(&r, frr_item_rng(c, i));
@@ -166,10 +176,12 @@ static int c_global(void *app, const double *st, int nstats, int clock,
 
 	(void)nstats;
 	*objective = st[ST_ITEMS];
-	snprintf(metrics, len, "bad_own=%.0f bad_plain=%.0f bad_other=%.0f",
-		 st[ST_BAD_OWN], st[ST_BAD_PLAIN], st[ST_BAD_OTHER]);
+	snprintf(metrics, len,
+		 "bad_own=%.0f bad_plain=%.0f bad_other=%.0f bad_default=%.0f",
+		 st[ST_BAD_OWN], st[ST_BAD_PLAIN], st[ST_BAD_OTHER],
+		 st[ST_BAD_DFLT]);
 	if (st[ST_ITEMS] != (double)a->job.nparts * ITEMS || st[ST_BAD_OWN] ||
-	    st[ST_BAD_PLAIN] || st[ST_BAD_OTHER]) {
+	    st[ST_BAD_PLAIN] || st[ST_BAD_OTHER] || st[ST_BAD_DFLT]) {
 		frr_err("clock %d: %.0f items, %s", clock, st[ST_ITEMS],
 			metrics);
 		return -EPROTO;

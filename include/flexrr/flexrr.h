@@ -66,17 +66,23 @@ enum frr_update_rule {
 /* frr_table_spec.flags */
 enum frr_table_flags {
 	/*
-	 * Read-my-writes across clocks, too.  Within a clock a worker always
-	 * reads its own changes; with this flag a row fetched in a later clock
-	 * also includes the changes the worker pushed in earlier clocks that
-	 * the table has not applied yet (under SSP a read may lack the last
-	 * slack clocks).  For rows written mostly by one partition (MF user
-	 * rows): SGD that re-applies its own steps on a stale copy of its own
-	 * row overshoots and diverges.  Updates made for this partition by
-	 * another thread are seen once applied.  Exact (never counted twice),
-	 * also while the table is being updated.  Cost: the worker keeps what
-	 * it pushed in its last slack + 2 clocks (memory up to (slack + 2) x
-	 * the rows it writes); ADD tables only.
+	 * Read-my-writes across clocks is the default on every ADD table:
+	 * within a clock a worker reads its own changes, and a row fetched in
+	 * a later clock also includes the changes the worker pushed in earlier
+	 * clocks that the table has not applied yet (under SSP a read may
+	 * otherwise lack its own last slack clocks: SGD that re-applies its
+	 * own steps on a stale copy of its own row overshoots and diverges).
+	 * Exact (never counted twice), also while the table is being updated.
+	 * Updates made for this partition by another thread are seen once
+	 * applied.  Cost: a worker keeps what it pushed in its last slack
+	 * clocks (nothing in BSP).  AdaGrad tables cannot add a pending
+	 * gradient to a value: they read applied clocks only.
+	 *
+	 * This flag now says more: the table's rows are written mostly by one
+	 * partition (MF's user rows).  The memory plan then counts a worker's
+	 * share of the rows, not all of them, and a worker whose previous
+	 * clock was partly run by helpers waits for that clock to be applied,
+	 * so that it sees their changes to its rows too.
 	 */
 	FRR_TABLE_SEE_OWN_PENDING = 1u << 0,
 	/*
@@ -87,6 +93,13 @@ enum frr_table_flags {
 	 * partition then weigh 1 in all, however they were split.
 	 */
 	FRR_TABLE_SCALE_BY_SHARE = 1u << 1,
+	/*
+	 * Opt out of read-my-writes across clocks: a fetch shows applied
+	 * clocks only (and this clock's own changes).  For a table whose
+	 * reads must not see the worker's earlier pushes, or to save the
+	 * memory of keeping them (slack x the rows a worker writes).
+	 */
+	FRR_TABLE_NO_OWN_PENDING = 1u << 2,
 };
 
 #define FRR_MAX_TABLES 8

@@ -79,8 +79,24 @@ static int tables_declare(struct frr_rt *rt)
 				rt->app->name, t, s->name ? s->name : "?");
 			return -EINVAL;
 		}
-		if (s->flags & FRR_TABLE_SEE_OWN_PENDING)
+		if ((s->flags & FRR_TABLE_SEE_OWN_PENDING) &&
+		    (s->flags & FRR_TABLE_NO_OWN_PENDING)) {
+			frr_err(
+			    "app %s: table %d (%s): FRR_TABLE_SEE_OWN_PENDING "
+			    "and FRR_TABLE_NO_OWN_PENDING contradict: set "
+			    "one",
+			    rt->app->name, t, s->name ? s->name : "?");
+			return -EINVAL;
+		}
+		/* the flag as declared: rows written mostly by one partition */
+		if (s->flags & FRR_TABLE_SEE_OWN_PENDING) {
 			rt->own_pending = 1;
+			rt->own_declared |= 1u << t;
+		}
+		/* read-my-writes is the default on ADD tables (issue 25) */
+		if (s->rule == FRR_UPDATE_ADD &&
+		    !(s->flags & FRR_TABLE_NO_OWN_PENDING))
+			rt->spec[t].flags |= FRR_TABLE_SEE_OWN_PENDING;
 	}
 	return 0;
 }

@@ -45,8 +45,10 @@ static void plan_rank(const struct frr_rt *rt, struct mem_plan *m)
 		double rb = 4.0 * s->cols, rows = (double)s->rows;
 		double shard =
 		    (double)rt->shard_rows[t * rt->P + rt->rank] * rb;
+		/* declared "rows written mostly by one partition" */
+		int one = (rt->own_declared >> t) & 1;
 		int own = (s->flags & FRR_TABLE_SEE_OWN_PENDING) != 0;
-		double touched = own ? rows / W : rows;
+		double touched = one ? rows / W : rows;
 
 		if (s->rule == FRR_UPDATE_ADAGRAD)
 			m->accum += shard;
@@ -63,7 +65,7 @@ static void plan_rank(const struct frr_rt *rt, struct mem_plan *m)
 		/* batches of the clocks not yet applied (workers run up to
 		 * the slack ahead): a flagged table's shard once per clock,
 		 * another's once per worker */
-		m->inflight += (rt->eff_slack + 1) * shard * (own ? 1 : W);
+		m->inflight += (rt->eff_slack + 1) * shard * (one ? 1 : W);
 	}
 }
 
