@@ -430,6 +430,7 @@ int frr_rt_push_rows(struct frr_rt *rt, int t, uint64_t lo, uint64_t hi);
 int frr_rt_row_hold(struct frr_rt *rt, int t, uint64_t row, int q);
 /* Server thread: answer the row requests that arrived (1 if any). */
 int frr_rt_pull_serve(struct frr_rt *rt);
+
 /* Apply clock c if every batch of it has arrived: 1 applied, 0 not yet,
  * < 0 error. */
 int frr_rt_try_apply(struct frr_rt *rt, int c);
@@ -445,7 +446,9 @@ size_t frr_rt_inbox_select(struct frr_rt *rt, int c);
 void frr_rt_inbox_release(struct frr_rt *rt, size_t n);
 void frr_rt_inbox_fini(struct frr_rt *rt);
 const float *frr_rt_replica_row(const struct frr_rt *rt, int t, uint64_t row);
-int frr_rt_owner_rank(const struct frr_rt *rt, uint64_t row);
+/* The rank storing row `row` of table t, and its index there. */
+int frr_rt_owner_rank(const struct frr_rt *rt, int t, uint64_t row);
+uint64_t frr_rt_local_index(const struct frr_rt *rt, int t, uint64_t row);
 
 /* ---- ssp/ssp.c ---- */
 /* Fetches in clock must see clocks <= this complete (async: INT64_MIN). */

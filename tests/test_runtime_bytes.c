@@ -14,7 +14,9 @@
  * so far is served right, never stale or zero); and the row bytes each
  * shard pushes after each clock (the `pushed` column) are exactly the
  * written range's rows that each other rank holds: its standby shard, what
- * its partition declared (part_rows), the row it pulled.
+ * its partition declared (part_rows), the row it pulled.  Rows live where
+ * they are written: a row only one partition declares is stored by its
+ * rank (place() models the rule), so its batches stay local.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -33,7 +35,7 @@ TestSuite(runtime_bytes, .timeout = 120);
 #define NP 4 /* ranks, one worker each */
 #define CLOCKS 7
 #define LATE 5	 /* the clock partition 0 first reads a row of partition 3 */
-#define PULLED 9 /* a row of rank 1 only partition 3 writes (owner 1) */
+#define PULLED 1 /* a "far" row only partition 1 writes: stored by rank 1 */
 enum { ST_LATE_BAD, ST_N };
 enum { T_SCATTER, T_READ, T_FAR, NT };
 static const uint64_t ROWS[NT] = { 6000, 1000, 50000 };
@@ -50,6 +52,42 @@ static int writes(int t, uint64_t r, int p, int c)
 		return r == (uint64_t)p || r == ROWS[T_FAR] - 1 - (uint64_t)p;
 	default:
 		return 0;
+	}
+}
+
+/* Does partition p declare row r of table t (b_rows)? */
+static int declares(int t, uint64_t r, int p)
+{
+	if (t == T_READ)
+		return 1;
+	for (int c = 0; c < CLOCKS; c++)
+		if (writes(t, r, p, c))
+			return 1;
+	return 0;
+}
+
+/* Where rows live (docs/runtime.md "Rows where they are written"): a row
+ * declared by one rank (one partition here) is stored by it, the others
+ * by r % NP; each shard in row order.  owner_of / local_of / row_at. */
+static int owner[NT][50000];
+static uint64_t lidx[NT][50000], rowat[NT][NP][50000], nshard[NT][NP];
+
+static void place(void)
+{
+	for (int t = 0; t < NT; t++) {
+		memset(nshard[t], 0, sizeof(nshard[t]));
+		for (uint64_t r = 0; r < ROWS[t]; r++) {
+			int n = 0, who = -1;
+
+			for (int p = 0; p < NP; p++)
+				if (declares(t, r, p)) {
+					n++;
+					who = p;
+				}
+			owner[t][r] = n == 1 ? who : (int)(r % NP);
+			lidx[t][r] = nshard[t][owner[t][r]]++;
+			rowat[t][owner[t][r]][lidx[t][r]] = r;
+		}
 	}
 }
 
@@ -99,14 +137,14 @@ static int b_process(void *app, struct frr_ctx *c, uint64_t begin, uint64_t end)
 	(void)end;
 	if (begin)
 		return 0;
-	/* BSP: clocks < LATE are applied, partition 3 added 1 in each; the
-	 * first row is in rank 0's own shard, the second (rank 1's) is held
-	 * by no rank but its owner: it is pulled */
+	/* BSP: clocks < LATE are applied, partition 3 (1) added 1 in each;
+	 * the first row is in rank 3's shard, rank 0's standby copy; the
+	 * second, rank 1's, is held by no rank but 1 and 2: it is pulled */
 	if (p == 0 && clock == LATE &&
 	    frr_row_read(c, T_FAR, ROWS[T_FAR] - 1 - 3)[0] != (float)LATE)
 		frr_stat_add(c, ST_LATE_BAD, 1);
 	if (p == 0 && clock == LATE &&
-	    frr_row_read(c, T_SCATTER, PULLED)[0] != (float)LATE)
+	    frr_row_read(c, T_FAR, PULLED)[0] != (float)LATE)
 		frr_stat_add(c, ST_LATE_BAD, 1);
 	for (uint64_t r = 0; r < ROWS[T_READ]; r++)
 		(void)frr_row_read(c, T_READ, r);
@@ -205,11 +243,11 @@ static uint64_t expected(int p, int c)
 		for (int o = 0; o < NP; o++) {
 			uint64_t n = 0, lo = UINT64_MAX, hi = 0, d, s;
 
-			for (uint64_t r = (uint64_t)o; r < ROWS[t]; r += NP)
-				if (writes(t, r, p, c)) {
+			for (uint64_t li = 0; li < nshard[t][o]; li++)
+				if (writes(t, rowat[t][o][li], p, c)) {
 					n++;
-					lo = r / NP < lo ? r / NP : lo;
-					hi = r / NP + 1;
+					lo = li < lo ? li : lo;
+					hi = li + 1;
 				}
 			if (!n)
 				continue;
@@ -225,9 +263,9 @@ static uint64_t expected(int p, int c)
  * and from clock LATE on the row it pulled then. */
 static int holds(int r, int t, uint64_t row, int c)
 {
-	if ((int)(row % NP) == (r + NP - 1) % NP || t == T_READ)
+	if (owner[t][row] == (r + NP - 1) % NP || t == T_READ)
 		return 1;
-	if (r == 0 && t == T_SCATTER && row == PULLED && c >= LATE)
+	if (r == 0 && t == T_FAR && row == PULLED && c >= LATE)
 		return 1;
 	for (int k = 0; k < CLOCKS; k++)
 		if (writes(t, row, r, k))
@@ -245,15 +283,15 @@ static uint64_t pushed(int o, int c)
 	for (int t = 0; t < NT; t++) {
 		uint64_t lo = UINT64_MAX, hi = 0;
 
-		for (uint64_t row = (uint64_t)o; row < ROWS[t]; row += NP)
+		for (uint64_t li = 0; li < nshard[t][o]; li++)
 			for (int p = 0; p < NP; p++)
-				if (writes(t, row, p, c)) {
-					lo = row / NP < lo ? row / NP : lo;
-					hi = row / NP + 1;
+				if (writes(t, rowat[t][o][li], p, c)) {
+					lo = li < lo ? li : lo;
+					hi = li + 1;
 				}
 		for (uint64_t li = lo; li < hi; li++)
 			for (int r = 0; r < NP; r++)
-				if (r != o && holds(r, t, li * NP + o, c))
+				if (r != o && holds(r, t, rowat[t][o][li], c))
 					sum += COLS[t] * 4;
 	}
 	return sum;
@@ -315,6 +353,7 @@ Test(runtime_bytes, batches_carry_what_was_written)
 	int nb = frr_test_backends(bs, FRR_TEST_MAX_BACKENDS);
 
 	cr_assert(nb > 0);
+	place();
 	for (int i = 0; i < nb; i++)
 		check_backend(bs[i]);
 }

@@ -46,11 +46,11 @@ int frr_eval_row_write(struct frr_eval_ctx *ec, int table, uint64_t row,
 	if (table < 0 || table >= rt->ntables || row >= rt->spec[table].rows)
 		return -EINVAL;
 	/* every process writes every row; the row's shard keeps it */
-	if (frr_rt_owner_rank(rt, row) != rt->rank)
+	if (frr_rt_owner_rank(rt, table, row) != rt->rank)
 		return 0;
 	cols = rt->spec[table].cols;
-	memcpy(rt->master[table] + (row / (uint64_t)rt->P) * cols, in,
-	       cols * sizeof(float));
+	memcpy(rt->master[table] + frr_rt_local_index(rt, table, row) * cols,
+	       in, cols * sizeof(float));
 	return 0;
 }
 

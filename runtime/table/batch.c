@@ -192,6 +192,7 @@ static uint64_t seg_fill(struct chunker *ch, int t, uint32_t kind, uint64_t lo,
 	struct frr_tcache *tc = &ch->c->cache->t[t];
 	const uint32_t cols = tc->cols, want = (ch->c->cache->gen << 1) | 1;
 	const uint64_t P = (uint64_t)ch->c->rt->P;
+	const struct frr_hold *h = ch->c->rt->hold;
 	const uint64_t rb = cols * sizeof(float) +
 			    (kind == FRR_SEG_SPARSE ? sizeof(uint64_t) : 0);
 	const float scale = batch_scale(ch->c, tc);
@@ -213,7 +214,7 @@ static uint64_t seg_fill(struct chunker *ch, int t, uint32_t kind, uint64_t lo,
 					       : (uint8_t *)oid);
 	for (uint64_t i = 0; i < fit; i++, out += cols) {
 		uint64_t li = kind == FRR_SEG_SPARSE ? ids[i] : lo + i;
-		uint64_t row = li * P + (uint64_t)ch->o;
+		uint64_t row = frr_place_row(h, (int)P, t, ch->o, li);
 
 		if (kind == FRR_SEG_SPARSE)
 			oid[i] = li;
@@ -273,6 +274,7 @@ static int table_fill(struct chunker *ch, int t)
 static void group_written(struct frr_rt *rt, struct frr_cache *k)
 {
 	const uint64_t P = (uint64_t)rt->P;
+	const struct frr_hold *h = rt->hold;
 
 	for (int t = 0; t < rt->ntables; t++) {
 		struct frr_tcache *tc = &k->t[t];
@@ -280,13 +282,14 @@ static void group_written(struct frr_rt *rt, struct frr_cache *k)
 
 		memset(st, 0, (P + 1) * sizeof(uint64_t));
 		for (uint64_t i = 0; i < tc->nw; i++)
-			st[tc->wrows[i] % P + 1]++;
+			st[frr_place_owner(h, (int)P, t, tc->wrows[i]) + 1]++;
 		for (uint64_t o = 0; o < P; o++)
 			st[o + 1] += st[o];
 		for (uint64_t i = 0; i < tc->nw; i++) {
 			uint64_t r = tc->wrows[i];
 
-			tc->wby[st[r % P]++] = r / P;
+			tc->wby[st[frr_place_owner(h, (int)P, t, r)]++] =
+			    frr_place_local(h, (int)P, t, r);
 		}
 		/* st[o] now ends shard o: shift back to starts */
 		memmove(st + 1, st, P * sizeof(uint64_t));

@@ -200,7 +200,7 @@ fetch(struct frr_ctx *c, struct frr_tcache *tc, int t, uint64_t row)
 {
 	struct frr_rt *rt = c->rt;
 	struct frr_cache *k = c->cache;
-	int o = frr_rt_owner_rank(rt, row);
+	int o = frr_rt_owner_rank(rt, t, row);
 	int held = frr_rt_row_hold(rt, t, row, (int)(c->wk - rt->wk));
 	const float *src;
 	uint32_t slot = tc->nslot++;
@@ -266,8 +266,10 @@ static __attribute__((cold)) float *bad_access(struct frr_ctx *c,
 
 static void mark_written(struct frr_ctx *c, struct frr_tcache *tc, uint64_t row)
 {
-	int P = c->rt->P, o = (int)(row % (uint64_t)P);
-	uint64_t li = row / (uint64_t)P;
+	const struct frr_hold *h = c->rt->hold;
+	int P = c->rt->P, t = (int)(tc - c->cache->t);
+	int o = frr_place_owner(h, P, t, row);
+	uint64_t li = frr_place_local(h, P, t, row);
 
 	tc->stamp[row] |= 1;
 	tc->wrows[tc->nw++] = row; /* at most once per row and batch */

@@ -89,33 +89,21 @@ static int holds_all(const struct frr_rt *rt, int r)
 	return r == 0 && rt->o->save_path && a->save;
 }
 
-/* This rank's set, as bitmaps over each table's rows, into buf (zeroed):
- * declared rows, its own shard and the standby shard (the previous
- * rank's), or all. */
-static int own_bits(struct frr_rt *rt, uint64_t *const *bits)
+/* This rank's declarations (part_rows): into own[t] the rows its own
+ * partitions use (where rows live: table/place.c), into all[t] those and
+ * the rows of the other partitions it holds (rr's replicas). */
+static int declare(struct frr_rt *rt, uint64_t *const *all,
+		   uint64_t *const *own)
 {
 	struct frr_rowset rs = { .rt = rt };
-	int P = rt->P, sb = (rt->rank + P - 1) % P;
 
-	for (int t = 0; t < rt->ntables; t++) {
-		uint64_t rows = rt->spec[t].rows;
-
-		rs.bits[t] = bits[t];
-		if (holds_all(rt, rt->rank)) {
-			memset(bits[t], 0xff, words(rows) * 8);
-			continue;
-		}
-		for (uint64_t r = 0; r < rows; r++)
-			if ((int)(r % P) == rt->rank || (int)(r % P) == sb)
-				bit_set(bits[t], r);
-	}
-	if (holds_all(rt, rt->rank))
-		return 0;
 	for (int v = 0; v < rt->W; v++) {
 		int err;
 
 		if (!rt->parts[v].loaded)
 			continue;
+		for (int t = 0; t < rt->ntables; t++)
+			rs.bits[t] = v / rt->T == rt->rank ? own[t] : all[t];
 		err = rt->app->part_rows(rt->app_state, v, &rs);
 		if (err) {
 			frr_err("app %s: part_rows(partition %d) failed (%d)",
@@ -124,6 +112,34 @@ static int own_bits(struct frr_rt *rt, uint64_t *const *bits)
 		}
 	}
 	return 0;
+}
+
+/* Rank r's set in bits (its declarations): plus what it holds whatever it
+ * declared, its own shard and the standby shard (the previous rank's), or
+ * every row. */
+static void complete_set(struct frr_rt *rt, int r, uint64_t *const *bits,
+			 uint64_t *const *own)
+{
+	const struct frr_hold *h = rt->hold;
+	int P = rt->P, sb = (r + P - 1) % P;
+
+	for (int t = 0; t < rt->ntables; t++) {
+		uint64_t rows = rt->spec[t].rows;
+
+		if (holds_all(rt, r)) {
+			memset(bits[t], 0xff, words(rows) * 8);
+			continue;
+		}
+		for (uint64_t w = 0; w < words(rows); w++)
+			bits[t][w] |= own[t][w];
+		for (int o = r;; o = sb) {
+			for (uint64_t li = 0; li < rt->shard_rows[t * P + o];
+			     li++)
+				bit_set(bits[t], frr_place_row(h, P, t, o, li));
+			if (o == sb || P == 1)
+				break;
+		}
+	}
 }
 
 /* Rank r's layout from its bitmaps: per table its offset in r's replica,
@@ -146,7 +162,8 @@ static void layout_of(struct frr_rt *rt, int r, uint64_t *const *bits,
 				    w * 64 + (uint64_t)__builtin_ctzll(m);
 
 				if (row < rows)
-					cnt[t * P + (int)(row % P)]++;
+					cnt[t * P +
+					    frr_place_owner(h, P, t, row)]++;
 			}
 		for (int o = 0; o < P; o++) {
 			base[t * P + o] = held;
@@ -185,9 +202,13 @@ static int fill_rslot(struct frr_rt *rt, uint64_t *const *bits,
 		for (int o = 0; o < P; o++) {
 			uint64_t k = base[t * P + o];
 
-			for (uint64_t row = (uint64_t)o; row < rows; row += P)
+			for (uint64_t li = 0; li < rt->shard_rows[t * P + o];
+			     li++) {
+				uint64_t row = frr_place_row(h, P, t, o, li);
+
 				if (bit(bits[t], row))
 					h->rslot[t][row] = (uint32_t)k++;
+			}
 		}
 	}
 	return 0;
@@ -213,9 +234,10 @@ static int fill_oslot(struct frr_rt *rt, int r, uint64_t *const *bits,
 		}
 		os = h->oslot[t] + (uint64_t)r * S;
 		for (uint64_t li = 0; li < S; li++)
-			os[li] = bit(bits[t], li * P + rt->rank)
-				     ? (uint32_t)k++
-				     : FRR_HOLD_NONE;
+			os[li] =
+			    bit(bits[t], frr_place_row(h, P, t, rt->rank, li))
+				? (uint32_t)k++
+				: FRR_HOLD_NONE;
 	}
 	return 0;
 }
@@ -290,54 +312,74 @@ int frr_rt_hold_check(const struct frr_rt *rt)
  * this rank's replica layout (repl_off, repl_len), its slot of every row
  * it holds, and each other rank's slot of this rank's rows.
  */
+/* This rank's declarations into its record of `all` (2 x rec words per
+ * rank), every rank's exchanged, and where rows live decided from them. */
+static int exchange(struct frr_rt *rt, uint64_t *all, size_t rec)
+{
+	int P = rt->P, err;
+	uint64_t *mine = all + (size_t)rt->rank * rec * 2, *copy;
+	uint64_t *bits[NT], *own[NT], **ownq, rows[NT];
+
+	rec_bits(rt, mine, bits);
+	rec_bits(rt, mine + rec, own);
+	err = declare(rt, bits, own);
+	if (err)
+		return err;
+	copy = malloc(rec * 16 + 8);
+	ownq = calloc((size_t)NT * P + 1, sizeof(*ownq));
+	err = copy && ownq ? 0 : -ENOMEM;
+	if (!err) {
+		memcpy(copy, mine, rec * 16);
+		err = frr_oob_allgather(rt->oob, copy, rec * 16, all,
+					rt->o->timeout_ms);
+		if (err)
+			frr_err("exchanging which rows each rank holds failed "
+				"(%d): another rank failed, see its message",
+				err);
+	}
+	for (int q = 0; q < P && !err; q++) {
+		rec_bits(rt, all + (size_t)q * rec * 2 + rec, own);
+		for (int t = 0; t < rt->ntables; t++)
+			ownq[(size_t)t * P + q] = own[t];
+	}
+	for (int t = 0; t < rt->ntables; t++)
+		rows[t] = rt->spec[t].rows;
+	if (!err)
+		err = frr_place(rt->hold, P, rt->ntables, rows, rt->shard_rows,
+				ownq);
+	free(copy);
+	free(ownq);
+	return err;
+}
+
 int frr_rt_hold_plan(struct frr_rt *rt)
 {
 	int P = rt->P, err;
 	size_t rec = 0;
-	uint64_t *all = NULL, *bits[NT], *cnt, *base, len;
+	uint64_t *all = NULL, *bits[NT], *own[NT], *cnt, *base, len;
 
 	err = hold_alloc(rt);
 	if (err || too_long(rt))
 		return err;
 	for (int t = 0; t < rt->ntables; t++)
 		rec += words(rt->spec[t].rows);
+	/* a record per rank: its declarations (all), then its own
+	 * partitions' (own) */
 	cnt = calloc((size_t)NT * P * 2, sizeof(uint64_t));
-	all = calloc((size_t)P * rec + 1, sizeof(uint64_t));
+	all = calloc((size_t)P * rec * 2 + 1, sizeof(uint64_t));
 	if (!cnt || !all) {
 		err = -ENOMEM;
 		goto out;
 	}
 	base = cnt + (size_t)NT * P;
-	rec_bits(rt, all + (size_t)rt->rank * rec, bits);
-	err = own_bits(rt, bits);
-	if (err)
-		goto out;
-	for (int r = 0; r < P && P > 1; r++)
-		if (holds_all(rt, r) && r != rt->rank)
-			memset(all + (size_t)r * rec, 0xff, rec * 8);
 	/* holds_all(-1): every rank holds all (the app declares nothing) */
 	rt->hold->may_pull = P > 1 && !holds_all(rt, -1);
-	if (rt->hold->may_pull) {
-		/* in place: this rank's record is already where it goes */
-		uint64_t *mine = malloc(rec * 8 + 8);
-
-		err = mine ? 0 : -ENOMEM;
-		if (!err) {
-			memcpy(mine, all + (size_t)rt->rank * rec, rec * 8);
-			err = frr_oob_allgather(rt->oob, mine, rec * 8, all,
-						rt->o->timeout_ms);
-			if (err)
-				frr_err("exchanging which rows each rank holds "
-					"failed (%d): another rank failed, see "
-					"its message",
-					err);
-		}
-		free(mine);
-		if (err)
-			goto out;
-	}
+	if (rt->hold->may_pull)
+		err = exchange(rt, all, rec);
 	for (int r = P - 1; r >= 0 && !err; r--) {
-		rec_bits(rt, all + (size_t)r * rec, bits);
+		rec_bits(rt, all + (size_t)r * rec * 2, bits);
+		rec_bits(rt, all + (size_t)r * rec * 2 + rec, own);
+		complete_set(rt, r, bits, own);
 		layout_of(rt, r, bits, cnt, base, &len);
 		if (r != rt->rank) {
 			err = fill_oslot(rt, r, bits, base);
@@ -375,6 +417,7 @@ void frr_rt_hold_fini(struct frr_rt *rt)
 		free(h->rslot[t]);
 		free(h->oslot[t]);
 	}
+	frr_place_fini(h);
 	free(h->tbl_off);
 	free(h->pull_base);
 	free(h->pull_cap);
@@ -452,8 +495,9 @@ static uint64_t req_word(int t, uint64_t j, uint64_t li)
  * keeps serving the others' pulls while it waits). */
 static int pull(struct frr_rt *rt, int t, uint64_t row, uint64_t j, int q)
 {
-	int o = frr_rt_owner_rank(rt, row);
-	uint64_t li = row / (uint64_t)rt->P, req = req_word(t, j, li);
+	int o = frr_place_owner(rt->hold, rt->P, t, row);
+	uint64_t li = frr_place_local(rt->hold, rt->P, t, row);
+	uint64_t req = req_word(t, j, li);
 	int g = q < rt->T ? rt->rank * rt->T + q : rt->W + rt->rank;
 	struct timespec t0, now;
 	int err;

@@ -20,9 +20,14 @@
 #include "flexrr/log.h"
 #include "rt.h"
 
-int frr_rt_owner_rank(const struct frr_rt *rt, uint64_t row)
+int frr_rt_owner_rank(const struct frr_rt *rt, int t, uint64_t row)
 {
-	return (int)(row % (uint64_t)rt->P);
+	return frr_place_owner(rt->hold, rt->P, t, row);
+}
+
+uint64_t frr_rt_local_index(const struct frr_rt *rt, int t, uint64_t row)
+{
+	return frr_place_local(rt->hold, rt->P, t, row);
 }
 
 int frr_rt_tables_init(struct frr_rt *rt)
@@ -44,7 +49,9 @@ int frr_rt_tables_init(struct frr_rt *rt)
 		if (rt->spec[t].init_row)
 			for (uint64_t li = 0; li < n; li++)
 				rt->spec[t].init_row(
-				    rt->app_state, t, li * rt->P + rt->rank,
+				    rt->app_state, t,
+				    frr_place_row(rt->hold, rt->P, t, rt->rank,
+						  li),
 				    rt->master[t] + li * cols, cols);
 	}
 	return 0;

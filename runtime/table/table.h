@@ -120,8 +120,43 @@ struct frr_hold {
 	uint64_t push_now, *push_ring; /* [clock % FRR_RT_STAT_RING] */
 	int may_pull;		       /* some rank holds fewer than all */
 	int too_long; /* 1 + a table with more rows than slots can name */
+	/* where rows live (table/place.c): per table, NULL when row r is on
+	 * rank r % P at local index r / P, else each row's owner rank and
+	 * local index, and the rows of each owner in local order (lrow from
+	 * obase[o]) */
+	uint16_t *owner[FRR_MAX_TABLES];
+	uint32_t *lidx[FRR_MAX_TABLES], *lrow[FRR_MAX_TABLES];
+	uint64_t *obase[FRR_MAX_TABLES];
 	_Alignas(64) _Atomic uint64_t npull[FRR_MAX_TABLES];
 };
+
+/* Where rows live (table/place.c) from every rank's bitmap of the rows its
+ * own partitions declare (own[t * P + q]): h's placement arrays, and
+ * shard_rows[t * P + o] (rows[t]: table t's rows). */
+int frr_place(struct frr_hold *h, int P, int ntables, const uint64_t *rows,
+	      uint64_t *shard_rows, uint64_t *const *own);
+void frr_place_fini(struct frr_hold *h);
+
+/* The rank that stores row `row` of table t, its index there, and the
+ * row at local index li of rank o's shard. */
+static inline int frr_place_owner(const struct frr_hold *h, int P, int t,
+				  uint64_t row)
+{
+	return h->owner[t] ? h->owner[t][row] : (int)(row % (uint64_t)P);
+}
+
+static inline uint64_t frr_place_local(const struct frr_hold *h, int P, int t,
+				       uint64_t row)
+{
+	return h->lidx[t] ? h->lidx[t][row] : row / (uint64_t)P;
+}
+
+static inline uint64_t frr_place_row(const struct frr_hold *h, int P, int t,
+				     int o, uint64_t li)
+{
+	return h->lrow[t] ? h->lrow[t][h->obase[t][o] + li]
+			  : li * (uint64_t)P + (uint64_t)o;
+}
 
 /* Generations a stamp holds (7 bits): then every stamp is cleared. */
 #define FRR_STAMP_GENS 127u
