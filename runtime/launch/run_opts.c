@@ -274,7 +274,8 @@ static const struct frr_opt run_table[] = {
 		.help = "worker threads per process"),
 	FRR_OPT("backend", 0, FRR_OPT_FUNC, F(o.backend), 0, 0,
 		.parse = opt_backend, DEFTEXT("auto"), .group = JOB, .arg = "B",
-		.help = "shm | verbs | auto"),
+		.help = "shm | verbs | auto (auto: verbs when a device is\n"
+			"up, else shm)"),
 	FRR_OPT("mode", 0, FRR_OPT_FUNC, F(o.mode), 0, 0, .parse = opt_mode,
 		DEFTEXT("bsp"), .group = JOB, .arg = "M",
 		.help = "bsp | ssp | async | flexrr | rr\n"
@@ -294,7 +295,8 @@ static const struct frr_opt run_table[] = {
 		.help = "no per-clock progress line on stderr"),
 	FRR_OPT("metrics", 0, FRR_OPT_STRING, F(o.metrics_path), 0, 0,
 		.group = JOB, .arg = "FILE",
-		.help = "per worker per clock CSV (rank 0 writes it)"),
+		.help = "per worker per clock CSV, JSON lines when FILE\n"
+			"contains .json (rank 0 writes it)"),
 	FRR_OPT("save", 0, FRR_OPT_STRING, F(o.save_path), 0, 0, .group = JOB,
 		.arg = "FILE",
 		.help = "save the model at the end (apps that can)"),
@@ -323,7 +325,7 @@ static const struct frr_opt run_table[] = {
 	FRR_OPT("timeout", 0, FRR_OPT_FUNC, F(o.timeout_ms), 0, 0,
 		.parse = opt_ms, DEFTEXT("60"), .group = JOB, .arg = "S",
 		.help = "fail when no worker of the job made progress\n"
-			"for S s"),
+			"for S s (a hang, not a long clock)"),
 	FRR_OPT("dead-timeout", 0, FRR_OPT_FUNC, F(o.dead_ms), 0, 0,
 		.parse = opt_ms, DEFTEXT("5"), .group = JOB, .arg = "S",
 		.help = "a silent peer is declared dead after S s"),
@@ -356,8 +358,8 @@ static const struct frr_opt run_table[] = {
 			"else tcp); rank 0 says which on stderr"),
 	FRR_OPT("stragglers", 0, FRR_OPT_FUNC, F(o.rr.stragglers), 0, 0,
 		.parse = opt_stragglers, .group = ANY, .arg = "SPEC",
-		.help = "inject stragglers, e.g. slow-worker:0.1,1.0 (a bad\n"
-			"SPEC lists the forms)"),
+		.help = "inject stragglers in any mode, e.g.\n"
+			"slow-worker:0.1,1.0 (a bad SPEC lists the forms)"),
 	FRR_OPT("trace", 0, FRR_OPT_STRING, F(o.rr.trace_path), 0, 0,
 		.group = ANY, .arg = "FILE",
 		.help = "write a Chrome/Perfetto timeline of the job"),
