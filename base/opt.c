@@ -282,6 +282,9 @@ static int one(const struct frr_opt_set *s, void *obj, int argc, char **argv,
 	} else {
 		if (s->bundle && (rc = flags_first(s, obj, &a)))
 			return rc;
+		if (a != argv[*i] && a[1] == 'h' && !a[2] &&
+		    !find_letter(s, 'h'))
+			return FRR_OPT_HELP; /* "-qh", as getopt took it */
 		o = find_letter(s, a[1]);
 		if (o && a[2] && o->kind == FRR_OPT_FLAG)
 			o = NULL; /* "-ab": no bundling */

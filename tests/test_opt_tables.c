@@ -507,3 +507,78 @@ Test(opt_tables, an_app_with_only_a_table_is_checked_before_the_job)
 	cr_expect_eq(o.k, 2);
 	cr_expect_eq(frr_opt_set_one(&tiny_set, &o, "k", "0"), -EINVAL);
 }
+
+/* What run's table needs from the parser, by itself: the first positional
+ * ends the options (stop), "-qn2" (bundle), "0x10" (FRR_OPT_ANYBASE) and a
+ * default given as text to its callback (FRR_OPT_DEFTEXT). */
+struct launch_opts {
+	int n, quiet, ms;
+};
+
+static int parse_ms(void *obj, const struct frr_opt *o, const char *v)
+{
+	double s;
+
+	if (frr_parse_double(v, 0.001, 1e6, &s))
+		return -EINVAL;
+	*(int *)((char *)obj + o->off) = (int)(s * 1000 + 0.5);
+	return 0;
+}
+
+Test(opt_tables, stop_bundle_anybase_deftext)
+{
+	static const struct frr_opt table[] = {
+		FRR_OPT("procs", 'n', FRR_OPT_INT,
+			offsetof(struct launch_opts, n), 1, 64, .def.i = 1,
+			.flags = FRR_OPT_ANYBASE),
+		FRR_OPT("quiet", 'q', FRR_OPT_FLAG,
+			offsetof(struct launch_opts, quiet), 0, 0),
+		FRR_OPT("timeout", 0, FRR_OPT_FUNC,
+			offsetof(struct launch_opts, ms), 0, 0,
+			.parse = parse_ms, .def.s = "60",
+			.flags = FRR_OPT_DEFTEXT),
+		{ 0 },
+	};
+	static const struct frr_opt_set set = {
+		.prog = "launch",
+		.see = "'launch --help'",
+		.opts = table,
+		.size = sizeof(struct launch_opts),
+		.plain = 1,
+		.stop = 1,
+		.bundle = 1,
+	};
+	char *argv[] = { "launch", "-qn0x10",	"--timeout=2.5",
+			 "app",	   "--timeout", "x",
+			 "-q",	   NULL };
+	char *dd[] = { "launch", "-n", "3", "--", "-q", NULL };
+	struct launch_opts o;
+	char def[32];
+	int first = -1;
+
+	frr_opt_defaults(&set, &o);
+	cr_expect(o.n == 1 && o.quiet == 0 && o.ms == 60000, "%d %d %d", o.n,
+		  o.quiet, o.ms);
+	frr_opt_default_str(&table[2], &o, def, sizeof(def));
+	cr_expect_str_eq(def, "60");
+	cr_assert_eq(frr_opt_parse(&set, &o, 7, argv, &first), 0);
+	cr_expect(o.n == 16 && o.quiet == 1 && o.ms == 2500, "%d %d %d", o.n,
+		  o.quiet, o.ms);
+	cr_expect_eq(first, 3, "the program's name ends the options");
+	cr_expect_str_eq(argv[3], "app");
+	cr_expect_str_eq(argv[4], "--timeout"); /* left as it was */
+	first = -1;
+	cr_assert_eq(frr_opt_parse(&set, &o, 5, dd, &first), 0);
+	cr_expect_eq(first, 4, "after '--'");
+	first = -1;
+	cr_assert_eq(
+	    frr_opt_parse(&set, &o, 2, (char *[]){ "launch", "-q" }, &first),
+	    0);
+	cr_expect_eq(first, 2, "no positional: argc");
+	cr_expect_eq(frr_opt_parse(&set, &o, 2,
+				   (char *[]){ "launch", "-qh", NULL }, &first),
+		     FRR_OPT_HELP);
+	cr_expect_eq(frr_opt_parse(&set, &o, 2,
+				   (char *[]){ "launch", "-qx", NULL }, &first),
+		     -EINVAL);
+}
