@@ -66,7 +66,10 @@ void frr_opt_defaults(const struct frr_opt_set *s, void *obj)
 		case FRR_OPT_STRING:
 			*(const char **)f = o->def.s;
 			break;
-		default: /* FUNC: the callback's field, set by s->defaults */
+		default: /* FUNC: the callback's, from its default text or
+			  * s->defaults */
+			if ((o->flags & FRR_OPT_DEFTEXT) && o->def.s)
+				(void)o->parse(obj, o, o->def.s);
 			break;
 		}
 	}
@@ -103,23 +106,25 @@ static void int_range(const struct frr_opt *o, int64_t tlo, int64_t thi,
 
 static int store_int(const struct frr_opt *o, void *f, const char *v)
 {
+	int base = o->flags & FRR_OPT_ANYBASE ? 0 : 10;
 	int64_t lo, hi, i;
 	uint64_t u;
 	int rc;
 
 	if (o->kind == FRR_OPT_INT) {
 		int_range(o, INT32_MIN, INT32_MAX, &lo, &hi);
-		rc = frr_parse_i64(v, 10, lo, hi, &i);
+		rc = frr_parse_i64(v, base, lo, hi, &i);
 		if (!rc)
 			*(int *)f = (int)i;
 		return rc;
 	}
 	if (o->lo == 0 && o->hi == 0)
 		rc = frr_parse_u64(
-		    v, 10, 0, o->kind == FRR_OPT_U32 ? UINT32_MAX : UINT64_MAX,
-		    &u);
+		    v, base, 0,
+		    o->kind == FRR_OPT_U32 ? UINT32_MAX : UINT64_MAX, &u);
 	else
-		rc = frr_parse_u64(v, 10, (uint64_t)o->lo, (uint64_t)o->hi, &u);
+		rc = frr_parse_u64(v, base, (uint64_t)o->lo, (uint64_t)o->hi,
+				   &u);
 	if (!rc && o->kind == FRR_OPT_U32)
 		*(uint32_t *)f = (uint32_t)u;
 	else if (!rc)
@@ -233,12 +238,41 @@ static int apply(const struct frr_opt_set *s, const struct frr_opt *o,
 	return rc;
 }
 
+static int unknown(const struct frr_opt_set *s, const char *a)
+{
+	if (s->unknown)
+		s->unknown(s, a);
+	else
+		say(s, "unknown option '%s' (see %s)", a, s->see);
+	return -EINVAL;
+}
+
+/* "-qn2" (s->bundle): the flags before the first letter that takes a
+ * value, which gets the rest of the argument; *a is left at it. */
+static int flags_first(const struct frr_opt_set *s, void *obj, const char **a)
+{
+	const char *p = *a + 1;
+	const struct frr_opt *o;
+	int rc;
+
+	for (; p[1] && (o = find_letter(s, *p)) && o->kind == FRR_OPT_FLAG;
+	     p++) {
+		rc = apply(s, o, obj, NULL);
+		if (rc)
+			return rc;
+	}
+	*a = p - 1; /* now "-n2" (or "-x..." for the unknown letter) */
+	return 0;
+}
+
 /* The option at argv[*i] (and its value, which may be the next argument). */
 static int one(const struct frr_opt_set *s, void *obj, int argc, char **argv,
 	       int *i)
 {
 	const char *a = argv[*i], *v = NULL;
 	const struct frr_opt *o;
+	char shown[3] = "-";
+	int rc;
 
 	if (a[1] == '-') {
 		const char *eq = strchr(a + 2, '=');
@@ -246,15 +280,22 @@ static int one(const struct frr_opt_set *s, void *obj, int argc, char **argv,
 		o = find_n(s, a + 2, eq ? (size_t)(eq - a - 2) : strlen(a + 2));
 		v = eq ? eq + 1 : NULL;
 	} else {
+		if (s->bundle && (rc = flags_first(s, obj, &a)))
+			return rc;
+		if (a != argv[*i] && a[1] == 'h' && !a[2] &&
+		    !find_letter(s, 'h'))
+			return FRR_OPT_HELP; /* "-qh", as getopt took it */
 		o = find_letter(s, a[1]);
 		if (o && a[2] && o->kind == FRR_OPT_FLAG)
 			o = NULL; /* "-ab": no bundling */
 		v = o && a[2] ? a + 2 : NULL;
+		if (a != argv[*i]) { /* within a bundle: name the letter */
+			shown[1] = a[1];
+			a = shown;
+		}
 	}
-	if (!o) {
-		say(s, "unknown option '%s' (see %s)", a, s->see);
-		return -EINVAL;
-	}
+	if (!o)
+		return unknown(s, a);
 	if (o->kind != FRR_OPT_FLAG && !v) {
 		if (*i + 1 >= argc) {
 			say(s, "option %s needs a value (see %s)", a, s->see);
@@ -268,13 +309,17 @@ static int one(const struct frr_opt_set *s, void *obj, int argc, char **argv,
 int frr_opt_parse(const struct frr_opt_set *s, void *obj, int argc, char **argv,
 		  int *npos)
 {
-	int n = 0, rest = 0, rc;
+	int n = s->stop ? argc : 0, rest = 0, rc;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 
 		if (!rest && !strcmp(a, "--")) {
 			rest = 1;
+			if (s->stop && npos) {
+				n = i + 1;
+				break;
+			}
 		} else if (!rest &&
 			   (!strcmp(a, "--help") || !strcmp(a, "-h"))) {
 			return FRR_OPT_HELP;
@@ -284,6 +329,9 @@ int frr_opt_parse(const struct frr_opt_set *s, void *obj, int argc, char **argv,
 			rc = one(s, obj, argc, argv, &i);
 			if (rc)
 				return rc;
+		} else if (npos && s->stop) {
+			n = i; /* the rest is the program's */
+			break;
 		} else if (npos) {
 			argv[++n] = argv[i]; /* n < i: only consumed slots */
 		} else {
@@ -314,10 +362,8 @@ int frr_opt_set_one(const struct frr_opt_set *s, void *obj, const char *name,
 {
 	const struct frr_opt *o = frr_opt_find(s, name);
 
-	if (!o) {
-		say(s, "unknown option '%s' (see %s)", name, s->see);
-		return -EINVAL;
-	}
+	if (!o)
+		return unknown(s, name);
 	if (o->kind != FRR_OPT_FLAG && !value) {
 		say(s, "option --%s needs a value (see %s)", name, s->see);
 		return -EINVAL;

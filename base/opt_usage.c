@@ -51,7 +51,9 @@ int frr_opt_default_str(const struct frr_opt *o, const void *dflt, char *buf,
 	case FRR_OPT_CHOICE:
 		n = snprintf(buf, len, "%s", o->choices[*(const int *)f]);
 		break;
-	default: /* FUNC: only def_text can say */
+	default: /* FUNC: def_text (above) or its default's text */
+		if ((o->flags & FRR_OPT_DEFTEXT) && o->def.s)
+			n = snprintf(buf, len, "%s", o->def.s);
 		break;
 	}
 	return n;
@@ -125,7 +127,10 @@ void frr_opt_usage(const struct frr_opt_set *s, FILE *out)
 		}
 		print_opt(out, o, d, letters);
 	}
-	/* the parser answers it for every table */
+	/* the parser answers it for every table; after a group, apart from
+	 * it (it is not one of that group's) */
+	if (group)
+		fputc('\n', out);
 	fprintf(out, "  %s--help%*sthis text\n", letters ? "-h, " : "",
 		COL - 8 - (letters ? 4 : 0), "");
 	if (s->tail)

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -19,184 +20,6 @@
 #include "commands.h"
 #include "demo.h"
 #include "flexrr/base.h"
-
-static void usage(FILE *out)
-{
-	fprintf(
-	    out,
-	    "usage: flexrr demo [options]\n"
-	    "\n"
-	    "The straggler demo: matrix factorization (SGD) on synthetic "
-	    "low-rank data, run\n"
-	    "in BSP, SSP and FlexRR with the same seed and the same "
-	    "injected stragglers,\n"
-	    "printed side by side.  Each mode is 'flexrr run -n P -t T "
-	    "--mode M ... mf ...'.\n"
-	    "Emulated: a cluster of P one-core machines (default 2 workers, "
-	    "one per core of\n"
-	    "a 2-core machine); a straggler sleeps for the extra time a "
-	    "slow machine would\n"
-	    "take, leaving its core idle as that machine would.  Takes "
-	    "about 15 s\non an idle 2-core machine.\n"
-	    "\n"
-	    "  --size U,I,R          synthetic users,items,ratings "
-	    "(default 25000,2500,5000000)\n"
-	    "  --rank K              MF rank (default 8)\n"
-	    "  --steps S             mf's per-row step cap of a clock "
-	    "(default 8; mf's own\n"
-	    "                        default 4 suits large data, "
-	    "docs/demo.md says why 8 here)\n"
-	    "  --clocks N            clocks per run (default 20)\n"
-	    "  --target RMSE         held-out RMSE the 'time to target' "
-	    "column waits for\n"
-	    "                        (default 0.59; the noise floor is "
-	    "0.5)\n"
-	    "  --modes LIST          comma list of bsp, ssp, flexrr, "
-	    "async, rr\n"
-	    "                        (default bsp,ssp,flexrr)\n"
-	    "  --stragglers SPEC     injected stragglers, as flexrr run "
-	    "(default\n"
-	    "                        persistent:1,4: worker 1 always takes 4x "
-	    "its time, a\n"
-	    "                        machine 4x slower than the other); "
-	    "'none' for none\n"
-	    "  --ideal               also run BSP without stragglers (the "
-	    "'ideal' baseline)\n"
-	    "  --slack S             slack of ssp and flexrr (default 1)\n"
-	    "  -n, --procs P         processes (default 2)\n"
-	    "  -t, --threads T       worker threads per process (default "
-	    "1: one worker per\n"
-	    "                        core; more share the cores, which "
-	    "blurs the stragglers)\n"
-	    "  --backend B           transport: shm (default) or verbs\n"
-	    "  --seed N              seed of data, model and stragglers "
-	    "(default 1)\n"
-	    "  --timeout S           give up on a run after S seconds "
-	    "(default 300)\n"
-	    "  --flexrr PATH         the flexrr binary to run (default: "
-	    "this one)\n"
-	    "  --plot FILE           also draw test RMSE vs time of every "
-	    "mode (gnuplot, PNG)\n"
-	    "  -v, --verbose         show every run's own output\n"
-	    "  -h, --help            this text\n");
-}
-
-/* Option k with its value v: 0 or -EINVAL (said on stderr). */
-static int set_value(struct demo_opts *o, const char *k, const char *v)
-{
-	char *end = NULL;
-
-	if (!strcmp(k, "--size"))
-		o->size = v;
-	else if (!strcmp(k, "--modes"))
-		o->modes = v;
-	else if (!strcmp(k, "--stragglers"))
-		o->stragglers = v;
-	else if (!strcmp(k, "--backend"))
-		o->backend = v;
-	else if (!strcmp(k, "--flexrr"))
-		o->bin = v;
-	else if (!strcmp(k, "--plot"))
-		o->plot = v;
-	else if (!strcmp(k, "--target"))
-		o->target = strtod(v, &end);
-	else if (!strcmp(k, "--steps"))
-		o->steps = strtod(v, &end);
-	else if (!strcmp(k, "--seed"))
-		o->seed = strtoul(v, &end, 10);
-	else {
-		long n = strtol(v, &end, 10);
-
-		if (!strcmp(k, "--rank"))
-			o->rank = (int)n;
-		else if (!strcmp(k, "--clocks"))
-			o->clocks = (int)n;
-		else if (!strcmp(k, "--slack"))
-			o->slack = (int)n;
-		else if (!strcmp(k, "-n") || !strcmp(k, "--procs"))
-			o->procs = (int)n;
-		else if (!strcmp(k, "-t") || !strcmp(k, "--threads"))
-			o->threads = (int)n;
-		else if (!strcmp(k, "--timeout"))
-			o->timeout_s = (int)n;
-		else {
-			fprintf(stderr,
-				"flexrr demo: unknown option '%s'; "
-				"see flexrr demo --help\n",
-				k);
-			return -EINVAL;
-		}
-		if (n < 0 || n > 100000)
-			end = NULL;
-	}
-	if (end && (*end || end == v))
-		end = NULL;
-	if (end == NULL && strcmp(k, "--size") && strcmp(k, "--modes") &&
-	    strcmp(k, "--stragglers") && strcmp(k, "--backend") &&
-	    strcmp(k, "--flexrr") && strcmp(k, "--plot")) {
-		fprintf(stderr, "flexrr demo: %s '%s': not a number\n", k, v);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int parse_args(int argc, char **argv, struct demo_opts *o)
-{
-	*o = (struct demo_opts){
-		.size = "25000,2500,5000000",
-		.modes = "bsp,ssp,flexrr",
-		.stragglers = "persistent:1,4",
-		.backend = "shm",
-		.procs = 2,
-		.threads = 1,
-		.clocks = 20,
-		.slack = 1,
-		.rank = 8,
-		.steps = 8,
-		.target = 0.59,
-		.seed = 1,
-		.timeout_s = 300,
-	};
-	for (int a = 1; a < argc; a++) {
-		const char *k = argv[a], *v = a + 1 < argc ? argv[a + 1] : NULL;
-
-		if (!strcmp(k, "-h") || !strcmp(k, "--help")) {
-			usage(stdout);
-			return 1;
-		}
-		if (!strcmp(k, "--ideal")) {
-			o->ideal = 1;
-			continue;
-		}
-		if (!strcmp(k, "-v") || !strcmp(k, "--verbose")) {
-			o->verbose = 1;
-			continue;
-		}
-		if (!v) {
-			fprintf(stderr,
-				"flexrr demo: '%s' needs a value (or is "
-				"unknown); see flexrr demo --help\n",
-				k);
-			return -EINVAL;
-		}
-		a++;
-		if (set_value(o, k, v))
-			return -EINVAL;
-	}
-	if (o->clocks < 1 || o->clocks > DEMO_MAX_CLOCKS || o->procs < 1 ||
-	    o->threads < 1 || o->rank < 1 || o->timeout_s < 1) {
-		fprintf(stderr,
-			"flexrr demo: --clocks must be 1..%d; -n, -t, --rank "
-			"and --timeout at least 1\n",
-			DEMO_MAX_CLOCKS);
-		return -EINVAL;
-	}
-	if (!(o->steps > 0)) {
-		fprintf(stderr, "flexrr demo: --steps must be > 0\n");
-		return -EINVAL;
-	}
-	return 0;
-}
 
 /* ---- one run ----------------------------------------------------------- */
 static int build_argv(const struct demo_opts *o, const struct demo_run *r,
@@ -231,7 +54,7 @@ static int build_argv(const struct demo_opts *o, const struct demo_run *r,
 	ARG("--clocks");
 	ARG("%d", o->clocks);
 	ARG("--seed");
-	ARG("%lu", o->seed);
+	ARG("%" PRIu64, o->seed);
 	if (r->stragglers) {
 		ARG("--stragglers");
 		ARG("%s", r->stragglers);
@@ -441,7 +264,7 @@ int frr_cmd_demo(int argc, char **argv)
 	char modes[256], self[4096];
 	int nruns = 0, failed = 0, ret;
 
-	ret = parse_args(argc, argv, &o);
+	ret = frr_demo_parse_args(argc, argv, &o);
 	if (ret)
 		return ret > 0 ? 0 : 2;
 	if (!o.bin) {

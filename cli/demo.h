@@ -7,6 +7,8 @@
 #ifndef FLEXRR_CLI_DEMO_H
 #define FLEXRR_CLI_DEMO_H
 
+#include <stdint.h>
+
 #define DEMO_MAX_MODES 6
 #define DEMO_MAX_CLOCKS 1000
 #define DEMO_MAX_ARGS 64
@@ -20,7 +22,7 @@ struct demo_opts {
 	int procs, threads, clocks, slack, rank;
 	double target;
 	double steps; /* mf --steps */
-	unsigned long seed;
+	uint64_t seed;
 	int ideal;
 	int timeout_s;
 	int verbose;
@@ -46,6 +48,9 @@ struct demo_run {
 	int shown;	 /* last clock the progress line showed */
 };
 
+/* Defaults, then argv (demo_opts.c): 0, 1 after --help (printed), or
+ * -EINVAL having said why. */
+int frr_demo_parse_args(int argc, char **argv, struct demo_opts *o);
 double frr_demo_load(void);
 void frr_demo_print_headline(const struct demo_opts *o,
 			     const struct demo_run *runs, int nruns);

@@ -5,6 +5,7 @@
  * and on request a plot of the objective vs time (gnuplot).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -176,7 +177,8 @@ void frr_demo_print_table(const struct demo_opts *o, struct demo_run *runs,
 	printf("\n");
 	printf("flexrr demo: MF rank %d, --steps %g, on synthetic %s "
 	       "(users,items,ratings), %d procs x %d threads, %s,\n"
-	       "             %d clocks, seed %lu, slack %d (ssp/flexrr), "
+	       "             %d clocks, seed %" PRIu64
+	       ", slack %d (ssp/flexrr), "
 	       "target test RMSE %.3f\n\n",
 	       o->rank, o->steps, o->size, o->procs, o->threads, o->backend,
 	       o->clocks, o->seed, o->slack, o->target);

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * One option system (issue 25, item 4): every converted command's --help is
- * printed from its table, so the two must agree both ways (every option of
- * the table in --help with its default, no option in --help without a
- * table entry), and a bad value is a usage error: exit 2, said once.
- * The apps' tables are read in this process (frr_app_ops.opts); the CLI's
- * (simulate, bench) through `--help=md`, the same table as Markdown.
+ * printed from its table (the apps, run, demo, simulate, bench), so the two
+ * must agree both ways (every option of the table in --help with its default,
+ * no option in --help without a table entry), and a bad value is a usage error:
+ * exit 2, said once. The apps' tables are read in this process
+ * (frr_app_ops.opts); the CLI's (simulate, bench) through `--help=md`, the same
+ * table as Markdown.
  */
 #include <criterion/criterion.h>
 #include <ctype.h>
@@ -201,7 +202,9 @@ static int md_rows(const char *cmd, const char *md, const char *help)
 Test(opt_tables, cli_help_matches_its_table)
 {
 	static const char *cmds[][3] = { { "simulate", NULL, NULL },
-					 { "bench", NULL, NULL } };
+					 { "bench", NULL, NULL },
+					 { "run", NULL, NULL },
+					 { "demo", NULL, NULL } };
 	struct rt_run *r = calloc(1, sizeof(*r));
 	static char md[RT_OUT_MAX];
 
@@ -262,6 +265,20 @@ Test(opt_tables, bad_value_exits_2_once)
 		  "--combine=max" },
 		{ "run", "-n", "2", "lda", "--uci", "x", "--sampler", "fast" },
 		{ "run", "-n", "2", "lda", "--uci", "x", "--bogus" },
+		/* the run options themselves, said by the launcher once, not
+		 * by each of the 3 ranks (a bad --stragglers spec is said once
+		 * too, with the forms it takes: test_runtime_job) */
+		{ "run", "-n", "3", "--clocks", "0", "toy" },
+		{ "run", "-n", "0x", "toy" },
+		{ "run", "-n", "3", "--slack", "-1", "toy" },
+		{ "run", "-n", "3", "--mode", "warp" },
+		{ "run", "-n", "3", "--timeout", "nan", "toy" },
+		{ "run", "-n", "3", "--checkpoint-every", "0s", "toy" },
+		{ "run", "-n", "3", "--bogus", "toy" },
+		{ "run", "-n", "3", "--clocks" },
+		{ "demo", "--clocks", "x" },
+		{ "demo", "--rank", "0" },
+		{ "demo", "--bogus", "1" },
 	};
 	struct rt_run *r = calloc(1, sizeof(*r));
 
@@ -291,6 +308,140 @@ Test(opt_tables, bad_value_exits_2_once)
 			  "%s ... %s: not said once:\n%s", cases[i][0], named,
 			  r->err);
 	}
+	free(r);
+}
+
+/* The docs' option tables pasted from `--help=md` (between "<!-- generated:
+ * build/bin/flexrr CMD --help=md" and "<!-- end generated -->") are the
+ * tables' current output: a changed option fails here until the docs are
+ * pasted again. */
+Test(opt_tables, docs_tables_are_current)
+{
+	static const char *docs[][2] = { { "docs/runtime.md", "run" },
+					 { "docs/demo.md", "demo" } };
+	struct rt_run *r = calloc(1, sizeof(*r));
+	static char doc[1 << 17];
+
+	for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
+		char *hmd[] = { (char *)rt_bin(), (char *)docs[i][1],
+				"--help=md", NULL };
+		char path[512], mark[128];
+		const char *at, *end;
+		FILE *f;
+		size_t n;
+
+		snprintf(path, sizeof(path), "%s/%s", FLEXRR_SRC, docs[i][0]);
+		f = fopen(path, "r");
+		cr_assert_not_null(f, "%s", path);
+		n = fread(doc, 1, sizeof(doc) - 1, f);
+		doc[n] = 0;
+		fclose(f);
+		snprintf(mark, sizeof(mark),
+			 "<!-- generated: build/bin/flexrr %s --help=md",
+			 docs[i][1]);
+		at = strstr(doc, mark);
+		cr_assert_not_null(at, "%s: no '%s'", path, mark);
+		at = strchr(at, '\n') + 1;
+		end = strstr(at, "<!-- end generated -->");
+		cr_assert_not_null(end, "%s: no end of the table", path);
+		rt_exec(r, hmd, NULL, 30);
+		cr_assert_eq(r->code, 0, "%s --help=md: %s", docs[i][1],
+			     r->err);
+		cr_expect(strlen(r->out) == (size_t)(end - at) &&
+			      !strncmp(at, r->out, (size_t)(end - at)),
+			  "%s is not `flexrr %s --help=md`: paste it again",
+			  path, docs[i][1]);
+	}
+	free(r);
+}
+
+/* An app's option before the app's name: one line that says where app
+ * options go (also inside bundled short flags), and none for a run option
+ * that only lacks its value. */
+Test(opt_tables, app_option_before_the_app_gets_the_hint)
+{
+	static const char *cases[][6] = {
+		{ "run", "-n", "3", "--dim", "4", "toy" },
+		{ "run", "-qn3", "--dim=4", "toy" },
+		{ "run", "-n", "3", "-x", "toy" },
+		{ "run", "-qx", "toy" },
+	};
+	static const char *hint = " is not a run option; app options go after "
+				  "the app name: flexrr run [run options] APP "
+				  "[app options]";
+	struct rt_run *r = calloc(1, sizeof(*r));
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *argv[8] = { (char *)rt_bin() };
+		int n = 1;
+
+		for (int k = 0; k < 6 && cases[i][k]; k++)
+			argv[n++] = (char *)cases[i][k];
+		rt_exec(r, argv, NULL, 30);
+		cr_expect_eq(r->code, 2, "case %zu: exit %d: %s", i, r->code,
+			     r->err);
+		cr_expect(rt_count(r->err, "\n") == 1 &&
+			      lines_with(r->err, hint) == 1,
+			  "case %zu: no one-line hint:\n%s", i, r->err);
+	}
+	cr_expect_not_null(strstr(r->err, "-x is not a run option"), "%s",
+			   r->err);
+	free(r);
+}
+
+/* A value frr_job_set takes for an option of run's --help=md, by the name
+ * of its value; NULL for a flag. */
+static const char *a_value(const char *arg)
+{
+	static const char *const v[][2] = {
+		{ "M", "ssp" },		{ "B", "auto" },
+		{ "V", "0.5" },		{ "F", "0.1" },
+		{ "FILE", "/tmp/x" },	{ "DIR", "/tmp" },
+		{ "W,E,F", "0,2,1.0" }, { "HOST:PORT", "127.0.0.1:1" },
+		{ "SPEC", "none" },
+	};
+
+	if (!*arg)
+		return NULL;
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		if (!strcmp(arg, v[i][0]))
+			return v[i][1];
+	return "2"; /* N, P, T, S, G: a count */
+}
+
+/* frr_job_set (the embedding API) looks options up in the table --help
+ * prints: every option run lists is one it sets (but the refused
+ * --job-token), and no other. */
+Test(opt_tables, frr_job_set_knows_every_run_option)
+{
+	char *hmd[] = { (char *)rt_bin(), "run", "--help=md", NULL };
+	struct rt_run *r = calloc(1, sizeof(*r));
+	struct frr_job *job;
+	int rows = 0;
+
+	rt_exec(r, hmd, NULL, 30);
+	cr_assert_eq(r->code, 0, "run --help=md: %s", r->err);
+	cr_assert_eq(frr_job_create(&frr_app_toy, &job), 0);
+	for (const char *l = strstr(r->out, "\n| `"); l;
+	     l = strstr(l + 1, "\n| `")) {
+		const char *p = strstr(l, "`--"), *cell = md_next(p);
+		char name[64], arg[64];
+
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(p + 3, "`"),
+			 p + 3);
+		cell += strspn(cell, " ");
+		snprintf(arg, sizeof(arg), "%.*s", (int)strcspn(cell, " |"),
+			 cell);
+		cr_expect_eq(frr_job_set(job, name, a_value(arg)),
+			     strcmp(name, "job-token") ? 0 : -EINVAL,
+			     "frr_job_set(\"%s\", \"%s\")", name,
+			     a_value(arg) ? a_value(arg) : "(flag)");
+		rows++;
+	}
+	cr_expect_gt(rows, 25, "%s", r->out);
+	cr_expect_eq(frr_job_set(job, "help", NULL), -EINVAL);
+	cr_expect_eq(frr_job_set(job, "vertices", "5"), -EINVAL);
+	frr_job_free(job);
 	free(r);
 }
 
@@ -355,4 +506,79 @@ Test(opt_tables, an_app_with_only_a_table_is_checked_before_the_job)
 	cr_expect_eq(frr_opt_set_one(&tiny_set, &o, "k", "2"), 0);
 	cr_expect_eq(o.k, 2);
 	cr_expect_eq(frr_opt_set_one(&tiny_set, &o, "k", "0"), -EINVAL);
+}
+
+/* What run's table needs from the parser, by itself: the first positional
+ * ends the options (stop), "-qn2" (bundle), "0x10" (FRR_OPT_ANYBASE) and a
+ * default given as text to its callback (FRR_OPT_DEFTEXT). */
+struct launch_opts {
+	int n, quiet, ms;
+};
+
+static int parse_ms(void *obj, const struct frr_opt *o, const char *v)
+{
+	double s;
+
+	if (frr_parse_double(v, 0.001, 1e6, &s))
+		return -EINVAL;
+	*(int *)((char *)obj + o->off) = (int)(s * 1000 + 0.5);
+	return 0;
+}
+
+Test(opt_tables, stop_bundle_anybase_deftext)
+{
+	static const struct frr_opt table[] = {
+		FRR_OPT("procs", 'n', FRR_OPT_INT,
+			offsetof(struct launch_opts, n), 1, 64, .def.i = 1,
+			.flags = FRR_OPT_ANYBASE),
+		FRR_OPT("quiet", 'q', FRR_OPT_FLAG,
+			offsetof(struct launch_opts, quiet), 0, 0),
+		FRR_OPT("timeout", 0, FRR_OPT_FUNC,
+			offsetof(struct launch_opts, ms), 0, 0,
+			.parse = parse_ms, .def.s = "60",
+			.flags = FRR_OPT_DEFTEXT),
+		{ 0 },
+	};
+	static const struct frr_opt_set set = {
+		.prog = "launch",
+		.see = "'launch --help'",
+		.opts = table,
+		.size = sizeof(struct launch_opts),
+		.plain = 1,
+		.stop = 1,
+		.bundle = 1,
+	};
+	char *argv[] = { "launch", "-qn0x10",	"--timeout=2.5",
+			 "app",	   "--timeout", "x",
+			 "-q",	   NULL };
+	char *dd[] = { "launch", "-n", "3", "--", "-q", NULL };
+	struct launch_opts o;
+	char def[32];
+	int first = -1;
+
+	frr_opt_defaults(&set, &o);
+	cr_expect(o.n == 1 && o.quiet == 0 && o.ms == 60000, "%d %d %d", o.n,
+		  o.quiet, o.ms);
+	frr_opt_default_str(&table[2], &o, def, sizeof(def));
+	cr_expect_str_eq(def, "60");
+	cr_assert_eq(frr_opt_parse(&set, &o, 7, argv, &first), 0);
+	cr_expect(o.n == 16 && o.quiet == 1 && o.ms == 2500, "%d %d %d", o.n,
+		  o.quiet, o.ms);
+	cr_expect_eq(first, 3, "the program's name ends the options");
+	cr_expect_str_eq(argv[3], "app");
+	cr_expect_str_eq(argv[4], "--timeout"); /* left as it was */
+	first = -1;
+	cr_assert_eq(frr_opt_parse(&set, &o, 5, dd, &first), 0);
+	cr_expect_eq(first, 4, "after '--'");
+	first = -1;
+	cr_assert_eq(
+	    frr_opt_parse(&set, &o, 2, (char *[]){ "launch", "-q" }, &first),
+	    0);
+	cr_expect_eq(first, 2, "no positional: argc");
+	cr_expect_eq(frr_opt_parse(&set, &o, 2,
+				   (char *[]){ "launch", "-qh", NULL }, &first),
+		     FRR_OPT_HELP);
+	cr_expect_eq(frr_opt_parse(&set, &o, 2,
+				   (char *[]){ "launch", "-qx", NULL }, &first),
+		     -EINVAL);
 }

@@ -55,8 +55,10 @@ struct frr_job;
 /* A job of app with the default run options. */
 int frr_job_create(const struct frr_app_ops *app, struct frr_job **job);
 /* One run option by its long name, as `flexrr run --help` lists it, with
- * its value ("clocks", "20"), or NULL for a flag ("quiet", NULL).  -EINVAL
- * for an unknown option or a bad value.  value must outlive the job. */
+ * its value ("clocks", "20"), or NULL for a flag ("quiet", NULL): looked up
+ * in the table the command line is parsed by, so the names, ranges and
+ * messages are the same.  -EINVAL for an unknown option or a bad value.
+ * value must outlive the job. */
 int frr_job_set(struct frr_job *job, const char *option, const char *value);
 /* The app's own options (without the app's name); they must outlive the
  * job. */

@@ -77,6 +77,13 @@ typedef int (*frr_opt_parse_fn)(void *obj, const struct frr_opt *o,
 
 enum {
 	FRR_OPT_NODEF = 1u << 0, /* --help shows no default for it */
+	/* integers: any base strtoull takes ("0x10", "010" is octal), for
+	 * commands that always took them so (flexrr run) */
+	FRR_OPT_ANYBASE = 1u << 1,
+	/* FUNC: .def.s is the default as text, given to parse by
+	 * frr_opt_defaults and shown by --help (written once, parsed the way
+	 * the user's value is: "60" seconds into a field of milliseconds) */
+	FRR_OPT_DEFTEXT = 1u << 2,
 };
 
 struct frr_opt {
@@ -97,7 +104,7 @@ struct frr_opt {
 	double scale;		    /* DOUBLE: field = value x scale (0: 1) */
 	const char *def_text;	    /* --help shows this as the default instead
 				     * (a default that depends on another option) */
-	unsigned flags;		    /* FRR_OPT_NODEF */
+	unsigned flags;		    /* FRR_OPT_NODEF, _ANYBASE, _DEFTEXT */
 };
 
 /* A table entry: the fixed part, then designated extras, e.g.
@@ -133,6 +140,17 @@ struct frr_opt_set {
 	/* 1: messages go to stderr as "PROG: ..." (a CLI command); 0: through
 	 * frr_err (the log prefix, rank-aware: apps and the runtime). */
 	int plain;
+	/* 1: the first positional argument ends the options (getopt's '+':
+	 * a launcher's options, then a program and its own); frr_opt_parse
+	 * leaves argv as it is and sets *npos to that argument's index
+	 * (argc if there is none). */
+	int stop;
+	/* 1: short flags may be bundled, "-qn2" = "-q -n 2" (a command that
+	 * took them from getopt) */
+	int bundle;
+	/* Optional: word an unknown option arg ("--x", "-x") this command's
+	 * way, as one message, instead of "PROG: unknown option". */
+	void (*unknown)(const struct frr_opt_set *s, const char *arg);
 };
 
 /* frr_opt_parse: --help (or --help=md, for frr_opt_markdown) was given;
@@ -146,7 +164,8 @@ void frr_opt_defaults(const struct frr_opt_set *s, void *obj);
  * Parse argv[1..argc) into obj (defaults are not applied: call
  * frr_opt_defaults first, then set any the caller knows better).
  * Positional arguments: with npos NULL each is an error; else they are
- * moved to argv[1..*npos] in order (values stay where they point).
+ * moved to argv[1..*npos] in order (values stay where they point), or,
+ * with s->stop, the first ends the options (see there).
  * Returns 0, FRR_OPT_HELP / FRR_OPT_HELP_MD, or -EINVAL after one message.
  * s->check runs after a parse that returned 0.
  */

@@ -34,10 +34,13 @@ struct frr_job {
 void frr_job_init(struct frr_job *job, const char *prog,
 		  const struct frr_app_ops *const *apps);
 void frr_job_fini(struct frr_job *job);
+/* The run options' table (run_opts.c) as the set that parses for job:
+ * its messages name job->prog (see holds "'PROG --help'"); job NULL: the
+ * set as `flexrr run` has it (for the defaults). */
+void frr_job_opt_set(const struct frr_job *job, struct frr_opt_set *s,
+		     char *see, size_t len);
 /* Print the run options (and the apps of job->apps) to out. */
 void frr_job_usage(const struct frr_job *job, FILE *out);
-/* After getopt's "unrecognized option": where app options go (usage.c). */
-void frr_job_hint_unknown(const struct frr_job *job, int argc, char **argv);
 /* Parse argv (frr_run_main): 0 = run it, 1 = help was printed, -EINVAL =
  * usage error (said on stderr). */
 int frr_job_parse_argv(struct frr_job *job, int argc, char **argv);
