@@ -75,7 +75,7 @@
 #define FRR_RT_CHUNK_MIN ((uint64_t)16 << 10)
 #define FRR_RT_CHUNK_MAX ((uint64_t)1 << 20)
 #define FRR_RT_NRR 4 /* rr counters per clock (rr_proto.h rr_counter) */
-#define FRR_RT_NMETRICS (9 + FRR_RT_NRR) /* eval/stats.c names */
+#define FRR_RT_NMETRICS (10 + FRR_RT_NRR) /* eval/stats.c names */
 
 /* Options of `flexrr run` (the launcher parses them). */
 struct frr_run_opts {

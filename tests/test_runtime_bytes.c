@@ -297,6 +297,19 @@ static uint64_t pushed(int o, int c)
 	return sum;
 }
 
+/* Columns of the --metrics file (docs/runtime.md, metrics.c's header). */
+enum { COL_PULLS = 14, COL_PUSHED = 15 };
+
+/* Column k (0-based) of a CSV line, as an integer. */
+static uint64_t column(const char *line, int k)
+{
+	for (int i = 0; i < k && line; i++) {
+		line = strchr(line, ',');
+		line = line ? line + 1 : NULL;
+	}
+	return line ? strtoull(line, NULL, 10) : UINT64_MAX;
+}
+
 static void check_backend(enum frr_tp_backend b)
 {
 	char line[512];
@@ -311,29 +324,26 @@ static void check_backend(enum frr_tp_backend b)
 	f = fopen(metrics_path, "r");
 	cr_assert_not_null(f, "no metrics file %s", metrics_path);
 	cr_assert_not_null(fgets(line, sizeof(line), f)); /* header */
+	cr_assert(strstr(line, ",pulls,pushed,"), "columns moved: %s", line);
 	while (fgets(line, sizeof(line), f)) {
 		int clock, worker, rank;
 		double compute, wait, flush, updates, bytes;
-
-		const char *last = strrchr(line, ',');
+		uint64_t pulls = column(line, COL_PULLS),
+			 push = column(line, COL_PUSHED);
 
 		cr_assert_eq(sscanf(line, "%d,%d,%d,%lf,%lf,%lf,%lf,%lf",
 				    &clock, &worker, &rank, &compute, &wait,
 				    &flush, &updates, &bytes),
 			     8, "bad metrics line: %s", line);
-		const char *pulls = last;
-
-		while (pulls > line && pulls[-1] != ',')
-			pulls--;
-		/* the last two columns: pulls (the one row no rank declared)
-		 * and the row bytes the rank's shard pushed to its holders */
-		cr_expect_eq(atoi(pulls), worker == 0 && clock == LATE ? 1 : 0,
-			     "worker %d clock %d pulled %d rows: %s", worker,
-			     clock, atoi(pulls), line);
-		cr_expect_eq(strtoull(last + 1, NULL, 10), pushed(rank, clock),
-			     "rank %d clock %d pushed %s bytes; the rows its "
+		/* pulls: the one row no rank declared; pushed: the row bytes
+		 * the rank's shard pushed to the ranks holding them */
+		cr_expect_eq(pulls, worker == 0 && clock == LATE ? 1u : 0u,
+			     "worker %d clock %d pulled %llu rows: %s", worker,
+			     clock, (unsigned long long)pulls, line);
+		cr_expect_eq(push, pushed(rank, clock),
+			     "rank %d clock %d pushed %llu bytes; the rows its "
 			     "holders hold need %llu",
-			     rank, clock, last + 1,
+			     rank, clock, (unsigned long long)push,
 			     (unsigned long long)pushed(rank, clock));
 		cr_expect_eq((uint64_t)bytes, expected(worker, clock),
 			     "worker %d clock %d sent %.0f payload bytes; its "

@@ -36,10 +36,10 @@ static void write_metrics(struct frr_rt *rt, int c, int r, const double *d)
 		}
 		fprintf(rt->metrics_f,
 			"%d,%d,%d,%.6f,%.6f,%.6f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,"
-			"%.0f,%.0f,%.0f,%.0f\n",
+			"%.0f,%.0f,%.0f,%.0f,%.6f\n",
 			frr_rt_app_clock(rt, c), r * rt->T + t, r, m[0], m[1],
 			m[2], m[3], m[4], m[5], m[6], m[7], m[8], m[9], m[10],
-			m[11], m[12]);
+			m[11], m[12], m[13]);
 	}
 }
 
@@ -191,7 +191,7 @@ int frr_rt_metrics_open(struct frr_rt *rt)
 				       "flush_s,updates,bytes,stale_reads,"
 				       "min_data_clock,rr_offers,rr_accepted,"
 				       "rr_cancelled,rr_items_reassigned,pulls,"
-				       "pushed\n");
+				       "pushed,apply_s\n");
 	return 0;
 }
 

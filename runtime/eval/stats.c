@@ -21,6 +21,7 @@ static const char *const metric_names[FRR_RT_NMETRICS] = {
 	"rr_items_reassigned",
 	"pulls",
 	"pushed",
+	"apply_s",
 };
 
 const char *frr_metric_name(int i)
@@ -38,7 +39,7 @@ size_t frr_stats_len(int T)
 static void metric_range(int i, double *lo, double *hi)
 {
 	*lo = 0;
-	if (i <= FRR_M_FLUSH_S)
+	if (i <= FRR_M_FLUSH_S || i == FRR_M_APPLY_S)
 		*hi = 1e9;
 	else if (i == FRR_M_MIN_DATA_CLOCK) {
 		*lo = -1;

@@ -267,8 +267,9 @@ static int hold_alloc(struct frr_rt *rt)
 	h->pull_seen = calloc((size_t)rt->W + rt->P, sizeof(uint64_t));
 	h->sent_to = calloc((size_t)rt->P, sizeof(uint64_t));
 	h->push_ring = calloc(FRR_RT_STAT_RING, sizeof(uint64_t));
+	h->apply_ring = calloc(FRR_RT_STAT_RING, sizeof(double));
 	if (!h->tbl_off || !h->pull_base || !h->pull_cap || !h->pull_seen ||
-	    !h->sent_to || !h->push_ring)
+	    !h->sent_to || !h->push_ring || !h->apply_ring)
 		return -ENOMEM;
 	return 0;
 }
@@ -424,6 +425,7 @@ void frr_rt_hold_fini(struct frr_rt *rt)
 	free(h->pull_seen);
 	free(h->sent_to);
 	free(h->push_ring);
+	free(h->apply_ring);
 	free(h);
 	rt->hold = NULL;
 }

@@ -151,10 +151,12 @@ int frr_rt_try_apply(struct frr_rt *rt, int c)
 {
 	uint64_t dlo[FRR_MAX_TABLES], dhi[FRR_MAX_TABLES];
 	size_t n = frr_rt_inbox_select(rt, c);
+	double t0;
 	int err;
 
 	if (!n)
 		return 0;
+	t0 = frr_rt_clock_now();
 	qsort(rt->sel, n, sizeof(*rt->sel), cmp_chunk);
 	for (int t = 0; t < FRR_MAX_TABLES; t++) {
 		dlo[t] = UINT64_MAX;
@@ -179,5 +181,6 @@ int frr_rt_try_apply(struct frr_rt *rt, int c)
 	if (!err)
 		err = frr_rt_ctl_broadcast(
 		    rt, rt->off_done + (size_t)rt->rank * 64, (uint64_t)c + 1);
+	rt->hold->apply_ring[c % FRR_RT_STAT_RING] = frr_rt_clock_now() - t0;
 	return err ? err : 1;
 }

@@ -118,8 +118,9 @@ struct frr_hold {
 	 * payload it drained: the job's end line of bytes received */
 	uint64_t *sent_to, batch_recv;
 	uint64_t push_now, *push_ring; /* [clock % FRR_RT_STAT_RING] */
-	int may_pull;		       /* some rank holds fewer than all */
-	int too_long; /* 1 + a table with more rows than slots can name */
+	double *apply_ring; /* seconds the server took to apply and push */
+	int may_pull;	    /* some rank holds fewer than all */
+	int too_long;	    /* 1 + a table with more rows than slots can name */
 	/* where rows live (table/place.c): per table, NULL when row r is on
 	 * rank r % P at local index r / P, else each row's owner rank and
 	 * local index, and the rows of each owner in local order (lrow from
