@@ -62,6 +62,7 @@ struct frr_sim_result {
 	 * pushes (with the pushing / done words), control (progress words,
 	 * engine messages, heartbeats); messages posted */
 	uint64_t bytes_batch, bytes_push, bytes_ctl, msgs;
+	uint64_t bytes_state; /* item state shipped to and from helpers */
 	/* per clock: share of the clock spent communicating (the workers'
 	 * mean time sending plus the replica push), [clocks], owned */
 	double *comm_share;

@@ -12,7 +12,8 @@
  *   run_range  the helper spends the items' cost at ITS OWN slow-down (the
  *              straggler factor of the clock it is in), then flushes the
  *              batch to every shard
- *   state_push costs nothing (toy-like apps without item state)
+ *   state_push ships the range's item state (lda: 2 bytes a token) to
+ *              the helper's process, and run_range back, when remote
  *
  * With a link (sim_net.c) sends, flushes and progress words take the
  * NIC's time for their bytes, sized from the table model (sim_model.c).
@@ -311,6 +312,9 @@ static int env_run_range(void *env, int helper, int owner, int clock,
 		sim_sleep_until(s, s->now + sim_cost(s, o, a, b, h));
 		sim_flush(s, h, owner, rg, 1);
 	}
+	/* the owner's item states hold the helper's changes before
+	 * HelpCompleted */
+	sim_state_ship(s, h, h->rank, o->rank, b - a);
 	s->items_done[clock] += b - a;
 	if (helper != owner)
 		frr_trace_rec(h->tb, FRR_TR_HELP_GIVEN, sim_ns(t0),
@@ -318,14 +322,15 @@ static int env_run_range(void *env, int helper, int owner, int clock,
 	return 0;
 }
 
+/* item state [a, b) of owner's partition to the helper's process (rr.c:
+ * frr_rt_state_push, and frr_rt_state_return after the range) */
 static int env_state_push(void *env, int owner, int helper, uint64_t a,
 			  uint64_t b)
 {
-	(void)env;
-	(void)owner;
-	(void)helper;
-	(void)a;
-	(void)b;
+	struct sim *s = env;
+
+	sim_state_ship(s, &s->ws[owner], owner / s->cfg->T, helper / s->cfg->T,
+		       b > a ? b - a : 0);
 	return 0;
 }
 

@@ -122,7 +122,7 @@ struct sim {
 	double *comm_w;			     /* [clock]: workers' send time */
 	double *push_s;			     /* [clock]: replica push time */
 	struct sim_bsz *bsz;		     /* [P] scratch: one batch */
-	uint64_t bytes[3], msgs;	     /* batch, push, control */
+	uint64_t bytes[4], msgs; /* batch, push, control, item state */
 };
 
 /* virtual seconds as trace nanoseconds */
@@ -164,6 +164,8 @@ void sim_model_fini(struct sim *s);
  * (out[P]; out[own rank] is local) */
 void sim_model_batch(struct sim *s, int v, const uint64_t (*rg)[2], int nrg,
 		     struct sim_bsz *out);
+/* bytes of the item state of `items` items (0: the model has none) */
+uint64_t sim_model_state_bytes(const struct sim *s, uint64_t items);
 /* process o's replica push to process r after a clock */
 struct sim_bsz sim_model_push(const struct sim *s, int o, int r);
 
@@ -184,6 +186,10 @@ void sim_batch_count(struct sim *s, int p, int v, const uint64_t (*rg)[2],
  * process (sleeps; link off: the latency-only cost) */
 void sim_flush(struct sim *s, struct sim_worker *w, int v,
 	       const uint64_t (*rg)[2], int nrg);
+/* current worker w ships the item state of `items` items from process
+ * `from` to `to` (one write, flushed; link off: counted, free) */
+void sim_state_ship(struct sim *s, struct sim_worker *w, int from, int to,
+		    uint64_t items);
 /* progress word just published by w: when it lands remotely */
 double sim_progress_send(struct sim *s, struct sim_worker *w);
 /* clock c's last batch is in at t: the servers apply and push; when the

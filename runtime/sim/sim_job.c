@@ -509,6 +509,7 @@ static void fill_result(const struct sim *s, struct frr_sim_result *res)
 	res->bytes_batch = s->bytes[0];
 	res->bytes_push = s->bytes[1];
 	res->bytes_ctl = s->bytes[2];
+	res->bytes_state = s->bytes[3];
 	res->msgs = s->msgs;
 	for (int c = 0; c < C && res->comm_share; c++) {
 		double d = s->closed_at[c] - (c ? s->closed_at[c - 1] : 0);

@@ -286,6 +286,16 @@ void sim_model_batch(struct sim *s, int v, const uint64_t (*rg)[2], int nrg,
 		out[o] = shard_batch(md, o);
 }
 
+uint64_t sim_model_state_bytes(const struct sim *s, uint64_t items)
+{
+	const struct sim_model *md = s->mdl;
+
+	/* lda's item state: a uint16 topic per token (apps/lda) */
+	if (!md || md->m.kind != FRR_SIM_MODEL_LDA)
+		return 0;
+	return items * md->m.c * sizeof(uint16_t);
+}
+
 struct sim_bsz sim_model_push(const struct sim *s, int o, int r)
 {
 	return s->mdl->push[(size_t)o * s->mdl->P + r];

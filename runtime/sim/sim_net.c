@@ -250,3 +250,21 @@ double sim_push_clock(struct sim *s, int c, double t)
 		s->push_s[c] = closed - t;
 	return closed;
 }
+
+void sim_state_ship(struct sim *s, struct sim_worker *w, int from, int to,
+		    uint64_t items)
+{
+	uint64_t bytes = sim_model_state_bytes(s, items);
+	double t0 = s->now;
+
+	if (from == to || !bytes)
+		return;
+	s->bytes[3] += bytes;
+	s->msgs++;
+	if (!s->cfg->link.on)
+		return; /* free, as before links */
+	/* part.c state_ship: one write, flushed */
+	sim_sleep_until(s,
+			sim_nic_send(s, from, to, s->now, bytes, 1, 1, NULL));
+	add_comm(s, w, t0);
+}

@@ -126,7 +126,8 @@ static double reassigned(const struct sim_row *w)
 
 static double mb_per_clock(const struct frr_sim_result *r, int clocks)
 {
-	return (double)(r->bytes_batch + r->bytes_push + r->bytes_ctl) /
+	return (double)(r->bytes_batch + r->bytes_push + r->bytes_ctl +
+			r->bytes_state) /
 	       clocks / 1e6;
 }
 
@@ -187,7 +188,7 @@ static void write_csv(FILE *f, const struct frr_sim_study *o,
 		   "x_bound,work_s,dropped_frac,rr_offers,rr_accepted,"
 		   "rr_cancelled,rr_items_reassigned,sim_wall_s,sim_cpu_s,"
 		   "events,link,model,comm_share,comm_max,bytes_batch,"
-		   "bytes_push,bytes_ctl,msgs\n");
+		   "bytes_push,bytes_ctl,bytes_state,msgs\n");
 	for (int i = 0; i < nrows; i++) {
 		const struct frr_sim_result *r = &rows[i].r;
 
@@ -211,10 +212,12 @@ static void write_csv(FILE *f, const struct frr_sim_study *o,
 		csv_str(f, o->link);
 		fputc(',', f);
 		csv_str(f, o->model);
-		fprintf(f, ",%.6f,%.6f,%llu,%llu,%llu,%llu\n", r->comm_mean,
-			r->comm_max, (unsigned long long)r->bytes_batch,
+		fprintf(f, ",%.6f,%.6f,%llu,%llu,%llu,%llu,%llu\n",
+			r->comm_mean, r->comm_max,
+			(unsigned long long)r->bytes_batch,
 			(unsigned long long)r->bytes_push,
 			(unsigned long long)r->bytes_ctl,
+			(unsigned long long)r->bytes_state,
 			(unsigned long long)r->msgs);
 	}
 }
@@ -240,11 +243,13 @@ static void json_run(FILE *f, const struct sim_row *w, double ideal, int clocks)
 		(unsigned long long)r->events);
 	fprintf(f,
 		", \"bytes_batch\": %llu, \"bytes_push\": %llu, "
-		"\"bytes_ctl\": %llu, \"msgs\": %llu, \"comm_share\": %.6f, "
+		"\"bytes_ctl\": %llu, \"bytes_state\": %llu, \"msgs\": %llu, "
+		"\"comm_share\": %.6f, "
 		"\"comm_max\": %.6f, \"comm_share_per_clock\": [",
 		(unsigned long long)r->bytes_batch,
 		(unsigned long long)r->bytes_push,
-		(unsigned long long)r->bytes_ctl, (unsigned long long)r->msgs,
+		(unsigned long long)r->bytes_ctl,
+		(unsigned long long)r->bytes_state, (unsigned long long)r->msgs,
 		r->comm_mean, r->comm_max);
 	for (int c = 0; c < clocks && r->comm_share; c++)
 		fprintf(f, "%s%.4f", c ? ", " : "", r->comm_share[c]);
