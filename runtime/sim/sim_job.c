@@ -368,9 +368,6 @@ static int sim_alloc(struct sim *s)
 		return -ENOMEM;
 	for (int c = 0; c < C; c++)
 		s->closed_at[c] = INFINITY;
-	err = sim_net_init(s);
-	if (err)
-		return err;
 	if (s->cfg->trace_path) {
 		/* about a dozen records per worker and clock */
 		uint32_t cap = C < 4096 ? (uint32_t)C * 16 + 64 : 65536;
@@ -402,7 +399,8 @@ static int sim_alloc(struct sim *s)
 			w->rw.on_event = on_event;
 		w->rw.obs_arg = s;
 	}
-	return 0;
+	/* after the engine's set-up: a rank holds its helpees' rows too */
+	return sim_net_init(s);
 }
 
 static void sim_free(struct sim *s)

@@ -417,17 +417,30 @@ static int cmp_u64(const void *a, const void *b)
 
 /* table t's push from every shard to rank r: the rows r declares in the
  * shard's written range, one write per run of consecutive rows */
-static void push_declared(struct sim_model *md, int t, int r)
+/* the rows of partition v into the rank's set */
+static void collect_part(struct sim_model *md, int t, int v)
+{
+	for (uint64_t i = 0; i < md->n; i++)
+		item_rows(md, t, v, i, collect);
+}
+
+static void push_declared(struct sim_model *md, const struct sim *s, int t,
+			  int r)
 {
 	const struct sim_mtab *tb = &md->t[t];
-	const uint64_t rg[1][2] = { { 0, md->n } };
 	uint64_t prev = UINT64_MAX;
 
 	md->nlist = 0;
 	set_begin(md);
-	for (int v = r * md->T; v < (r + 1) * md->T; v++)
-		for (uint64_t i = 0; i < rg[0][1]; i++)
-			item_rows(md, t, v, i, collect);
+	/* its partitions and, with reassignment, those its workers may
+	 * run as helpers (docs/runtime.md "Rows a rank holds") */
+	for (int v = r * md->T; v < (r + 1) * md->T; v++) {
+		const struct rr_worker *rw = &s->ws[v].rw;
+
+		collect_part(md, t, v);
+		for (int k = 0; s->ws[v].rw_ok && k < rw->nhelpees; k++)
+			collect_part(md, t, rw->helpees[k]);
+	}
 	qsort(md->list, md->nlist, sizeof(uint64_t), cmp_u64);
 	for (size_t j = 0; j < md->nlist; j++) {
 		int o = (int)(md->list[j] >> 40);
@@ -443,7 +456,7 @@ static void push_declared(struct sim_model *md, int t, int r)
 	}
 }
 
-static void push_plan(struct sim_model *md)
+static void push_plan(struct sim_model *md, const struct sim *s)
 {
 	for (int r = 0; r < md->P; r++)
 		for (int t = 0; t < md->nt; t++) {
@@ -466,7 +479,7 @@ static void push_plan(struct sim_model *md)
 				b->n++;
 			}
 			if (!tb->held_all && md->P > 2)
-				push_declared(md, t, r);
+				push_declared(md, s, t, r);
 		}
 }
 
@@ -504,7 +517,7 @@ int sim_model_init(struct sim *s)
 		return err;
 	chunk_caps(md);
 	whole_batches(md);
-	push_plan(md);
+	push_plan(md, s);
 	return md->list_err;
 }
 
