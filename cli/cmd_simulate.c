@@ -70,6 +70,60 @@ static int opt_net(void *obj, const struct frr_opt *opt, const char *v)
 	return -EINVAL;
 }
 
+/* --link NAME: its NIC and its latency, named as --net names it (a
+ * later --net or --latency-us overrides the latency) */
+static int opt_link(void *obj, const struct frr_opt *opt, const char *v)
+{
+	static const char *const net_of[][2] = { { "hdr", "ib" },
+						 { "100gbe", "roce" },
+						 { "25gbe", "roce" },
+						 { "softroce", "softroce" } };
+	struct frr_sim_study *o = obj;
+
+	(void)opt;
+	if (frr_sim_link_preset(v, &o->cfg.link, &o->cfg.lat_s)) {
+		fprintf(
+		    stderr,
+		    "flexrr simulate: --link '%s': give hdr, 100gbe, 25gbe, "
+		    "softroce or none\n",
+		    v);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < sizeof(net_of) / sizeof(net_of[0]); i++)
+		if (!strcmp(v, net_of[i][0]))
+			o->net = net_of[i][1];
+	return 0;
+}
+
+/* --link-gbps G: both bandwidths (0: unlimited), a link from now on */
+static int opt_gbps(void *obj, const struct frr_opt *opt, const char *v)
+{
+	struct frr_sim_study *o = obj;
+	char *end;
+	double g = strtod(v, &end);
+
+	(void)opt;
+	if (end == v || *end || !(g >= 0 && g <= 1e6)) {
+		fprintf(stderr,
+			"flexrr simulate: --link-gbps '%s': give a number in "
+			"[0, 1e6]\n",
+			v);
+		return -EINVAL;
+	}
+	o->cfg.link.on = 1;
+	o->cfg.link.tx_Bps = o->cfg.link.rx_Bps = g * 1e9 / 8;
+	o->link = "custom";
+	return 0;
+}
+
+static int opt_model(void *obj, const struct frr_opt *opt, const char *v)
+{
+	struct frr_sim_study *o = obj;
+
+	(void)opt;
+	return frr_sim_model_parse(v, &o->cfg.model) ? -EINVAL : 0;
+}
+
 /* an explicit latency is no named network's */
 static void seen(void *obj, const struct frr_opt *opt)
 {
@@ -144,6 +198,19 @@ static const struct frr_opt table[] = {
 		.arg = "ib|roce|softroce|shm",
 		.help = "one-way latency between processes: 1, 2, 25,\n0.5 us"),
 	US("latency-us", lat_s, 1e7, "that latency, explicitly"),
+	FRR_OPT("link", 0, FRR_OPT_STRING, F(link), 0, 0, .parse = opt_link,
+		.arg = "hdr|100gbe|25gbe|softroce|none",
+		.help = "each process's NIC: 200, 100, 25 Gb/s, 0.45 Gb/s\n"
+			"(rxe measured here); sets --net's latency too\n"
+			"(ib, roce, roce, softroce); none: bytes cost no time"),
+	FRR_OPT("link-gbps", 0, FRR_OPT_FUNC, C(link), 0, 0, .parse = opt_gbps,
+		.arg = "G", .def_text = "the link's",
+		.help = "send and receive bandwidth (0: unlimited)"),
+	US("msg-us", link.msg_s, 1e7, "a link's cost per message posted"),
+	FRR_OPT("model", 0, FRR_OPT_STRING, F(model), 0, 0, .parse = opt_model,
+		.arg = "SPEC",
+		.help = "the tables: none, mf:USERS,ITEMS,RANK,\n"
+			"lda:WORDS,TOPICS[,TOKENS], mlr:FEATURES,CLASSES"),
 	US("local-latency-us", local_lat_s, 1e7, "within a process"),
 	US("poll-us", poll_s, 1e7, "period of the runtime's wait loops"),
 	US("apply-us", apply_s, 1e7, "last batch in -> clock applied"),

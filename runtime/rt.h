@@ -69,11 +69,7 @@
 #define FRR_RT_STAT_RING 32    /* per-worker per-clock records kept */
 #define FRR_RT_STATS_SLOTS 4   /* per-rank clock stats in flight to rank 0 */
 #define FRR_RT_HELP_SLOTS 8    /* unapplied help batches per helper (rr) */
-#define FRR_RT_INBOX_SLOTS 4   /* inbox slots per sender worker */
-/* a rank's inbox: about this many bytes (chunks of CHUNK_MIN..MAX) */
-#define FRR_RT_INBOX_BUDGET ((uint64_t)256 << 20)
-#define FRR_RT_CHUNK_MIN ((uint64_t)16 << 10)
-#define FRR_RT_CHUNK_MAX ((uint64_t)1 << 20)
+/* inbox slots, budget and chunk bounds: table/sizes.h (the simulator's) */
 #define FRR_RT_NRR 4 /* rr counters per clock (rr_proto.h rr_counter) */
 #define FRR_RT_NMETRICS (10 + FRR_RT_NRR) /* eval/stats.c names */
 
@@ -195,7 +191,6 @@ struct frr_slot_hdr {
 	int32_t last;	/* 1 = the batch's last chunk */
 	uint64_t bytes; /* payload bytes after the header */
 };
-#define FRR_SLOT_HDR 64
 _Static_assert(sizeof(struct frr_slot_hdr) <= FRR_SLOT_HDR, "slot header");
 
 /* A drained chunk: header and payload copied once out of the remotely

@@ -77,7 +77,7 @@ INCDIRS="
 base/       include
 bootstrap/  include
 transport/  transport include
-runtime/sim/ runtime/sim runtime/rr runtime/straggler runtime/trace runtime/ssp include
+runtime/sim/ runtime/sim runtime/rr runtime/straggler runtime/trace runtime/ssp runtime/table include
 runtime/    @runtime include
 apps/       apps include
 cli/        cli include

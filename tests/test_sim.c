@@ -13,6 +13,7 @@
 #include <math.h>
 
 #include "sim/sim.h"
+#include "table/table.h"
 #include "test_runtime_util.h"
 
 TestSuite(sim, .timeout = 300);
@@ -220,4 +221,171 @@ Test(sim, a_helper_that_completed_its_range_gets_another_offer)
 		      "flexrr %.4f s, balanced bound %.4f s", r.time_s,
 		      r.bound_s);
 	frr_sim_result_free(&r);
+}
+
+/* ---- bytes (docs/simulator.md "Network", "Table models") ---------------- */
+
+/* --link none is the latency-only simulator of before links existed: the
+ * same times, events and engine counters as it gave (recorded from
+ * df035d5's `flexrr simulate`, printed to 1 us), with or without a table
+ * model (a model only counts bytes then). */
+Test(sim, link_none_gives_the_old_results)
+{
+	static const struct {
+		int P, T, clocks, items, mode;
+		const char *cost, *pattern;
+		double time_s;
+		uint64_t events, offers, moved;
+	} old[] = {
+		{ 3, 2, 20, 200, FRR_SIM_BSP, "lognormal:100,0.5",
+		  "slow-worker:0.2,1.0", 0.768264, 246, 0, 0 },
+		{ 3, 2, 20, 200, FRR_SIM_FLEXRR, "lognormal:100,0.5",
+		  "slow-worker:0.2,1.0", 0.472037, 7310, 118, 2417 },
+		{ 3, 2, 20, 200, FRR_SIM_BACKUP, "lognormal:100,0.5",
+		  "slow-worker:0.2,1.0", 0.598513, 7747, 0, 0 },
+		{ 2, 3, 15, 150, FRR_SIM_RR, "const:100", "persistent:1,3",
+		  0.38322, 6330, 60, 981 },
+		{ 2, 3, 15, 150, FRR_SIM_LB_BSP, "const:100", "persistent:1,3",
+		  0.286631, 255, 0, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(old) / sizeof(old[0]); i++) {
+		struct frr_sim_cost cost;
+		struct frr_sim_cfg c = cfg(old[i].P, old[i].T, old[i].clocks,
+					   (uint64_t)old[i].items);
+		struct frr_sim_result a, b;
+
+		cr_assert_eq(frr_sim_cost_parse(old[i].cost, c.items, &cost),
+			     0);
+		c.cost = &cost;
+		run(&c, old[i].mode, old[i].pattern, &a);
+		cr_assert(fabs(a.time_s - old[i].time_s) < 6e-7,
+			  "%s: %.6f s, before links %.6f s",
+			  frr_sim_mode_names[old[i].mode], a.time_s,
+			  old[i].time_s);
+		cr_assert_eq(a.events, old[i].events, "%s: events",
+			     frr_sim_mode_names[old[i].mode]);
+		cr_assert_eq(a.rr[0], old[i].offers);
+		cr_assert_eq(a.rr[3], old[i].moved);
+		cr_assert_eq(frr_sim_model_parse("mf:5000,2000,16", &c.model),
+			     0);
+		run(&c, old[i].mode, old[i].pattern, &b);
+		cr_assert_eq(a.time_s, b.time_s,
+			     "a model without a link "
+			     "changed the time");
+		cr_assert_eq(a.events, b.events);
+		cr_assert_gt(b.bytes_batch, 0);
+		frr_sim_result_free(&a);
+		frr_sim_result_free(&b);
+		frr_sim_cost_free(&cost);
+	}
+}
+
+/*
+ * A small mf model whose every batch is one dense range per table and
+ * shard: 3 ranks x 2 workers, U = 72 users (12 per partition, 4 per
+ * shard, consecutive there), I = 30 items (60 ratings a partition: every
+ * item), rank 8.  Per clock each worker sends each remote shard one chunk:
+ * slot header, the users' and the items' segments, the seq word; each
+ * owner pushes the written range (the whole shard) of users to its standby
+ * rank, the declared users (8 a rank) to the other, and every item (mf
+ * declares them all) to both, plus the pushing and done words.
+ */
+Test(sim, bytes_per_clock_of_a_small_mf_model_are_the_formula)
+{
+	const uint64_t P = 3, T = 2, W = 6, U = 72, I = 30, k = 8, C = 10;
+	struct frr_sim_cfg c = cfg((int)P, (int)T, (int)C, 60);
+	struct frr_sim_result r;
+	uint64_t batch, push, row = k * sizeof(float);
+
+	cr_assert_eq(frr_sim_model_parse("mf:72,30,8", &c.model), 0);
+	run(&c, FRR_SIM_BSP, "none", &r);
+	batch = W * (P - 1) *
+		(FRR_SLOT_HDR + frr_seg_bytes(FRR_SEG_DENSE, U / W / P, k) +
+		 frr_seg_bytes(FRR_SEG_DENSE, I / P, k) + 8);
+	push = P * ((U / P) * row + (I / P) * row) /* to the standby */
+	       + P * ((U / W) * T / P * row + (I / P) * row) /* the other */
+	       + P * (P - 1) * 16;
+	cr_assert_eq(r.bytes_batch, C * batch, "batches %llu, formula %llu",
+		     (unsigned long long)r.bytes_batch,
+		     (unsigned long long)(C * batch));
+	cr_assert_eq(r.bytes_push, C * push, "pushes %llu, formula %llu",
+		     (unsigned long long)r.bytes_push,
+		     (unsigned long long)(C * push));
+	cr_assert_eq(r.bytes_ctl, 0, "bsp sends no control words (link off)");
+	frr_sim_result_free(&r);
+}
+
+/* On a link of bandwidth B (no per-message cost), a BSP clock of 2 x 1
+ * workers is longer than on an unlimited link by a worker's batch / B plus
+ * an owner's push / B (each on its own NIC, at the same time). */
+Test(sim, a_slow_link_makes_a_clock_longer_by_its_bytes)
+{
+	const double B = 1e8; /* 0.8 Gb/s */
+	struct frr_sim_cfg c = cfg(2, 1, 10, 400);
+	struct frr_sim_result fast, slow;
+	double extra, want, per_worker, per_push;
+
+	cr_assert_eq(frr_sim_model_parse("mf:2000,500,16", &c.model), 0);
+	c.poll_s = 0; /* wake-ups at once: no rounding to the naps */
+	c.link = (struct frr_sim_link){ 1, 0, 0, 0 };
+	run(&c, FRR_SIM_BSP, "none", &fast);
+	c.link = (struct frr_sim_link){ 1, B, B, 0 };
+	run(&c, FRR_SIM_BSP, "none", &slow);
+	cr_assert_eq(fast.bytes_batch, slow.bytes_batch);
+	per_worker = (double)slow.bytes_batch / (c.clocks * 2);
+	per_push = (double)slow.bytes_push / (c.clocks * 2);
+	want = (per_worker + per_push) / B;
+	extra = (slow.time_s - fast.time_s) / c.clocks;
+	cr_assert(want > 1e-4, "the model moves too little: %.3g s", want);
+	cr_assert(fabs(extra - want) < 0.01 * want,
+		  "a clock took %.6f s longer, bytes / bandwidth = %.6f s",
+		  extra, want);
+	cr_assert(slow.comm_mean > fast.comm_mean && slow.comm_max <= 1,
+		  "communication share %.4f (unlimited: %.4f)", slow.comm_mean,
+		  fast.comm_mean);
+	frr_sim_result_free(&fast);
+	frr_sim_result_free(&slow);
+}
+
+Test(sim, command_line_link_and_model)
+{
+	static struct rt_run r;
+
+	char *ok[] = { (char *)rt_bin(),
+		       "simulate",
+		       "-n",
+		       "3",
+		       "-t",
+		       "2",
+		       "--clocks",
+		       "5",
+		       "--items",
+		       "50",
+		       "--modes",
+		       "bsp,flexrr",
+		       "--stragglers",
+		       "none",
+		       "--link",
+		       "softroce",
+		       "--model",
+		       "lda:5000,50,20",
+		       NULL };
+	rt_exec(&r, ok, NULL, 60);
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "link softroce, model lda:5000,50,20") &&
+		      strstr(r.out, "MB/clock") && strstr(r.out, "(25.00 us)"),
+		  "%s", r.out);
+
+	char *link[] = { (char *)rt_bin(), "simulate", "--link", "10gbe",
+			 NULL };
+	rt_exec(&r, link, NULL, 30);
+	cr_assert_eq(r.code, 2);
+	cr_assert(strstr(r.err, "'10gbe': give hdr"), "%s", r.err);
+
+	char *model[] = { (char *)rt_bin(), "simulate", "--model", "mf:100,20",
+			  NULL };
+	rt_exec(&r, model, NULL, 30);
+	cr_assert_eq(r.code, 2);
+	cr_assert(strstr(r.err, "model 'mf:100,20'"), "%s", r.err);
 }

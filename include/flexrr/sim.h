@@ -34,6 +34,38 @@ int frr_sim_mode_parse(const char *name);
 
 struct frr_sim_cost; /* an item cost model (frr_sim_study_run makes it) */
 
+/* A process's NIC (docs/simulator.md "Network"): send and receive
+ * bandwidth in bytes per second (0: unlimited) and a cost per message
+ * posted, in seconds.  on = 0 (`--link none`): bytes cost no time, the
+ * latency-only model of before (results identical to it). */
+struct frr_sim_link {
+	int on;
+	double tx_Bps, rx_Bps, msg_s;
+};
+/* A named link ("hdr", "100gbe", "25gbe", "softroce", "none"): its NIC,
+ * and its latency into *lat_s (none: left as is).  -EINVAL for another
+ * name. */
+int frr_sim_link_preset(const char *name, struct frr_sim_link *l,
+			double *lat_s);
+
+/* The tables behind the items (docs/simulator.md "Table models"), from an
+ * app-shaped generator: mf users x items of rank k (an item is a rating),
+ * lda V words x K topics + a totals row (an item is a document of L
+ * tokens), mlr F features x C classes (an item is an example). */
+enum frr_sim_model_kind {
+	FRR_SIM_MODEL_NONE = 0, /* no tables: batches are empty */
+	FRR_SIM_MODEL_MF,	/* a = users, b = items, c = rank */
+	FRR_SIM_MODEL_LDA,	/* a = words, b = topics, c = tokens/doc */
+	FRR_SIM_MODEL_MLR,	/* a = features, b = classes */
+};
+struct frr_sim_model {
+	enum frr_sim_model_kind kind;
+	uint64_t a, b, c;
+};
+/* "none", "mf:USERS,ITEMS,RANK", "lda:WORDS,TOPICS[,TOKENS]" (default
+ * 100 tokens per document), "mlr:FEATURES,CLASSES"; -EINVAL (logged). */
+int frr_sim_model_parse(const char *spec, struct frr_sim_model *m);
+
 struct frr_sim_cfg {
 	int P, T, clocks, slack;
 	uint64_t items; /* per worker and clock */
@@ -53,6 +85,8 @@ struct frr_sim_cfg {
 	int backups;	/* backup: b */
 	/* a Chrome / Perfetto timeline of the run in virtual time (trace.h) */
 	const char *trace_path;
+	struct frr_sim_link link;   /* default: off (none) */
+	struct frr_sim_model model; /* default: none */
 };
 void frr_sim_cfg_defaults(struct frr_sim_cfg *cfg);
 
@@ -69,6 +103,8 @@ struct frr_sim_study {
 	 * (us), "metrics:FILE[,ITEMS]", "metrics-mean:FILE[,ITEMS]" */
 	const char *cost_spec;
 	const char *net;	/* names cfg.lat_s in the output */
+	const char *link;	/* names cfg.link ("none", or custom) */
+	const char *model;	/* names cfg.model (its spec) */
 	const char *csv, *json; /* also write the results there (or NULL) */
 	/* --stragglers specs; none: the five patterns of docs/results */
 	const char *patterns[FRR_SIM_MAX_PATTERNS];

@@ -27,21 +27,14 @@ static size_t align64(size_t x)
  */
 size_t frr_rt_chunk_cap(const struct frr_rt *rt, int o)
 {
-	uint64_t whole = 0, chunk, one;
+	uint64_t whole = 0, one;
 
 	for (int t = 0; t < rt->ntables; t++)
 		whole +=
 		    frr_seg_bytes(FRR_SEG_DENSE, rt->shard_rows[t * rt->P + o],
 				  rt->spec[t].cols);
-	chunk = FRR_RT_INBOX_BUDGET / ((uint64_t)rt->W * FRR_RT_INBOX_SLOTS);
-	if (chunk > FRR_RT_CHUNK_MAX)
-		chunk = FRR_RT_CHUNK_MAX;
-	if (chunk < FRR_RT_CHUNK_MIN)
-		chunk = FRR_RT_CHUNK_MIN;
 	one = frr_seg_bytes(FRR_SEG_SPARSE, 1, rt->max_cols);
-	if (chunk < one)
-		chunk = one;
-	return (size_t)(whole < chunk ? whole : chunk);
+	return (size_t)frr_chunk_cap(whole, (uint64_t)rt->W, one);
 }
 
 int frr_rt_layout(struct frr_rt *rt)
@@ -73,9 +66,7 @@ int frr_rt_layout(struct frr_rt *rt)
 	rt->K = FRR_RT_INBOX_SLOTS;
 	rt->slot_max = 0;
 	for (int o = 0; o < P; o++) {
-		size_t s = FRR_SLOT_HDR + frr_rt_chunk_cap(rt, o);
-
-		rt->slot_bytes[o] = align64(s);
+		rt->slot_bytes[o] = frr_slot_bytes(frr_rt_chunk_cap(rt, o));
 		if (rt->slot_bytes[o] > rt->slot_max)
 			rt->slot_max = rt->slot_bytes[o];
 	}

@@ -57,6 +57,16 @@ struct frr_sim_result {
 	double wall_s, cpu_s; /* cost of simulating */
 	uint64_t events, switches;
 	double *clock_s; /* time each clock was applied [clocks], owned */
+	/* bytes sent between processes (local ones cost nothing): update
+	 * batches (own and help, headers and seq words included), replica
+	 * pushes (with the pushing / done words), control (progress words,
+	 * engine messages, heartbeats); messages posted */
+	uint64_t bytes_batch, bytes_push, bytes_ctl, msgs;
+	uint64_t bytes_state; /* item state shipped to and from helpers */
+	/* per clock: share of the clock spent communicating (the workers'
+	 * mean time sending plus the replica push), [clocks], owned */
+	double *comm_share;
+	double comm_mean, comm_max;
 };
 void frr_sim_result_free(struct frr_sim_result *r);
 

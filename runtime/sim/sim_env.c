@@ -12,7 +12,11 @@
  *   run_range  the helper spends the items' cost at ITS OWN slow-down (the
  *              straggler factor of the clock it is in), then flushes the
  *              batch to every shard
- *   state_push costs nothing (toy-like apps without item state)
+ *   state_push ships the range's item state (lda: 2 bytes a token) to
+ *              the helper's process, and run_range back, when remote
+ *
+ * With a link (sim_net.c) sends, flushes and progress words take the
+ * NIC's time for their bytes, sized from the table model (sim_model.c).
  */
 #include <errno.h>
 #include <math.h>
@@ -127,8 +131,12 @@ void sim_publish(struct sim *s, struct sim_worker *w, int clock, uint64_t done,
 	int last = s->cfg->clocks - 1;
 
 	h->t = s->now;
+	h->t_remote = s->now + s->cfg->lat_s;
 	h->p = (struct frr_progress){ clock, done, total };
 	s->actions++;
+	/* link on: the writes to the ranks that read it (may wait for the
+	 * NIC; h stays the newest word: nothing else publishes for w) */
+	h->t_remote = sim_progress_send(s, w);
 	/* helpers in worker_exit wait for their helpees' final words */
 	if (clock > last || (clock == last && done >= total && total >= w->n))
 		for (int i = 0; i < w->rw.nhelpers && s->reassign; i++) {
@@ -136,7 +144,9 @@ void sim_publish(struct sim *s, struct sim_worker *w, int clock, uint64_t done,
 
 			if (h2->wait == SIM_W_EXIT)
 				sim_wake(s, h2,
-					 s->now + sim_lat(s, w->w, h2->w));
+					 h2->rank == w->rank
+					     ? s->now + s->cfg->local_lat_s
+					     : h->t_remote);
 		}
 }
 
@@ -145,7 +155,7 @@ static struct frr_progress env_progress(void *env, int v)
 	struct sim *s = env;
 	const struct sim_worker *w = &s->ws[v];
 	int reader = s->cur ? s->cur->w : v;
-	double lat = sim_lat(s, v, reader);
+	int local = v / s->cfg->T == reader / s->cfg->T;
 	unsigned k = w->nhist < SIM_PROG_HIST ? w->nhist : SIM_PROG_HIST;
 
 	/* newest word that has reached the reader */
@@ -153,7 +163,8 @@ static struct frr_progress env_progress(void *env, int v)
 		const struct sim_prog *h =
 		    &w->hist[(w->nhist - 1 - i) % SIM_PROG_HIST];
 
-		if (h->t + lat <= s->now)
+		if ((local ? h->t + s->cfg->local_lat_s : h->t_remote) <=
+		    s->now)
 			return h->p;
 	}
 	return (struct frr_progress){ -1, 0, 0 };
@@ -175,9 +186,18 @@ static int env_send(void *env, int from, int to, const struct frr_rr_msg *m)
 {
 	struct sim *s = env;
 	struct sim_worker *src = &s->ws[from], *dst = &s->ws[to];
-	double lat = sim_lat(s, from, to);
+	double lat = sim_lat(s, from, to), t0 = s->now, done = 0;
 	struct sim_msg x = { s->now + lat, s->msg_seq++, *m };
-	int i;
+	int i, remote = src->rank != dst->rank;
+
+	if (remote) {
+		s->bytes[2] += sizeof(*m);
+		s->msgs++;
+	}
+	/* link on: a 64-byte write into its ring, flushed */
+	if (remote && s->cfg->link.on)
+		done = sim_nic_send(s, src->rank, dst->rank, s->now, sizeof(*m),
+				    1, 1, &x.arrive);
 
 	if (dst->mbox_n == dst->mbox_cap) {
 		int cap = dst->mbox_cap ? dst->mbox_cap * 2 : 8;
@@ -204,8 +224,12 @@ static int env_send(void *env, int from, int to, const struct frr_rr_msg *m)
 	src->cancel_sent = m->type == RR_MSG_CANCEL;
 	sim_wake(s, dst, x.arrive);
 	/* a remote write is flushed before the send returns */
-	if (from / s->cfg->T != to / s->cfg->T)
+	if (remote && s->cfg->link.on)
+		sim_sleep_until(s, done);
+	else if (remote)
 		sim_sleep_until(s, s->now + 2 * lat);
+	if (remote && src->clock >= 0 && src->clock < s->cfg->clocks)
+		s->comm_w[src->clock] += s->now - t0;
 	return 0;
 }
 
@@ -274,7 +298,23 @@ static int env_run_range(void *env, int helper, int owner, int clock,
 	s->actions++;
 	h->polls = 0;
 	h->cancel_sent = 0;
-	sim_sleep_until(s, s->now + sim_cost(s, o, a, b, h) + sim_flush_s(s));
+	if (!s->cfg->link.on) { /* one sleep, as before links existed */
+		const uint64_t rg[1][2] = { { a, b } };
+		double f = sim_flush_s(s);
+
+		sim_sleep_until(s, s->now + sim_cost(s, o, a, b, h) + f);
+		sim_batch_count(s, h->rank, owner, rg, 1);
+		if (h->clock >= 0 && h->clock < s->cfg->clocks)
+			s->comm_w[h->clock] += f;
+	} else {
+		const uint64_t rg[1][2] = { { a, b } };
+
+		sim_sleep_until(s, s->now + sim_cost(s, o, a, b, h));
+		sim_flush(s, h, owner, rg, 1);
+	}
+	/* the owner's item states hold the helper's changes before
+	 * HelpCompleted */
+	sim_state_ship(s, h, h->rank, o->rank, b - a);
 	s->items_done[clock] += b - a;
 	if (helper != owner)
 		frr_trace_rec(h->tb, FRR_TR_HELP_GIVEN, sim_ns(t0),
@@ -282,14 +322,15 @@ static int env_run_range(void *env, int helper, int owner, int clock,
 	return 0;
 }
 
+/* item state [a, b) of owner's partition to the helper's process (rr.c:
+ * frr_rt_state_push, and frr_rt_state_return after the range) */
 static int env_state_push(void *env, int owner, int helper, uint64_t a,
 			  uint64_t b)
 {
-	(void)env;
-	(void)owner;
-	(void)helper;
-	(void)a;
-	(void)b;
+	struct sim *s = env;
+
+	sim_state_ship(s, &s->ws[owner], owner / s->cfg->T, helper / s->cfg->T,
+		       b > a ? b - a : 0);
 	return 0;
 }
 

@@ -38,9 +38,19 @@ struct sim_msg {
 };
 
 struct sim_prog {
-	double t;
+	double t;	 /* published (visible in its own process) */
+	double t_remote; /* landed in the other processes that read it */
 	struct frr_progress p;
 };
+
+/* One batch (or replica push) to one process: bytes on the wire, and the
+ * chunks (batches: each a write, a seq word, a flush) or runs (pushes:
+ * one write each) it takes. */
+struct sim_bsz {
+	uint64_t bytes, n;
+};
+
+#define SIM_RANGES 16 /* item ranges of its own list a worker ran */
 
 struct sim_worker {
 	int w, rank;
@@ -67,11 +77,14 @@ struct sim_worker {
 	unsigned nhist;
 	/* the current clock's list and item costs (prefix sums) */
 	uint64_t n, cap;
-	double each;		  /* > 0: every item costs this (no table) */
-	double *pre;		  /* else prefix sums of the items' costs */
-	double list_s;		  /* the whole list's nominal cost */
-	double last_item_s[64];	  /* lb-bsp: per-item time of recent clocks */
-	double finish;		  /* virtual time it finished its last clock */
+	double each;		/* > 0: every item costs this (no table) */
+	double *pre;		/* else prefix sums of the items' costs */
+	double list_s;		/* the whole list's nominal cost */
+	double last_item_s[64]; /* lb-bsp: per-item time of recent clocks */
+	double finish;		/* virtual time it finished its last clock */
+	/* the ranges of its own list it ran in this clock (its batch) */
+	uint64_t ran[SIM_RANGES][2];
+	int nran;
 	struct frr_trace_buf *tb; /* --trace, else NULL */
 };
 
@@ -103,6 +116,13 @@ struct sim {
 	uint64_t *share; /* lb-bsp: items of worker w in clock c */
 	double dropped, work_s, rr_tot[RR_C_NCOUNTERS];
 	struct frr_trace *trace;
+	/* bytes (sim_net.c, sim_model.c) */
+	struct sim_model *mdl;		     /* NULL: no model, no link */
+	double *tx_free, *rx_free, *hb_next; /* per process NIC */
+	double *comm_w;			     /* [clock]: workers' send time */
+	double *push_s;			     /* [clock]: replica push time */
+	struct sim_bsz *bsz;		     /* [P] scratch: one batch */
+	uint64_t bytes[4], msgs; /* batch, push, control, item state */
 };
 
 /* virtual seconds as trace nanoseconds */
@@ -136,6 +156,45 @@ double sim_cost(const struct sim *s, const struct sim_worker *owner, uint64_t a,
 /* cost of flushing one update batch to every shard */
 double sim_flush_s(const struct sim *s);
 void sim_fill_costs(struct sim *s, struct sim_worker *w, int clock, uint64_t n);
+
+/* sim_model.c: the table model and the sizes of its messages */
+int sim_model_init(struct sim *s);
+void sim_model_fini(struct sim *s);
+/* the batch of partition v's items in ranges rg[0..nrg) to each process
+ * (out[P]; out[own rank] is local) */
+void sim_model_batch(struct sim *s, int v, const uint64_t (*rg)[2], int nrg,
+		     struct sim_bsz *out);
+/* bytes of the item state of `items` items (0: the model has none) */
+uint64_t sim_model_state_bytes(const struct sim *s, uint64_t items);
+/* process o's replica push to process r after a clock */
+struct sim_bsz sim_model_push(const struct sim *s, int o, int r);
+
+/* sim_net.c: the processes' NICs (link on) */
+int sim_net_init(struct sim *s);
+void sim_net_fini(struct sim *s);
+/* Post `msgs` messages of `bytes` in all from process p to q at t or once
+ * p's NIC is free (one lock: FIFO), then `flushes` round trips; returns
+ * when p's NIC is free again, *arrive (if not NULL) when the bytes have
+ * landed at q. */
+double sim_nic_send(struct sim *s, int p, int q, double t, uint64_t bytes,
+		    uint64_t msgs, uint64_t flushes, double *arrive);
+/* size the batch of partition v's ranges from process p into s->bsz and
+ * count its bytes (no time: the callers charge it) */
+void sim_batch_count(struct sim *s, int p, int v, const uint64_t (*rg)[2],
+		     int nrg);
+/* current worker: flush the batch of partition v's ranges to every
+ * process (sleeps; link off: the latency-only cost) */
+void sim_flush(struct sim *s, struct sim_worker *w, int v,
+	       const uint64_t (*rg)[2], int nrg);
+/* current worker w ships the item state of `items` items from process
+ * `from` to `to` (one write, flushed; link off: counted, free) */
+void sim_state_ship(struct sim *s, struct sim_worker *w, int from, int to,
+		    uint64_t items);
+/* progress word just published by w: when it lands remotely */
+double sim_progress_send(struct sim *s, struct sim_worker *w);
+/* clock c's last batch is in at t: the servers apply and push; when the
+ * clock is visible everywhere */
+double sim_push_clock(struct sim *s, int c, double t);
 
 /* sim_job.c */
 void sim_worker_body(struct sim *s, struct sim_worker *w);

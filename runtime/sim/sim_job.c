@@ -105,8 +105,8 @@ static void clock_finished(struct sim *s, struct sim_worker *w, int c)
 
 	if (++s->finished[c] != s->need)
 		return;
-	s->closed_at[c] = s->now + s->cfg->apply_s +
-			  (s->cfg->P > 1 ? s->cfg->lat_s : s->cfg->local_lat_s);
+	/* the servers apply it and push the rows (link off: one latency) */
+	s->closed_at[c] = sim_push_clock(s, c, s->now + s->cfg->apply_s);
 	if (s->mode != FRR_SIM_BACKUP && s->items_done[c] != total) {
 		frr_err("simulate: clock %d closed with %llu of %llu items "
 			"done: an item was lost or done twice (worker %d "
@@ -154,6 +154,20 @@ static int dropped_by_backup(struct sim *s, int c, struct frr_rr_list *l)
 	return 1;
 }
 
+/* w ran [a, b) of its own list: its batch carries those items' rows */
+static void ran(struct sim_worker *w, uint64_t a, uint64_t b)
+{
+	if (b <= a)
+		return;
+	if (w->nran && w->ran[w->nran - 1][1] == a)
+		w->ran[w->nran - 1][1] = b;
+	else if (w->nran < SIM_RANGES) {
+		w->ran[w->nran][0] = a;
+		w->ran[w->nran++][1] = b;
+	} else /* many pieces: one range over them (a few rows more) */
+		w->ran[SIM_RANGES - 1][1] = b;
+}
+
 static void run_list(struct sim *s, struct sim_worker *w, int c,
 		     struct frr_rr_list *l)
 {
@@ -166,7 +180,7 @@ static void run_list(struct sim *s, struct sim_worker *w, int c,
 	int rep = s->cfg->rr_report;
 	uint64_t extra =
 	    rep > 16 ? (l->n + (uint64_t)rep - 1) / (uint64_t)rep : 0;
-	uint64_t next_report = l->next;
+	uint64_t next_report = l->next, start = l->next;
 
 	while (l->next < l->end && !s->err) {
 		uint64_t b =
@@ -188,10 +202,13 @@ static void run_list(struct sim *s, struct sim_worker *w, int c,
 			sim_publish(s, w, c, l->next, l->end);
 			next_report = l->next + extra;
 		}
+		ran(w, start, l->next);
+		start = l->next;
 		err = rr_progress_check(&w->rw, c, l);
 		if (err)
 			return fail(s, w, "rr progress check", err);
 	}
+	ran(w, start, l->next);
 }
 
 static void one_clock(struct sim *s, struct sim_worker *w, int c)
@@ -203,6 +220,7 @@ static void one_clock(struct sim *s, struct sim_worker *w, int c)
 
 	sim_fill_costs(s, w, c, n);
 	s->work_s += w->list_s;
+	w->nran = 0;
 	t0 = s->now;
 	sim_publish(s, w, c, 0, n);
 	for (;;) {
@@ -231,7 +249,7 @@ static void one_clock(struct sim *s, struct sim_worker *w, int c)
 			break;
 	}
 	w->last_item_s[c % 64] = n ? (s->now - t0) / (double)n : 0;
-	sim_sleep_until(s, s->now + sim_flush_s(s));
+	sim_flush(s, w, w->w, (const uint64_t(*)[2])w->ran, w->nran);
 	sim_publish(s, w, c, n, n);
 	clock_finished(s, w, c);
 }
@@ -381,7 +399,8 @@ static int sim_alloc(struct sim *s)
 			w->rw.on_event = on_event;
 		w->rw.obs_arg = s;
 	}
-	return 0;
+	/* after the engine's set-up: a rank holds its helpees' rows too */
+	return sim_net_init(s);
 }
 
 static void sim_free(struct sim *s)
@@ -399,6 +418,7 @@ static void sim_free(struct sim *s)
 	free(s->items_done);
 	free(s->share);
 	frr_trace_destroy(s->trace);
+	sim_net_fini(s);
 }
 
 /* The messages name quantities, not a program's flags: `flexrr simulate`
@@ -429,6 +449,8 @@ static int check_cfg(const struct frr_sim_cfg *c, enum frr_sim_mode mode)
 		      "than the job has";
 	else if (!c->cost)
 		why = "no item cost model";
+	else if (c->link.tx_Bps < 0 || c->link.rx_Bps < 0 || c->link.msg_s < 0)
+		why = "bandwidths and per-message costs must be >= 0";
 	if (why)
 		frr_err("simulate: %s", why);
 	return why ? -EINVAL : 0;
@@ -482,6 +504,21 @@ static void fill_result(const struct sim *s, struct frr_sim_result *res)
 	res->switches = s->switches;
 	for (int c = 0; c < C && res->clock_s; c++)
 		res->clock_s[c] = s->closed_at[c];
+	res->bytes_batch = s->bytes[0];
+	res->bytes_push = s->bytes[1];
+	res->bytes_ctl = s->bytes[2];
+	res->bytes_state = s->bytes[3];
+	res->msgs = s->msgs;
+	for (int c = 0; c < C && res->comm_share; c++) {
+		double d = s->closed_at[c] - (c ? s->closed_at[c - 1] : 0);
+		double x = s->comm_w[c] / s->W + s->push_s[c];
+
+		x = d > 0 ? x / d : 0;
+		res->comm_share[c] = x < 1 ? x : 1;
+		res->comm_mean += res->comm_share[c] / C;
+		if (res->comm_share[c] > res->comm_max)
+			res->comm_max = res->comm_share[c];
+	}
 }
 
 int frr_sim_run(const struct frr_sim_cfg *cfg, enum frr_sim_mode mode,
@@ -504,7 +541,8 @@ int frr_sim_run(const struct frr_sim_cfg *cfg, enum frr_sim_mode mode,
 		    cfg->backups >= 0 ? cfg->backups : (s.W + 19) / 20; /* 5% */
 	rr_setup(&s);
 	res->clock_s = malloc((size_t)cfg->clocks * sizeof(double));
-	err = res->clock_s ? sim_alloc(&s) : -ENOMEM;
+	res->comm_share = malloc((size_t)cfg->clocks * sizeof(double));
+	err = res->clock_s && res->comm_share ? sim_alloc(&s) : -ENOMEM;
 	if (!err)
 		err = sim_sched_init(&s);
 	if (!err)
@@ -535,4 +573,6 @@ void frr_sim_result_free(struct frr_sim_result *r)
 {
 	free(r->clock_s);
 	r->clock_s = NULL;
+	free(r->comm_share);
+	r->comm_share = NULL;
 }

@@ -51,6 +51,8 @@ void frr_sim_study_defaults(struct frr_sim_study *s)
 	frr_sim_cfg_defaults(&s->cfg);
 	s->cost_spec = "const:100";
 	s->net = "ib";
+	s->link = "none";
+	s->model = "none";
 	for (int m = 0; m < FRR_SIM_NMODES; m++)
 		s->modes[s->nmodes++] = m;
 }
@@ -122,6 +124,13 @@ static double reassigned(const struct sim_row *w)
 	return w->r.total_items > 0 ? w->r.rr[3] / w->r.total_items : 0;
 }
 
+static double mb_per_clock(const struct frr_sim_result *r, int clocks)
+{
+	return (double)(r->bytes_batch + r->bytes_push + r->bytes_ctl +
+			r->bytes_state) /
+	       clocks / 1e6;
+}
+
 static void print_table(const struct frr_sim_study *o,
 			const struct sim_row *rows, int nrows, double ideal)
 {
@@ -133,25 +142,31 @@ static void print_table(const struct frr_sim_study *o,
 	       c->P, c->T, c->clocks, (unsigned long long)c->items,
 	       c->cost->desc, o->net, c->lat_s * 1e6, c->slack,
 	       (unsigned long long)c->seed);
+	printf("link %s, model %s\n", o->link, o->model);
 	printf("ideal (%s without stragglers): %.4f s\n\n",
 	       c->slack ? "ssp" : "bsp", ideal);
-	printf("%-28s %-7s %10s %8s %8s %8s %10s %8s\n", "pattern", "mode",
-	       "time_s", "x_ideal", "x_bound", "dropped", "reassigned",
-	       "sim_s");
+	printf("%-28s %-7s %10s %8s %8s %8s %10s %6s %6s %10s %8s\n", "pattern",
+	       "mode", "time_s", "x_ideal", "x_bound", "dropped", "reassigned",
+	       "comm", "c_max", "MB/clock", "sim_s");
 	for (int i = 0; i < nrows; i++) {
 		const struct sim_row *w = &rows[i];
 
-		printf("%-28s %-7s %10.4f %8.3f %8.3f %7.2f%% %9.2f%% %8.2f\n",
+		printf("%-28s %-7s %10.4f %8.3f %8.3f %7.2f%% %9.2f%% %5.1f%% "
+		       "%5.1f%% %10.3f %8.2f\n",
 		       w->pattern, frr_sim_mode_names[w->mode], w->r.time_s,
 		       w->r.time_s / ideal, w->r.time_s / w->r.bound_s,
 		       100 * w->r.dropped_items / w->r.total_items,
-		       100 * reassigned(w), w->r.wall_s);
+		       100 * reassigned(w), 100 * w->r.comm_mean,
+		       100 * w->r.comm_max, mb_per_clock(&w->r, c->clocks),
+		       w->r.wall_s);
 		wall += w->r.wall_s;
 	}
 	printf("\nx_ideal: time / ideal; x_bound: time / (total work / mean "
 	       "capacity of the\nschedule); dropped: items backup dropped; "
-	       "reassigned: items run by a helper.\nSimulating took %.2f s "
-	       "in all.\n",
+	       "reassigned: items run by a helper;\ncomm, c_max: mean and "
+	       "largest share of a clock spent communicating (the\nworkers' "
+	       "sends and the replica push); MB/clock: bytes between "
+	       "processes.\nSimulating took %.2f s in all.\n",
 	       wall);
 }
 
@@ -172,7 +187,8 @@ static void write_csv(FILE *f, const struct frr_sim_study *o,
 		   "seed,net,latency_us,cost,time_s,ideal_s,bound_s,x_ideal,"
 		   "x_bound,work_s,dropped_frac,rr_offers,rr_accepted,"
 		   "rr_cancelled,rr_items_reassigned,sim_wall_s,sim_cpu_s,"
-		   "events\n");
+		   "events,link,model,comm_share,comm_max,bytes_batch,"
+		   "bytes_push,bytes_ctl,bytes_state,msgs\n");
 	for (int i = 0; i < nrows; i++) {
 		const struct frr_sim_result *r = &rows[i].r;
 
@@ -186,17 +202,27 @@ static void write_csv(FILE *f, const struct frr_sim_study *o,
 		fprintf(
 		    f,
 		    ",%.6f,%.6f,%.6f,%.4f,%.4f,%.6f,%.6f,%llu,%llu,%llu,"
-		    "%llu,%.3f,%.3f,%llu\n",
+		    "%llu,%.3f,%.3f,%llu,",
 		    r->time_s, ideal, r->bound_s, r->time_s / ideal,
 		    r->time_s / r->bound_s, r->work_s,
 		    r->dropped_items / r->total_items,
 		    (unsigned long long)r->rr[0], (unsigned long long)r->rr[1],
 		    (unsigned long long)r->rr[2], (unsigned long long)r->rr[3],
 		    r->wall_s, r->cpu_s, (unsigned long long)r->events);
+		csv_str(f, o->link);
+		fputc(',', f);
+		csv_str(f, o->model);
+		fprintf(f, ",%.6f,%.6f,%llu,%llu,%llu,%llu,%llu\n",
+			r->comm_mean, r->comm_max,
+			(unsigned long long)r->bytes_batch,
+			(unsigned long long)r->bytes_push,
+			(unsigned long long)r->bytes_ctl,
+			(unsigned long long)r->bytes_state,
+			(unsigned long long)r->msgs);
 	}
 }
 
-static void json_run(FILE *f, const struct sim_row *w, double ideal)
+static void json_run(FILE *f, const struct sim_row *w, double ideal, int clocks)
 {
 	const struct frr_sim_result *r = &w->r;
 
@@ -208,13 +234,26 @@ static void json_run(FILE *f, const struct sim_row *w, double ideal)
 		"\"dropped_frac\": %.6f, \"rr_offers\": %llu, "
 		"\"rr_accepted\": %llu, \"rr_cancelled\": %llu, "
 		"\"rr_items_reassigned\": %llu, \"sim_wall_s\": %.3f, "
-		"\"sim_cpu_s\": %.3f, \"events\": %llu}",
+		"\"sim_cpu_s\": %.3f, \"events\": %llu",
 		frr_sim_mode_names[w->mode], r->time_s, r->time_s / ideal,
 		r->bound_s, r->time_s / r->bound_s, r->work_s,
 		r->dropped_items / r->total_items, (unsigned long long)r->rr[0],
 		(unsigned long long)r->rr[1], (unsigned long long)r->rr[2],
 		(unsigned long long)r->rr[3], r->wall_s, r->cpu_s,
 		(unsigned long long)r->events);
+	fprintf(f,
+		", \"bytes_batch\": %llu, \"bytes_push\": %llu, "
+		"\"bytes_ctl\": %llu, \"bytes_state\": %llu, \"msgs\": %llu, "
+		"\"comm_share\": %.6f, "
+		"\"comm_max\": %.6f, \"comm_share_per_clock\": [",
+		(unsigned long long)r->bytes_batch,
+		(unsigned long long)r->bytes_push,
+		(unsigned long long)r->bytes_ctl,
+		(unsigned long long)r->bytes_state, (unsigned long long)r->msgs,
+		r->comm_mean, r->comm_max);
+	for (int c = 0; c < clocks && r->comm_share; c++)
+		fprintf(f, "%s%.4f", c ? ", " : "", r->comm_share[c]);
+	fprintf(f, "]}");
 }
 
 static void write_json(FILE *f, const struct frr_sim_study *o,
@@ -227,15 +266,20 @@ static void write_json(FILE *f, const struct frr_sim_study *o,
 		"\"workers\": %d, \"clocks\": %d, \"items\": %llu, "
 		"\"slack\": %d, \"seed\": %llu, \"net\": \"%s\", "
 		"\"latency_us\": %g, \"local_latency_us\": %g, "
-		"\"poll_us\": %g, \"apply_us\": %g, \"cost\": ",
+		"\"poll_us\": %g, \"apply_us\": %g, \"link\": ",
 		c->P, c->T, c->P * c->T, c->clocks,
 		(unsigned long long)c->items, c->slack,
 		(unsigned long long)c->seed, o->net, c->lat_s * 1e6,
 		c->local_lat_s * 1e6, c->poll_s * 1e6, c->apply_s * 1e6);
+	frr_json_str(f, o->link);
+	fprintf(f, ", \"link_gbps\": %g, \"msg_us\": %g, \"model\": ",
+		c->link.tx_Bps * 8 / 1e9, c->link.msg_s * 1e6);
+	frr_json_str(f, o->model);
+	fprintf(f, ", \"cost\": ");
 	frr_json_str(f, c->cost->desc);
 	fprintf(f, "},\n  \"ideal_s\": %.6f,\n  \"runs\": [\n", ideal);
 	for (int i = 0; i < nrows; i++) {
-		json_run(f, &rows[i], ideal);
+		json_run(f, &rows[i], ideal, c->clocks);
 		fprintf(f, "%s\n", i + 1 < nrows ? "," : "");
 	}
 	fprintf(f, "  ]\n}\n");

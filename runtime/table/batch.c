@@ -193,8 +193,6 @@ static uint64_t seg_fill(struct chunker *ch, int t, uint32_t kind, uint64_t lo,
 	const uint32_t cols = tc->cols, want = (ch->c->cache->gen << 1) | 1;
 	const uint64_t P = (uint64_t)ch->c->rt->P;
 	const struct frr_hold *h = ch->c->rt->hold;
-	const uint64_t rb = cols * sizeof(float) +
-			    (kind == FRR_SEG_SPARSE ? sizeof(uint64_t) : 0);
 	const float scale = batch_scale(ch->c, tc);
 	uint64_t room = ch->cap - ch->used, fit, hdr = sizeof(struct frr_seg);
 	uint8_t *at = ch->dst + FRR_SLOT_HDR + ch->used;
@@ -202,7 +200,7 @@ static uint64_t seg_fill(struct chunker *ch, int t, uint32_t kind, uint64_t lo,
 	uint64_t *oid = (uint64_t *)(at + hdr);
 	float *out;
 
-	fit = room >= hdr + 7 + rb ? (room - hdr - 7) / rb : 0;
+	fit = frr_seg_fit(room, kind == FRR_SEG_SPARSE, cols);
 	if (fit > n)
 		fit = n;
 	if (!fit)

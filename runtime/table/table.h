@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "flexrr/flexrr.h"
+#include "sizes.h"
 
 /*
  * One table in one worker cache.  Per row, dense: stamp (gen << 1 |
@@ -84,6 +85,7 @@ struct frr_seg {
 	uint64_t lo; /* DENSE: first local row */
 	uint64_t n;  /* rows */
 };
+_Static_assert(sizeof(struct frr_seg) == FRR_SEG_HDR, "sizes.h");
 
 /* Payload bytes of a segment of n rows of cols floats. */
 static inline uint64_t frr_seg_bytes(uint32_t kind, uint64_t n, uint32_t cols)
