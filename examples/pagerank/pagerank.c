@@ -19,9 +19,16 @@
  *
  * and the value of v is r_v = R_v + d * D / N.  Each clock, vertex u reads
  * r_u, pushes d * (r_u - p_u) / deg(u) to each target (or r_u - p_u to D)
- * and sets p_u = r_u.  The tables only change by these increments, so the
- * two sums above hold whatever a read saw (stale or fresh, its own writes
- * or not), and the only fixed point, r_u = p_u for every u, is PageRank.
+ * and sets p_u = r_u.  The tables only change by these increments, so
+ * once all are applied the two sums above hold, and the only fixed point,
+ * r_u = p_u for every u, is PageRank.  It is reached when every read shows,
+ * of each vertex's pushes, all up to some clock (an old p_u): others' are
+ * applied in clock order, and read-my-writes (the default on ADD tables)
+ * adds all of the worker's own, so a read never shows this clock's push of
+ * a vertex without its last ones.  Without it (--no-own-pending) SSP runs
+ * diverge.  FRR_TABLE_SEE_OWN_PENDING (rank rows are written mostly by
+ * their own partition: most edges are local) adds the pushes helpers made
+ * for the partition last clock.
  *
  * A value is a double kept as two floats, hi + lo (tables hold floats):
  * late in the run a push is far below a float's precision of its target
@@ -170,7 +177,7 @@ static void pr_add(struct frr_ctx *c, int table, uint64_t row, double x)
 static int pr_tables(void *app, struct frr_table_spec *specs, int max)
 {
 	struct pr_app *a = app;
-	uint32_t flags = a->o.no_own_pending ? FRR_TABLE_NO_OWN_PENDING : 0;
+	uint32_t no = a->o.no_own_pending ? FRR_TABLE_NO_OWN_PENDING : 0;
 
 	if (max < 2)
 		return -EINVAL;
@@ -179,7 +186,7 @@ static int pr_tables(void *app, struct frr_table_spec *specs, int max)
 		.rows = a->o.g.vertices,
 		.cols = 2,
 		.rule = FRR_UPDATE_ADD,
-		.flags = flags,
+		.flags = no ? no : FRR_TABLE_SEE_OWN_PENDING,
 		.init_row = pr_init_row,
 	};
 	specs[T_DANGLING] = (struct frr_table_spec){
@@ -187,7 +194,7 @@ static int pr_tables(void *app, struct frr_table_spec *specs, int max)
 		.rows = 1,
 		.cols = 2,
 		.rule = FRR_UPDATE_ADD,
-		.flags = flags,
+		.flags = no,
 	};
 	return 2;
 }

@@ -34,9 +34,16 @@ void pr_edges(const struct pr_graph *g, uint64_t u, uint32_t deg, uint32_t *out)
 
 	pr_rng(g, u, 1, &r);
 	for (uint32_t j = 0; j < deg; j++) {
-		double v = frr_rng_uniform(&r);
-		uint64_t t = (uint64_t)((double)g->vertices * v * v);
+		double v = frr_rng_uniform(&r), w = frr_rng_uniform(&r);
+		uint64_t N = g->vertices, t;
 
-		out[j] = (uint32_t)(t < g->vertices ? t : g->vertices - 1);
+		if (v < g->local) { /* u +- k, P(k > x) = 1 / x */
+			t = (uint64_t)fmin(1.0 / (1.0 - w), (double)(N - 1));
+			t = v < g->local / 2 ? u + t : u + N - t;
+			t %= N;
+		} else {
+			t = (uint64_t)((double)N * w * w);
+		}
+		out[j] = (uint32_t)(t < N ? t : N - 1);
 	}
 }

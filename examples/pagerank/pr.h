@@ -8,10 +8,12 @@
  * The graph: `vertices` vertices; vertex u's out-degree is drawn from a
  * power law (Lomax, shape 2: mean about avg_degree, a few vertices with
  * hundreds of edges, about 1 / (avg_degree + 1) of them with none, the
- * dangling vertices); each edge's target is floor(N * U^2), U uniform, so
- * low ids collect most links (in-degrees follow a power law too).  Vertex
- * u's edges depend only on (graph_seed, u): any process can make any part
- * of the graph.
+ * dangling vertices).  An edge is local with probability `local`: to
+ * u +- k (mod N), P(k > x) = 1 / x, as pages mostly link within their site
+ * when ids follow a crawl; otherwise its target is floor(N * U^2), U
+ * uniform, so low ids collect most long links (in-degrees follow a power
+ * law too).  Vertex u's edges depend only on (graph_seed, u): any process
+ * can make any part of the graph.
  */
 #ifndef PR_H
 #define PR_H
@@ -25,7 +27,7 @@
 
 struct pr_graph {
 	uint64_t vertices;
-	double avg_degree;
+	double avg_degree, local;
 	uint64_t seed;
 	double damping;
 };
@@ -39,6 +41,9 @@ struct pr_graph {
 	    FRR_OPT("avg-degree", 0, FRR_OPT_DOUBLE,                           \
 		    offsetof(type, field.avg_degree), 0.5, 1000, .def.d = 8,   \
 		    .arg = "D", .help = "mean out-degree (power law)"),        \
+	    FRR_OPT("local", 0, FRR_OPT_DOUBLE, offsetof(type, field.local),   \
+		    0, 1, .def.d = 0.8, .arg = "F",                            \
+		    .help = "fraction of edges to nearby ids"),                \
 	    FRR_OPT("graph-seed", 0, FRR_OPT_U64, offsetof(type, field.seed),  \
 		    0, 0, .def.u = 1, .arg = "S", .help = "the graph"),        \
 	    FRR_OPT("damping", 0, FRR_OPT_DOUBLE,                              \
