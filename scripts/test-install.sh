@@ -72,12 +72,13 @@ done
 ldd ./b/hello_static >ldd.out
 if grep libflexrr ldd.out; then fail "hello_static links libflexrr.so"; fi
 
-# The out-of-tree example from the same prefix: copied out of the tree,
-# built with make (pkg-config) and cmake (find_package), run -n 2 -t 2 in
-# bsp and in flexrr mode with a straggler, checked against the reference.
-echo "--- examples/kmeans"
+# The out-of-tree examples from the same prefix: copied out of the tree,
+# built with make (pkg-config) and cmake (find_package), run -n 2 -t 2
+# (k-means in bsp and flexrr with a straggler, PageRank in bsp, ssp, flexrr
+# with a straggler and rr), checked against their references.
+echo "--- examples/kmeans, examples/pagerank"
 "$ROOT/scripts/test-example.sh" --prefix "$prefix" --build "$build" ||
-	fail "the k-means example failed (see above)"
+	fail "an out-of-tree example failed (see above)"
 
 echo "test-install.sh: installed to a temporary prefix; pkg-config and" \
-	"find_package builds and the k-means example pass"
+	"find_package builds and the k-means and PageRank examples pass"
