@@ -71,8 +71,9 @@ for app in $apps; do
 				if (!c) { print app "\t" P "\tno clocks"; exit }
 				cm = comm / c / P * 1000; by = bytes / c / P
 				wire = by / (bw * 1e6) * 1000
+				ratio = wire > 0 ? cm / wire : 0
 				printf "%s\t%d\t%.3f\t%.0f\t%.3f\t%.2f\n", app, P, cm,
-				       by, wire, wire > 0 ? cm / wire : 0
+				       by, wire, ratio
 			}' "$tmp/m.csv"
 	done
 done

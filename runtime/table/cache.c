@@ -200,8 +200,9 @@ fetch(struct frr_ctx *c, struct frr_tcache *tc, int t, uint64_t row)
 {
 	struct frr_rt *rt = c->rt;
 	struct frr_cache *k = c->cache;
-	int o = frr_rt_owner_rank(rt, t, row);
-	int held = frr_rt_row_hold(rt, t, row, (int)(c->wk - rt->wk));
+	const struct frr_hold *h = rt->hold;
+	int o = frr_place_owner(h, rt->P, t, row), held = 0;
+	uint32_t rs = __atomic_load_n(&h->rslot[t][row], __ATOMIC_ACQUIRE);
 	const float *src;
 	uint32_t slot = tc->nslot++;
 	float *val = tc->val + (uint64_t)slot * tc->cols,
@@ -209,13 +210,21 @@ fetch(struct frr_ctx *c, struct frr_tcache *tc, int t, uint64_t row)
 	struct frr_wclock *rec = c->rec;
 	uint64_t d;
 
+	/* a row this rank does not hold yet: pull it (table/hold.c) */
+	if (rs >= FRR_HOLD_BUSY) {
+		held = frr_rt_row_hold(rt, t, row, (int)(c->wk - rt->wk));
+		rs = __atomic_load_n(&h->rslot[t][row], __ATOMIC_ACQUIRE);
+	}
 	if (held < 0) {
 		/* the job failed (said why): a harmless row, the worker
 		 * stops after this process() call */
 		memset(val, 0, tc->cols * sizeof(float));
 		src = val;
 	} else {
-		src = frr_rt_replica_row(rt, t, row);
+		src =
+		    (const float *)(rt->replp +
+				    h->tbl_off[rt->rank * FRR_MAX_TABLES + t] +
+				    (uint64_t)rs * tc->cols * sizeof(float));
 		rec->pulls += (uint64_t)held;
 	}
 	if (tc->ptag) {
