@@ -225,6 +225,11 @@ static int mf_tables(void *app, struct frr_table_spec *specs, int max)
 		.cols = (uint32_t)m->cols,
 		.rule = FRR_UPDATE_ADD,
 		.push_scale = 1.0f / (float)m->job.nparts,
+		/* the items average the partitions' changes: a worker that
+		 * reads its own averaged push on top of a stale row under SSP
+		 * converged worse (flexrr demo, ssp: test RMSE 0.629 after 20
+		 * clocks with it, 0.525 without; docs/benchmarks.md) */
+		.flags = FRR_TABLE_NO_OWN_PENDING,
 		.init_row = mf_init_table_row,
 	};
 	return 2;
