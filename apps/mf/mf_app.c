@@ -224,7 +224,8 @@ static int mf_tables(void *app, struct frr_table_spec *specs, int max)
 		.rows = m->nitems,
 		.cols = (uint32_t)m->cols,
 		.rule = FRR_UPDATE_ADD,
-		.push_scale = 1.0f / (float)m->job.nparts,
+		/* workers' item changes averaged (docs/apps/mf.md) */
+		.combine = FRR_COMBINE_MEAN_OF_SUMS,
 		.init_row = mf_init_table_row,
 	};
 	return 2;

@@ -85,14 +85,7 @@ enum frr_table_flags {
 	 * so that it sees their changes to its rows too.
 	 */
 	FRR_TABLE_SEE_OWN_PENDING = 1u << 0,
-	/*
-	 * With push_scale: scale a batch's change further by the fraction of
-	 * its partition's items the batch covered.  For tables whose change in
-	 * one clock saturates (SGD that runs to a local optimum on any subset
-	 * of the items) rather than growing with the items run: the items of a
-	 * partition then weigh 1 in all, however they were split.
-	 */
-	FRR_TABLE_SCALE_BY_SHARE = 1u << 1,
+	/* 1u << 1 was FRR_TABLE_SCALE_BY_SHARE: combine = FRR_COMBINE_MEAN */
 	/*
 	 * Opt out of read-my-writes across clocks: a fetch shows applied
 	 * clocks only (and this clock's own changes).  For a table whose
@@ -100,6 +93,32 @@ enum frr_table_flags {
 	 * memory of keeping them (slack x the rows a worker writes).
 	 */
 	FRR_TABLE_NO_OWN_PENDING = 1u << 2,
+};
+
+/*
+ * frr_table_spec.combine (ADD tables): how the changes the partitions make
+ * to a row in one clock add up.  A partition's change is its items' net
+ * change to the row (value minus the value fetched: the app writes values,
+ * never deltas).  RapidReassignment may run a partition's items in several
+ * runs (its worker's head, helpers' tails), each starting from the clock's
+ * rows; the rule says what such a split means, so no app has to know.
+ */
+enum frr_combine {
+	/* The sum of the partitions' changes (and of a split partition's
+	 * runs): the classic parameter server, for changes that grow with
+	 * the items run (counts, gradient steps small enough to add up). */
+	FRR_COMBINE_SUM = 0,
+	/* The mean over the partitions, each weighing 1/nparts however
+	 * reassignment split it (a run weighs by its share of the
+	 * partition's items).  For local runs that each move a row most of
+	 * the way to their data's optimum (local SGD with parameter
+	 * averaging: mlr): their sum would overshoot nparts-fold, and a
+	 * split partition would count once per run. */
+	FRR_COMBINE_MEAN = 1,
+	/* The mean over the partitions of each partition's change, a split
+	 * partition's runs summed: the partitions are averaged, but within
+	 * one the items' changes add up as under SUM (mf's item rows). */
+	FRR_COMBINE_MEAN_OF_SUMS = 2,
 };
 
 #define FRR_MAX_TABLES 8
@@ -113,15 +132,13 @@ struct frr_table_spec {
 	float lr;	/* AdaGrad step size */
 	float eps;	/* AdaGrad epsilon */
 	uint32_t flags; /* enum frr_table_flags */
-	/*
-	 * ADD tables: what a batch pushes is push_scale x its change (value
-	 * minus the value fetched).  0 means 1.  E.g. 1 / nparts averages the
-	 * partitions' changes (local SGD with averaging: each partition's SGD
-	 * pass moves a shared row most of the way to its own optimum, so the
-	 * plain sum would overshoot nparts-fold).  Reads in the same clock
-	 * show the unscaled change.
-	 */
-	float push_scale;
+	/* ADD tables: how the partitions' changes of a clock combine (enum
+	 * frr_combine; 0 = FRR_COMBINE_SUM).  Reads in the same clock show
+	 * the worker's own change as made, not combined.  (Replaces
+	 * push_scale, in the same place: 1 / nparts is
+	 * FRR_COMBINE_MEAN_OF_SUMS, with FRR_TABLE_SCALE_BY_SHARE
+	 * FRR_COMBINE_MEAN.) */
+	enum frr_combine combine;
 	/* Initial value of a row; NULL = zeros.  Deterministic in (table,
 	 * row); called on the process that stores the row. */
 	void (*init_row)(void *app, int table, uint64_t row, float *out,
@@ -282,8 +299,9 @@ int frr_rows_add(struct frr_rowset *rs, int table, uint64_t row, uint64_t n);
  * that a thread runs between two flushes: normally all of its own
  * partition's items of the clock (several process() calls), or one range
  * it runs for another partition.  At the flush the runtime pushes, for
- * every row written in the batch, push_scale x (value - value fetched)
- * (ADD), or the sum of the gradients (ADAGRAD).
+ * every row written in the batch, its change (value - value fetched) as
+ * the table's combine rule weighs it (ADD), or the sum of the gradients
+ * (ADAGRAD).
  *
  * Validity: a returned pointer stays valid and stable (no other thread
  * writes that memory) until process() returns; do not keep it across

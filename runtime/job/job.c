@@ -52,6 +52,43 @@ static int app_create(struct frr_rt *rt)
 	return err > 0 ? -EINVAL : err;
 }
 
+/* A table's rule, combine and flags are ones this runtime knows (an app
+ * built against an older header may hold push_scale where combine is). */
+static int table_check_rule(const struct frr_rt *rt, int t,
+			    const struct frr_table_spec *s)
+{
+	const char *name = s->name ? s->name : "?";
+	const uint32_t known =
+	    FRR_TABLE_SEE_OWN_PENDING | FRR_TABLE_NO_OWN_PENDING;
+
+	if ((unsigned)s->rule > FRR_UPDATE_ADAGRAD) {
+		frr_err("app %s: table %d (%s): unknown update rule %u",
+			rt->app->name, t, name, (unsigned)s->rule);
+		return -EINVAL;
+	}
+	if ((unsigned)s->combine > FRR_COMBINE_MEAN_OF_SUMS) {
+		frr_err("app %s: table %d (%s): unknown combine rule %u "
+			"(push_scale was replaced by combine: rebuild the "
+			"app against this flexrr.h)",
+			rt->app->name, t, name, (unsigned)s->combine);
+		return -EINVAL;
+	}
+	if (s->combine != FRR_COMBINE_SUM && s->rule != FRR_UPDATE_ADD) {
+		frr_err("app %s: table %d (%s): a combine rule other than "
+			"FRR_COMBINE_SUM needs the ADD rule",
+			rt->app->name, t, name);
+		return -EINVAL;
+	}
+	if (s->flags & ~known) {
+		frr_err("app %s: table %d (%s): unknown flags 0x%x (1u << 1 "
+			"was FRR_TABLE_SCALE_BY_SHARE: use combine = "
+			"FRR_COMBINE_MEAN)",
+			rt->app->name, t, name, (unsigned)(s->flags & ~known));
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int tables_declare(struct frr_rt *rt)
 {
 	rt->ntables = rt->app->tables(rt->app_state, rt->spec, FRR_MAX_TABLES);
@@ -72,6 +109,8 @@ static int tables_declare(struct frr_rt *rt)
 				s->rows, s->cols);
 			return -EINVAL;
 		}
+		if (table_check_rule(rt, t, s))
+			return -EINVAL;
 		if (s->rule != FRR_UPDATE_ADD &&
 		    (s->flags & FRR_TABLE_SEE_OWN_PENDING)) {
 			frr_err("app %s: table %d (%s): "

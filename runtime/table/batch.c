@@ -4,11 +4,11 @@
  * into slots of the shard's inbox that the sender owns (docs/runtime.md
  * "Update batches on the wire"; format in table.h).  Per table and shard a
  * batch carries the written rows' ids and updates, or one dense range
- * where that is smaller.  A written row's update is push_scale x (value -
- * value at the fetch) for ADD tables (no per-step delta stores in the
- * app's loop), the gradient sum for AdaGrad.  The own end-of-clock batch
- * of a FRR_TABLE_SEE_OWN_PENDING table also records what it pushed, for
- * later fetches (table/cache.c).
+ * where that is smaller.  A written row's update is (value - value at the
+ * fetch) x the weight of the table's combine rule for ADD tables (no
+ * per-step delta stores in the app's loop), the gradient sum for AdaGrad.  The
+ * own end-of-clock batch of a FRR_TABLE_SEE_OWN_PENDING table also records what
+ * it pushed, for later fetches (table/cache.c).
  */
 #include <errno.h>
 #include <string.h>
@@ -62,12 +62,13 @@ static int free_slot(struct frr_rt *rt, struct frr_worker *wk, int o, int *out)
 	}
 }
 
-/* The scale of this batch's changes to table tc. */
+/* The weight of this batch's changes to table tc (combine rule): 1, or
+ * 1 / nparts, for MEAN times the share of its partition's items. */
 static float batch_scale(const struct frr_ctx *c, const struct frr_tcache *tc)
 {
 	float s = tc->scale;
 
-	if (tc->flags & FRR_TABLE_SCALE_BY_SHARE)
+	if (tc->by_share)
 		s *= (float)c->cache->items / (float)c->rt->parts[c->part].n;
 	return s;
 }

@@ -68,7 +68,12 @@ int frr_cache_init(struct frr_rt *rt, struct frr_cache *k, int ring)
 		tc->cols = s->cols;
 		tc->flags = s->flags;
 		tc->rule = s->rule;
-		tc->scale = s->push_scale != 0.0f ? s->push_scale : 1.0f;
+		/* the same float arithmetic as the apps' former push_scale =
+		 * 1.0f / nparts: BSP results stayed bit-identical */
+		tc->scale = s->combine == FRR_COMBINE_SUM
+				? 1.0f
+				: 1.0f / (float)rt->job.nparts;
+		tc->by_share = s->combine == FRR_COMBINE_MEAN;
 		tc->val = cache_calloc(n, sizeof(float));
 		tc->snap = cache_calloc(n, sizeof(float));
 		tc->stamp = calloc(s->rows, 1);
