@@ -61,12 +61,25 @@ enum frr_update_rule {
 	 * so reads do not show the worker's own gradients; frr_row_write is
 	 * not allowed. */
 	FRR_UPDATE_ADAGRAD = 1,
+	/* row = the value written: for a row written by one item per clock
+	 * (a vertex's rank, an item's own result).  The app writes values
+	 * (frr_row_write; frr_row_update adds to the cached value) and the
+	 * table takes the value the batch ends with; rows only read are not
+	 * pushed.  If several batches write one row in a clock, the last in
+	 * the runtime's fixed apply order wins: by partition (the highest
+	 * index last), within a partition its worker's run before its
+	 * helpers' runs, these by helper worker id (deterministic under BSP
+	 * and RR; docs/writing-an-app.md).  Read-my-writes across clocks as
+	 * on ADD tables: the worker's own pushed-but-unapplied value replaces
+	 * the applied one.  combine must be FRR_COMBINE_SUM (the default). */
+	FRR_UPDATE_SET = 2,
 };
 
 /* frr_table_spec.flags */
 enum frr_table_flags {
 	/*
-	 * Read-my-writes across clocks is the default on every ADD table:
+	 * Read-my-writes across clocks is the default on every ADD and SET
+	 * table (SET: the pushed value replaces the applied one):
 	 * within a clock a worker reads its own changes, and a row fetched in
 	 * a later clock also includes the changes the worker pushed in earlier
 	 * clocks that the table has not applied yet (under SSP a read may
@@ -317,9 +330,10 @@ int frr_rows_add(struct frr_rowset *rs, int table, uint64_t row, uint64_t n);
  * Out-of-range tables, rows or columns are app bugs: the job fails.
  */
 const float *frr_row_read(struct frr_ctx *c, int table, uint64_t row);
-/* The same row for writing in place (ADD tables). */
+/* The same row for writing in place (ADD and SET tables). */
 float *frr_row_write(struct frr_ctx *c, int table, uint64_t row);
-/* ADD: row += delta[0..cols) in the cache; ADAGRAD: adds a gradient. */
+/* ADD, SET: row += delta[0..cols) in the cache; ADAGRAD: adds a
+ * gradient. */
 void frr_row_update(struct frr_ctx *c, int table, uint64_t row,
 		    const float *delta);
 void frr_cell_update(struct frr_ctx *c, int table, uint64_t row, uint32_t col,

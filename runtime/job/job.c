@@ -61,7 +61,7 @@ static int table_check_rule(const struct frr_rt *rt, int t,
 	const uint32_t known =
 	    FRR_TABLE_SEE_OWN_PENDING | FRR_TABLE_NO_OWN_PENDING;
 
-	if ((unsigned)s->rule > FRR_UPDATE_ADAGRAD) {
+	if ((unsigned)s->rule > FRR_UPDATE_SET) {
 		frr_err("app %s: table %d (%s): unknown update rule %u",
 			rt->app->name, t, name, (unsigned)s->rule);
 		return -EINVAL;
@@ -111,10 +111,11 @@ static int tables_declare(struct frr_rt *rt)
 		}
 		if (table_check_rule(rt, t, s))
 			return -EINVAL;
-		if (s->rule != FRR_UPDATE_ADD &&
+		if (s->rule == FRR_UPDATE_ADAGRAD &&
 		    (s->flags & FRR_TABLE_SEE_OWN_PENDING)) {
 			frr_err("app %s: table %d (%s): "
-				"FRR_TABLE_SEE_OWN_PENDING needs the ADD rule",
+				"FRR_TABLE_SEE_OWN_PENDING needs the ADD or "
+				"SET rule",
 				rt->app->name, t, s->name ? s->name : "?");
 			return -EINVAL;
 		}
@@ -132,8 +133,9 @@ static int tables_declare(struct frr_rt *rt)
 			rt->own_pending = 1;
 			rt->own_declared |= 1u << t;
 		}
-		/* read-my-writes is the default on ADD tables (issue 25) */
-		if (s->rule == FRR_UPDATE_ADD &&
+		/* read-my-writes is the default on ADD and SET tables (issue
+		 * 25); AdaGrad's pending gradients are no values */
+		if (s->rule != FRR_UPDATE_ADAGRAD &&
 		    !(s->flags & FRR_TABLE_NO_OWN_PENDING))
 			rt->spec[t].flags |= FRR_TABLE_SEE_OWN_PENDING;
 	}

@@ -6,7 +6,9 @@
  * batch carries the written rows' ids and updates, or one dense range
  * where that is smaller.  A written row's update is (value - value at the
  * fetch) x the weight of the table's combine rule for ADD tables (no
- * per-step delta stores in the app's loop), the gradient sum for AdaGrad.  The
+ * per-step delta stores in the app's loop), the value for SET tables (always
+ * sparse: a dense range would carry unwritten rows), the gradient sum for
+ * AdaGrad.  The
  * own end-of-clock batch of a FRR_TABLE_SEE_OWN_PENDING table also records what
  * it pushed, for later fetches (table/cache.c).
  */
@@ -164,8 +166,10 @@ static void row_update(struct chunker *ch, struct frr_tcache *tc, uint64_t row,
 	const float *v = frr_tcache_val(tc, row),
 		    *s = tc->snap + (uint64_t)tc->slot[row] * cols;
 
-	if (tc->rule != FRR_UPDATE_ADD)
+	if (tc->rule == FRR_UPDATE_ADAGRAD)
 		memcpy(out, s, cols * sizeof(float));
+	else if (tc->rule == FRR_UPDATE_SET) /* the value, not a change */
+		memcpy(out, v, cols * sizeof(float));
 	else if (scale == 1.0f)
 		for (uint32_t j = 0; j < cols; j++)
 			out[j] = v[j] - s[j];
@@ -241,8 +245,10 @@ static int table_fill(struct chunker *ch, int t)
 	tc->hi[o] = 0;
 	if (!n || hi <= lo)
 		return 0;
-	if (frr_seg_bytes(FRR_SEG_DENSE, hi - lo, tc->cols) <=
-	    frr_seg_bytes(FRR_SEG_SPARSE, n, tc->cols)) {
+	/* SET: a dense range would overwrite the unwritten rows in it */
+	if (tc->rule != FRR_UPDATE_SET &&
+	    frr_seg_bytes(FRR_SEG_DENSE, hi - lo, tc->cols) <=
+		frr_seg_bytes(FRR_SEG_SPARSE, n, tc->cols)) {
 		kind = FRR_SEG_DENSE;
 		n = hi - lo;
 	}
