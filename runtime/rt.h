@@ -504,6 +504,18 @@ int frr_rt_resume(struct frr_rt *rt);
 int frr_rt_eval_local(struct frr_rt *rt, int c);
 int frr_rt_app_load(struct frr_rt *rt);
 int frr_rt_app_save(struct frr_rt *rt);
+/* The app's frr_app_ops is long enough to have save_at, and sets it. */
+static inline int frr_rt_has_save_at(const struct frr_app_ops *a)
+{
+	return a->size >=
+		   offsetof(struct frr_app_ops, save_at) + sizeof(a->save_at) &&
+	       a->save_at;
+}
+/* The app writes its model at the end (save or save_at). */
+static inline int frr_rt_app_saves(const struct frr_app_ops *a)
+{
+	return a->save || frr_rt_has_save_at(a);
+}
 
 /* ---- eval/metrics.c ---- */
 int frr_rt_metrics_open(struct frr_rt *rt);

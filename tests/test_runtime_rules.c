@@ -213,11 +213,6 @@ static int r_save_at(void *app, struct frr_eval_ctx *ec, const char *path,
 	return bad ? -EPROTO : 0;
 }
 
-static int r_save(void *app, struct frr_eval_ctx *ec, const char *path)
-{
-	return r_save_at(app, ec, path, CLOCKS - 1);
-}
-
 static const struct frr_app_ops rules_app = {
 	.size = sizeof(struct frr_app_ops),
 	.name = "rules",
@@ -229,13 +224,14 @@ static const struct frr_app_ops rules_app = {
 	.process = r_process,
 	.clock_global = r_global,
 	.nstats = ST_N,
-	.save = r_save,
+	.save_at = r_save_at,
 };
 
 struct cfg {
 	enum frr_tp_backend backend;
 	enum frr_mode mode;
 	int slack;
+	uint64_t seed;
 	const char *stragglers;
 	char metrics[128];
 };
@@ -251,7 +247,7 @@ static int job_main(struct frr_oob *oob, void *arg)
 		.mode = j->mode,
 		.slack = j->slack,
 		.clocks = CLOCKS,
-		.seed = 3,
+		.seed = 3 + j->seed,
 		.quiet = 1,
 		.metrics_path = j->metrics[0] ? j->metrics : NULL,
 		.save_path = "unused",
@@ -331,18 +327,22 @@ Test(runtime_rules, ssp_exact)
 Test(runtime_rules, mean_weighs_a_split_partition_once)
 {
 	struct cfg j = { .mode = FRR_MODE_RR, .stragglers = "persistent:0,4" };
-	double helped;
+	double helped = 0;
 
 	g_cfg = (struct rapp){ .exact_reads = 1, .delay_us = 300 };
 	snprintf(j.metrics, sizeof(j.metrics), "/tmp/rules-rr-%d.csv",
 		 getpid());
-	run_ok(&j);
-	helped = helped_items(j.metrics);
+	/* whether helpers step in depends on timing: a run that split no
+	 * partition proves nothing, so run again (each run must be right) */
+	for (j.seed = 0; j.seed < 6 && helped <= 0; j.seed++) {
+		run_ok(&j);
+		helped = helped_items(j.metrics);
+	}
 	unlink(j.metrics);
 	cr_assert_gt(helped, 0,
-		     "no partition was split: the test proves "
-		     "nothing (helped items %g)",
-		     helped);
+		     "no partition was split in %llu runs: the test proves "
+		     "nothing",
+		     (unsigned long long)j.seed);
 }
 
 Test(runtime_rules, flexrr_set_and_sums)

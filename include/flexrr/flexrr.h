@@ -296,6 +296,14 @@ struct frr_app_ops {
 	 * also lets tools list an app's options and defaults.
 	 */
 	const struct frr_opt_set *opts;
+	/*
+	 * Optional (appended, read only when size covers it): save as
+	 * above, told the last clock run (counting from 0 as the callbacks
+	 * do; earlier than --clocks - 1 when --target stopped the job, later
+	 * counts after --resume).  Used instead of save when set.
+	 */
+	int (*save_at)(void *app, struct frr_eval_ctx *ec, const char *path,
+		       int clock);
 };
 
 /* Add rows [row, row + n) of `table` to the set part_rows declares
