@@ -73,6 +73,15 @@
 #define FRR_RT_NRR 4 /* rr counters per clock (rr_proto.h rr_counter) */
 #define FRR_RT_NMETRICS (10 + FRR_RT_NRR) /* eval/stats.c names */
 
+/* --mode: the runtime's, not the app's (apps see frr_job_info.slack). */
+enum frr_mode {
+	FRR_MODE_BSP = 0,    /* slack 0 */
+	FRR_MODE_SSP = 1,    /* slack s */
+	FRR_MODE_ASYNC = 2,  /* no bound checked (a window of 16 clocks) */
+	FRR_MODE_FLEXRR = 3, /* SSP + RapidReassignment */
+	FRR_MODE_RR = 4,     /* BSP + RapidReassignment */
+};
+
 /* Options of `flexrr run` (the launcher parses them). */
 struct frr_run_opts {
 	int nprocs;

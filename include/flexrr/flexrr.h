@@ -45,14 +45,6 @@ extern "C" {
 #endif
 FRR_API_BEGIN
 
-enum frr_mode {
-	FRR_MODE_BSP = 0,    /* slack 0 */
-	FRR_MODE_SSP = 1,    /* slack s */
-	FRR_MODE_ASYNC = 2,  /* no staleness bound (a window of 16 clocks) */
-	FRR_MODE_FLEXRR = 3, /* SSP + RapidReassignment */
-	FRR_MODE_RR = 4,     /* BSP + RapidReassignment */
-};
-
 enum frr_update_rule {
 	/* row += change; reads show the worker's own changes at once */
 	FRR_UPDATE_ADD = 0,
@@ -161,8 +153,12 @@ struct frr_table_spec {
 struct frr_job_info {
 	int nparts; /* data partitions: load_partition gets 0 .. nparts-1 */
 	int leader; /* 1 on exactly one process of the job (log once) */
-	enum frr_mode mode;
-	int slack; /* staleness bound of reads, in clocks (mode's rule) */
+	/* The staleness bound of reads: a row fetched in clock c holds every
+	 * update of clocks <= c - slack - 1 (0 under BSP, --slack under SSP,
+	 * the window of 16 under async).  The run's mode (bsp, ssp, async,
+	 * flexrr, rr) is the runtime's business: an app's results must not
+	 * depend on it beyond what slack says. */
+	int slack;
 	uint64_t seed;
 };
 

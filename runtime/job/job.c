@@ -184,8 +184,6 @@ static void rt_setup_shape(struct frr_rt *rt, struct frr_oob *oob,
 	rt->job = (struct frr_job_info){
 		.nparts = rt->W,
 		.leader = rt->rank == 0,
-		.mode = o->mode,
-		.slack = o->slack,
 		.seed = o->seed,
 	};
 	rt->shape = (struct frr_rt_shape){
@@ -201,6 +199,7 @@ static void rt_setup_shape(struct frr_rt *rt, struct frr_oob *oob,
 	rt->flush_ms = o->dead_ms / 3 > 200 ? o->dead_ms / 3 : 200;
 	rt->eff_slack =
 	    o->mode == FRR_MODE_ASYNC ? FRR_RT_ASYNC_WINDOW : o->slack;
+	rt->job.slack = rt->eff_slack; /* the bound reads do hold */
 	atomic_init(&rt->end_clock, o->clocks);
 	atomic_init(&rt->failed, 0);
 	/* tests prove the staleness checker can fail by breaking SSP */
