@@ -297,9 +297,9 @@ static inline void rows_ahead(struct frr_ctx *c, const struct mf_work *w,
 /* The steps of ratings [begin, end), compiled for each simd.h level (the
  * step is inlined: a call per rating would cost more than vectors gain).
  * The rows of rating j + MF_LEAD are asked for (and prefetched) right after
- * step j: their cache misses overlap the steps in between.  Within a batch
- * a row is the same memory at every access, and BSP's copies hold exactly
- * the previous clocks, so asking early changes no result. */
+ * step j: their cache misses overlap the steps in between.  Within a clock
+ * of one partition a row is the same memory at every access, and BSP's copies
+ * hold exactly the previous clocks, so asking early changes no result. */
 static FRR_SIMD_INLINE double sgd_loop_body(struct frr_ctx *c,
 					    const struct mf_slice *sl,
 					    struct mf_hyper h, float lr,

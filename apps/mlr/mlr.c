@@ -12,7 +12,7 @@
  *
  * A partition's items of a clock run local SGD on the calling thread's
  * cached rows: the runtime's cache shows the thread its own steps at once
- * and pushes the batch's net change when it flushes.  The N partitions all
+ * and pushes their net change after the clock.  The N partitions all
  * start a clock from (nearly) the same model, so summing their changes
  * would take N steps where one was meant and oscillates; by default the
  * table averages them (--combine average, FRR_COMBINE_MEAN: parameter
@@ -465,7 +465,7 @@ static int mlr_process(void *app, struct frr_ctx *c, uint64_t begin,
 	uint64_t lo = *(const uint64_t *)frr_part(c), hits = 0;
 	double loss = 0, lr = a->o.lr / (1.0 + a->o.lr_decay * frr_clock(c));
 
-	/* the batch's rows: earlier calls' steps of this batch are in them */
+	/* the clock's cached rows: earlier calls' steps are in them */
 	for (uint64_t j = 0; j <= a->dim; j++)
 		t->w[j] = frr_row_write(c, 0, j);
 	mlr_sgd_run(&t->sgd, &a->train, lo + begin, lo + end, t->w, (float)lr,
