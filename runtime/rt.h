@@ -73,6 +73,15 @@
 #define FRR_RT_NRR 4 /* rr counters per clock (rr_proto.h rr_counter) */
 #define FRR_RT_NMETRICS (10 + FRR_RT_NRR) /* eval/stats.c names */
 
+/* --mode: the runtime's, not the app's (apps see frr_job_info.slack). */
+enum frr_mode {
+	FRR_MODE_BSP = 0,    /* slack 0 */
+	FRR_MODE_SSP = 1,    /* slack s */
+	FRR_MODE_ASYNC = 2,  /* no bound checked (a window of 16 clocks) */
+	FRR_MODE_FLEXRR = 3, /* SSP + RapidReassignment */
+	FRR_MODE_RR = 4,     /* BSP + RapidReassignment */
+};
+
 /* Options of `flexrr run` (the launcher parses them). */
 struct frr_run_opts {
 	int nprocs;
@@ -504,6 +513,18 @@ int frr_rt_resume(struct frr_rt *rt);
 int frr_rt_eval_local(struct frr_rt *rt, int c);
 int frr_rt_app_load(struct frr_rt *rt);
 int frr_rt_app_save(struct frr_rt *rt);
+/* The app's frr_app_ops is long enough to have save_at, and sets it. */
+static inline int frr_rt_has_save_at(const struct frr_app_ops *a)
+{
+	return a->size >=
+		   offsetof(struct frr_app_ops, save_at) + sizeof(a->save_at) &&
+	       a->save_at;
+}
+/* The app writes its model at the end (save or save_at). */
+static inline int frr_rt_app_saves(const struct frr_app_ops *a)
+{
+	return a->save || frr_rt_has_save_at(a);
+}
 
 /* ---- eval/metrics.c ---- */
 int frr_rt_metrics_open(struct frr_rt *rt);

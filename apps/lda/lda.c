@@ -15,7 +15,7 @@
  * every process computes the initial counts of every word itself and the
  * tables start consistent with the item states (init_row) without an extra
  * clock.  A thread samples against its cached rows: the counts fetched at
- * its first access of the batch plus its own moves (the AD-LDA scheme:
+ * its first access in the clock plus its own moves (the AD-LDA scheme:
  * other partitions' moves arrive through the table at later clocks,
  * staleness bounded by SSP); the runtime pushes the net changes.
  */
@@ -41,7 +41,7 @@ enum { ST_LOGLIK, ST_TOKENS, ST_HO_LL, ST_HO_TOKENS, ST_COUNT };
 struct lda_thread {
 	struct lda_sampler *smp;
 	uint16_t *z;	 /* maxlen: the document's topics, copied (rr) */
-	int clock, part; /* the batch the sampler's lists are of */
+	int clock, part; /* the rows the sampler's lists are of */
 };
 
 struct lda_app {
@@ -515,8 +515,8 @@ static int lda_process(void *app, struct frr_ctx *c, uint64_t begin,
 	float *nk = frr_row_write(c, TB_TOPIC_TOTAL, 0);
 	double ll = 0;
 
-	/* a new batch fetches the rows anew: the sampler's lists with it
-	 * (a batch is one clock of one partition on this thread) */
+	/* another clock or partition fetches the rows anew: the sampler's
+	 * lists with them */
 	if (t->clock != frr_clock(c) || t->part != frr_part_index(c)) {
 		t->clock = frr_clock(c);
 		t->part = frr_part_index(c);

@@ -34,7 +34,7 @@
  *                 ll += lda_sampler_loglik(s, w_i, row(w_i))  (all i);
  *                 lda_sampler_doc_end(s);
  * Call lda_sampler_clock() whenever the rows may have been fetched anew
- * (a new batch of the runtime's row cache): between two calls the sampler
+ * (another clock or partition on this thread): between two calls the sampler
  * samples against its lists and sums, which follow its own moves only.  A
  * missed call costs freshness, never consistency: every move is written to
  * the row it was drawn for.

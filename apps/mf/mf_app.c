@@ -224,11 +224,12 @@ static int mf_tables(void *app, struct frr_table_spec *specs, int max)
 		.rows = m->nitems,
 		.cols = (uint32_t)m->cols,
 		.rule = FRR_UPDATE_ADD,
-		.push_scale = 1.0f / (float)m->job.nparts,
-		/* the items average the partitions' changes: a worker that
-		 * reads its own averaged push on top of a stale row under SSP
-		 * converged worse (flexrr demo, ssp: test RMSE 0.629 after 20
-		 * clocks with it, 0.525 without; docs/benchmarks.md) */
+		/* workers' item changes averaged (docs/apps/mf.md) */
+		.combine = FRR_COMBINE_MEAN_OF_SUMS,
+		/* a worker that reads its own averaged push on top of a stale
+		 * row under SSP converged worse (flexrr demo, ssp: test RMSE
+		 * 0.629 after 20 clocks with it, 0.525 without;
+		 * docs/benchmarks.md) */
 		.flags = FRR_TABLE_NO_OWN_PENDING,
 		.init_row = mf_init_table_row,
 	};
@@ -301,9 +302,9 @@ static inline void rows_ahead(struct frr_ctx *c, const struct mf_work *w,
 /* The steps of ratings [begin, end), compiled for each simd.h level (the
  * step is inlined: a call per rating would cost more than vectors gain).
  * The rows of rating j + MF_LEAD are asked for (and prefetched) right after
- * step j: their cache misses overlap the steps in between.  Within a batch
- * a row is the same memory at every access, and BSP's copies hold exactly
- * the previous clocks, so asking early changes no result. */
+ * step j: their cache misses overlap the steps in between.  Within a clock
+ * of one partition a row is the same memory at every access, and BSP's copies
+ * hold exactly the previous clocks, so asking early changes no result. */
 static FRR_SIMD_INLINE double sgd_loop_body(struct frr_ctx *c,
 					    const struct mf_slice *sl,
 					    struct mf_hyper h, float lr,

@@ -12,14 +12,13 @@
  *
  * A partition's items of a clock run local SGD on the calling thread's
  * cached rows: the runtime's cache shows the thread its own steps at once
- * and pushes the batch's net change when it flushes.  The N partitions all
+ * and pushes their net change after the clock.  The N partitions all
  * start a clock from (nearly) the same model, so summing their changes
- * would take N steps where one was meant and oscillates; by default each
- * change is scaled by 1/N (--combine average: parameter averaging of local
- * SGD runs; FRR_TABLE_SCALE_BY_SHARE weighs a run over part of a partition's
- * items by that part, so however the items are split they weigh 1/N in
- * all); --combine sum keeps the raw sum (the classic parameter-server
- * convention, for small --lr).
+ * would take N steps where one was meant and oscillates; by default the
+ * table averages them (--combine average, FRR_COMBINE_MEAN: parameter
+ * averaging of local SGD runs, each partition weighing 1/N however
+ * reassignment split it); --combine sum keeps the raw sum (the classic
+ * parameter-server convention, for small --lr).
  */
 #include <errno.h>
 #include <math.h>
@@ -421,8 +420,7 @@ static int mlr_tables(void *app, struct frr_table_spec *specs, int max)
 		.rows = (uint64_t)a->dim + 1,
 		.cols = a->classes,
 		.rule = FRR_UPDATE_ADD,
-		.push_scale = a->o.sum ? 1.0f : 1.0f / (float)a->nparts,
-		.flags = a->o.sum ? 0 : FRR_TABLE_SCALE_BY_SHARE,
+		.combine = a->o.sum ? FRR_COMBINE_SUM : FRR_COMBINE_MEAN,
 		.init_row = mlr_init_row,
 	};
 	return 1;
@@ -467,7 +465,7 @@ static int mlr_process(void *app, struct frr_ctx *c, uint64_t begin,
 	uint64_t lo = *(const uint64_t *)frr_part(c), hits = 0;
 	double loss = 0, lr = a->o.lr / (1.0 + a->o.lr_decay * frr_clock(c));
 
-	/* the batch's rows: earlier calls' steps of this batch are in them */
+	/* the clock's cached rows: earlier calls' steps are in them */
 	for (uint64_t j = 0; j <= a->dim; j++)
 		t->w[j] = frr_row_write(c, 0, j);
 	mlr_sgd_run(&t->sgd, &a->train, lo + begin, lo + end, t->w, (float)lr,

@@ -282,8 +282,6 @@ static void check_ssp(struct toy *t, struct frr_ctx *c, int clock)
 	const float *cnt = frr_row_read(c, 1, 0);
 	int64_t bound = (int64_t)clock - t->job.slack - 1;
 
-	if (t->job.mode == FRR_MODE_ASYNC)
-		return;
 	for (int v = 0; v < t->job.nparts; v++) {
 		/* clocks fully seen for v = count / items */
 		uint64_t nv = reference_items(&t->p, v);

@@ -54,7 +54,7 @@ struct km_app {
 	struct km_shape s;
 	double *centers; /* blob centres, for km_point */
 	float *init;	 /* k x dim initial centroids */
-	int nparts, last_clock;
+	int nparts;
 	struct km_part *parts;
 };
 
@@ -254,13 +254,6 @@ static int km_process(void *app, struct frr_ctx *c, uint64_t begin,
 	return 0;
 }
 
-static int km_clock_local(void *app, struct frr_eval_ctx *ec, int clock)
-{
-	(void)ec;
-	((struct km_app *)app)->last_clock = clock; /* for save */
-	return 0;
-}
-
 static int km_clock_global(void *app, const double *st, int nstats, int clock,
 			   double *objective, char *metrics, size_t len)
 {
@@ -281,17 +274,18 @@ static int km_clock_global(void *app, const double *st, int nstats, int clock,
 }
 
 /* The clusters of the last clock: count and centroid per line. */
-static int km_write(struct km_app *a, struct frr_eval_ctx *ec, FILE *f)
+static int km_write(struct km_app *a, struct frr_eval_ctx *ec, int clock,
+		    FILE *f)
 {
 	uint32_t k = a->s.k, dim = a->s.dim;
 	float sums[KM_MAX_DIM + 1], cent[KM_MAX_DIM];
 	int rc;
 
 	fprintf(f, "flexrr-kmeans 1 %u %u %llu %d\n", k, dim,
-		(unsigned long long)a->s.points, a->last_clock);
+		(unsigned long long)a->s.points, clock);
 	for (uint32_t j = 0; j < k; j++) {
-		rc = frr_eval_row_read(
-		    ec, T_SUMS, (uint64_t)(a->last_clock & 1) * k + j, sums);
+		rc = frr_eval_row_read(ec, T_SUMS,
+				       (uint64_t)(clock & 1) * k + j, sums);
 		if (rc)
 			return rc;
 		km_centroid(&a->s, sums, a->init + (size_t)j * dim, cent);
@@ -306,53 +300,24 @@ static int km_write(struct km_app *a, struct frr_eval_ctx *ec, FILE *f)
 struct km_fill {
 	struct km_app *a;
 	struct frr_eval_ctx *ec;
+	int clock;
 };
 
 static int km_fill(FILE *f, void *arg)
 {
 	struct km_fill *k = arg;
 
-	return km_write(k->a, k->ec, f);
+	return km_write(k->a, k->ec, k->clock, f);
 }
 
 /* frr_file_write_atomic: a failed save keeps the old file, and nothing
  * another user plants beside it redirects the write */
-static int km_save(void *app, struct frr_eval_ctx *ec, const char *path)
+static int km_save(void *app, struct frr_eval_ctx *ec, const char *path,
+		   int clock)
 {
-	struct km_fill k = { app, ec };
+	struct km_fill k = { app, ec, clock };
 
 	return frr_file_write_atomic(path, "kmeans: --save", km_fill, &k);
-}
-
-/*
- * --checkpoint / --resume: the centroids are the table and the points'
- * clusters their item state, both saved by the runtime; what is left is
- * last_clock, which --save reads.  A resumed job sets it again at its first
- * clock_local, so this pair only shows the callbacks' shape: state that
- * only the app holds (a learning-rate controller, an early-stopping
- * counter) goes here.
- */
-static int km_ckpt_save(void *app, FILE *f, int clock)
-{
-	(void)clock;
-	fprintf(f, "kmeans-checkpoint 1 %d\n",
-		((struct km_app *)app)->last_clock);
-	return 0;
-}
-
-static int km_ckpt_load(void *app, FILE *f, int clock)
-{
-	struct km_app *a = app;
-
-	if (fscanf(f, "kmeans-checkpoint 1 %d", &a->last_clock) != 1 ||
-	    a->last_clock != clock) {
-		fprintf(stderr,
-			"kmeans: the checkpoint's app state is not of "
-			"clock %d\n",
-			clock);
-		return -EINVAL;
-	}
-	return 0;
 }
 
 static const struct frr_app_ops kmeans_app = {
@@ -371,11 +336,8 @@ static const struct frr_app_ops kmeans_app = {
 	.thread_init = km_thread_init,
 	.thread_fini = km_thread_fini,
 	.process = km_process,
-	.clock_local = km_clock_local,
 	.clock_global = km_clock_global,
-	.save = km_save,
-	.checkpoint_save = km_ckpt_save,
-	.checkpoint_load = km_ckpt_load,
+	.save_at = km_save, /* the last clock's parity holds the clusters */
 	.nstats = ST_COUNT,
 	.maximize = 0,
 };

@@ -45,14 +45,6 @@ extern "C" {
 #endif
 FRR_API_BEGIN
 
-enum frr_mode {
-	FRR_MODE_BSP = 0,    /* slack 0 */
-	FRR_MODE_SSP = 1,    /* slack s */
-	FRR_MODE_ASYNC = 2,  /* no staleness bound (a window of 16 clocks) */
-	FRR_MODE_FLEXRR = 3, /* SSP + RapidReassignment */
-	FRR_MODE_RR = 4,     /* BSP + RapidReassignment */
-};
-
 enum frr_update_rule {
 	/* row += change; reads show the worker's own changes at once */
 	FRR_UPDATE_ADD = 0,
@@ -61,12 +53,25 @@ enum frr_update_rule {
 	 * so reads do not show the worker's own gradients; frr_row_write is
 	 * not allowed. */
 	FRR_UPDATE_ADAGRAD = 1,
+	/* row = the value written: for a row written by one item per clock
+	 * (a vertex's rank, an item's own result).  The app writes values
+	 * (frr_row_write; frr_row_update adds to the cached value) and the
+	 * table takes the value the batch ends with; rows only read are not
+	 * pushed.  If several batches write one row in a clock, the last in
+	 * the runtime's fixed apply order wins: by partition (the highest
+	 * index last), within a partition its worker's run before its
+	 * helpers' runs, these by helper worker id (deterministic under BSP
+	 * and RR; docs/writing-an-app.md).  Read-my-writes across clocks as
+	 * on ADD tables: the worker's own pushed-but-unapplied value replaces
+	 * the applied one.  combine must be FRR_COMBINE_SUM (the default). */
+	FRR_UPDATE_SET = 2,
 };
 
 /* frr_table_spec.flags */
 enum frr_table_flags {
 	/*
-	 * Read-my-writes across clocks is the default on every ADD table:
+	 * Read-my-writes across clocks is the default on every ADD and SET
+	 * table (SET: the pushed value replaces the applied one):
 	 * within a clock a worker reads its own changes, and a row fetched in
 	 * a later clock also includes the changes the worker pushed in earlier
 	 * clocks that the table has not applied yet (under SSP a read may
@@ -85,14 +90,7 @@ enum frr_table_flags {
 	 * so that it sees their changes to its rows too.
 	 */
 	FRR_TABLE_SEE_OWN_PENDING = 1u << 0,
-	/*
-	 * With push_scale: scale a batch's change further by the fraction of
-	 * its partition's items the batch covered.  For tables whose change in
-	 * one clock saturates (SGD that runs to a local optimum on any subset
-	 * of the items) rather than growing with the items run: the items of a
-	 * partition then weigh 1 in all, however they were split.
-	 */
-	FRR_TABLE_SCALE_BY_SHARE = 1u << 1,
+	/* 1u << 1 was FRR_TABLE_SCALE_BY_SHARE: combine = FRR_COMBINE_MEAN */
 	/*
 	 * Opt out of read-my-writes across clocks: a fetch shows applied
 	 * clocks only (and this clock's own changes).  For a table whose
@@ -100,6 +98,32 @@ enum frr_table_flags {
 	 * memory of keeping them (slack x the rows a worker writes).
 	 */
 	FRR_TABLE_NO_OWN_PENDING = 1u << 2,
+};
+
+/*
+ * frr_table_spec.combine (ADD tables): how the changes the partitions make
+ * to a row in one clock add up.  A partition's change is its items' net
+ * change to the row (value minus the value fetched: the app writes values,
+ * never deltas).  RapidReassignment may run a partition's items in several
+ * runs (its worker's head, helpers' tails), each starting from the clock's
+ * rows; the rule says what such a split means, so no app has to know.
+ */
+enum frr_combine {
+	/* The sum of the partitions' changes (and of a split partition's
+	 * runs): the classic parameter server, for changes that grow with
+	 * the items run (counts, gradient steps small enough to add up). */
+	FRR_COMBINE_SUM = 0,
+	/* The mean over the partitions, each weighing 1/nparts however
+	 * reassignment split it (a run weighs by its share of the
+	 * partition's items).  For local runs that each move a row most of
+	 * the way to their data's optimum (local SGD with parameter
+	 * averaging: mlr): their sum would overshoot nparts-fold, and a
+	 * split partition would count once per run. */
+	FRR_COMBINE_MEAN = 1,
+	/* The mean over the partitions of each partition's change, a split
+	 * partition's runs summed: the partitions are averaged, but within
+	 * one the items' changes add up as under SUM (mf's item rows). */
+	FRR_COMBINE_MEAN_OF_SUMS = 2,
 };
 
 #define FRR_MAX_TABLES 8
@@ -113,15 +137,13 @@ struct frr_table_spec {
 	float lr;	/* AdaGrad step size */
 	float eps;	/* AdaGrad epsilon */
 	uint32_t flags; /* enum frr_table_flags */
-	/*
-	 * ADD tables: what a batch pushes is push_scale x its change (value
-	 * minus the value fetched).  0 means 1.  E.g. 1 / nparts averages the
-	 * partitions' changes (local SGD with averaging: each partition's SGD
-	 * pass moves a shared row most of the way to its own optimum, so the
-	 * plain sum would overshoot nparts-fold).  Reads in the same clock
-	 * show the unscaled change.
-	 */
-	float push_scale;
+	/* ADD tables: how the partitions' changes of a clock combine (enum
+	 * frr_combine; 0 = FRR_COMBINE_SUM).  Reads in the same clock show
+	 * the worker's own change as made, not combined.  (Replaces
+	 * push_scale, in the same place: 1 / nparts is
+	 * FRR_COMBINE_MEAN_OF_SUMS, with FRR_TABLE_SCALE_BY_SHARE
+	 * FRR_COMBINE_MEAN.) */
+	enum frr_combine combine;
 	/* Initial value of a row; NULL = zeros.  Deterministic in (table,
 	 * row); called on the process that stores the row. */
 	void (*init_row)(void *app, int table, uint64_t row, float *out,
@@ -131,8 +153,12 @@ struct frr_table_spec {
 struct frr_job_info {
 	int nparts; /* data partitions: load_partition gets 0 .. nparts-1 */
 	int leader; /* 1 on exactly one process of the job (log once) */
-	enum frr_mode mode;
-	int slack; /* staleness bound of reads, in clocks (mode's rule) */
+	/* The staleness bound of reads: a row fetched in clock c holds every
+	 * update of clocks <= c - slack - 1 (0 under BSP, --slack under SSP,
+	 * the window of 16 under async).  The run's mode (bsp, ssp, async,
+	 * flexrr, rr) is the runtime's business: an app's results must not
+	 * depend on it beyond what slack says. */
+	int slack;
 	uint64_t seed;
 };
 
@@ -266,6 +292,14 @@ struct frr_app_ops {
 	 * also lets tools list an app's options and defaults.
 	 */
 	const struct frr_opt_set *opts;
+	/*
+	 * Optional (appended, read only when size covers it): save as
+	 * above, told the last clock run (counting from 0 as the callbacks
+	 * do; earlier than --clocks - 1 when --target stopped the job, later
+	 * counts after --resume).  Used instead of save when set.
+	 */
+	int (*save_at)(void *app, struct frr_eval_ctx *ec, const char *path,
+		       int clock);
 };
 
 /* Add rows [row, row + n) of `table` to the set part_rows declares
@@ -282,8 +316,9 @@ int frr_rows_add(struct frr_rowset *rs, int table, uint64_t row, uint64_t n);
  * that a thread runs between two flushes: normally all of its own
  * partition's items of the clock (several process() calls), or one range
  * it runs for another partition.  At the flush the runtime pushes, for
- * every row written in the batch, push_scale x (value - value fetched)
- * (ADD), or the sum of the gradients (ADAGRAD).
+ * every row written in the batch, its change (value - value fetched) as
+ * the table's combine rule weighs it (ADD), or the sum of the gradients
+ * (ADAGRAD).
  *
  * Validity: a returned pointer stays valid and stable (no other thread
  * writes that memory) until process() returns; do not keep it across
@@ -299,9 +334,10 @@ int frr_rows_add(struct frr_rowset *rs, int table, uint64_t row, uint64_t n);
  * Out-of-range tables, rows or columns are app bugs: the job fails.
  */
 const float *frr_row_read(struct frr_ctx *c, int table, uint64_t row);
-/* The same row for writing in place (ADD tables). */
+/* The same row for writing in place (ADD and SET tables). */
 float *frr_row_write(struct frr_ctx *c, int table, uint64_t row);
-/* ADD: row += delta[0..cols) in the cache; ADAGRAD: adds a gradient. */
+/* ADD, SET: row += delta[0..cols) in the cache; ADAGRAD: adds a
+ * gradient. */
 void frr_row_update(struct frr_ctx *c, int table, uint64_t row,
 		    const float *delta);
 void frr_cell_update(struct frr_ctx *c, int table, uint64_t row, uint32_t col,

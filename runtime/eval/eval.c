@@ -202,11 +202,15 @@ int frr_rt_app_save(struct frr_rt *rt)
 {
 	struct frr_eval_ctx ec = { .rt = rt };
 	const char *path = rt->o->save_path;
+	int at = frr_rt_has_save_at(rt->app);
+	/* the last clock run, counted as the app's callbacks saw it */
+	int clock = frr_rt_app_clock(rt, frr_rt_stop_clock(rt) - 1);
 	int err;
 
-	if (!path || !rt->app->save)
+	if (!path || (!at && !rt->app->save))
 		return 0;
-	err = rt->app->save(rt->app_state, &ec, path);
+	err = at ? rt->app->save_at(rt->app_state, &ec, path, clock)
+		 : rt->app->save(rt->app_state, &ec, path);
 	if (err)
 		frr_err("app %s: saving the model to %s failed (%d)",
 			rt->app->name, path, err);

@@ -52,6 +52,43 @@ static int app_create(struct frr_rt *rt)
 	return err > 0 ? -EINVAL : err;
 }
 
+/* A table's rule, combine and flags are ones this runtime knows (an app
+ * built against an older header may hold push_scale where combine is). */
+static int table_check_rule(const struct frr_rt *rt, int t,
+			    const struct frr_table_spec *s)
+{
+	const char *name = s->name ? s->name : "?";
+	const uint32_t known =
+	    FRR_TABLE_SEE_OWN_PENDING | FRR_TABLE_NO_OWN_PENDING;
+
+	if ((unsigned)s->rule > FRR_UPDATE_SET) {
+		frr_err("app %s: table %d (%s): unknown update rule %u",
+			rt->app->name, t, name, (unsigned)s->rule);
+		return -EINVAL;
+	}
+	if ((unsigned)s->combine > FRR_COMBINE_MEAN_OF_SUMS) {
+		frr_err("app %s: table %d (%s): unknown combine rule %u "
+			"(push_scale was replaced by combine: rebuild the "
+			"app against this flexrr.h)",
+			rt->app->name, t, name, (unsigned)s->combine);
+		return -EINVAL;
+	}
+	if (s->combine != FRR_COMBINE_SUM && s->rule != FRR_UPDATE_ADD) {
+		frr_err("app %s: table %d (%s): a combine rule other than "
+			"FRR_COMBINE_SUM needs the ADD rule",
+			rt->app->name, t, name);
+		return -EINVAL;
+	}
+	if (s->flags & ~known) {
+		frr_err("app %s: table %d (%s): unknown flags 0x%x (1u << 1 "
+			"was FRR_TABLE_SCALE_BY_SHARE: use combine = "
+			"FRR_COMBINE_MEAN)",
+			rt->app->name, t, name, (unsigned)(s->flags & ~known));
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int tables_declare(struct frr_rt *rt)
 {
 	rt->ntables = rt->app->tables(rt->app_state, rt->spec, FRR_MAX_TABLES);
@@ -72,10 +109,13 @@ static int tables_declare(struct frr_rt *rt)
 				s->rows, s->cols);
 			return -EINVAL;
 		}
-		if (s->rule != FRR_UPDATE_ADD &&
+		if (table_check_rule(rt, t, s))
+			return -EINVAL;
+		if (s->rule == FRR_UPDATE_ADAGRAD &&
 		    (s->flags & FRR_TABLE_SEE_OWN_PENDING)) {
 			frr_err("app %s: table %d (%s): "
-				"FRR_TABLE_SEE_OWN_PENDING needs the ADD rule",
+				"FRR_TABLE_SEE_OWN_PENDING needs the ADD or "
+				"SET rule",
 				rt->app->name, t, s->name ? s->name : "?");
 			return -EINVAL;
 		}
@@ -93,8 +133,9 @@ static int tables_declare(struct frr_rt *rt)
 			rt->own_pending = 1;
 			rt->own_declared |= 1u << t;
 		}
-		/* read-my-writes is the default on ADD tables (issue 25) */
-		if (s->rule == FRR_UPDATE_ADD &&
+		/* read-my-writes is the default on ADD and SET tables (issue
+		 * 25); AdaGrad's pending gradients are no values */
+		if (s->rule != FRR_UPDATE_ADAGRAD &&
 		    !(s->flags & FRR_TABLE_NO_OWN_PENDING))
 			rt->spec[t].flags |= FRR_TABLE_SEE_OWN_PENDING;
 	}
@@ -143,8 +184,6 @@ static void rt_setup_shape(struct frr_rt *rt, struct frr_oob *oob,
 	rt->job = (struct frr_job_info){
 		.nparts = rt->W,
 		.leader = rt->rank == 0,
-		.mode = o->mode,
-		.slack = o->slack,
 		.seed = o->seed,
 	};
 	rt->shape = (struct frr_rt_shape){
@@ -160,6 +199,7 @@ static void rt_setup_shape(struct frr_rt *rt, struct frr_oob *oob,
 	rt->flush_ms = o->dead_ms / 3 > 200 ? o->dead_ms / 3 : 200;
 	rt->eff_slack =
 	    o->mode == FRR_MODE_ASYNC ? FRR_RT_ASYNC_WINDOW : o->slack;
+	rt->job.slack = rt->eff_slack; /* the bound reads do hold */
 	atomic_init(&rt->end_clock, o->clocks);
 	atomic_init(&rt->failed, 0);
 	/* tests prove the staleness checker can fail by breaking SSP */

@@ -4,11 +4,13 @@
  * into slots of the shard's inbox that the sender owns (docs/runtime.md
  * "Update batches on the wire"; format in table.h).  Per table and shard a
  * batch carries the written rows' ids and updates, or one dense range
- * where that is smaller.  A written row's update is push_scale x (value -
- * value at the fetch) for ADD tables (no per-step delta stores in the
- * app's loop), the gradient sum for AdaGrad.  The own end-of-clock batch
- * of a FRR_TABLE_SEE_OWN_PENDING table also records what it pushed, for
- * later fetches (table/cache.c).
+ * where that is smaller.  A written row's update is (value - value at the
+ * fetch) x the weight of the table's combine rule for ADD tables (no
+ * per-step delta stores in the app's loop), the value for SET tables (always
+ * sparse: a dense range would carry unwritten rows), the gradient sum for
+ * AdaGrad.  The
+ * own end-of-clock batch of a FRR_TABLE_SEE_OWN_PENDING table also records what
+ * it pushed, for later fetches (table/cache.c).
  */
 #include <errno.h>
 #include <string.h>
@@ -62,12 +64,13 @@ static int free_slot(struct frr_rt *rt, struct frr_worker *wk, int o, int *out)
 	}
 }
 
-/* The scale of this batch's changes to table tc. */
+/* The weight of this batch's changes to table tc (combine rule): 1, or
+ * 1 / nparts, for MEAN times the share of its partition's items. */
 static float batch_scale(const struct frr_ctx *c, const struct frr_tcache *tc)
 {
 	float s = tc->scale;
 
-	if (tc->flags & FRR_TABLE_SCALE_BY_SHARE)
+	if (tc->by_share)
 		s *= (float)c->cache->items / (float)c->rt->parts[c->part].n;
 	return s;
 }
@@ -163,8 +166,10 @@ static void row_update(struct chunker *ch, struct frr_tcache *tc, uint64_t row,
 	const float *v = frr_tcache_val(tc, row),
 		    *s = tc->snap + (uint64_t)tc->slot[row] * cols;
 
-	if (tc->rule != FRR_UPDATE_ADD)
+	if (tc->rule == FRR_UPDATE_ADAGRAD)
 		memcpy(out, s, cols * sizeof(float));
+	else if (tc->rule == FRR_UPDATE_SET) /* the value, not a change */
+		memcpy(out, v, cols * sizeof(float));
 	else if (scale == 1.0f)
 		for (uint32_t j = 0; j < cols; j++)
 			out[j] = v[j] - s[j];
@@ -240,8 +245,10 @@ static int table_fill(struct chunker *ch, int t)
 	tc->hi[o] = 0;
 	if (!n || hi <= lo)
 		return 0;
-	if (frr_seg_bytes(FRR_SEG_DENSE, hi - lo, tc->cols) <=
-	    frr_seg_bytes(FRR_SEG_SPARSE, n, tc->cols)) {
+	/* SET: a dense range would overwrite the unwritten rows in it */
+	if (tc->rule != FRR_UPDATE_SET &&
+	    frr_seg_bytes(FRR_SEG_DENSE, hi - lo, tc->cols) <=
+		frr_seg_bytes(FRR_SEG_SPARSE, n, tc->cols)) {
 		kind = FRR_SEG_DENSE;
 		n = hi - lo;
 	}

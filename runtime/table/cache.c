@@ -68,7 +68,12 @@ int frr_cache_init(struct frr_rt *rt, struct frr_cache *k, int ring)
 		tc->cols = s->cols;
 		tc->flags = s->flags;
 		tc->rule = s->rule;
-		tc->scale = s->push_scale != 0.0f ? s->push_scale : 1.0f;
+		/* the same float arithmetic as the apps' former push_scale =
+		 * 1.0f / nparts: BSP results stayed bit-identical */
+		tc->scale = s->combine == FRR_COMBINE_SUM
+				? 1.0f
+				: 1.0f / (float)rt->job.nparts;
+		tc->by_share = s->combine == FRR_COMBINE_MEAN;
 		tc->val = cache_calloc(n, sizeof(float));
 		tc->snap = cache_calloc(n, sizeof(float));
 		tc->stamp = calloc(s->rows, 1);
@@ -84,7 +89,7 @@ int frr_cache_init(struct frr_rt *rt, struct frr_cache *k, int ring)
 		for (int o = 0; o < rt->P; o++)
 			tc->lo[o] = UINT64_MAX;
 		if (ring && (s->flags & FRR_TABLE_SEE_OWN_PENDING) &&
-		    s->rule == FRR_UPDATE_ADD) {
+		    s->rule != FRR_UPDATE_ADAGRAD) {
 			tc->pend =
 			    cache_calloc((size_t)ring * n, sizeof(float));
 			tc->ptag =
@@ -172,12 +177,15 @@ static uint64_t load_exact(struct frr_rt *rt, int o, const float *src,
 	}
 }
 
-/* Add what this worker pushed in clocks [d, clock) for this row. */
+/* Add what this worker pushed in clocks [d, clock) for this row (ADD), or
+ * take the latest value it pushed in them (SET: a pushed value replaces). */
 static void add_pending(const struct frr_cache *k, const struct frr_tcache *tc,
 			uint64_t row, uint64_t d, int clock, float *val)
 {
 	uint64_t r = tc->pslot[row];
 	const int32_t *tag;
+	const float *last = NULL;
+	int64_t last_pc = -1;
 
 	if (!r--)
 		return; /* never pushed by this worker */
@@ -189,9 +197,18 @@ static void add_pending(const struct frr_cache *k, const struct frr_tcache *tc,
 		if (pc < (int64_t)d || pc >= clock)
 			continue;
 		p = tc->pend + (r * (uint64_t)k->ring + (uint64_t)s) * tc->cols;
+		if (tc->rule == FRR_UPDATE_SET) {
+			if (pc > last_pc) {
+				last_pc = pc;
+				last = p;
+			}
+			continue;
+		}
 		for (uint32_t j = 0; j < tc->cols; j++)
 			val[j] += p[j];
 	}
+	if (last)
+		memcpy(val, last, tc->cols * sizeof(float));
 }
 
 /* Not inlined: the hit path of an access stays a leaf without a frame. */
@@ -321,8 +338,8 @@ float *frr_row_write(struct frr_ctx *c, int table, uint64_t row)
 	uint32_t s;
 	struct frr_tcache *tc = entry(c, table, row, &s);
 
-	if (!tc || tc->rule != FRR_UPDATE_ADD)
-		return bad_access(c, "frr_row_write (ADD tables only) of",
+	if (!tc || tc->rule == FRR_UPDATE_ADAGRAD)
+		return bad_access(c, "frr_row_write (ADD and SET tables) of",
 				  table, row, UINT32_MAX);
 	if (!(s & 1))
 		mark_written(c, tc, row);
@@ -330,7 +347,7 @@ float *frr_row_write(struct frr_ctx *c, int table, uint64_t row)
 	return frr_tcache_val(tc, row);
 }
 
-/* ADD: the row itself; ADAGRAD: the batch's gradient sum. */
+/* ADD, SET: the row itself; ADAGRAD: the batch's gradient sum. */
 static float *update_target(struct frr_ctx *c, int t, uint64_t row)
 {
 	uint32_t s;

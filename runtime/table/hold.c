@@ -86,7 +86,7 @@ static int holds_all(const struct frr_rt *rt, int r)
 			  sizeof(a->part_rows) ||
 	    !a->part_rows || rt->P == 1 || hold_all_env())
 		return 1;
-	return r == 0 && rt->o->save_path && a->save;
+	return r == 0 && rt->o->save_path && frr_rt_app_saves(a);
 }
 
 /* This rank's declarations (part_rows): into own[t] the rows its own

@@ -86,6 +86,9 @@ static void apply_rows(struct frr_rt *rt, int t, uint64_t li, const float *g,
 			acc[i] += g[i] * g[i];
 			m[i] -= lr * g[i] / sqrtf(eps + acc[i]);
 		}
+	} else if (rt->spec[t].rule == FRR_UPDATE_SET) {
+		/* the batch's values: the last batch in apply order wins */
+		memcpy(m, g, n * cols * sizeof(float));
 	} else {
 		for (uint64_t i = 0; i < n * cols; i++)
 			m[i] += g[i];

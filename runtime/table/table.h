@@ -40,7 +40,10 @@ struct frr_tcache {
 	uint32_t cols;
 	uint32_t flags;
 	enum frr_update_rule rule;
-	float scale;	   /* push_scale (0 = 1) */
+	/* a batch's change x scale (1; 1 / nparts: combine MEAN*), times its
+	 * share of the partition's items if by_share (MEAN) */
+	float scale;
+	int by_share;
 	float *val, *snap; /* compact: slot x cols */
 	uint8_t *stamp;
 	uint32_t *slot;	   /* per row: its slot, valid while stamp's gen is */
