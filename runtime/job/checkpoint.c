@@ -242,7 +242,8 @@ void frr_rt_ckpt_fini(struct frr_rt *rt)
 	free(k->snap);
 	free((void *)k->snap_clock);
 	free(k->shard);
-	free(k->app0);
+	free(k->cuts[0].app);
+	free(k->cuts[1].app);
 	free(k);
 	rt->ck = NULL;
 }
@@ -294,8 +295,8 @@ int frr_rt_ckpt_snap(struct frr_worker *wk, int c)
 /* ---- the server: taking the cut ------------------------------------------ */
 /* Is the last checkpoint still being written?  Then the server does not
  * apply the next cut's clock (its copy buffer is one): it goes on serving
- * rows and beating meanwhile.  Rank 0 also waits for its manifest, whose
- * log line reads this checkpoint's figures. */
+ * rows and beating meanwhile.  Rank 0 also waits while two cuts await
+ * their manifests (it keeps the figures of two for its log lines). */
 int frr_rt_ckpt_hold(struct frr_rt *rt, int c)
 {
 	struct frr_ckpt *k = rt->ck;
@@ -304,9 +305,9 @@ int frr_rt_ckpt_hold(struct frr_rt *rt, int c)
 	if (!k || !k->cut || !ck_due(rt, c))
 		return 0;
 	pthread_mutex_lock(&k->w.lock);
-	held =
-	    k->w.durable < k->cut || (rt->rank == 0 && k->w.committed < k->cut);
+	held = k->w.durable < k->cut;
 	pthread_mutex_unlock(&k->w.lock);
+	held |= rt->rank == 0 && k->ncut - k->chead >= 2;
 	if (held && !k->hold_t0)
 		k->hold_t0 = frr_rt_clock_now();
 	return held;
@@ -345,6 +346,7 @@ static void copy_shard(struct frr_rt *rt, int ac)
 int frr_rt_ckpt_shard(struct frr_rt *rt, int c)
 {
 	struct frr_ckpt *k = rt->ck;
+	struct frr_ckpt_cut *cut;
 	double t0 = frr_rt_clock_now();
 	int ac = frr_rt_app_clock(rt, c), err;
 
@@ -360,14 +362,18 @@ int frr_rt_ckpt_shard(struct frr_rt *rt, int c)
 					   ac, rt->rank * rt->T + t);
 	copy_shard(rt, ac);
 	k->cut = c + 1;
-	k->held_s = k->hold_t0 ? t0 - k->hold_t0 : 0;
-	k->pause_s = frr_rt_clock_now() - t0 + k->held_s;
+	cut = &k->cuts[k->ncut % 2];
+	*cut = (struct frr_ckpt_cut){ .c = c };
+	cut->held_s = k->hold_t0 ? t0 - k->hold_t0 : 0;
+	cut->pause_s = frr_rt_clock_now() - t0 + cut->held_s;
 	frr_dbg("checkpoint of clock %d: copied %zu bytes of the shard in "
 		"%.4f s, after holding the cut %.4f s",
-		ac, k->shard_len, k->pause_s - k->held_s, k->held_s);
+		ac, k->shard_len, cut->pause_s - cut->held_s, cut->held_s);
 	k->hold_t0 = 0;
-	err = frr_ckpt_post(rt, &(struct frr_ckpt_task){
-				    .kind = FRR_CKPT_FILES, .c = c, .ac = ac });
+	err = frr_ckpt_post(rt, &(struct frr_ckpt_task){ .kind = FRR_CKPT_FILES,
+							 .c = c,
+							 .ac = ac,
+							 .seq = k->ncut++ });
 	return err ? frr_rt_fail(rt, err,
 				 "checkpoint of clock %d: the writer's queue "
 				 "is full",
@@ -411,10 +417,11 @@ int frr_rt_ckpt_app(struct frr_rt *rt, int c)
 	if (rt->rank == 0 || !ck_due(rt, c) || !k->app_state)
 		return 0;
 	t.ac = frr_rt_app_clock(rt, c);
+	t.seq = k->ncut - 1; /* the cut of c: the next waits for this task */
 	err = app_capture(rt, t.ac, &t.app, &t.app_len);
 	if (!err && (err = frr_ckpt_post(rt, &t)))
 		free(t.app);
-	k->pause_s += frr_rt_clock_now() - t0;
+	k->cuts[t.seq % 2].pause_s += frr_rt_clock_now() - t0;
 	return err ? frr_rt_fail(rt, err,
 				 "checkpoint of clock %d: rank %d's app "
 				 "state failed (%d)",
@@ -445,15 +452,25 @@ static int plan(struct frr_rt *rt, int c)
 int frr_rt_ckpt_commit(struct frr_rt *rt, int c)
 {
 	struct frr_ckpt *k = rt->ck;
+	struct frr_ckpt_cut *cut;
 	double t0 = frr_rt_clock_now();
-	int err;
+	int err, i;
 
 	if (!k || rt->rank != 0)
 		return 0;
 	if (ck_due(rt, c)) {
+		/* its cut is the oldest not yet wanted: clocks come in order */
+		for (i = k->chead; i < k->ncut && k->cuts[i % 2].wanted; i++)
+			;
+		cut = &k->cuts[i % 2];
+		if (i == k->ncut || cut->c != c)
+			return frr_rt_fail(rt, -EPROTO,
+					   "checkpoint of clock %d: rank 0 "
+					   "took no cut of it",
+					   frr_rt_app_clock(rt, c));
 		if (k->app_state) {
-			err = app_capture(rt, frr_rt_app_clock(rt, c), &k->app0,
-					  &k->app0_len);
+			err = app_capture(rt, frr_rt_app_clock(rt, c),
+					  &cut->app, &cut->app_len);
 			if (err)
 				return frr_rt_fail(
 				    rt, err,
@@ -461,21 +478,21 @@ int frr_rt_ckpt_commit(struct frr_rt *rt, int c)
 				    "state failed (%d)",
 				    frr_rt_app_clock(rt, c), err);
 		}
-		k->want = c + 1;
-		k->pause_s += frr_rt_clock_now() - t0;
+		cut->wanted = 1;
+		cut->pause_s += frr_rt_clock_now() - t0;
 	}
 	return plan(rt, c);
 }
 
-static void commit_done(struct frr_rt *rt)
+static void commit_done(struct frr_rt *rt, struct frr_ckpt_cut *cut)
 {
 	struct frr_ckpt *k = rt->ck;
-	int ac = frr_rt_app_clock(rt, k->want - 1);
+	int ac = frr_rt_app_clock(rt, cut->c);
 
 	k->count++;
-	k->pause_sum += k->pause_s;
-	if (k->pause_s > k->pause_max)
-		k->pause_max = k->pause_s;
+	k->pause_sum += cut->pause_s;
+	if (cut->pause_s > k->pause_max)
+		k->pause_max = cut->pause_s;
 	if (!rt->o->quiet)
 		fprintf(stderr,
 			"flexrr: checkpoint of clock %d in %s/ckpt-%d: rank 0 "
@@ -484,38 +501,41 @@ static void commit_done(struct frr_rt *rt)
 			"checkpoint was written; the files, the manifest "
 			"and removing the previous one took %.4f s in the "
 			"background)\n",
-			ac, rt->o->ckpt_dir, ac, (double)k->w.bytes / (1 << 20),
-			k->w.write_s, k->pause_s, k->held_s,
-			k->w.write_s + k->w.commit_s);
-	k->want = k->posted = 0;
+			ac, rt->o->ckpt_dir, ac, (double)cut->bytes / (1 << 20),
+			cut->write_s, cut->pause_s, cut->held_s,
+			cut->write_s + cut->commit_s);
+	k->chead++;
 }
 
-/* 1 if the commit moved on, 0 if it waits, < 0 the job's error. */
+/* The oldest cut's commit: 1 if it moved on, 0 if it waits, < 0 the
+ * job's error. */
 static int commit_step(struct frr_rt *rt, int committed)
 {
 	struct frr_ckpt *k = rt->ck;
+	struct frr_ckpt_cut *cut = &k->cuts[k->chead % 2];
 	struct frr_ckpt_task t = { .kind = FRR_CKPT_COMMIT };
 	int err;
 
-	if (!k->want)
+	if (k->chead == k->ncut || !cut->wanted)
 		return 0;
-	if (k->posted) {
-		if (committed < k->want)
+	if (cut->posted) {
+		if (committed < cut->c + 1)
 			return 0;
-		commit_done(rt);
+		commit_done(rt, cut);
 		return 1;
 	}
 	for (int r = 0; r < rt->P; r++)
 		if (frr_tp_load_u64(ctl_u64(rt, frr_ckpt_durable_off(rt, r))) <
-		    (uint64_t)k->want)
+		    (uint64_t)cut->c + 1)
 			return 0;
-	t.c = k->want - 1;
+	t.c = cut->c;
 	t.ac = frr_rt_app_clock(rt, t.c);
+	t.seq = k->chead;
 	frr_ckpt_id_of(rt, &t.id);
 	t.id.clock = t.ac;
-	t.app = k->app0;
-	t.app_len = k->app0_len;
-	k->app0 = NULL;
+	t.app = cut->app;
+	t.app_len = cut->app_len;
+	cut->app = NULL;
 	err = frr_ckpt_post(rt, &t);
 	if (err) {
 		free(t.app);
@@ -524,7 +544,7 @@ static int commit_step(struct frr_rt *rt, int committed)
 				   "queue is full",
 				   t.ac);
 	}
-	k->posted = 1;
+	cut->posted = 1;
 	return 1;
 }
 
@@ -570,5 +590,6 @@ int frr_rt_ckpt_idle(struct frr_rt *rt)
 	pthread_mutex_lock(&k->w.lock);
 	busy = k->w.n || k->w.running || k->w.durable != k->sent;
 	pthread_mutex_unlock(&k->w.lock);
-	return !busy && !k->want;
+	/* rank 0: and every cut committed */
+	return !busy && (rt->rank != 0 || k->chead == k->ncut);
 }

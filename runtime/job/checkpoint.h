@@ -55,6 +55,7 @@ enum { FRR_CKPT_FILES = 1, FRR_CKPT_APP, FRR_CKPT_COMMIT };
 /* One piece of work for the writer thread. */
 struct frr_ckpt_task {
 	int kind, c, ac; /* internal and app clock of the cut */
+	int seq;	 /* the cut's number: its record is cuts[seq % 2] */
 	void *app;	 /* APP, COMMIT: the app state's bytes (malloc) */
 	size_t app_len;
 	struct frr_ckpt_id id; /* COMMIT: the manifest */
@@ -74,9 +75,21 @@ struct frr_ckpt_writer {
 	int err, err_ac; /* the first task that failed */
 	int durable;	 /* internal clock + 1: this rank's files on disk */
 	int committed;	 /* rank 0: internal clock + 1 of the last MANIFEST */
-	uint64_t bytes;	 /* this checkpoint's bytes of this rank */
-	double write_s;	 /* its time writing (and fsyncing) them */
-	double commit_s; /* rank 0: the manifest, latest, the removal */
+};
+
+/* Rank 0's figures of one cut, for its log line (the server writes the
+ * pause, the writer the rest); two, as rank 0 may take the next cut once
+ * its files are written, before the manifest of this one. */
+struct frr_ckpt_cut {
+	int c;		    /* internal clock */
+	int wanted, posted; /* processed by rank 0 / its COMMIT queued */
+	double pause_s;	    /* its time on the server */
+	double held_s;	    /* of which holding the cut for the last one */
+	void *app;	    /* rank 0's app state of the cut */
+	size_t app_len;
+	uint64_t bytes;	 /* rank 0's bytes of it */
+	double write_s;	 /* writing (and fsyncing) them */
+	double commit_s; /* the manifest, latest, the removal */
 };
 
 struct frr_ckpt {
@@ -90,14 +103,11 @@ struct frr_ckpt {
 	uint8_t *shard;
 	size_t shard_len;
 	int app_state; /* the app has the checkpoint callbacks */
-	/* server side: the cut being written (internal clock + 1, 0 none),
-	 * rank 0's commit wanted / posted for it, the durable clock told */
-	int cut, want, posted, sent;
+	/* server side: the last cut taken (internal clock + 1, 0 none), the
+	 * durable clock told, cuts taken and (rank 0) committed */
+	int cut, sent, ncut, chead;
 	double hold_t0; /* when the server began waiting to take a cut */
-	double pause_s; /* this checkpoint's time on the server */
-	double held_s;	/* of which holding the cut for the last one */
-	void *app0;	/* rank 0: its app state of the cut */
-	size_t app0_len;
+	struct frr_ckpt_cut cuts[2];
 	int count;
 	double pause_sum, pause_max;
 	struct frr_ckpt_writer w;

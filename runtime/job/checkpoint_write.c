@@ -42,17 +42,17 @@ static int fill_blob(FILE *f, void *arg)
 	return ferror(f) ? -EIO : 0;
 }
 
-static int ck_write(struct frr_rt *rt, int ac, const char *name,
-		    const struct blob *b)
+static int ck_write(struct frr_rt *rt, const struct frr_ckpt_task *t,
+		    const char *name, const struct blob *b)
 {
 	char p[4096];
-	int err = frr_ckpt_path(p, sizeof(p), rt->o->ckpt_dir, ac, name);
+	int err = frr_ckpt_path(p, sizeof(p), rt->o->ckpt_dir, t->ac, name);
 
 	if (!err)
 		err = frr_file_write_atomic(p, "--checkpoint", fill_blob,
 					    (void *)b);
 	if (!err)
-		rt->ck->w.bytes += b->alen + b->blen;
+		rt->ck->cuts[t->seq % 2].bytes += b->alen + b->blen;
 	return err;
 }
 
@@ -101,14 +101,14 @@ static int run_files(struct frr_rt *rt, const struct frr_ckpt_task *t)
 		h.index = v;
 		h.bytes = b.blen = pt->state_off[pt->n];
 		snprintf(name, sizeof(name), "state-%d", v);
-		err = ck_write(rt, t->ac, name, &b);
+		err = ck_write(rt, t, name, &b);
 		atomic_store_explicit(&k->snap_clock[i], 0,
 				      memory_order_release);
 	}
 	snprintf(name, sizeof(name), "shard-%d", rt->rank);
 	return err ? err
 		   : ck_write(
-			 rt, t->ac, name,
+			 rt, t, name,
 			 &(struct blob){ NULL, k->shard, 0, k->shard_len });
 }
 
@@ -117,7 +117,7 @@ static int run_app(struct frr_rt *rt, const struct frr_ckpt_task *t)
 	char name[64];
 
 	snprintf(name, sizeof(name), "app-%d", rt->rank);
-	return ck_write(rt, t->ac, name,
+	return ck_write(rt, t, name,
 			&(struct blob){ NULL, t->app, 0, t->app_len });
 }
 
@@ -261,20 +261,21 @@ static int run_commit(struct frr_rt *rt, const struct frr_ckpt_task *t)
 static int run_task(struct frr_rt *rt, const struct frr_ckpt_task *t)
 {
 	double t0 = frr_rt_clock_now();
-	struct frr_ckpt_writer *w = &rt->ck->w;
+	/* the server reads it only once the task is done (under the lock) */
+	struct frr_ckpt_cut *cut = &rt->ck->cuts[t->seq % 2];
 	int err;
 
 	if (t->kind == FRR_CKPT_FILES)
-		w->bytes = 0; /* only this thread writes it until durable */
+		cut->bytes = 0;
 	err = t->kind == FRR_CKPT_FILES ? run_files(rt, t)
 	      : t->kind == FRR_CKPT_APP ? run_app(rt, t)
 					: run_commit(rt, t);
 	if (t->kind == FRR_CKPT_COMMIT)
-		w->commit_s = frr_rt_clock_now() - t0;
+		cut->commit_s = frr_rt_clock_now() - t0;
 	else if (t->kind == FRR_CKPT_FILES)
-		w->write_s = frr_rt_clock_now() - t0;
+		cut->write_s = frr_rt_clock_now() - t0;
 	else
-		w->write_s += frr_rt_clock_now() - t0;
+		cut->write_s += frr_rt_clock_now() - t0;
 	return err;
 }
 
