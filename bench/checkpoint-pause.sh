@@ -33,10 +33,11 @@ bw() {
 }
 ideal=$(bw)
 echo "rank 0 share: $mib MiB, $procs ranks writing; dd of the same: ${ideal:0:6} s"
-sed -n 's/.*checkpoint of clock \([0-9]*\) .* in \([0-9.]*\) s (files), paused \([0-9.]*\) s (of which \([0-9.]*\) s holding.*/\1 \2 \3 \4/p' "$tmp/log" |
+# (a binary from before the writer thread prints no "of which ... holding")
+sed -En 's/.*checkpoint of clock ([0-9]+) .* in ([0-9.]+) s \(files\), paused ([0-9.]+) s( \(of which ([0-9.]+) s holding)?.*/\1 \2 \3 \5/p' "$tmp/log" |
 	while read -r c files pause held; do
 		printf 'clock %s: files %.4f s, pause %.4f s (held %.4f s), pause / dd %.2fx\n' \
-			"$c" "$files" "$pause" "$held" "$(echo "$pause / $ideal" | bc -l)"
+			"$c" "$files" "$pause" "${held:-0}" "$(echo "$pause / $ideal" | bc -l)"
 	done
 grep 'checkpoints in' "$tmp/log" || true
 with=$(sed -n 's/.*done .*time_s=\([0-9.]*\).*/\1/p' "$tmp/out")
