@@ -297,20 +297,62 @@ int frr_rt_ckpt_snap(struct frr_worker *wk, int c)
  * apply the next cut's clock (its copy buffer is one): it goes on serving
  * rows and beating meanwhile.  Rank 0 also waits while two cuts await
  * their manifests (it keeps the figures of two for its log lines). */
+static int writer_busy(struct frr_rt *rt)
+{
+	struct frr_ckpt *k = rt->ck;
+	int busy;
+
+	if (!k->cut)
+		return 0;
+	pthread_mutex_lock(&k->w.lock);
+	busy = k->w.durable < k->cut;
+	pthread_mutex_unlock(&k->w.lock);
+	return busy || (rt->rank == 0 && k->ncut - k->chead >= 2);
+}
+
 int frr_rt_ckpt_hold(struct frr_rt *rt, int c)
 {
 	struct frr_ckpt *k = rt->ck;
 	int held;
 
-	if (!k || !k->cut || !ck_due(rt, c))
+	if (!k || !ck_due(rt, c))
 		return 0;
-	pthread_mutex_lock(&k->w.lock);
-	held = k->w.durable < k->cut;
-	pthread_mutex_unlock(&k->w.lock);
-	held |= rt->rank == 0 && k->ncut - k->chead >= 2;
+	held = writer_busy(rt);
 	if (held && !k->hold_t0)
 		k->hold_t0 = frr_rt_clock_now();
 	return held;
+}
+
+/* A time-based cut's clock word (plan()) can arrive between the hold's look
+ * and the apply: then the server waits here for the writer, still beating
+ * and committing (the copy buffer must not change under the writer). */
+static int wait_writer(struct frr_rt *rt)
+{
+	struct frr_ckpt *k = rt->ck;
+	double t0 = frr_rt_clock_now();
+	int err = 0;
+
+	if (!k->hold_t0)
+		k->hold_t0 = t0;
+	while (!err && writer_busy(rt)) {
+		double now = frr_rt_clock_now();
+
+		err = frr_rt_ckpt_poll(rt);
+		if (err >= 0)
+			err = frr_rt_failed(rt);
+		if (!err)
+			err = frr_rt_heartbeat(rt, now, 0);
+		if (!err && (now - t0) * 1000 > rt->o->timeout_ms)
+			err = frr_rt_fail(rt, -ETIMEDOUT,
+					  "checkpoint: the last checkpoint "
+					  "was not written within %d ms (the "
+					  "--timeout); raise it for a slow "
+					  "disk",
+					  rt->o->timeout_ms);
+		if (!err)
+			nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	}
+	return err < 0 ? err : 0;
 }
 
 /* The shard laid out as its file, by memcpy: the only part of writing it
@@ -347,11 +389,15 @@ int frr_rt_ckpt_shard(struct frr_rt *rt, int c)
 {
 	struct frr_ckpt *k = rt->ck;
 	struct frr_ckpt_cut *cut;
-	double t0 = frr_rt_clock_now();
 	int ac = frr_rt_app_clock(rt, c), err;
+	double t0;
 
 	if (!ck_due(rt, c))
 		return 0;
+	err = wait_writer(rt);
+	if (err)
+		return err;
+	t0 = frr_rt_clock_now();
 	for (int t = 0; t < rt->T; t++)
 		if (rt->parts[rt->rank * rt->T + t].state &&
 		    atomic_load_explicit(&k->snap_clock[t],
