@@ -248,9 +248,9 @@ void frr_rt_ckpt_fini(struct frr_rt *rt)
 	rt->ck = NULL;
 }
 
-/* Under SSP a worker may reach its next cut before the server has written
- * the last one: it waits for the copy to be free (the server needs nothing
- * more of it for that clock, so this ends). */
+/* Under SSP a worker may reach its next cut before its rank's writer has
+ * written the last one: it waits for the copy to be free (the writer needs
+ * nothing more of this worker for that, so this ends). */
 static int snap_wait(struct frr_worker *wk)
 {
 	struct frr_rt *rt = wk->rt;
