@@ -505,6 +505,12 @@ int frr_rt_ckpt_snap(struct frr_worker *wk, int c);
 int frr_rt_ckpt_shard(struct frr_rt *rt, int c);
 int frr_rt_ckpt_app(struct frr_rt *rt, int c);
 int frr_rt_ckpt_commit(struct frr_rt *rt, int c);
+/* Server: 1 while the last checkpoint is written and clock c is the next
+ * cut (c is not applied yet); each turn, the writer's news (1 if any, < 0
+ * the job's error); whether nothing of a checkpoint is left to do. */
+int frr_rt_ckpt_hold(struct frr_rt *rt, int c);
+int frr_rt_ckpt_poll(struct frr_rt *rt);
+int frr_rt_ckpt_idle(struct frr_rt *rt);
 /* --resume: rows, item state, app state and the clock, before the
  * initial push (every rank). */
 int frr_rt_resume(struct frr_rt *rt);

@@ -4,7 +4,9 @@
  * SIGKILLed as a whole after a checkpoint and resumed ends with the
  * uninterrupted run's summary line, bit for bit (toy, mf, lda, mlr); a kill
  * while a checkpoint is written (rank 0 stopped before its manifest) leaves
- * the previous one, which resumes to the same answer; the time-based form
+ * the previous one, which resumes to the same answer, also with a cut every
+ * clock (each taken while the last may still be written by the rank's
+ * writer thread); the time-based form
  * and SSP write checkpoints that resume; a job that does not match the
  * checkpoint (seed, app options, shape, app) is refused naming the
  * difference, and so is a fresh job over another job's checkpoints.
@@ -103,11 +105,13 @@ static void latest_is(const char *want)
 }
 
 /*
- * The uninterrupted run of JOB, then JOB with checkpoints every 2 clocks
- * killed as a whole at kill (env FLEXRR_TEST_CKPT_KILL), then JOB resumed:
- * the same summary line.  want: the checkpoint latest names after the kill.
+ * The uninterrupted run of JOB, then JOB with checkpoints every `every`
+ * clocks killed as a whole at kill (env FLEXRR_TEST_CKPT_KILL), then JOB
+ * resumed: the same summary line.  want: the checkpoint latest names after
+ * the kill.
  */
-static void kill_and_resume(const char *job, const char *kill, const char *want)
+static void kill_and_resume_every(const char *job, int every, const char *kill,
+				  const char *want)
 {
 	struct rt_run *r = calloc(1, sizeof(*r));
 	char args[1024], env[64], ref[2048], res[2048];
@@ -115,18 +119,24 @@ static void kill_and_resume(const char *job, const char *kill, const char *want)
 	run_ok(r, "%s", job);
 	result(r, ref, sizeof(ref));
 	snprintf(args, sizeof(args),
-		 "--checkpoint %s/ck --checkpoint-every 2 %s", dir, job);
+		 "--checkpoint %s/ck --checkpoint-every %d %s", dir, every,
+		 job);
 	snprintf(env, sizeof(env), "FLEXRR_TEST_CKPT_KILL=%s", kill);
 	run(r, env, args);
 	cr_assert_eq(r->code, 128 + SIGKILL, "the job was not killed: %d %s",
 		     r->code, r->err);
 	latest_is(want);
-	run_ok(r, "--resume %s/ck --checkpoint %s/ck --checkpoint-every 2 %s",
-	       dir, dir, job);
+	run_ok(r, "--resume %s/ck --checkpoint %s/ck --checkpoint-every %d %s",
+	       dir, dir, every, job);
 	result(r, res, sizeof(res));
 	cr_assert_str_eq(res, ref, "resumed:\n%s\nuninterrupted:\n%s", res,
 			 ref);
 	free(r);
+}
+
+static void kill_and_resume(const char *job, const char *kill, const char *want)
+{
+	kill_and_resume_every(job, 2, kill, want);
 }
 
 Test(runtime_checkpoint, toy_resume_after_kill)
@@ -227,6 +237,23 @@ Test(runtime_checkpoint, kill_while_writing_keeps_the_previous)
 		      "%s is still there: it goes once the resumed run's "
 		      "ckpt-3 is complete",
 		      p);
+	scratch_rm();
+}
+
+/* A cut every clock: each comes while the last one may still be written
+ * (the server holds it) and rank 0's manifests follow in order, so a kill
+ * before checkpoint 4's manifest leaves checkpoint 3, which resumes. */
+Test(runtime_checkpoint, every_clock_kill_while_writing)
+{
+	char job[512];
+
+	lda_job(job, sizeof(job));
+	kill_and_resume_every(job, 1, "4:manifest", "ckpt-3");
+	scratch_rm();
+	scratch();
+	kill_and_resume_every("-n 2 -t 2 --clocks 8 --seed 3 toy --items 300 "
+			      "--dim 40",
+			      1, "5", "ckpt-5");
 	scratch_rm();
 }
 

@@ -1,21 +1,19 @@
 // SPDX-License-Identifier: MIT
 /*
- * Writing checkpoints (docs/runtime.md "Checkpoints").  The cut of clock C
+ * Taking checkpoints (docs/runtime.md "Checkpoints").  The cut of clock C
  * is taken where each piece is exactly "after C" without stopping the job:
  * a worker copies its partition's item state at the end of its clock C
  * (before its batch leaves: no shard can apply C before that); the server
- * writes its shard right after applying C (it alone changes the shard, and
- * it applies C + 1 only after the write) and the copies with it; the app's
- * own state follows the rank's clock_local(C), before its stats of C leave
- * for rank 0.  So when rank 0 has processed clock C every rank's files are
- * on disk, and rank 0 writes the manifest, then DIR/latest, then removes
- * the previous checkpoint.  Every file goes through frr_file_write_atomic.
+ * copies its shard right after applying C (it alone changes the shard, and
+ * it applies C + 1 only after the copy); the app's own state is captured
+ * after the rank's clock_local(C) (rank 0: clock_global(C)).  The writer
+ * thread (job/checkpoint_write.c) writes the copies while the job runs on;
+ * each rank tells the others when its files of C are on disk, and rank 0,
+ * once every rank's are, has its writer write the manifest, DIR/latest,
+ * and remove the previous checkpoint.  One cut at a time: the server
+ * holds the next cut's apply until the last checkpoint is written.
  */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -169,6 +167,24 @@ static int ck_check_fresh(struct frr_rt *rt)
 	return -EEXIST;
 }
 
+/* The shard file: its header, then per table its header, rows and
+ * AdaGrad sums. */
+static size_t shard_bytes(const struct frr_rt *rt)
+{
+	size_t n = sizeof(struct frr_ckpt_hdr);
+
+	for (int t = 0; t < rt->ntables; t++)
+		n += sizeof(struct frr_ckpt_table) +
+		     rt->shard_rows[t * rt->P + rt->rank] * rt->spec[t].cols *
+			 sizeof(float) * (rt->accum[t] ? 2 : 1);
+	return n;
+}
+
+size_t frr_ckpt_durable_off(const struct frr_rt *rt, int r)
+{
+	return rt->off_fin + (size_t)r * 64 + 8;
+}
+
 int frr_rt_ckpt_init(struct frr_rt *rt)
 {
 	struct frr_ckpt *k;
@@ -183,9 +199,16 @@ int frr_rt_ckpt_init(struct frr_rt *rt)
 	k->every_s = rt->o->ckpt_every_s;
 	k->last_t = frr_rt_clock_now();
 	test_kill_init(k);
+	k->app_state = frr_ckpt_has_app_state(rt);
+	k->shard_len = shard_bytes(rt);
+	/* touched now: page faults at the cut would be part of the pause
+	 * (not with 0: malloc + memset 0 may become a calloc's fresh pages) */
+	k->shard = malloc(k->shard_len);
+	if (k->shard)
+		memset(k->shard, 0xff, k->shard_len);
 	k->snap = calloc((size_t)rt->T, sizeof(*k->snap));
 	k->snap_clock = calloc((size_t)rt->T, sizeof(*k->snap_clock));
-	if (!k->snap || !k->snap_clock)
+	if (!k->shard || !k->snap || !k->snap_clock)
 		return -ENOMEM;
 	for (int t = 0; t < rt->T; t++) {
 		const struct frr_part *p = &rt->parts[rt->rank * rt->T + t];
@@ -196,6 +219,8 @@ int frr_rt_ckpt_init(struct frr_rt *rt)
 	err = ck_dir_ok(rt->o->ckpt_dir);
 	if (!err)
 		err = ck_check_fresh(rt);
+	if (!err)
+		err = frr_ckpt_writer_start(rt);
 	return frr_ckpt_agree(rt, err);
 }
 
@@ -205,6 +230,7 @@ void frr_rt_ckpt_fini(struct frr_rt *rt)
 
 	if (!k)
 		return;
+	frr_ckpt_writer_stop(rt);
 	if (rt->rank == 0 && k->count && !rt->o->quiet)
 		fprintf(stderr,
 			"flexrr: %d checkpoints in %s: rank 0 paused %.4f s "
@@ -215,13 +241,16 @@ void frr_rt_ckpt_fini(struct frr_rt *rt)
 		free(k->snap[t]);
 	free(k->snap);
 	free((void *)k->snap_clock);
+	free(k->shard);
+	free(k->cuts[0].app);
+	free(k->cuts[1].app);
 	free(k);
 	rt->ck = NULL;
 }
 
-/* Under SSP a worker may reach its next cut before the server has written
- * the last one: it waits for the copy to be free (the server needs nothing
- * more of it for that clock, so this ends). */
+/* Under SSP a worker may reach its next cut before its rank's writer has
+ * written the last one: it waits for the copy to be free (the writer needs
+ * nothing more of this worker for that, so this ends). */
 static int snap_wait(struct frr_worker *wk)
 {
 	struct frr_rt *rt = wk->rt;
@@ -263,307 +292,190 @@ int frr_rt_ckpt_snap(struct frr_worker *wk, int c)
 	return 0;
 }
 
-/* ---- the files ---------------------------------------------------------- */
-struct fill_blob {
-	const struct frr_rt *rt;
-	struct frr_ckpt_hdr h;
-	const void *data; /* state */
-};
-
-static int fill_shard(FILE *f, void *arg)
+/* ---- the server: taking the cut ------------------------------------------ */
+/* Is the last checkpoint still being written?  Then the server does not
+ * apply the next cut's clock (its copy buffer is one): it goes on serving
+ * rows and beating meanwhile.  Rank 0 also waits while two cuts await
+ * their manifests (it keeps the figures of two for its log lines). */
+static int writer_busy(struct frr_rt *rt)
 {
-	const struct fill_blob *b = arg;
-	const struct frr_rt *rt = b->rt;
+	struct frr_ckpt *k = rt->ck;
+	int busy;
 
-	/* big writes: the pause is the disk's time, not the syscalls' */
-	setvbuf(f, NULL, _IOFBF, (size_t)1 << 20);
-	fwrite(&b->h, sizeof(b->h), 1, f);
+	if (!k->cut)
+		return 0;
+	pthread_mutex_lock(&k->w.lock);
+	busy = k->w.durable < k->cut;
+	pthread_mutex_unlock(&k->w.lock);
+	return busy || (rt->rank == 0 && k->ncut - k->chead >= 2);
+}
+
+int frr_rt_ckpt_hold(struct frr_rt *rt, int c)
+{
+	struct frr_ckpt *k = rt->ck;
+	int held;
+
+	if (!k || !ck_due(rt, c))
+		return 0;
+	held = writer_busy(rt);
+	if (held && !k->hold_t0)
+		k->hold_t0 = frr_rt_clock_now();
+	return held;
+}
+
+/* A time-based cut's clock word (plan()) can arrive between the hold's look
+ * and the apply: then the server waits here for the writer, still beating
+ * and committing (the copy buffer must not change under the writer). */
+static int wait_writer(struct frr_rt *rt)
+{
+	struct frr_ckpt *k = rt->ck;
+	double t0 = frr_rt_clock_now();
+	int err = 0;
+
+	if (!k->hold_t0)
+		k->hold_t0 = t0;
+	while (!err && writer_busy(rt)) {
+		double now = frr_rt_clock_now();
+
+		err = frr_rt_ckpt_poll(rt);
+		if (err >= 0)
+			err = frr_rt_failed(rt);
+		if (!err)
+			err = frr_rt_heartbeat(rt, now, 0);
+		if (!err && (now - t0) * 1000 > rt->o->timeout_ms)
+			err = frr_rt_fail(rt, -ETIMEDOUT,
+					  "checkpoint: the last checkpoint "
+					  "was not written within %d ms (the "
+					  "--timeout); raise it for a slow "
+					  "disk",
+					  rt->o->timeout_ms);
+		if (!err)
+			nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	}
+	return err < 0 ? err : 0;
+}
+
+/* The shard laid out as its file, by memcpy: the only part of writing it
+ * the server waits for. */
+static void copy_shard(struct frr_rt *rt, int ac)
+{
+	struct frr_ckpt_hdr h = { .kind = 1,
+				  .index = rt->rank,
+				  .clock = ac,
+				  .ntables = rt->ntables };
+	uint8_t *o = rt->ck->shard;
+
+	memcpy(h.magic, FRR_CKPT_MAGIC, 8);
+	memcpy(o, &h, sizeof(h));
+	o += sizeof(h);
 	for (int t = 0; t < rt->ntables; t++) {
 		uint64_t n = rt->shard_rows[t * rt->P + rt->rank];
 		struct frr_ckpt_table th = { n, rt->spec[t].cols,
 					     rt->accum[t] != NULL };
+		size_t len = n * th.cols * sizeof(float);
 
-		fwrite(&th, sizeof(th), 1, f);
-		fwrite(rt->master[t], sizeof(float), n * th.cols, f);
-		if (th.accum)
-			fwrite(rt->accum[t], sizeof(float), n * th.cols, f);
+		memcpy(o, &th, sizeof(th));
+		o += sizeof(th);
+		memcpy(o, rt->master[t], len);
+		o += len;
+		if (th.accum) {
+			memcpy(o, rt->accum[t], len);
+			o += len;
+		}
 	}
-	return ferror(f) ? -EIO : 0;
-}
-
-static int fill_state(FILE *f, void *arg)
-{
-	const struct fill_blob *b = arg;
-
-	fwrite(&b->h, sizeof(b->h), 1, f);
-	fwrite(b->data, 1, b->h.bytes, f);
-	return ferror(f) ? -EIO : 0;
-}
-
-struct fill_app {
-	struct frr_rt *rt;
-	int clock;
-};
-
-static int fill_app(FILE *f, void *arg)
-{
-	const struct fill_app *a = arg;
-	int err = a->rt->app->checkpoint_save(a->rt->app_state, f, a->clock);
-
-	if (err)
-		frr_err("app %s: checkpoint_save(clock %d) failed (%d)",
-			a->rt->app->name, a->clock, err);
-	return err;
-}
-
-static int ck_write(struct frr_rt *rt, int ac, const char *name,
-		    int (*fill)(FILE *, void *), void *arg)
-{
-	char p[4096];
-	struct stat st;
-	double t0 = frr_rt_clock_now();
-	int err = frr_ckpt_path(p, sizeof(p), rt->o->ckpt_dir, ac, name);
-
-	if (!err)
-		err = frr_file_write_atomic(p, "--checkpoint", fill, arg);
-	if (!err && !stat(p, &st))
-		rt->ck->bytes += (uint64_t)st.st_size;
-	rt->ck->write_s += frr_rt_clock_now() - t0;
-	return err;
-}
-
-/* This rank's item state copies of clock c, then its shard. */
-static int write_shard(struct frr_rt *rt, int c, int ac)
-{
-	struct fill_blob b = { .rt = rt };
-	char name[64], p[4096];
-	int err = frr_ckpt_path(p, sizeof(p), rt->o->ckpt_dir, ac, NULL);
-
-	/* made here or by another rank of this job, never a link or
-	 * another user's directory planted in a shared DIR */
-	if (!err)
-		err = ck_dir_ok(p);
-	if (err)
-		return frr_rt_fail(rt, err, "checkpoint: cannot use %s (%d)", p,
-				   err);
-	memcpy(b.h.magic, FRR_CKPT_MAGIC, 8);
-	b.h.clock = ac;
-	b.h.kind = 2;
-	for (int t = 0; t < rt->T && !err; t++) {
-		int v = rt->rank * rt->T + t;
-		const struct frr_part *pt = &rt->parts[v];
-
-		if (!pt->state)
-			continue;
-		if (atomic_load_explicit(&rt->ck->snap_clock[t],
-					 memory_order_acquire) != c + 1)
-			return frr_rt_fail(rt, -EPROTO,
-					   "checkpoint of clock %d: worker "
-					   "%d's item state copy is missing",
-					   ac, v);
-		b.h.index = v;
-		b.h.bytes = pt->state_off[pt->n];
-		b.data = rt->ck->snap[t];
-		snprintf(name, sizeof(name), "state-%d", v);
-		err = ck_write(rt, ac, name, fill_state, &b);
-		/* the copy is free for the worker's next cut */
-		atomic_store_explicit(&rt->ck->snap_clock[t], 0,
-				      memory_order_release);
-	}
-	b.h.kind = 1;
-	b.h.index = rt->rank;
-	b.h.ntables = rt->ntables;
-	b.h.bytes = 0;
-	snprintf(name, sizeof(name), "shard-%d", rt->rank);
-	return err ? err : ck_write(rt, ac, name, fill_shard, &b);
 }
 
 int frr_rt_ckpt_shard(struct frr_rt *rt, int c)
 {
-	double t0 = frr_rt_clock_now();
-	int err;
+	struct frr_ckpt *k = rt->ck;
+	struct frr_ckpt_cut *cut;
+	int ac = frr_rt_app_clock(rt, c), err;
+	double t0;
 
 	if (!ck_due(rt, c))
 		return 0;
-	rt->ck->bytes = 0;
-	rt->ck->write_s = 0;
-	err = write_shard(rt, c, frr_rt_app_clock(rt, c));
-	rt->ck->pause_s = frr_rt_clock_now() - t0;
+	err = wait_writer(rt);
+	if (err)
+		return err;
+	t0 = frr_rt_clock_now();
+	for (int t = 0; t < rt->T; t++)
+		if (rt->parts[rt->rank * rt->T + t].state &&
+		    atomic_load_explicit(&k->snap_clock[t],
+					 memory_order_acquire) != c + 1)
+			return frr_rt_fail(rt, -EPROTO,
+					   "checkpoint of clock %d: worker "
+					   "%d's item state copy is missing",
+					   ac, rt->rank * rt->T + t);
+	copy_shard(rt, ac);
+	k->cut = c + 1;
+	cut = &k->cuts[k->ncut % 2];
+	*cut = (struct frr_ckpt_cut){ .c = c };
+	cut->held_s = k->hold_t0 ? t0 - k->hold_t0 : 0;
+	cut->pause_s = frr_rt_clock_now() - t0 + cut->held_s;
+	frr_dbg("checkpoint of clock %d: copied %zu bytes of the shard in "
+		"%.4f s, after holding the cut %.4f s",
+		ac, k->shard_len, cut->pause_s - cut->held_s, cut->held_s);
+	k->hold_t0 = 0;
+	err = frr_ckpt_post(rt, &(struct frr_ckpt_task){ .kind = FRR_CKPT_FILES,
+							 .c = c,
+							 .ac = ac,
+							 .seq = k->ncut++ });
 	return err ? frr_rt_fail(rt, err,
-				 "checkpoint of clock %d: writing rank %d's "
-				 "shard failed (%d); see above",
-				 frr_rt_app_clock(rt, c), rt->rank, err)
+				 "checkpoint of clock %d: the writer's queue "
+				 "is full",
+				 ac)
 		   : 0;
 }
 
-static int write_app(struct frr_rt *rt, int ac)
+/* The app's state of the cut, into memory (the writer writes it). */
+static int app_capture(struct frr_rt *rt, int ac, void **buf, size_t *len)
 {
-	struct fill_app a = { rt, ac };
-	char name[64];
+	char *b = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&b, &n);
+	int err;
 
-	if (!frr_ckpt_has_app_state(rt))
-		return 0;
-	snprintf(name, sizeof(name), "app-%d", rt->rank);
-	return ck_write(rt, ac, name, fill_app, &a);
+	if (!f)
+		return -errno;
+	err = rt->app->checkpoint_save(rt->app_state, f, ac);
+	if (err)
+		frr_err("app %s: checkpoint_save(clock %d) failed (%d)",
+			rt->app->name, ac, err);
+	if (fclose(f) && !err)
+		err = -ENOMEM;
+	if (err) {
+		free(b);
+		return err;
+	}
+	*buf = b;
+	*len = n;
+	return 0;
 }
 
 int frr_rt_ckpt_app(struct frr_rt *rt, int c)
 {
+	struct frr_ckpt *k = rt->ck;
+	struct frr_ckpt_task t = { .kind = FRR_CKPT_APP, .c = c };
 	double t0 = frr_rt_clock_now();
 	int err;
 
-	/* rank 0's state is complete after clock_global: commit writes it */
-	if (rt->rank == 0 || !ck_due(rt, c))
+	/* rank 0's state is complete after clock_global: commit takes it */
+	if (rt->rank == 0 || !ck_due(rt, c) || !k->app_state)
 		return 0;
-	err = write_app(rt, frr_rt_app_clock(rt, c));
-	rt->ck->pause_s += frr_rt_clock_now() - t0;
+	t.ac = frr_rt_app_clock(rt, c);
+	t.seq = k->ncut - 1; /* the cut of c: the next waits for this task */
+	err = app_capture(rt, t.ac, &t.app, &t.app_len);
+	if (!err && (err = frr_ckpt_post(rt, &t)))
+		free(t.app);
+	k->cuts[t.seq % 2].pause_s += frr_rt_clock_now() - t0;
 	return err ? frr_rt_fail(rt, err,
-				 "checkpoint of clock %d: writing rank %d's "
-				 "app state failed (%d)",
-				 frr_rt_app_clock(rt, c), rt->rank, err)
+				 "checkpoint of clock %d: rank %d's app "
+				 "state failed (%d)",
+				 t.ac, rt->rank, err)
 		   : 0;
 }
 
-/* ---- rank 0: the manifest, latest, the previous one ---------------------- */
-static int fill_manifest(FILE *f, void *arg)
-{
-	const struct frr_ckpt_id *id = arg;
-
-	fprintf(f,
-		"flexrr-checkpoint %d\nclock %d\napp %s\napp_hash %016" PRIx64
-		"\napp_args %s\nprocs %d\nthreads %d\nmode %d\nslack %d\n"
-		"seed %" PRIu64 "\ndata_hash %016" PRIx64 "\napp_state %d\n"
-		"tables %d\n",
-		FRR_CKPT_VERSION, id->clock, id->app, id->app_hash,
-		id->app_args, id->procs, id->threads, id->mode, id->slack,
-		id->seed, id->data_hash, id->app_state, id->ntables);
-	for (int t = 0; t < id->ntables; t++)
-		fprintf(f, "table %d %" PRIu64 " %u %d\n", t, id->rows[t],
-			id->cols[t], id->rule[t]);
-	fprintf(f, "end\n");
-	return ferror(f) ? -EIO : 0;
-}
-
-static int fill_latest(FILE *f, void *arg)
-{
-	fprintf(f, "ckpt-%d\n", *(const int *)arg);
-	return ferror(f) ? -EIO : 0;
-}
-
-/* Every rank's shard file is where rank 0 looks: DIR is shared. */
-static int check_shards(struct frr_rt *rt, int ac)
-{
-	for (int r = 0; r < rt->P; r++) {
-		char name[64], p[4096];
-		struct stat st;
-		int err;
-
-		snprintf(name, sizeof(name), "shard-%d", r);
-		err = frr_ckpt_path(p, sizeof(p), rt->o->ckpt_dir, ac, name);
-		if (err)
-			return err;
-		if (stat(p, &st)) {
-			frr_err("checkpoint of clock %d: rank 0 cannot see "
-				"rank %d's %s: --checkpoint %s must be a "
-				"directory every rank shares",
-				ac, r, p, rt->o->ckpt_dir);
-			return -ENOENT;
-		}
-	}
-	return 0;
-}
-
-/* One checkpoint directory: best effort (a leftover costs space, not
- * correctness: latest decides). */
-static void remove_ckpt(struct frr_rt *rt, int ac)
-{
-	char p[4096];
-	DIR *d;
-	int fd;
-
-	if (frr_ckpt_path(p, sizeof(p), rt->o->ckpt_dir, ac, NULL))
-		return;
-	fd = open(p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	d = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	for (struct dirent *e; (e = readdir(d));)
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-			unlinkat(fd, e->d_name, 0);
-	closedir(d);
-	if (rmdir(p))
-		frr_warn("checkpoint: could not remove the previous "
-			 "checkpoint %s (%s); delete it by hand",
-			 p, strerror(errno));
-}
-
-/* Once ckpt-ac is complete: every older one (the previous one, and one a
- * crash left).  Newer ones are other ranks' next checkpoint under SSP, or
- * a crashed run's partial one, which its clock will overwrite. */
-static void remove_others(struct frr_rt *rt, int ac)
-{
-	DIR *d = opendir(rt->o->ckpt_dir);
-	int n = 0, *old = NULL;
-
-	for (struct dirent *e; d && (e = readdir(d));) {
-		int c, used = 0, *o;
-
-		if (sscanf(e->d_name, "ckpt-%d%n", &c, &used) != 1 ||
-		    e->d_name[used] || c >= ac)
-			continue;
-		o = realloc(old, (size_t)(n + 1) * sizeof(int));
-		if (!o)
-			break;
-		old = o;
-		old[n++] = c;
-	}
-	if (d)
-		closedir(d);
-	for (int i = 0; i < n; i++)
-		remove_ckpt(rt, old[i]);
-	free(old);
-}
-
-static void test_kill(const struct frr_ckpt *k, int ac, int before_manifest)
-{
-	if (k->kill_clock == ac && k->kill_before_manifest == before_manifest)
-		kill(0, SIGKILL); /* the test runs the job in its own group */
-}
-
-static int commit(struct frr_rt *rt, int ac)
-{
-	struct frr_ckpt *k = rt->ck;
-	struct frr_ckpt_id id;
-	char p[4096];
-	int err = write_app(rt, ac);
-
-	if (!err)
-		err = check_shards(rt, ac);
-	test_kill(k, ac, 1);
-	frr_ckpt_id_of(rt, &id);
-	id.clock = ac;
-	if (!err)
-		err = frr_ckpt_path(p, sizeof(p), rt->o->ckpt_dir, ac,
-				    "MANIFEST");
-	if (!err)
-		err = frr_file_write_atomic(p, "--checkpoint", fill_manifest,
-					    &id);
-	if (!err && snprintf(p, sizeof(p), "%s/latest", rt->o->ckpt_dir) >=
-			(int)sizeof(p))
-		err = -ENAMETOOLONG;
-	if (!err)
-		err =
-		    frr_file_write_atomic(p, "--checkpoint", fill_latest, &ac);
-	if (err)
-		return err;
-	test_kill(k, ac, 0);
-	remove_others(rt, ac);
-	return 0;
-}
-
+/* ---- rank 0: the commit -------------------------------------------------- */
 /* Time-based: a clock far enough ahead that no worker has reached it (as
  * for --target's stop clock, docs/runtime.md "Failures"), written before
  * rank 0's next done word. */
@@ -581,36 +493,149 @@ static int plan(struct frr_rt *rt, int c)
 	return frr_rt_ctl_broadcast(rt, rt->off_stop + 8, (uint64_t)at + 1);
 }
 
+/* Clock c processed for the whole job: rank 0's app state is that of the
+ * cut; the manifest follows once every rank's files are on disk. */
 int frr_rt_ckpt_commit(struct frr_rt *rt, int c)
 {
 	struct frr_ckpt *k = rt->ck;
-	int ac = frr_rt_app_clock(rt, c), err = 0;
+	struct frr_ckpt_cut *cut;
 	double t0 = frr_rt_clock_now();
+	int err, i;
 
 	if (!k || rt->rank != 0)
 		return 0;
 	if (ck_due(rt, c)) {
-		err = commit(rt, ac);
-		k->pause_s += frr_rt_clock_now() - t0;
-		k->count++;
-		k->pause_sum += k->pause_s;
-		if (k->pause_s > k->pause_max)
-			k->pause_max = k->pause_s;
-		if (!err && !rt->o->quiet)
-			fprintf(stderr,
-				"flexrr: checkpoint of clock %d in "
-				"%s/ckpt-%d: rank 0 wrote %.1f MiB in %.4f s "
-				"(files), paused %.4f s (with the manifest "
-				"and removing the previous one)\n",
-				ac, rt->o->ckpt_dir, ac,
-				(double)k->bytes / (1 << 20), k->write_s,
-				k->pause_s);
-		if (err)
-			return frr_rt_fail(
-			    rt, err,
-			    "checkpoint of clock %d failed (%d); "
-			    "the previous one stays the newest",
-			    ac, err);
+		/* its cut is the oldest not yet wanted: clocks come in order */
+		for (i = k->chead; i < k->ncut && k->cuts[i % 2].wanted; i++)
+			;
+		cut = &k->cuts[i % 2];
+		if (i == k->ncut || cut->c != c)
+			return frr_rt_fail(rt, -EPROTO,
+					   "checkpoint of clock %d: rank 0 "
+					   "took no cut of it",
+					   frr_rt_app_clock(rt, c));
+		if (k->app_state) {
+			err = app_capture(rt, frr_rt_app_clock(rt, c),
+					  &cut->app, &cut->app_len);
+			if (err)
+				return frr_rt_fail(
+				    rt, err,
+				    "checkpoint of clock %d: rank 0's app "
+				    "state failed (%d)",
+				    frr_rt_app_clock(rt, c), err);
+		}
+		cut->wanted = 1;
+		cut->pause_s += frr_rt_clock_now() - t0;
 	}
 	return plan(rt, c);
+}
+
+static void commit_done(struct frr_rt *rt, struct frr_ckpt_cut *cut)
+{
+	struct frr_ckpt *k = rt->ck;
+	int ac = frr_rt_app_clock(rt, cut->c);
+
+	k->count++;
+	k->pause_sum += cut->pause_s;
+	if (cut->pause_s > k->pause_max)
+		k->pause_max = cut->pause_s;
+	if (!rt->o->quiet)
+		fprintf(stderr,
+			"flexrr: checkpoint of clock %d in %s/ckpt-%d: rank 0 "
+			"wrote %.1f MiB in %.4f s (files), paused %.4f s "
+			"(of which %.4f s holding the cut until the last "
+			"checkpoint was written; the files, the manifest "
+			"and removing the previous one took %.4f s in the "
+			"background)\n",
+			ac, rt->o->ckpt_dir, ac, (double)cut->bytes / (1 << 20),
+			cut->write_s, cut->pause_s, cut->held_s,
+			cut->write_s + cut->commit_s);
+	k->chead++;
+}
+
+/* The oldest cut's commit: 1 if it moved on, 0 if it waits, < 0 the
+ * job's error. */
+static int commit_step(struct frr_rt *rt, int committed)
+{
+	struct frr_ckpt *k = rt->ck;
+	struct frr_ckpt_cut *cut = &k->cuts[k->chead % 2];
+	struct frr_ckpt_task t = { .kind = FRR_CKPT_COMMIT };
+	int err;
+
+	if (k->chead == k->ncut || !cut->wanted)
+		return 0;
+	if (cut->posted) {
+		if (committed < cut->c + 1)
+			return 0;
+		commit_done(rt, cut);
+		return 1;
+	}
+	for (int r = 0; r < rt->P; r++)
+		if (frr_tp_load_u64(ctl_u64(rt, frr_ckpt_durable_off(rt, r))) <
+		    (uint64_t)cut->c + 1)
+			return 0;
+	t.c = cut->c;
+	t.ac = frr_rt_app_clock(rt, t.c);
+	t.seq = k->chead;
+	frr_ckpt_id_of(rt, &t.id);
+	t.id.clock = t.ac;
+	t.app = cut->app;
+	t.app_len = cut->app_len;
+	cut->app = NULL;
+	err = frr_ckpt_post(rt, &t);
+	if (err) {
+		free(t.app);
+		return frr_rt_fail(rt, err,
+				   "checkpoint of clock %d: the writer's "
+				   "queue is full",
+				   t.ac);
+	}
+	cut->posted = 1;
+	return 1;
+}
+
+int frr_rt_ckpt_poll(struct frr_rt *rt)
+{
+	struct frr_ckpt *k = rt->ck;
+	int err, err_ac, durable, committed, busy = 0;
+
+	if (!k)
+		return 0;
+	pthread_mutex_lock(&k->w.lock);
+	err = k->w.err;
+	err_ac = k->w.err_ac;
+	durable = k->w.durable;
+	committed = k->w.committed;
+	pthread_mutex_unlock(&k->w.lock);
+	if (err)
+		return frr_rt_fail(rt, err,
+				   "checkpoint of clock %d failed (%d); see "
+				   "above; the previous one stays the newest",
+				   err_ac, err);
+	if (durable > k->sent) {
+		/* rank 0 reads every rank's word before its manifest */
+		k->sent = durable;
+		err = frr_rt_ctl_broadcast(
+		    rt, frr_ckpt_durable_off(rt, rt->rank), (uint64_t)durable);
+		if (err)
+			return err;
+		busy = 1;
+	}
+	if (rt->rank == 0 && (err = commit_step(rt, committed)) != 0)
+		return err;
+	return busy;
+}
+
+int frr_rt_ckpt_idle(struct frr_rt *rt)
+{
+	struct frr_ckpt *k = rt->ck;
+	int busy;
+
+	if (!k)
+		return 1;
+	pthread_mutex_lock(&k->w.lock);
+	busy = k->w.n || k->w.running || k->w.durable != k->sent;
+	pthread_mutex_unlock(&k->w.lock);
+	/* rank 0: and every cut committed */
+	return !busy && (rt->rank != 0 || k->chead == k->ncut);
 }

@@ -21,15 +21,19 @@ static int server_step(struct frr_rt *rt, int end)
 	busy = frr_rt_inbox_drain(rt);
 	if (busy >= 0 && (err = frr_rt_pull_serve(rt)) != 0)
 		busy = err < 0 ? err : 1;
+	if (busy >= 0 && (err = frr_rt_ckpt_poll(rt)) != 0)
+		busy = err < 0 ? err : 1;
 	if (busy < 0)
 		return busy;
 	if (rt->next_apply < end &&
-	    (rt->rank != 0 || rt->next_global >= rt->next_apply)) {
+	    (rt->rank != 0 || rt->next_global >= rt->next_apply) &&
+	    !frr_rt_ckpt_hold(rt, rt->next_apply)) {
 		err = frr_rt_try_apply(rt, rt->next_apply);
 		if (err < 0)
 			return err;
 		if (err) {
-			/* before clock next_apply + 1 changes the rows */
+			/* the cut's copy, before clock next_apply + 1
+			 * changes the rows */
 			err = frr_rt_ckpt_shard(rt, rt->next_apply++);
 			if (err)
 				return err;
@@ -57,10 +61,12 @@ static int server_step(struct frr_rt *rt, int end)
 	return busy;
 }
 
-static int finished(const struct frr_rt *rt, int end)
+static int finished(struct frr_rt *rt, int end)
 {
+	/* and the last checkpoint written (rank 0: committed) */
 	return rt->next_apply >= end && rt->next_eval >= end &&
-	       (rt->rank != 0 || rt->next_global >= end);
+	       (rt->rank != 0 || rt->next_global >= end) &&
+	       frr_rt_ckpt_idle(rt);
 }
 
 /* Where a rank may pull rows it does not hold (table/hold.c), its

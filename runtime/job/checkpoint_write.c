@@ -1,0 +1,387 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The checkpoint writer (docs/runtime.md "Checkpoints"): one thread per
+ * rank that writes, fsyncs and renames the files of a cut the server has
+ * copied (job/checkpoint.c), so the server goes on applying, serving rows
+ * and beating while the disk works.  Its tasks, in the order posted:
+ * FILES (this rank's item state copies and shard), APP (a rank's app
+ * state, other than rank 0's), COMMIT (rank 0, once every rank's files of
+ * the cut are on disk: its app state, the manifest, DIR/latest, then the
+ * older checkpoints removed).  It touches only the checkpoint's own
+ * buffers and the file system, never the live rows.  Every file goes
+ * through frr_file_write_atomic.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "checkpoint.h"
+#include "flexrr/file.h"
+#include "flexrr/log.h"
+
+struct blob {
+	const void *a, *b; /* a header (or NULL), then the bytes */
+	size_t alen, blen;
+};
+
+static int fill_blob(FILE *f, void *arg)
+{
+	const struct blob *b = arg;
+
+	/* one big fwrite goes straight to write(2): no copy through stdio */
+	if (b->alen)
+		fwrite(b->a, 1, b->alen, f);
+	if (b->blen)
+		fwrite(b->b, 1, b->blen, f);
+	return ferror(f) ? -EIO : 0;
+}
+
+static int ck_write(struct frr_rt *rt, const struct frr_ckpt_task *t,
+		    const char *name, const struct blob *b)
+{
+	char p[4096];
+	int err = frr_ckpt_path(p, sizeof(p), rt->o->ckpt_dir, t->ac, name);
+
+	if (!err)
+		err = frr_file_write_atomic(p, "--checkpoint", fill_blob,
+					    (void *)b);
+	if (!err)
+		rt->ck->cuts[t->seq % 2].bytes += b->alen + b->blen;
+	return err;
+}
+
+/* DIR/ckpt-ac: made here or by another rank of this job, never a link or
+ * another user's directory planted in a shared DIR. */
+static int ck_subdir(struct frr_rt *rt, int ac)
+{
+	char p[4096];
+	struct stat st;
+	int err = frr_ckpt_path(p, sizeof(p), rt->o->ckpt_dir, ac, NULL);
+
+	if (err)
+		return err;
+	if (mkdir(p, 0777) && errno != EEXIST) {
+		err = -errno;
+		frr_err("checkpoint: cannot create directory %s: %s", p,
+			strerror(-err));
+		return err;
+	}
+	if (lstat(p, &st) || !S_ISDIR(st.st_mode) || st.st_uid != geteuid()) {
+		frr_err("checkpoint: %s is not a directory of this user (a "
+			"link, a file or someone else's)",
+			p);
+		return -EPERM;
+	}
+	return 0;
+}
+
+/* This rank's item state copies of the cut (each freed for its worker's
+ * next cut once written), then its shard. */
+static int run_files(struct frr_rt *rt, const struct frr_ckpt_task *t)
+{
+	struct frr_ckpt *k = rt->ck;
+	struct frr_ckpt_hdr h = { .clock = t->ac, .kind = 2 };
+	char name[64];
+	int err = ck_subdir(rt, t->ac);
+
+	memcpy(h.magic, FRR_CKPT_MAGIC, 8);
+	for (int i = 0; i < rt->T && !err; i++) {
+		int v = rt->rank * rt->T + i;
+		const struct frr_part *pt = &rt->parts[v];
+		struct blob b = { &h, k->snap[i], sizeof(h), 0 };
+
+		if (!pt->state)
+			continue;
+		h.index = v;
+		h.bytes = b.blen = pt->state_off[pt->n];
+		snprintf(name, sizeof(name), "state-%d", v);
+		err = ck_write(rt, t, name, &b);
+		atomic_store_explicit(&k->snap_clock[i], 0,
+				      memory_order_release);
+	}
+	snprintf(name, sizeof(name), "shard-%d", rt->rank);
+	return err ? err
+		   : ck_write(
+			 rt, t, name,
+			 &(struct blob){ NULL, k->shard, 0, k->shard_len });
+}
+
+static int run_app(struct frr_rt *rt, const struct frr_ckpt_task *t)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "app-%d", rt->rank);
+	return ck_write(rt, t, name,
+			&(struct blob){ NULL, t->app, 0, t->app_len });
+}
+
+/* ---- rank 0: the manifest, latest, the previous one ---------------------- */
+static int fill_manifest(FILE *f, void *arg)
+{
+	const struct frr_ckpt_id *id = arg;
+
+	fprintf(f,
+		"flexrr-checkpoint %d\nclock %d\napp %s\napp_hash %016" PRIx64
+		"\napp_args %s\nprocs %d\nthreads %d\nmode %d\nslack %d\n"
+		"seed %" PRIu64 "\ndata_hash %016" PRIx64 "\napp_state %d\n"
+		"tables %d\n",
+		FRR_CKPT_VERSION, id->clock, id->app, id->app_hash,
+		id->app_args, id->procs, id->threads, id->mode, id->slack,
+		id->seed, id->data_hash, id->app_state, id->ntables);
+	for (int t = 0; t < id->ntables; t++)
+		fprintf(f, "table %d %" PRIu64 " %u %d\n", t, id->rows[t],
+			id->cols[t], id->rule[t]);
+	fprintf(f, "end\n");
+	return ferror(f) ? -EIO : 0;
+}
+
+static int fill_latest(FILE *f, void *arg)
+{
+	fprintf(f, "ckpt-%d\n", *(const int *)arg);
+	return ferror(f) ? -EIO : 0;
+}
+
+/* Every rank's shard file is where rank 0 looks: DIR is shared. */
+static int check_shards(struct frr_rt *rt, int ac)
+{
+	for (int r = 0; r < rt->P; r++) {
+		char name[64], p[4096];
+		struct stat st;
+		int err;
+
+		snprintf(name, sizeof(name), "shard-%d", r);
+		err = frr_ckpt_path(p, sizeof(p), rt->o->ckpt_dir, ac, name);
+		if (err)
+			return err;
+		if (stat(p, &st)) {
+			frr_err("checkpoint of clock %d: rank 0 cannot see "
+				"rank %d's %s: --checkpoint %s must be a "
+				"directory every rank shares",
+				ac, r, p, rt->o->ckpt_dir);
+			return -ENOENT;
+		}
+	}
+	return 0;
+}
+
+/* One checkpoint directory: best effort (a leftover costs space, not
+ * correctness: latest decides). */
+static void remove_ckpt(struct frr_rt *rt, int ac)
+{
+	char p[4096];
+	DIR *d;
+	int fd;
+
+	if (frr_ckpt_path(p, sizeof(p), rt->o->ckpt_dir, ac, NULL))
+		return;
+	fd = open(p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	for (struct dirent *e; (e = readdir(d));)
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			unlinkat(fd, e->d_name, 0);
+	closedir(d);
+	if (rmdir(p))
+		frr_warn("checkpoint: could not remove the previous "
+			 "checkpoint %s (%s); delete it by hand",
+			 p, strerror(errno));
+}
+
+/* Once ckpt-ac is complete: every older one (the previous one, and one a
+ * crash left).  Newer ones are other ranks' next checkpoint under SSP, or
+ * a crashed run's partial one, which its clock will overwrite. */
+static void remove_others(struct frr_rt *rt, int ac)
+{
+	DIR *d = opendir(rt->o->ckpt_dir);
+	int n = 0, *old = NULL;
+
+	for (struct dirent *e; d && (e = readdir(d));) {
+		int c, used = 0, *o;
+
+		if (sscanf(e->d_name, "ckpt-%d%n", &c, &used) != 1 ||
+		    e->d_name[used] || c >= ac)
+			continue;
+		o = realloc(old, (size_t)(n + 1) * sizeof(int));
+		if (!o)
+			break;
+		old = o;
+		old[n++] = c;
+	}
+	if (d)
+		closedir(d);
+	for (int i = 0; i < n; i++)
+		remove_ckpt(rt, old[i]);
+	free(old);
+}
+
+static void test_kill(const struct frr_ckpt *k, int ac, int before_manifest)
+{
+	if (k->kill_clock == ac && k->kill_before_manifest == before_manifest)
+		kill(0, SIGKILL); /* the test runs the job in its own group */
+}
+
+static int run_commit(struct frr_rt *rt, const struct frr_ckpt_task *t)
+{
+	char p[4096];
+	int err = t->app ? run_app(rt, t) : 0;
+
+	if (!err)
+		err = check_shards(rt, t->ac);
+	test_kill(rt->ck, t->ac, 1);
+	if (!err)
+		err = frr_ckpt_path(p, sizeof(p), rt->o->ckpt_dir, t->ac,
+				    "MANIFEST");
+	if (!err)
+		err = frr_file_write_atomic(p, "--checkpoint", fill_manifest,
+					    (void *)&t->id);
+	if (!err && snprintf(p, sizeof(p), "%s/latest", rt->o->ckpt_dir) >=
+			(int)sizeof(p))
+		err = -ENAMETOOLONG;
+	if (!err)
+		err = frr_file_write_atomic(p, "--checkpoint", fill_latest,
+					    (void *)&t->ac);
+	if (err)
+		return err;
+	test_kill(rt->ck, t->ac, 0);
+	remove_others(rt, t->ac);
+	return 0;
+}
+
+/* ---- the thread ---------------------------------------------------------- */
+static int run_task(struct frr_rt *rt, const struct frr_ckpt_task *t)
+{
+	double t0 = frr_rt_clock_now();
+	/* the server reads it only once the task is done (under the lock) */
+	struct frr_ckpt_cut *cut = &rt->ck->cuts[t->seq % 2];
+	int err;
+
+	if (t->kind == FRR_CKPT_FILES)
+		cut->bytes = 0;
+	err = t->kind == FRR_CKPT_FILES ? run_files(rt, t)
+	      : t->kind == FRR_CKPT_APP ? run_app(rt, t)
+					: run_commit(rt, t);
+	if (t->kind == FRR_CKPT_COMMIT)
+		cut->commit_s = frr_rt_clock_now() - t0;
+	else if (t->kind == FRR_CKPT_FILES)
+		cut->write_s = frr_rt_clock_now() - t0;
+	else
+		cut->write_s += frr_rt_clock_now() - t0;
+	return err;
+}
+
+/* What a finished task makes true, under the lock. */
+static void task_done(struct frr_ckpt *k, const struct frr_ckpt_task *t,
+		      int rank, int err)
+{
+	struct frr_ckpt_writer *w = &k->w;
+
+	if (err) {
+		if (!w->err) {
+			w->err = err;
+			w->err_ac = t->ac;
+		}
+		return;
+	}
+	/* a rank's files are all on disk after its app state (rank 0's
+	 * goes with the manifest) */
+	if (t->kind == FRR_CKPT_APP ||
+	    (t->kind == FRR_CKPT_FILES && (rank == 0 || !k->app_state)))
+		w->durable = t->c + 1;
+	if (t->kind == FRR_CKPT_COMMIT)
+		w->committed = t->c + 1;
+}
+
+static void *writer_main(void *arg)
+{
+	struct frr_rt *rt = arg;
+	struct frr_ckpt_writer *w = &rt->ck->w;
+
+	pthread_mutex_lock(&w->lock);
+	while (!w->stop) {
+		struct frr_ckpt_task t;
+		int err;
+
+		if (!w->n) {
+			pthread_cond_wait(&w->cond, &w->lock);
+			continue;
+		}
+		t = w->q[w->head];
+		w->running = 1;
+		pthread_mutex_unlock(&w->lock);
+		/* after a failure nothing more is written: the job ends */
+		err = w->err ? 0 : run_task(rt, &t);
+		free(t.app);
+		pthread_mutex_lock(&w->lock);
+		w->head = (w->head + 1) % FRR_CKPT_QUEUE;
+		w->n--;
+		w->running = 0;
+		task_done(rt->ck, &t, rt->rank, err);
+	}
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+int frr_ckpt_writer_start(struct frr_rt *rt)
+{
+	struct frr_ckpt_writer *w = &rt->ck->w;
+	int err;
+
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->cond, NULL);
+	err = pthread_create(&w->thread, NULL, writer_main, rt);
+	if (err) {
+		frr_err("checkpoint: cannot start the writer thread: %s",
+			strerror(err));
+		return -err;
+	}
+	w->started = 1;
+	return 0;
+}
+
+/* A task being written finishes (its files are complete or absent);
+ * queued ones are dropped: the job is over. */
+void frr_ckpt_writer_stop(struct frr_rt *rt)
+{
+	struct frr_ckpt_writer *w = &rt->ck->w;
+
+	if (!w->started)
+		return;
+	pthread_mutex_lock(&w->lock);
+	w->stop = 1;
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	pthread_join(w->thread, NULL);
+	for (int i = 0; i < w->n; i++)
+		free(w->q[(w->head + i) % FRR_CKPT_QUEUE].app);
+	w->n = 0;
+	w->started = 0;
+	pthread_cond_destroy(&w->cond);
+	pthread_mutex_destroy(&w->lock);
+}
+
+int frr_ckpt_post(struct frr_rt *rt, const struct frr_ckpt_task *t)
+{
+	struct frr_ckpt_writer *w = &rt->ck->w;
+	int err = 0;
+
+	pthread_mutex_lock(&w->lock);
+	if (w->n < FRR_CKPT_QUEUE) {
+		w->q[(w->head + w->n) % FRR_CKPT_QUEUE] = *t;
+		w->n++;
+		pthread_cond_signal(&w->cond);
+	} else {
+		err = -EOVERFLOW; /* a bug: the server holds the next cut */
+	}
+	pthread_mutex_unlock(&w->lock);
+	return err;
+}
