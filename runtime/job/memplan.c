@@ -66,6 +66,11 @@ static void plan_rank(const struct frr_rt *rt, struct mem_plan *m)
 		 * the slack ahead): a flagged table's shard once per clock,
 		 * another's once per worker */
 		m->inflight += (rt->eff_slack + 1) * shard * (one ? 1 : W);
+		/* --checkpoint: the cut's copy of the shard (and AdaGrad's
+		 * sums) that the writer thread writes (job/checkpoint.c) */
+		if (rt->o->ckpt_dir)
+			m->inflight +=
+			    shard * (s->rule == FRR_UPDATE_ADAGRAD ? 2 : 1);
 	}
 }
 
