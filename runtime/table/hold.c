@@ -388,7 +388,6 @@ int frr_rt_hold_plan(struct frr_rt *rt)
 		}
 		rt->repl_len = len ? len : 64;
 		for (int t = 0; t < rt->ntables; t++) {
-			rt->hold->held[t] = rt->hold->pull_base[r * NT + t];
 			for (int o = 0; o < P; o++)
 				rt->repl_off[t * P + o] =
 				    rt->hold->tbl_off[r * NT + t] +
@@ -406,14 +405,17 @@ out:
 void frr_rt_hold_fini(struct frr_rt *rt)
 {
 	struct frr_hold *h = rt->hold;
+	uint64_t sent = 0;
 
 	if (!h)
 		return;
-	frr_dbg("rank %d held %llu rows of table 0 (of %llu), pushed %llu "
-		"bytes to the ranks holding its rows, served %llu pulls",
-		rt->rank, (unsigned long long)h->held[0],
+	for (int r = 0; r < rt->P; r++)
+		sent += h->sent_to[r];
+	frr_dbg("rank %d held %u rows of table 0 (of %llu), sent %llu bytes "
+		"of rows after start-up, served %llu pulls",
+		rt->rank, rt->ntables ? h->pull_base[rt->rank * NT] : 0,
 		(unsigned long long)(rt->ntables ? rt->spec[0].rows : 0),
-		(unsigned long long)h->pushed, (unsigned long long)h->served);
+		(unsigned long long)sent, (unsigned long long)h->served);
 	for (int t = 0; t < NT; t++) {
 		free(h->rslot[t]);
 		free(h->oslot[t]);
@@ -476,7 +478,6 @@ int frr_rt_push_rows(struct frr_rt *rt, int t, uint64_t lo, uint64_t hi)
 					 rt->rrepl[r], roff + (uint64_t)s * rb,
 					 (li - a) * rb, 0, 0),
 			    r, "pushing rows");
-			h->pushed += (li - a) * rb;
 			h->push_now += (li - a) * rb;
 			h->sent_to[r] += (li - a) * rb;
 		}

@@ -113,11 +113,10 @@ static inline uint64_t frr_seg_bytes(uint32_t kind, uint64_t n, uint32_t cols)
 struct frr_hold {
 	uint32_t *rslot[FRR_MAX_TABLES];
 	uint32_t *oslot[FRR_MAX_TABLES];
-	uint64_t held[FRR_MAX_TABLES];	/* rows this rank holds (not pulled) */
 	uint64_t *tbl_off;		/* byte offset of the table's slots */
 	uint32_t *pull_base, *pull_cap; /* first pull slot, how many */
 	uint64_t *pull_seen;		/* [requester]: last request served */
-	uint64_t pushed, served;	/* bytes pushed, rows served */
+	uint64_t served;		/* rows served to pulls */
 	/* what this rank sent each other rank after each clock (row pushes
 	 * and pulls served, the start-up fill excluded) and the batch
 	 * payload it drained: the job's end line of bytes received */
