@@ -340,11 +340,15 @@ static int blame(int status)
 	return WEXITSTATUS(status) != ENOTCONN;
 }
 
-/* Ranks that exit in one pass were all seen at once: the first failure is
- * the one most surely its own, not the lowest-numbered. */
+/* The first failure named is the one most surely its own, not the
+ * lowest-numbered: ranks that exit in one pass were all seen at once, and
+ * a rank that stopped because a peer failed (blame 0) may be reaped before
+ * the peer whose failure it saw (the peer writes its error, then exits), so
+ * a later failure with more blame replaces it.  The grace period runs from
+ * the first failure seen. */
 static void reap(struct launch *l)
 {
-	int first = -1;
+	int first = l->failed_rank;
 
 	for (int i = 0; i < l->n; i++) {
 		struct rank_state *s = &l->r[i];
@@ -356,12 +360,11 @@ static void reap(struct launch *l)
 		    (first < 0 || blame(s->status) > blame(l->r[first].status)))
 			first = i;
 	}
-	if (first >= 0 && l->failed_rank < 0) {
-		l->failed_rank = first;
+	if (first >= 0 && l->failed_rank < 0)
 		l->kill_at =
 		    frr_now_ms() +
 		    (l->cfg->grace_ms > 0 ? l->cfg->grace_ms : GRACE_MS);
-	}
+	l->failed_rank = first;
 }
 
 static int live(const struct launch *l)
