@@ -41,3 +41,10 @@ struct timespec frr_deadline_ts(int ms)
 	}
 	return ts;
 }
+
+void frr_nap_us(long us)
+{
+	struct timespec ts = { 0, us * 1000 };
+
+	nanosleep(&ts, NULL);
+}

@@ -2,7 +2,8 @@
 /*
  * The base layer: helpers every other layer uses, one copy each.
  *   logging          flexrr/log.h (included here)
- *   monotonic time   frr_now_s / frr_now_ms / frr_now_ns, frr_deadline_ts
+ *   monotonic time   frr_now_s / frr_now_ms / frr_now_ns, frr_deadline_ts,
+ *                    frr_nap_us
  *   hashing          frr_fnv1a64 (FNV-1a, 64 bit)
  *   JSON             frr_json_str (a quoted, escaped string)
  *   random numbers   frr_splitmix64 / frr_mix64 (counter-based, stateless
@@ -39,6 +40,8 @@ uint64_t frr_now_ns(void);
 /* Absolute CLOCK_REALTIME time ms from now, for pthread_*_timed* calls
  * (they take wall-clock deadlines). */
 struct timespec frr_deadline_ts(int ms);
+/* Sleep about us microseconds (< 1 s): the nap of every poll loop. */
+void frr_nap_us(long us);
 
 /* ---- hashing ----------------------------------------------------------- */
 /* FNV-1a over p[0..n), continuing from h; h = 0 starts a new hash (from the

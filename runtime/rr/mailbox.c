@@ -7,16 +7,8 @@
 #include <errno.h>
 #include <stddef.h>
 #include <string.h>
-#include <time.h>
 
 #include "rt.h"
-
-static void nap_us(long us)
-{
-	struct timespec ts = { 0, us * 1000 };
-
-	nanosleep(&ts, NULL);
-}
 
 int frr_rt_progress_publish(struct frr_rt *rt, int w, int clock,
 			    const struct frr_rr_list *list)
@@ -171,6 +163,6 @@ int frr_rt_msg_recv(struct frr_rt *rt, int w, struct frr_rr_msg *m,
 			return frr_rt_failed(rt);
 		if ((frr_rt_clock_now() - t0) * 1000 >= timeout_ms)
 			return 0;
-		nap_us(20);
+		frr_nap_us(20);
 	}
 }

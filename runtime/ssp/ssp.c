@@ -8,16 +8,8 @@
  * and fails it when no worker anywhere progresses for --timeout.
  */
 #include <errno.h>
-#include <time.h>
 
 #include "rt.h"
-
-static void nap_us(long us)
-{
-	struct timespec ts = { 0, us * 1000 };
-
-	nanosleep(&ts, NULL);
-}
 
 int64_t frr_rt_read_bound(const struct frr_rt *rt, int clock)
 {
@@ -92,7 +84,7 @@ int frr_rt_ssp_wait(struct frr_rt *rt, struct frr_worker *wk, int c)
 			    "clock %lld applied everywhere): a worker hangs; "
 			    "raise --timeout if clocks are that long",
 			    wk->id, rt->o->timeout_ms, c, (long long)need - 1);
-		nap_us(100);
+		frr_nap_us(100);
 	}
 }
 
@@ -127,7 +119,7 @@ int frr_rt_wait_eval(struct frr_rt *rt, struct frr_worker *wk, int c)
 			err = frr_rt_failed(rt);
 		if (err)
 			return err;
-		nap_us(50);
+		frr_nap_us(50);
 	}
 	return 0;
 }

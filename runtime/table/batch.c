@@ -14,17 +14,9 @@
  */
 #include <errno.h>
 #include <string.h>
-#include <time.h>
 
 #include "flexrr/log.h"
 #include "rt.h"
-
-static void nap_us(long us)
-{
-	struct timespec ts = { 0, us * 1000 };
-
-	nanosleep(&ts, NULL);
-}
 
 /*
  * A free slot of ours in shard o's inbox (its last chunk drained), waiting
@@ -60,7 +52,7 @@ static int free_slot(struct frr_rt *rt, struct frr_worker *wk, int o, int *out)
 					   "--timeout if it is only slow",
 					   wk->id, rt->o->timeout_ms, o, rt->K,
 					   o);
-		nap_us(50);
+		frr_nap_us(50);
 	}
 }
 

@@ -230,7 +230,6 @@ fetch(struct frr_ctx *c, struct frr_tcache *tc, int t, uint64_t row)
 	/* a row this rank does not hold yet: pull it (table/hold.c) */
 	if (rs >= FRR_HOLD_BUSY) {
 		held = frr_rt_row_hold(rt, t, row, (int)(c->wk - rt->wk));
-		rs = __atomic_load_n(&h->rslot[t][row], __ATOMIC_ACQUIRE);
 	}
 	if (held < 0) {
 		/* the job failed (said why): a harmless row, the worker
@@ -238,10 +237,7 @@ fetch(struct frr_ctx *c, struct frr_tcache *tc, int t, uint64_t row)
 		memset(val, 0, tc->cols * sizeof(float));
 		src = val;
 	} else {
-		src =
-		    (const float *)(rt->replp +
-				    h->tbl_off[rt->rank * FRR_MAX_TABLES + t] +
-				    (uint64_t)rs * tc->cols * sizeof(float));
+		src = frr_rt_replica_row(rt, t, row);
 		rec->pulls += (uint64_t)held;
 	}
 	if (tc->ptag) {

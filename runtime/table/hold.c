@@ -17,7 +17,6 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "flexrr/log.h"
 #include "rt.h"
@@ -42,11 +41,6 @@ static inline int bit(const uint64_t *b, uint64_t i)
 static inline void bit_set(uint64_t *b, uint64_t i)
 {
 	b[i >> 6] |= 1ull << (i & 63);
-}
-
-static uint64_t words(uint64_t rows)
-{
-	return (rows + 63) / 64;
 }
 
 int frr_rows_add(struct frr_rowset *rs, int table, uint64_t row, uint64_t n)
@@ -127,10 +121,10 @@ static void complete_set(struct frr_rt *rt, int r, uint64_t *const *bits,
 		uint64_t rows = rt->spec[t].rows;
 
 		if (holds_all(rt, r)) {
-			memset(bits[t], 0xff, words(rows) * 8);
+			memset(bits[t], 0xff, frr_bit_words(rows) * 8);
 			continue;
 		}
-		for (uint64_t w = 0; w < words(rows); w++)
+		for (uint64_t w = 0; w < frr_bit_words(rows); w++)
 			bits[t][w] |= own[t][w];
 		for (int o = r;; o = sb) {
 			for (uint64_t li = 0; li < rt->shard_rows[t * P + o];
@@ -156,7 +150,7 @@ static void layout_of(struct frr_rt *rt, int r, uint64_t *const *bits,
 
 		for (int o = 0; o < P; o++)
 			cnt[t * P + o] = 0;
-		for (uint64_t w = 0; w < words(rows); w++)
+		for (uint64_t w = 0; w < frr_bit_words(rows); w++)
 			for (uint64_t m = bits[t][w]; m; m &= m - 1) {
 				uint64_t row =
 				    w * 64 + (uint64_t)__builtin_ctzll(m);
@@ -249,7 +243,7 @@ static void rec_bits(const struct frr_rt *rt, uint64_t *rec, uint64_t **bits)
 
 	for (int t = 0; t < rt->ntables; t++) {
 		bits[t] = rec + at;
-		at += words(rt->spec[t].rows);
+		at += frr_bit_words(rt->spec[t].rows);
 	}
 }
 
@@ -363,7 +357,7 @@ int frr_rt_hold_plan(struct frr_rt *rt)
 	if (err || too_long(rt))
 		return err;
 	for (int t = 0; t < rt->ntables; t++)
-		rec += words(rt->spec[t].rows);
+		rec += frr_bit_words(rt->spec[t].rows);
 	/* a record per rank: its declarations (all), then its own
 	 * partitions' (own) */
 	cnt = calloc((size_t)NT * P * 2, sizeof(uint64_t));
@@ -502,7 +496,7 @@ static int pull(struct frr_rt *rt, int t, uint64_t row, uint64_t j, int q)
 	uint64_t li = frr_place_local(rt->hold, rt->P, t, row);
 	uint64_t req = req_word(t, j, li);
 	int g = q < rt->T ? rt->rank * rt->T + q : rt->W + rt->rank;
-	struct timespec t0, now;
+	long long t0;
 	int err;
 
 	if (li > REQ_ROW_MAX)
@@ -517,7 +511,7 @@ static int pull(struct frr_rt *rt, int t, uint64_t row, uint64_t j, int q)
 		err = frr_tp_flush(rt->eps[o], rt->flush_ms);
 	pthread_mutex_unlock(&rt->tp_lock);
 	err = frr_rt_tp_check(rt, err, o, "asking for a row");
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0 = frr_now_ms();
 	for (int n = 0; !err; n++) {
 		if (frr_tp_load_u64(
 			ctl_u64(rt, rt->off_pullack + (size_t)q * 64)) == req)
@@ -525,10 +519,7 @@ static int pull(struct frr_rt *rt, int t, uint64_t row, uint64_t j, int q)
 		err = frr_rt_failed(rt);
 		if (!err && q == rt->T)
 			err = frr_rt_pull_serve(rt) < 0 ? frr_rt_failed(rt) : 0;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (!err && (now.tv_sec - t0.tv_sec) * 1000 +
-				    (now.tv_nsec - t0.tv_nsec) / 1000000 >
-				rt->o->timeout_ms)
+		if (!err && frr_now_ms() - t0 > rt->o->timeout_ms)
 			err = frr_rt_fail(rt, -ETIMEDOUT,
 					  "rank %d did not send row %llu of "
 					  "table %s within %d ms (the "
@@ -536,7 +527,7 @@ static int pull(struct frr_rt *rt, int t, uint64_t row, uint64_t j, int q)
 					  o, (unsigned long long)row,
 					  rt->spec[t].name, rt->o->timeout_ms);
 		if (n > 16)
-			nanosleep(&(struct timespec){ 0, 20000 }, NULL);
+			frr_nap_us(20);
 		else
 			sched_yield();
 	}

@@ -17,18 +17,13 @@
 #include "flexrr/log.h"
 #include "table.h"
 
-static uint64_t words(uint64_t rows)
-{
-	return (rows + 63) / 64;
-}
-
 /* Table t's owners from every rank's declaration bitmap (own[r]): rows
  * declared by one rank go to it, the others to row % P. */
 static void owners(int P, uint64_t rows, uint64_t *const *own, uint16_t *owner)
 {
 	for (uint64_t r = 0; r < rows; r++)
 		owner[r] = (uint16_t)(r % (uint64_t)P);
-	for (uint64_t w = 0; w < words(rows); w++) {
+	for (uint64_t w = 0; w < frr_bit_words(rows); w++) {
 		uint64_t once = 0, twice = 0;
 
 		for (int q = 0; q < P; q++) {

@@ -135,6 +135,12 @@ struct frr_hold {
 	_Alignas(64) _Atomic uint64_t npull[FRR_MAX_TABLES];
 };
 
+/* 64-bit words of a bitmap of n rows (hold.c's and place.c's row sets). */
+static inline uint64_t frr_bit_words(uint64_t n)
+{
+	return (n + 63) / 64;
+}
+
 /* Where rows live (table/place.c) from every rank's bitmap of the rows its
  * own partitions declare (own[t * P + q]): h's placement arrays, and
  * shard_rows[t * P + o] (rows[t]: table t's rows). */
