@@ -227,7 +227,8 @@ struct rank_state {
 	int status;
 	int reaped;
 	int killed_timeout;
-	int pending; /* has a request waiting for the collective */
+	int killed_grace; /* still running after a peer failed: killed */
+	int pending;	  /* has a request waiting for the collective */
 	uint64_t len;
 	char *buf;
 };
@@ -382,6 +383,7 @@ static void kill_all(struct launch *l, int timeout)
 		if (l->r[i].reaped)
 			continue;
 		l->r[i].killed_timeout = timeout;
+		l->r[i].killed_grace = !timeout;
 		kill(l->r[i].pid, SIGKILL);
 	}
 }
@@ -476,6 +478,29 @@ static int report(const struct launch *l)
 	return ret;
 }
 
+static void fill_result(const struct launch *l)
+{
+	struct frr_launch_result *res = l->cfg->result;
+	int st;
+
+	if (!res)
+		return;
+	*res = (struct frr_launch_result){ .failed_rank = l->failed_rank,
+					   .hung_rank = -1 };
+	for (int i = 0; i < l->n; i++) {
+		res->timed_out |= l->r[i].killed_timeout;
+		if (l->r[i].killed_grace && res->hung_rank < 0)
+			res->hung_rank = i;
+	}
+	if (l->failed_rank < 0)
+		return;
+	st = l->r[l->failed_rank].status;
+	if (WIFSIGNALED(st))
+		res->signal = WTERMSIG(st);
+	else
+		res->exit_code = WEXITSTATUS(st);
+}
+
 /* Fork rank i; its end of the socketpair (relay) becomes the child's oob. */
 static int spawn(struct launch *l, int i, const struct frr_job_secret *secret,
 		 frr_launch_fn fn, void *arg)
@@ -549,6 +574,7 @@ int frr_launch(const struct frr_launch_cfg *cfg, frr_launch_fn fn, void *arg)
 		supervise(&l);
 		ret = report(&l);
 	}
+	fill_result(&l);
 	for (int i = 0; i < l.n; i++) {
 		if (l.r[i].fd >= 0)
 			close(l.r[i].fd);

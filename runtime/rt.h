@@ -300,6 +300,11 @@ struct frr_rt {
 	 * worker that does not exist), in clock 1: tests of the receivers'
 	 * checks; -1 = off */
 	int test_forge_stats, test_forge_batch;
+	/* env FLEXRR_TEST_DIE=R:C:FILE: rank R SIGKILLs itself as its first
+	 * worker starts app clock C, once (only the run that creates FILE):
+	 * the restart tests' dead rank; test_die_rank -1 = off */
+	int test_die_rank, test_die_clock;
+	const char *test_die_file;
 	/* checkpoints and resume (job/checkpoint.c): NULL without
 	 * --checkpoint; clock_base is the app's clock of internal clock 0
 	 * (a resumed run counts its clocks from 0 like any run) */
@@ -514,6 +519,9 @@ int frr_rt_ckpt_idle(struct frr_rt *rt);
 /* --resume: rows, item state, app state and the clock, before the
  * initial push (every rank). */
 int frr_rt_resume(struct frr_rt *rt);
+/* The clock of DIR's newest complete checkpoint (DIR/latest): 0, or
+ * -ENOENT when there is none yet (another negative errno: unreadable). */
+int frr_ckpt_latest(const char *dir, int *clock);
 
 /* ---- eval/eval.c ---- */
 int frr_rt_eval_local(struct frr_rt *rt, int c);

@@ -403,6 +403,8 @@ static const char *a_value(const char *arg)
 
 	if (!*arg)
 		return NULL;
+	if (islower((unsigned char)*arg))
+		return arg; /* a choice (a|b|c): its first value */
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
 		if (!strcmp(arg, v[i][0]))
 			return v[i][1];
@@ -430,7 +432,7 @@ Test(opt_tables, frr_job_set_knows_every_run_option)
 		snprintf(name, sizeof(name), "%.*s", (int)strcspn(p + 3, "`"),
 			 p + 3);
 		cell += strspn(cell, " ");
-		snprintf(arg, sizeof(arg), "%.*s", (int)strcspn(cell, " |"),
+		snprintf(arg, sizeof(arg), "%.*s", (int)strcspn(cell, " |\\"),
 			 cell);
 		cr_expect_eq(frr_job_set(job, name, a_value(arg)),
 			     strcmp(name, "job-token") ? 0 : -EINVAL,

@@ -14,6 +14,11 @@
  * The kills come from the job itself (env FLEXRR_TEST_CKPT_KILL=C or
  * C:manifest: rank 0 SIGKILLs its process group, which rt_exec makes the
  * job's own), at a chosen checkpoint, so no test depends on timing.
+ *
+ * --on-failure restart: one rank SIGKILLs itself at a chosen clock (env
+ * FLEXRR_TEST_DIE, once), the local launcher restarts the job from the
+ * newest checkpoint, and a BSP job ends with the uninterrupted answer; a
+ * rank's own error and used-up restarts are not restarted.
  */
 #include <criterion/criterion.h>
 #include <stdarg.h>
@@ -257,6 +262,119 @@ Test(runtime_checkpoint, every_clock_kill_while_writing)
 	scratch_rm();
 }
 
+/*
+ * --on-failure restart (a local job): rank `die` SIGKILLs itself as it
+ * starts clock `at` (env FLEXRR_TEST_DIE, once), the launcher restarts the
+ * whole job from the newest complete checkpoint, and it ends with the
+ * uninterrupted run's summary line.
+ */
+static void restart_case(const char *job, int die, int at)
+{
+	struct rt_run *r = calloc(1, sizeof(*r));
+	char ref[1024], res[1024], env[160], a[1024];
+
+	scratch();
+	run_ok(r, "%s", job);
+	result(r, ref, sizeof(ref));
+	snprintf(env, sizeof(env), "FLEXRR_TEST_DIE=%d:%d:%s/died", die, at,
+		 dir);
+	snprintf(a, sizeof(a),
+		 "--checkpoint %s/ck --checkpoint-every 2 --on-failure restart "
+		 "%s",
+		 dir, job);
+	run(r, env, a);
+	cr_assert_eq(r->code, 0, "%s: exit %d, %s", a, r->code, r->err);
+	cr_assert(strstr(r->err, "FLEXRR_TEST_DIE: SIGKILL"), "%s", r->err);
+	snprintf(a, sizeof(a), "rank %d was killed by signal 9", die);
+	cr_assert(strstr(r->err, a) &&
+		      strstr(r->err, "restarting the job (restart 1 of 3)") &&
+		      strstr(r->err, "done after 1 restart(s)"),
+		  "%s", r->err);
+	result(r, res, sizeof(res));
+	cr_assert_str_eq(res, ref, "restarted:\n%s\nuninterrupted:\n%s", res,
+			 ref);
+	free(r);
+	scratch_rm();
+}
+
+Test(runtime_checkpoint, restart_after_a_rank_dies)
+{
+	restart_case("-n 3 --clocks 12 --seed 3 toy --items 300", 1, 7);
+}
+
+Test(runtime_checkpoint, restart_after_the_leader_dies)
+{
+	restart_case("-n 3 --clocks 12 --seed 3 toy --items 300", 0, 7);
+}
+
+Test(runtime_checkpoint, restart_mf_before_any_checkpoint)
+{
+	/* clock 1: no checkpoint yet, the job starts again from clock 0 */
+	restart_case("-n 2 -t 2 --clocks 6 --seed 5 mf --synthetic "
+		     "400,60,3000 --rank 4",
+		     1, 1);
+}
+
+/* SSP, flexrr and rr restart too (their results depend on timing: the
+ * restarted job must run every clock and finish). */
+Test(runtime_checkpoint, restart_in_every_mode)
+{
+	static const char *const modes[] = { "ssp", "flexrr", "rr" };
+	struct rt_run *r = calloc(1, sizeof(*r));
+	char env[160], a[512];
+
+	for (int i = 0; i < 3; i++) {
+		scratch();
+		snprintf(env, sizeof(env), "FLEXRR_TEST_DIE=1:5:%s/died", dir);
+		snprintf(a, sizeof(a),
+			 "-n 3 -t 2 --mode %s --clocks 12 --checkpoint %s/ck "
+			 "--checkpoint-every 2 --on-failure restart toy "
+			 "--items 300",
+			 modes[i], dir);
+		run(r, env, a);
+		cr_assert_eq(r->code, 0, "%s: exit %d, %s", a, r->code, r->err);
+		cr_assert(
+		    strstr(r->err, "restarting the job (restart 1 of 3)") &&
+			strstr(r->out, " clocks=12 "),
+		    "%s:\n%s%s", modes[i], r->err, r->out);
+		scratch_rm();
+	}
+	free(r);
+}
+
+/* Not restarted: the restarts used up, and a rank's own error (a forged
+ * NaN stat: rank 0 refuses it, and would again). */
+Test(runtime_checkpoint, restart_refused_when_it_cannot_help)
+{
+	struct rt_run *r = calloc(1, sizeof(*r));
+	char env[160], a[512];
+
+	scratch();
+	snprintf(env, sizeof(env), "FLEXRR_TEST_DIE=1:3:%s/died", dir);
+	snprintf(a, sizeof(a),
+		 "-n 2 --clocks 8 --checkpoint %s/ck --on-failure restart "
+		 "--max-restarts 0 toy",
+		 dir);
+	run(r, env, a);
+	cr_assert_neq(r->code, 0, "%s", r->err);
+	cr_assert(strstr(r->err, "rank 1 was killed by signal 9 (Killed); the "
+				 "0 restart(s) of --max-restarts are used up"),
+		  "%s", r->err);
+	scratch_rm();
+	scratch();
+	snprintf(a, sizeof(a),
+		 "-n 2 --clocks 8 --checkpoint %s/ck --on-failure restart toy",
+		 dir);
+	run(r, "FLEXRR_TEST_FORGE=stats:1", a);
+	cr_assert_neq(r->code, 0, "%s", r->err);
+	cr_assert(strstr(r->err, "not restarting: rank ") &&
+		      strstr(r->err, "which a restart would repeat") &&
+		      !strstr(r->err, "restarting the job"),
+		  "%s", r->err);
+	free(r);
+	scratch_rm();
+}
+
 /* Time-based checkpoints and SSP: written, and the job resumes from them
  * (SSP results depend on timing: only completion is checked). */
 Test(runtime_checkpoint, seconds_and_ssp)
@@ -312,6 +430,9 @@ static const struct {
 	  "already holds a job's checkpoints" },
 	{ "--resume %s/ck --load x toy", 2, "drop --load" },
 	{ "--checkpoint-every 3 toy", 2, "needs --checkpoint DIR" },
+	{ "--on-failure restart toy", 2, "restart needs --checkpoint DIR" },
+	{ "--on-failure recover toy", 2, "is not implemented yet" },
+	{ "--on-failure retry toy", 2, "--on-failure" },
 	{ "--checkpoint %s/x --checkpoint-every 0 toy", 2,
 	  "--checkpoint-every wants" },
 	{ "--resume %s/none toy", 1, "no complete checkpoint there" },

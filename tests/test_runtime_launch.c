@@ -10,6 +10,7 @@
 #include <criterion/redirect.h>
 #include <errno.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -181,6 +182,37 @@ Test(runtime_launch, launcher_names_the_rank_that_failed_first,
 	close(fd[1]);
 	err = stderr_text();
 	cr_assert(strstr(err, "launch: rank 2 failed first"), "%s", err);
+}
+
+/* Rank 1 hangs; rank 0 gives up on it (ENOTCONN), rank 2 is killed by a
+ * signal: the result names rank 2 first (a signal is surely its own), and
+ * rank 1 as the one killed after the grace period. */
+static int hang_rank(struct frr_oob *oob, void *arg)
+{
+	(void)arg;
+	if (oob->rank == 1)
+		pause();
+	if (oob->rank == 2)
+		raise(SIGKILL);
+	usleep(100 * 1000);
+	return -ENOTCONN;
+}
+
+Test(runtime_launch, launch_result_says_who_died_and_who_hung,
+     .init = cr_redirect_stderr)
+{
+	struct frr_launch_result res;
+	struct frr_launch_cfg cfg = { .nprocs = 3,
+				      .timeout_ms = 30000,
+				      .grace_ms = 300,
+				      .flags = FRR_LAUNCH_NO_RELAY,
+				      .result = &res };
+
+	cr_assert_lt(frr_launch(&cfg, hang_rank, NULL), 0);
+	cr_assert_eq(res.failed_rank, 2);
+	cr_assert_eq(res.signal, SIGKILL);
+	cr_assert_eq(res.hung_rank, 1);
+	cr_assert_eq(res.timed_out, 0);
 }
 
 /* The node-local rank threads pin by comes from the launcher that gave the

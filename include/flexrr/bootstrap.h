@@ -93,6 +93,17 @@ static inline void frr_oob_close(struct frr_oob *oob)
 /* The body of one rank: 0 on success, else a negative errno. */
 typedef int (*frr_launch_fn)(struct frr_oob *oob, void *arg);
 
+/* How a failed local launch failed (frr_launch_cfg.result). */
+struct frr_launch_result {
+	int failed_rank; /* the rank that failed first (most surely its own
+			  * failure, not a consequence), or -1: none did */
+	int signal;	 /* it was killed by this signal, or 0 */
+	int exit_code;	 /* else its exit code */
+	int timed_out;	 /* a rank was killed at cfg->timeout_ms */
+	int hung_rank;	 /* the first rank still running after the grace
+			  * period, killed then, or -1 */
+};
+
 struct frr_launch_cfg {
 	int nprocs;
 	/* kill every rank still running after timeout_ms; 0 = no limit */
@@ -102,6 +113,8 @@ struct frr_launch_cfg {
 	int grace_ms;
 	/* FRR_LAUNCH_* flags */
 	unsigned flags;
+	/* optional: filled when frr_launch returns */
+	struct frr_launch_result *result;
 };
 
 enum frr_launch_flags {

@@ -170,6 +170,19 @@ static void test_forge_init(struct frr_rt *rt, const char *e)
 		rt->test_forge_batch = atoi(e + 6);
 }
 
+static void test_die_init(struct frr_rt *rt, const char *e)
+{
+	const char *f = e ? strchr(e, ':') : NULL;
+
+	rt->test_die_rank = -1;
+	f = f ? strchr(f + 1, ':') : NULL;
+	if (!f || !f[1])
+		return;
+	rt->test_die_rank = atoi(e);
+	rt->test_die_clock = atoi(strchr(e, ':') + 1);
+	rt->test_die_file = f + 1;
+}
+
 static void rt_setup_shape(struct frr_rt *rt, struct frr_oob *oob,
 			   struct frr_run_opts *o)
 {
@@ -205,6 +218,7 @@ static void rt_setup_shape(struct frr_rt *rt, struct frr_oob *oob,
 	/* tests prove the staleness checker can fail by breaking SSP */
 	rt->test_break_ssp = getenv("FLEXRR_TEST_BREAK_SSP") != NULL;
 	test_forge_init(rt, getenv("FLEXRR_TEST_FORGE"));
+	test_die_init(rt, getenv("FLEXRR_TEST_DIE"));
 	if (o->mode == FRR_MODE_FLEXRR || o->mode == FRR_MODE_RR) {
 		rt->rr = &frr_rr_ops;
 		rt->rr_reassign = 1;

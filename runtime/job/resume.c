@@ -56,6 +56,12 @@ static int open_in(const struct frr_rt *rt, int clock, const char *name,
 	return err;
 }
 
+/* DIR/latest's clock: 0, -ENOENT (none), -EINVAL (not ckpt-CLOCK). */
+static int latest_in(FILE *f, int *clock)
+{
+	return fscanf(f, "ckpt-%d", clock) == 1 && *clock >= 0 ? 0 : -EINVAL;
+}
+
 static int read_latest(const struct frr_rt *rt, int *clock)
 {
 	char p[4096];
@@ -64,9 +70,26 @@ static int read_latest(const struct frr_rt *rt, int *clock)
 
 	if (err)
 		return err;
-	if (fscanf(f, "ckpt-%d", clock) != 1 || *clock < 0)
+	if (latest_in(f, clock))
 		err =
 		    refuse(rt, "%s does not name a checkpoint (ckpt-CLOCK)", p);
+	fclose(f);
+	return err;
+}
+
+int frr_ckpt_latest(const char *dir, int *clock)
+{
+	char p[4096];
+	FILE *f;
+	int err = snprintf(p, sizeof(p), "%s/latest", dir) >= (int)sizeof(p)
+		      ? -ENAMETOOLONG
+		      : 0;
+
+	if (!err)
+		err = frr_file_open_own(p, "--checkpoint", &f);
+	if (err)
+		return err;
+	err = latest_in(f, clock);
 	fclose(f);
 	return err;
 }

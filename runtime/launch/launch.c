@@ -165,28 +165,145 @@ static void check_oversubscription(struct frr_job *job)
 					: " (scaled)");
 }
 
-/* Fork P ranks; they meet at a loopback socket the parent already bound. */
-static int run_local(struct frr_job *job)
+/* Fork P ranks once; they meet at a loopback socket bound before. */
+static int launch_once(struct frr_job *job, struct frr_launch_result *res)
 {
 	/* no deadline: jobs run as long as they make progress (--timeout);
 	 * after a rank fails the others get 15 s to name the dead peer */
 	struct frr_launch_cfg cfg = { .nprocs = job->o.nprocs,
 				      .grace_ms = 15000,
 				      .flags = FRR_LAUNCH_NO_RELAY |
-					       FRR_LAUNCH_QUIET_EXITS };
+					       FRR_LAUNCH_QUIET_EXITS,
+				      .result = res };
 	struct local_job j = { .job = job };
-	/* once here, not once per forked rank (frr_job_run callers too) */
-	int err = frr_job_check_shape(job);
-
-	if (err)
-		return err;
-	check_oversubscription(job);
-	err = loopback_listen(&j);
+	int err = loopback_listen(&j);
 
 	if (err)
 		return err;
 	err = frr_launch(&cfg, local_rank, &j);
 	close(j.lfd);
+	return err;
+}
+
+/* The first failure was a rank giving up on a peer: it lost one
+ * (ENOTCONN) or waited for one past a deadline (ETIMEDOUT). */
+static int gave_up(const struct frr_launch_result *r)
+{
+	return r->exit_code == ENOTCONN || r->exit_code == ETIMEDOUT;
+}
+
+/* A rank died or hung (killed by a signal, by the --timeout, or the ranks
+ * gave up on a peer): what a restart can mend, unlike a rank's own error,
+ * which it would repeat. */
+static int died(const struct frr_launch_result *r)
+{
+	return r->signal || r->timed_out || gave_up(r);
+}
+
+/* What happened, naming the rank: the silent one when its peers stopped
+ * over it. */
+static void what_happened(const struct frr_launch_result *r, char *buf,
+			  size_t len)
+{
+	int hung = !r->signal && r->hung_rank >= 0 && gave_up(r);
+	int rank = hung ? r->hung_rank : r->failed_rank;
+	int n = rank >= 0 ? snprintf(buf, len, "rank %d ", rank)
+			  : snprintf(buf, len, "the job ");
+
+	buf += n;
+	len -= (size_t)n;
+	if (r->signal)
+		snprintf(buf, len, "was killed by signal %d (%s)", r->signal,
+			 strsignal(r->signal));
+	else if (hung)
+		snprintf(buf, len,
+			 "stopped answering (its peers gave up on "
+			 "it, then it was killed)");
+	else if (r->timed_out)
+		snprintf(buf, len, "hung (killed at the --timeout)");
+	else if (gave_up(r))
+		snprintf(buf, len,
+			 "gave up on a peer (%s: its message above "
+			 "names it)",
+			 strerror(r->exit_code));
+	else
+		snprintf(buf, len, "failed with its own error (%s)",
+			 strerror(r->exit_code));
+}
+
+/*
+ * --on-failure restart: after a rank died, the whole local job starts
+ * again from --checkpoint DIR's newest complete checkpoint (from clock 0,
+ * or the user's --resume, when there is none yet), at most --max-restarts
+ * times.  A BSP job with a fixed seed ends as the uninterrupted one would
+ * (resume's guarantee); the clocks since that checkpoint run again.
+ */
+static int restart_or_not(struct frr_job *job,
+			  const struct frr_launch_result *r, int n)
+{
+	char what[192];
+	int clock, err;
+
+	what_happened(r, what, sizeof(what));
+	if (!died(r)) {
+		fprintf(stderr,
+			"%s: not restarting: %s, which a restart would repeat "
+			"(its message above says what to fix)\n",
+			job->prog, what);
+		return 0;
+	}
+	if (n >= job->max_restarts) {
+		fprintf(stderr,
+			"%s: %s; the %d restart(s) of --max-restarts are used "
+			"up: giving up\n",
+			job->prog, what, job->max_restarts);
+		return 0;
+	}
+	err = frr_ckpt_latest(job->o.ckpt_dir, &clock);
+	if (err && err != -ENOENT) {
+		fprintf(stderr,
+			"%s: %s, and %s/latest cannot be read (%s): not "
+			"restarting\n",
+			job->prog, what, job->o.ckpt_dir, strerror(-err));
+		return 0;
+	}
+	if (!err)
+		job->o.resume_dir = job->o.ckpt_dir;
+	fprintf(stderr, "%s: %s; restarting the job (restart %d of %d) ",
+		job->prog, what, n + 1, job->max_restarts);
+	if (!err)
+		fprintf(stderr, "from %s/ckpt-%d: clocks after %d run again\n",
+			job->o.ckpt_dir, clock, clock);
+	else
+		fprintf(stderr, "%s\n",
+			job->o.resume_dir
+			    ? "from its --resume checkpoint: it wrote none of "
+			      "its own yet"
+			    : "from clock 0: it wrote no checkpoint yet");
+	return 1;
+}
+
+static int run_local(struct frr_job *job)
+{
+	/* once here, not once per forked rank (frr_job_run callers too) */
+	int err = frr_job_check_shape(job), n = 0;
+	double t0 = frr_now_s();
+
+	if (err)
+		return err;
+	check_oversubscription(job);
+	for (;;) {
+		struct frr_launch_result res;
+
+		err = launch_once(job, &res);
+		if (!err || job->on_failure != FRR_ON_FAILURE_RESTART ||
+		    !restart_or_not(job, &res, n))
+			break;
+		n++;
+	}
+	if (n && !err)
+		fprintf(stderr, "%s: done after %d restart(s), %.1f s in all\n",
+			job->prog, n, frr_now_s() - t0);
 	return err;
 }
 
@@ -295,10 +412,21 @@ int frr_job_start(struct frr_job *job)
 
 	/* threads pin by it; -1 (a local job): by the rank */
 	job->o.local_rank = launched ? env.local_rank : -1;
+	if (!launched && !frr_job_wants_pmix(job))
+		return run_local(job);
+	if (job->on_failure == FRR_ON_FAILURE_RESTART) {
+		/* every rank says it: each exits, and the launcher shows the
+		 * first */
+		fprintf(stderr,
+			"%s: --on-failure restart restarts a local -n P job; "
+			"this rank was started by a launcher (srun, mpirun, "
+			"PMIx): let it restart the job (docs/cluster.md, e.g. "
+			"sbatch --requeue) with --resume DIR\n",
+			job->prog);
+		return -EINVAL;
+	}
 	if (frr_job_wants_pmix(job))
 		return run_pmix(job);
-	if (!launched)
-		return run_local(job);
 	err = job->joined ? 0 : frr_job_join_launched(job, &env);
 	if (err)
 		return err;

@@ -29,7 +29,13 @@ struct frr_job {
 	enum frr_boot boot;
 	char **app_argv;   /* owned copy when the app's name was implied */
 	char rdv_addr[64]; /* derived from the launcher's job id */
+	/* --on-failure (FRR_ON_FAILURE_*) and --max-restarts: a local job
+	 * restarted from its newest checkpoint when a rank dies */
+	int on_failure;
+	int max_restarts;
 };
+
+enum { FRR_ON_FAILURE_FAIL, FRR_ON_FAILURE_RESTART, FRR_ON_FAILURE_RECOVER };
 
 void frr_job_init(struct frr_job *job, const char *prog,
 		  const struct frr_app_ops *const *apps);

@@ -265,6 +265,10 @@ static void defaults(void *obj)
 #define ANYBASE .flags = FRR_OPT_ANYBASE
 #define DEFTEXT(t) .def.s = (t), .flags = FRR_OPT_DEFTEXT
 
+/* FRR_ON_FAILURE_* order (launch.h) */
+static const char *const on_failure_names[] = { "fail", "restart", "recover",
+						NULL };
+
 static const struct frr_opt run_table[] = {
 	FRR_OPT("procs", 'n', FRR_OPT_INT, F(o.nprocs), 1, 4096, .def.i = 1,
 		ANYBASE, .group = JOB, .arg = "P",
@@ -316,6 +320,17 @@ static const struct frr_opt run_table[] = {
 		.group = JOB, .arg = "DIR",
 		.help = "continue from DIR's newest complete checkpoint\n"
 			"(same app, options, data, -n and -t)"),
+	FRR_OPT("on-failure", 0, FRR_OPT_CHOICE, F(on_failure), 0, 0,
+		.group = JOB, .arg = "fail|restart|recover",
+		.choices = on_failure_names,
+		.help = "when a rank dies: fail (every rank stops, naming\n"
+			"it); restart (a local -n P job starts again from\n"
+			"the newest checkpoint in its --checkpoint DIR);\n"
+			"recover (the survivors carry on: not implemented\n"
+			"yet)"),
+	FRR_OPT("max-restarts", 0, FRR_OPT_INT, F(max_restarts), 0, 1000,
+		.def.i = 3, ANYBASE, .group = JOB, .arg = "N",
+		.help = "restarts a --on-failure restart job may make"),
 	FRR_OPT("no-pin", 0, FRR_OPT_FLAG, F(o.pin), 0, 0, .def.i = 1,
 		.group = JOB, .help = "do not pin worker threads to cores"),
 	FRR_OPT("allow-nonfinite", 0, FRR_OPT_FLAG, F(o.allow_nonfinite), 0, 0,

@@ -6,6 +6,8 @@
  * row accesses): no lock, no allocation, no system call.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <numa.h>
 #include <sched.h>
@@ -166,6 +168,26 @@ static void injected_delay(struct frr_rt *rt, struct frr_worker *wk, int c)
 	}
 }
 
+/* FLEXRR_TEST_DIE (rt.h): this rank dies here, once per FILE. */
+static void test_die(const struct frr_rt *rt, const struct frr_worker *wk,
+		     int c)
+{
+	int fd;
+
+	if (rt->test_die_rank != rt->rank || wk->id != rt->rank * rt->T ||
+	    frr_rt_app_clock(rt, c) != rt->test_die_clock)
+		return;
+	fd = open(rt->test_die_file, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	if (fd < 0)
+		return; /* died here once already: the restarted job runs */
+	close(fd);
+	fprintf(stderr,
+		"flexrr[%d]: test: FLEXRR_TEST_DIE: SIGKILL at clock "
+		"%d\n",
+		rt->rank, rt->test_die_clock);
+	raise(SIGKILL);
+}
+
 /* The own list, then rr's end of list (help others, wait for helpers,
  * maybe more own items); *nextra = batches of this clock run by others. */
 static int own_items(struct frr_ctx *c, struct frr_rr_list *list, int *nextra)
@@ -211,6 +233,7 @@ static int one_clock(struct frr_worker *wk, int clock)
 	double t0, t1;
 	int nextra = 0, err;
 
+	test_die(rt, wk, clock);
 	t0 = frr_rt_clock_now();
 	err = frr_rt_progress_publish(rt, wk->id, clock, &list);
 	if (!err)
