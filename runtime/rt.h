@@ -228,7 +228,10 @@ struct frr_rt {
 	struct frr_table_spec spec[FRR_MAX_TABLES];
 	uint64_t *shard_rows; /* [t * P + o] rows of table t on rank o */
 	size_t *repl_off;     /* [t * P + o] byte offset in replica */
-	size_t *slot_bytes;   /* per dest rank: header + payload capacity */
+	/* inbox slots, header + payload, per dest rank: of a sender on that
+	 * rank (slot_bytes) and of one on another rank (rslot_bytes: what
+	 * its batches can carry there, job/setup.c) */
+	size_t *slot_bytes, *rslot_bytes;
 	size_t slot_max;
 	uint32_t max_cols;
 	int K; /* inbox slots per sender */
@@ -320,6 +323,28 @@ static inline int frr_rt_app_clock(const struct frr_rt *rt, int c)
 
 /* Control words: 8-byte counters in the ctl region, written by peers with
  * counter writes (G2) and read with acquire loads. */
+/* Rank o's inbox slot for sender worker w: its size, and the offset of
+ * its slot k (o's own workers' slots first, then the others', in worker
+ * order). */
+static inline size_t frr_rt_slot_size(const struct frr_rt *rt, int o, int w)
+{
+	return w / rt->T == o ? rt->slot_bytes[o] : rt->rslot_bytes[o];
+}
+
+static inline size_t frr_rt_slot_off(const struct frr_rt *rt, int o, int w,
+				     int k)
+{
+	size_t K = (size_t)rt->K, T = (size_t)rt->T, first = (size_t)o * T;
+
+	if (w / rt->T == o)
+		return (((size_t)w - first) * K + (size_t)k) *
+		       rt->slot_bytes[o];
+	return T * K * rt->slot_bytes[o] +
+	       (((size_t)w < first ? (size_t)w : (size_t)w - T) * K +
+		(size_t)k) *
+		   rt->rslot_bytes[o];
+}
+
 static inline uint64_t *ctl_u64(const struct frr_rt *rt, size_t off)
 {
 	return (uint64_t *)(rt->ctlp + off);
@@ -455,6 +480,9 @@ size_t frr_rt_inbox_select(struct frr_rt *rt, int c);
 void frr_rt_inbox_release(struct frr_rt *rt, size_t n);
 void frr_rt_inbox_fini(struct frr_rt *rt);
 const float *frr_rt_replica_row(const struct frr_rt *rt, int t, uint64_t row);
+/* Rows of rank o's shard of table t that another rank's partitions may
+ * write (all but those only o's partitions declare). */
+uint64_t frr_rt_shared_rows(const struct frr_rt *rt, int t, int o);
 /* The rank storing row `row` of table t, and its index there. */
 int frr_rt_owner_rank(const struct frr_rt *rt, int t, uint64_t row);
 uint64_t frr_rt_local_index(const struct frr_rt *rt, int t, uint64_t row);

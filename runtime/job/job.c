@@ -331,6 +331,7 @@ static int rt_fini(struct frr_rt *rt)
 	free(rt->shard_rows);
 	free(rt->repl_off);
 	free(rt->slot_bytes);
+	free(rt->rslot_bytes);
 	pthread_mutex_destroy(&rt->tp_lock);
 	return err ? err : merr;
 }

@@ -37,6 +37,38 @@ size_t frr_rt_chunk_cap(const struct frr_rt *rt, int o)
 	return (size_t)frr_chunk_cap(whole, (uint64_t)rt->W, one);
 }
 
+/*
+ * Payload capacity of rank o's slots for a sender on another rank: what
+ * one of its batches can carry there, so the inbox follows what can
+ * arrive, not W x the largest batch.  Another rank's worker writes only
+ * the rows of o's shard that some other rank's partitions declare (not
+ * those placed with their only writer: MF's users), at most a partition's
+ * share of a table flagged "written mostly by one partition", as sparse
+ * rows.  A batch larger than that (a row read outside the declarations
+ * and written) is split into more chunks, as any batch over a slot is.
+ * With RapidReassignment a helper sends its helpees' batches, which may
+ * hold anything: the full capacity.
+ */
+static size_t remote_cap(const struct frr_rt *rt, int o, size_t cap)
+{
+	uint64_t b = 0, one = frr_seg_bytes(FRR_SEG_SPARSE, 1, rt->max_cols);
+
+	if (rt->rr_reassign)
+		return cap;
+	for (int t = 0; t < rt->ntables; t++) {
+		const struct frr_table_spec *s = &rt->spec[t];
+		uint64_t n = frr_rt_shared_rows(rt, t, o);
+		uint64_t share = (s->rows + rt->W - 1) / rt->W;
+
+		if (((rt->own_declared >> t) & 1) && n > share)
+			n = share;
+		if (n)
+			b += frr_seg_bytes(FRR_SEG_SPARSE, n, s->cols);
+	}
+	b = b < one ? one : b;
+	return b < cap ? (size_t)b : cap;
+}
+
 int frr_rt_layout(struct frr_rt *rt)
 {
 	int P = rt->P, T = rt->T, W = rt->W, err;
@@ -45,7 +77,9 @@ int frr_rt_layout(struct frr_rt *rt)
 	rt->shard_rows = calloc((size_t)FRR_MAX_TABLES * P, sizeof(uint64_t));
 	rt->repl_off = calloc((size_t)FRR_MAX_TABLES * P, sizeof(size_t));
 	rt->slot_bytes = calloc((size_t)P, sizeof(size_t));
-	if (!rt->shard_rows || !rt->repl_off || !rt->slot_bytes)
+	rt->rslot_bytes = calloc((size_t)P, sizeof(size_t));
+	if (!rt->shard_rows || !rt->repl_off || !rt->slot_bytes ||
+	    !rt->rslot_bytes)
 		return -ENOMEM;
 	for (int t = 0; t < rt->ntables; t++)
 		if (rt->spec[t].cols > rt->max_cols)
@@ -66,11 +100,16 @@ int frr_rt_layout(struct frr_rt *rt)
 	rt->K = FRR_RT_INBOX_SLOTS;
 	rt->slot_max = 0;
 	for (int o = 0; o < P; o++) {
-		rt->slot_bytes[o] = frr_slot_bytes(frr_rt_chunk_cap(rt, o));
+		size_t cap = frr_rt_chunk_cap(rt, o);
+
+		rt->slot_bytes[o] = frr_slot_bytes(cap);
+		rt->rslot_bytes[o] = frr_slot_bytes(remote_cap(rt, o, cap));
 		if (rt->slot_bytes[o] > rt->slot_max)
 			rt->slot_max = rt->slot_bytes[o];
 	}
-	rt->inbox_len = (size_t)W * rt->K * rt->slot_bytes[rt->rank];
+	rt->inbox_len =
+	    (size_t)rt->K * ((size_t)T * rt->slot_bytes[rt->rank] +
+			     (size_t)(W - T) * rt->rslot_bytes[rt->rank]);
 
 	rt->stats_rec =
 	    align64(8 + 8 * (FRR_MAX_STATS + (size_t)T * FRR_RT_NMETRICS));

@@ -90,7 +90,7 @@ static int chunk_open(struct chunker *ch)
 		return err;
 	ch->seq = ++wk->sent_seq[ch->o];
 	wk->slot_seq[(size_t)ch->o * rt->K + k] = ch->seq;
-	ch->soff = ((size_t)wk->id * rt->K + k) * rt->slot_bytes[ch->o];
+	ch->soff = frr_rt_slot_off(rt, ch->o, wk->id, k);
 	ch->dst = ch->o == rt->rank ? rt->inboxp + ch->soff
 				    : frr_tp_mr_ptr(wk->stage);
 	if (ch->o != rt->rank)
@@ -323,7 +323,7 @@ int frr_rt_batch_send(struct frr_ctx *c, int final, int nextra)
 	group_written(rt, c->cache);
 	for (int o = 0; o < rt->P && !err; o++) {
 		ch.o = o;
-		ch.cap = rt->slot_bytes[o] - FRR_SLOT_HDR;
+		ch.cap = frr_rt_slot_size(rt, o, c->wk->id) - FRR_SLOT_HDR;
 		err = batch_to(&ch);
 	}
 	rec->updates += c->cache->updates;

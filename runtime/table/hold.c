@@ -426,6 +426,14 @@ void frr_rt_hold_fini(struct frr_rt *rt)
 	rt->hold = NULL;
 }
 
+uint64_t frr_rt_shared_rows(const struct frr_rt *rt, int t, int o)
+{
+	uint64_t n = rt->shard_rows[t * rt->P + o];
+	const uint64_t *solo = rt->hold ? rt->hold->solo[t] : NULL;
+
+	return solo ? n - solo[o] : n;
+}
+
 const float *frr_rt_replica_row(const struct frr_rt *rt, int t, uint64_t row)
 {
 	uint32_t s =

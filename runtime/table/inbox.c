@@ -25,8 +25,7 @@
 static struct frr_slot_hdr *slot_hdr(struct frr_rt *rt, int v, int k)
 {
 	return (struct frr_slot_hdr *)(rt->inboxp +
-				       ((size_t)v * rt->K + k) *
-					   rt->slot_bytes[rt->rank]);
+				       frr_rt_slot_off(rt, rt->rank, v, k));
 }
 
 static int corrupt(struct frr_rt *rt, const struct frr_slot_hdr *h, int v,
@@ -122,7 +121,7 @@ static int slot_ack(struct frr_rt *rt, int v, int k, uint64_t seq)
 static int drain_slot(struct frr_rt *rt, int v, int k, uint64_t seq)
 {
 	const struct frr_slot_hdr *in = slot_hdr(rt, v, k);
-	uint64_t cap = rt->slot_bytes[rt->rank] - FRR_SLOT_HDR;
+	uint64_t cap = frr_rt_slot_size(rt, rt->rank, v) - FRR_SLOT_HDR;
 	struct frr_chunk ck;
 	const struct frr_slot_hdr *h = &ck.h;
 	int err;

@@ -18,8 +18,10 @@
 #include "table.h"
 
 /* Table t's owners from every rank's declaration bitmap (own[r]): rows
- * declared by one rank go to it, the others to row % P. */
-static void owners(int P, uint64_t rows, uint64_t *const *own, uint16_t *owner)
+ * declared by one rank go to it (counted in solo[rank]), the others to
+ * row % P. */
+static void owners(int P, uint64_t rows, uint64_t *const *own, uint16_t *owner,
+		   uint64_t *solo)
 {
 	for (uint64_t r = 0; r < rows; r++)
 		owner[r] = (uint16_t)(r % (uint64_t)P);
@@ -36,8 +38,10 @@ static void owners(int P, uint64_t rows, uint64_t *const *own, uint16_t *owner)
 				uint64_t r =
 				    w * 64 + (uint64_t)__builtin_ctzll(m);
 
-				if (r < rows)
+				if (r < rows) {
 					owner[r] = (uint16_t)q;
+					solo[q]++;
+				}
 			}
 	}
 }
@@ -83,9 +87,11 @@ int frr_place(struct frr_hold *h, int P, int ntables, const uint64_t *rows,
 		return 0; /* owners are 16-bit: spread, as without part_rows */
 	for (int t = 0; t < ntables && !err; t++) {
 		h->owner[t] = malloc(rows[t] * sizeof(uint16_t) + 2);
-		if (!h->owner[t])
+		h->solo[t] = calloc((size_t)P, sizeof(uint64_t));
+		if (!h->owner[t] || !h->solo[t])
 			return -ENOMEM;
-		owners(P, rows[t], own + (size_t)t * P, h->owner[t]);
+		owners(P, rows[t], own + (size_t)t * P, h->owner[t],
+		       h->solo[t]);
 		for (uint64_t r = 0; r < rows[t]; r++)
 			moved += h->owner[t][r] != r % (uint64_t)P;
 		err = index_rows(h, P, t, rows[t], shard_rows);
@@ -102,5 +108,6 @@ void frr_place_fini(struct frr_hold *h)
 		free(h->lidx[t]);
 		free(h->lrow[t]);
 		free(h->obase[t]);
+		free(h->solo[t]);
 	}
 }

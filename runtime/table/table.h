@@ -132,6 +132,10 @@ struct frr_hold {
 	uint16_t *owner[FRR_MAX_TABLES];
 	uint32_t *lidx[FRR_MAX_TABLES], *lrow[FRR_MAX_TABLES];
 	uint64_t *obase[FRR_MAX_TABLES];
+	/* per table and owner: rows of its shard that only the owner's own
+	 * partitions declare (other ranks' batches never carry them: the
+	 * memory plan's inbox), NULL when nothing was placed */
+	uint64_t *solo[FRR_MAX_TABLES];
 	_Alignas(64) _Atomic uint64_t npull[FRR_MAX_TABLES];
 };
 
