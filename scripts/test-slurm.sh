@@ -11,6 +11,9 @@
 #           its output file has the same summary line
 #   pin     srun -n 2 with FLEXRR_LOG=debug: the two ranks' threads pin to
 #           different CPUs (node-local ranks 0 and 1, from SLURM_LOCALID)
+#   die     rank 1 of an srun -n 4 job SIGKILLs itself at clock 5: the
+#           step fails, and srun again with --resume DIR (the batch loop of
+#           docs/cluster.md) ends with the uninterrupted job's summary
 #   doctor  the preflight, srun -n 2 flexrr doctor --json: one JSON line per
 #           task, and srun's exit status 1 exactly when one says unhealthy
 #           (this host may have no RDMA device: unhealthy is fine here)
@@ -213,6 +216,31 @@ ok=0
 [ $rc = 0 ] && [ -n "$got" ] && [ "$got" = "$want" ] && ok=1
 verdict $ok "sbatch --wait ($((SECONDS - s)) s)" "exit $rc; $(head -1 "$dir/sbatch.submit"); '${got:-no summary line}'"
 [ $ok = 1 ] || tail -5 "$dir/sbatch.out" "$dir/sbatch.submit" 2>/dev/null
+
+# a rank dies (FLEXRR_TEST_DIE: rank 1 SIGKILLs itself at clock 5, once):
+# srun ends the step, and the batch script's loop of docs/cluster.md ("When
+# a rank dies": srun again, with --resume DIR once DIR has a checkpoint)
+# ends with the uninterrupted answer
+s=$SECONDS tries=0 rc=1 first=""
+ck=$dir/ck
+rargs=(--backend shm --clocks 8 --seed 3)
+"$B" run -n 4 "${rargs[@]}" toy --items 30 >"$dir/die-ref.out" 2>/dev/null
+dwant=$(summary "$dir/die-ref.out")
+rm -rf "$ck" "$dir/died"
+while [ $rc != 0 ] && [ $tries -lt 3 ]; do
+	tries=$((tries + 1)) rc=0
+	resume=()
+	[ -e "$ck/latest" ] && resume=(--resume "$ck")
+	FLEXRR_TEST_DIE=1:5:$dir/died timeout 120 srun -n 4 --time=2 "$B" run "${rargs[@]}" \
+		--checkpoint "$ck" --checkpoint-every 2 "${resume[@]}" toy --items 30 \
+		>"$dir/die.out" 2>"$dir/die-$tries.err" || rc=$?
+	[ $tries = 1 ] && first="exit $rc: $(grep -m1 -E '^srun: error' "$dir/die-1.err" || echo 'no srun error line')"
+done
+got=$(summary "$dir/die.out")
+ok=0
+[ $rc = 0 ] && [ $tries = 2 ] && [ -n "$got" ] && [ "$got" = "$dwant" ] && ok=1
+verdict $ok "srun loop after a rank died ($((SECONDS - s)) s)" "$tries srun(s); first $first; then '${got:-no summary line}'"
+[ $ok = 1 ] || tail -5 "$dir"/die-*.err
 
 s=$SECONDS rc=0
 timeout 60 srun -n 2 --time=1 "$B" doctor --json >"$dir/doctor.out" 2>"$dir/doctor.err" || rc=$?
