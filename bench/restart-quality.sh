@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Quality and cost of --on-failure restart (issue 22 item 5; not a test):
+# for each app and seed, the job uninterrupted, then the same job with
+# checkpoints every 2 clocks in which rank 1 SIGKILLs itself at a random
+# clock (env FLEXRR_TEST_DIE, the test hook: an emulated crash) and the
+# launcher restarts it from the newest checkpoint.  Prints per run the
+# final objectives and the time the death cost, then per app whether every
+# restarted run's objective lies within the spread of the uninterrupted
+# ones.  BSP restarts are exact (test_runtime_checkpoint); the interesting
+# modes are those whose result depends on timing (default flexrr).
+#   bench/restart-quality.sh [--build DIR] [--mode M] [--seeds N]
+#       [--apps "mf lda"] [--kjv FILE]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+build=build mode=flexrr seeds=5 apps="mf lda" kjv=""
+while [ $# -gt 0 ]; do
+	case $1 in
+	--build) build=$2; shift ;;
+	--mode) mode=$2; shift ;;
+	--seeds) seeds=$2; shift ;;
+	--apps) apps=$2; shift ;;
+	--kjv) kjv=$2; shift ;;
+	-h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "restart-quality.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+	esac
+	shift
+done
+bin=$build/bin/flexrr
+[ -x "$bin" ] || { echo "restart-quality.sh: no $bin: build first (scripts/setup.sh)" >&2; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+if [ -z "$kjv" ] && [[ " $apps " == *" lda "* ]]; then
+	kjv=$tmp/kjv.txt
+	scripts/make-kjv-corpus.sh "$kjv" >/dev/null
+fi
+clocks=16
+app_args() {
+	case $1 in
+	mf) echo "mf --synthetic 20000,2000,400000 --rank 16" ;;
+	lda) echo "lda --text $kjv --topics 20 --no-progress" ;;
+	*) echo "restart-quality.sh: no job for app '$1'" >&2; exit 2 ;;
+	esac
+}
+objective() { sed -n 's/^flexrr: done .* objective=\([^ ]*\).*/\1/p' "$1"; }
+
+echo "mode $mode, -n 2 -t 2, $clocks clocks, checkpoints every 2, rank 1 killed at a random clock"
+printf '%-4s %-4s %-6s %-14s %-14s %-8s %s\n' app seed killed objective restarted ref_s restart_s
+for app in $apps; do
+	refs=() rest=()
+	for ((s = 1; s <= seeds; s++)); do
+		# shellcheck disable=SC2046
+		job=(run -q --no-pin --backend shm -n 2 -t 2 --mode "$mode" --clocks "$clocks" --seed "$s")
+		t0=$(date +%s.%N)
+		"$bin" "${job[@]}" $(app_args "$app") >"$tmp/ref.out" 2>"$tmp/ref.err" ||
+			{ echo "uninterrupted $app seed $s failed:"; tail -3 "$tmp/ref.err"; exit 1; }
+		t1=$(date +%s.%N)
+		at=$((2 + RANDOM % (clocks - 4)))
+		rm -rf "$tmp/ck" "$tmp/died"
+		# shellcheck disable=SC2046
+		FLEXRR_TEST_DIE=1:$at:$tmp/died "$bin" "${job[@]}" --checkpoint "$tmp/ck" \
+			--checkpoint-every 2 --on-failure restart $(app_args "$app") \
+			>"$tmp/re.out" 2>"$tmp/re.err" ||
+			{ echo "restarted $app seed $s failed:"; tail -3 "$tmp/re.err"; exit 1; }
+		t2=$(date +%s.%N)
+		grep -q 'restarting the job' "$tmp/re.err" ||
+			{ echo "$app seed $s: no restart happened:"; tail -3 "$tmp/re.err"; exit 1; }
+		a=$(objective "$tmp/ref.out") b=$(objective "$tmp/re.out")
+		refs+=("$a") rest+=("$b")
+		awk -v app="$app" -v s="$s" -v at="$at" -v a="$a" -v b="$b" -v t0="$t0" -v t1="$t1" -v t2="$t2" \
+			'BEGIN { printf "%-4s %-4s %-6s %-14s %-14s %-8.2f %.2f\n", app, s, at, a, b, t1 - t0, (t2 - t1) - (t1 - t0) }'
+	done
+	printf '%s\n' "${refs[@]}" >"$tmp/refs"
+	printf '%s\n' "${rest[@]}" >"$tmp/rest"
+	awk -v app="$app" 'NR == FNR { if (lo == "" || $1 < lo) lo = $1; if (hi == "" || $1 > hi) hi = $1; next }
+		{ n++; if ($1 >= lo && $1 <= hi) in_++; if (rlo == "" || $1 < rlo) rlo = $1; if (rhi == "" || $1 > rhi) rhi = $1 }
+		END { printf "%s: uninterrupted %s .. %s, restarted %s .. %s: %d of %d within the uninterrupted spread\n", app, lo, hi, rlo, rhi, in_, n }' \
+		"$tmp/refs" "$tmp/rest"
+done
