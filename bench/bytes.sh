@@ -15,25 +15,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 build=build old="" procs="2 4 8" apps="mf mlr lda" clocks=4 kjv=""
-while [ $# -gt 0 ]; do
-	case $1 in
-	--build) build=$2; shift ;;
-	--old) old=$2; shift ;;
-	--procs) procs=$2; shift ;;
-	--apps) apps=$2; shift ;;
-	--clocks) clocks=$2; shift ;;
-	--kjv) kjv=$2; shift ;;
-	-h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-	*) echo "bytes.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
-	esac
-	shift
-done
+. bench/lib.sh
+bench_parse bytes.sh "--build=build --old=old --procs=procs --apps=apps --clocks=clocks --kjv=kjv" "$@"
+bench_need_bin bytes.sh "$build/bin/flexrr"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-if [ -z "$kjv" ] && [[ " $apps " == *" lda "* ]]; then
-	kjv=$tmp/kjv.txt
-	scripts/make-kjv-corpus.sh "$kjv" >/dev/null
-fi
+bench_kjv "$tmp"
 
 app_args() { # app
 	case $1 in

@@ -14,27 +14,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 build=build backend=shm procs="2 4" apps="mf lda" clocks=6 kjv=""
-while [ $# -gt 0 ]; do
-	case $1 in
-	--build) build=$2; shift ;;
-	--backend) backend=$2; shift ;;
-	--procs) procs=$2; shift ;;
-	--apps) apps=$2; shift ;;
-	--clocks) clocks=$2; shift ;;
-	--kjv) kjv=$2; shift ;;
-	-h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-	*) echo "comm.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
-	esac
-	shift
-done
+. bench/lib.sh
+bench_parse comm.sh "--build=build --backend=backend --procs=procs --apps=apps --clocks=clocks --kjv=kjv" "$@"
 bin=$build/bin/flexrr
-[ -x "$bin" ] || { echo "comm.sh: no $bin: build first" >&2; exit 1; }
+bench_need_bin comm.sh "$bin"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-if [ -z "$kjv" ] && [[ " $apps " == *" lda "* ]]; then
-	kjv=$tmp/kjv.txt
-	scripts/make-kjv-corpus.sh "$kjv" >/dev/null
-fi
+bench_kjv "$tmp"
 
 bw=$("$bin" bench write_bw --backend "$backend" -s 1M -n 300 2>/dev/null |
 	awk '$1 == 1048576 { print $4 }')

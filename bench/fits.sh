@@ -18,22 +18,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 build=build P=16 T=1 frac=0.5 synth=400000,4000,1600000 rank=64 clocks=3
-while [ $# -gt 0 ]; do
-	case $1 in
-	--build) build=$2; shift ;;
-	--procs) P=$2; shift ;;
-	--threads) T=$2; shift ;;
-	--frac) frac=$2; shift ;;
-	--synthetic) synth=$2; shift ;;
-	--rank) rank=$2; shift ;;
-	--clocks) clocks=$2; shift ;;
-	-h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-	*) echo "fits.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
-	esac
-	shift
-done
+. bench/lib.sh
+bench_parse fits.sh "--build=build --procs=P --threads=T --frac=frac --synthetic=synth --rank=rank --clocks=clocks" "$@"
 bin=$build/bin/flexrr
-[ -x "$bin" ] || { echo "fits.sh: no $bin: build first (scripts/setup.sh)" >&2; exit 1; }
+bench_need_bin fits.sh "$bin"
 [ "$(id -u)" = 0 ] || { echo "fits.sh: needs root (it makes memory cgroups)" >&2; exit 1; }
 IFS=, read -r users items ratings <<<"$synth"
 model=$(( (users + items) * (rank + 1) * 4 ))

@@ -18,23 +18,10 @@ cd "$(dirname "$0")/.."
 
 build=build old="" modes="bsp ssp flexrr" shapes="1x1 1x2 1x4 2x1 2x2 4x1"
 synth=2000000,20000,4000000 rank=64 clocks=3 out=""
-while [ $# -gt 0 ]; do
-	case $1 in
-	--build) build=$2; shift ;;
-	--old) old=$2; shift ;;
-	--modes) modes=$2; shift ;;
-	--shapes) shapes=$2; shift ;;
-	--synthetic) synth=$2; shift ;;
-	--rank) rank=$2; shift ;;
-	--clocks) clocks=$2; shift ;;
-	--out) out=$2; shift ;;
-	-h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-	*) echo "memory.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
-	esac
-	shift
-done
+. bench/lib.sh
+bench_parse memory.sh "--build=build --old=old --modes=modes --shapes=shapes --synthetic=synth --rank=rank --clocks=clocks --out=out" "$@"
 new=$build/bin/flexrr
-[ -x "$new" ] || { echo "memory.sh: no $new: build first (scripts/setup.sh)" >&2; exit 1; }
+bench_need_bin memory.sh "$new"
 IFS=, read -r users items ratings <<<"$synth"
 model=$(( (users + items) * (rank + 1) * 4 ))
 # the input: ratings (user, item, value: 12 bytes) as loaded

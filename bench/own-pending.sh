@@ -12,27 +12,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 build=build old="" reps=3 shape="-n 1 -t 2" apps="mf mlr lda" kjv=""
-while [ $# -gt 0 ]; do
-	case $1 in
-	--build) build=$2; shift ;;
-	--old) old=$2; shift ;;
-	--reps) reps=$2; shift ;;
-	--shape) shape=$2; shift ;;
-	--apps) apps=$2; shift ;;
-	--kjv) kjv=$2; shift ;;
-	-h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-	*) echo "own-pending.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
-	esac
-	shift
-done
+. bench/lib.sh
+bench_parse own-pending.sh "--build=build --old=old --reps=reps --shape=shape --apps=apps --kjv=kjv" "$@"
 new=$build/bin/flexrr
-[ -x "$new" ] || { echo "own-pending.sh: no $new: build first" >&2; exit 1; }
+bench_need_bin own-pending.sh "$new"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-if [ -z "$kjv" ] && [[ " $apps " == *" lda "* ]]; then
-	kjv=$tmp/kjv.txt
-	scripts/make-kjv-corpus.sh "$kjv" >/dev/null
-fi
+bench_kjv "$tmp"
 
 app_args() { # app
 	case $1 in

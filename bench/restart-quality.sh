@@ -14,26 +14,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 build=build mode=flexrr seeds=5 apps="mf lda" kjv=""
-while [ $# -gt 0 ]; do
-	case $1 in
-	--build) build=$2; shift ;;
-	--mode) mode=$2; shift ;;
-	--seeds) seeds=$2; shift ;;
-	--apps) apps=$2; shift ;;
-	--kjv) kjv=$2; shift ;;
-	-h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-	*) echo "restart-quality.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
-	esac
-	shift
-done
+. bench/lib.sh
+bench_parse restart-quality.sh "--build=build --mode=mode --seeds=seeds --apps=apps --kjv=kjv" "$@"
 bin=$build/bin/flexrr
-[ -x "$bin" ] || { echo "restart-quality.sh: no $bin: build first (scripts/setup.sh)" >&2; exit 1; }
+bench_need_bin restart-quality.sh "$bin"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-if [ -z "$kjv" ] && [[ " $apps " == *" lda "* ]]; then
-	kjv=$tmp/kjv.txt
-	scripts/make-kjv-corpus.sh "$kjv" >/dev/null
-fi
+bench_kjv "$tmp"
 clocks=16
 app_args() {
 	case $1 in
