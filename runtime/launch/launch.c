@@ -221,6 +221,9 @@ static void what_happened(const struct frr_launch_result *r, char *buf,
 			 "it, then it was killed)");
 	else if (r->timed_out)
 		snprintf(buf, len, "hung (killed at the --timeout)");
+	else if (r->failed_rank < 0)
+		snprintf(buf, len,
+			 "did not start (its message above says why)");
 	else if (gave_up(r))
 		snprintf(buf, len,
 			 "gave up on a peer (%s: its message above "
@@ -293,7 +296,8 @@ static int run_local(struct frr_job *job)
 		return err;
 	check_oversubscription(job);
 	for (;;) {
-		struct frr_launch_result res;
+		struct frr_launch_result res = { .failed_rank = -1,
+						 .hung_rank = -1 };
 
 		err = launch_once(job, &res);
 		if (!err || job->on_failure != FRR_ON_FAILURE_RESTART ||
