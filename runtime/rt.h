@@ -22,7 +22,7 @@
  *   job/      job.c (run a rank's job, init/fini), setup.c (layout, memory
  *             check, transport regions), server.c (the server loop),
  *             health.c (failure, dead peers, heartbeats, stall detection),
- *             ctl.c (control-word writes)
+ *             ctl.c (control-word writes), globals.c (the app's globals)
  *   table/    cache.c (worker cache: fetch, read-my-writes), batch.c
  *             (flushing a cache into inbox slots), shard.c (apply batches,
  *             push rows to replicas)
@@ -47,6 +47,7 @@
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -69,6 +70,10 @@
 #define FRR_RT_STAT_RING 32    /* per-worker per-clock records kept */
 #define FRR_RT_STATS_SLOTS 4   /* per-rank clock stats in flight to rank 0 */
 #define FRR_RT_HELP_SLOTS 8    /* unapplied help batches per helper (rr) */
+/* the app's globals of this many recent clocks, per rank (job/globals.c):
+ * clock c reads those of c - slack - 1, and the slot is reused only once
+ * every item of a clock that reads it has run */
+#define FRR_RT_GLOBALS_RING 32
 /* inbox slots, budget and chunk bounds: table/sizes.h (the simulator's) */
 #define FRR_RT_NRR 4 /* rr counters per clock (rr_proto.h rr_counter) */
 #define FRR_RT_NMETRICS (10 + FRR_RT_NRR) /* eval/stats.c names */
@@ -183,8 +188,12 @@ struct frr_worker {
 	struct frr_wclock rec[FRR_RT_STAT_RING];
 	double loop_time;
 	int helped_clock; /* last own clock of which others ran a part */
-	void *scratch;	  /* app->scratch_size bytes */
-	float *bad_row;	  /* handed out after an app's out-of-range access */
+	/* the app's globals as last copied out of the ring (frr_globals):
+	 * of app clock glob_from (-1: none yet), valid if glob_ok */
+	double glob[FRR_MAX_GLOBALS];
+	int glob_from, glob_ok;
+	void *scratch;	/* app->scratch_size bytes */
+	float *bad_row; /* handed out after an app's out-of-range access */
 };
 
 /* Inbox slot header: one chunk of an update batch (segments follow,
@@ -239,7 +248,7 @@ struct frr_rt {
 	/* control region layout (byte offsets) */
 	size_t off_prog, off_done, off_push, off_hb, off_stop, off_notice,
 	    off_stats, off_ack, off_mbox, off_mack, off_mstage, off_pullreq,
-	    off_pullack, off_fin, stats_rec;
+	    off_pullack, off_fin, stats_rec, off_glob, glob_rec;
 	size_t ctl_len, inbox_len, repl_len;
 
 	pthread_mutex_t tp_lock;
@@ -313,7 +322,14 @@ struct frr_rt {
 	 * (a resumed run counts its clocks from 0 like any run) */
 	struct frr_ckpt *ck;
 	int clock_base;
+	/* the app's per-clock globals (job/globals.c): 0 if it has none */
+	int nglob;
 };
+
+/* An app built against an older flexrr.h has a shorter frr_app_ops: read a
+ * field only when its size covers it. */
+#define FRR_APP_HAS(a, f) \
+	((a)->size >= offsetof(struct frr_app_ops, f) + sizeof((a)->f))
 
 /* The clock the app sees (and checkpoints name) of internal clock c. */
 static inline int frr_rt_app_clock(const struct frr_rt *rt, int c)
@@ -567,6 +583,19 @@ static inline int frr_rt_app_saves(const struct frr_app_ops *a)
 {
 	return a->save || frr_rt_has_save_at(a);
 }
+
+/* ---- job/globals.c: the app's per-clock globals ---- */
+/* Check the app's nglobals / globals and size the ring (before layout). */
+int frr_rt_globals_init(struct frr_rt *rt);
+/* Rank 0, after clock_global(c): the app's globals of c to every rank. */
+int frr_rt_globals_publish(struct frr_rt *rt, int c, const double *stats);
+/* 1 when the globals internal clock c reads are on this rank (or the app
+ * has none), 0 not yet; < 0 the job's error. */
+int frr_rt_globals_ready(struct frr_rt *rt, int c);
+/* This rank's copy of app clock ac's globals (checkpoints): 0, or
+ * -ENOENT if it holds none of ac; put stores them (resume). */
+int frr_rt_globals_get(const struct frr_rt *rt, int ac, double *out);
+void frr_rt_globals_put(struct frr_rt *rt, int ac, const double *in);
 
 /* ---- eval/metrics.c ---- */
 int frr_rt_metrics_open(struct frr_rt *rt);

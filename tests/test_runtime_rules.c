@@ -15,7 +15,11 @@
  *     and writes c + 1 to it; a read in clock c shows exactly c (the
  *     worker's own pushed value replaces the applied one while pending);
  *   - "last" (FRR_UPDATE_SET): the first item of every partition writes
- *     100 c + p to row 0: the last partition of the apply order wins.
+ *     100 c + p to row 0: the last partition of the apply order wins;
+ *   - the app's globals (frr_app_ops.globals): after clock c the leader
+ *     sets {previous[0] + 1, the items of clock c}, so every item of
+ *     clock c, whoever runs it, must read {c - s, nparts * ITEMS} of
+ *     clock c - s - 1 (zeros before clock s + 1), also after --resume.
  * Reads are checked in process() where the mode makes them exact, and
  * every table's final value in save_at(), which gets the last clock.  Any
  * violation fails the job, so the launch fails.
@@ -27,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "flexrr/flexrr.h"
@@ -37,7 +42,7 @@
 TestSuite(runtime_rules, .timeout = 600);
 
 enum { T_SUM, T_MEAN, T_MOS, T_SET, T_LAST, T_N };
-enum { ST_ITEMS, ST_BAD, ST_N };
+enum { ST_ITEMS, ST_BAD, ST_GLOB, ST_N };
 
 #define ITEMS 48
 #define CLOCKS 6
@@ -46,6 +51,7 @@ struct rapp {
 	struct frr_job_info job;
 	int exact_reads; /* BSP (also with reassignment): reads are exact */
 	int delay_us;
+	int clocks; /* the job's --clocks (0: CLOCKS) */
 };
 
 static struct rapp g_cfg;
@@ -150,6 +156,20 @@ static int set_read_ok(const struct rapp *a, const struct frr_ctx *c, float v,
 	return v >= (float)(clock - a->job.slack) && v <= (float)clock;
 }
 
+/* The globals this clock reads: those the leader set after c - s - 1. */
+static int globals_ok(const struct rapp *a, struct frr_ctx *c, int clock)
+{
+	int from, want = clock - a->job.slack - 1;
+	const double *g = frr_globals(c, &from);
+
+	if (!g)
+		return 0;
+	if (want < 0)
+		return from == -1 && g[0] == 0 && g[1] == 0;
+	return from == want && g[0] == want + 1 &&
+	       g[1] == (double)a->job.nparts * ITEMS;
+}
+
 static int r_process(void *app, struct frr_ctx *c, uint64_t begin, uint64_t end)
 {
 	struct rapp *a = app;
@@ -157,6 +177,8 @@ static int r_process(void *app, struct frr_ctx *c, uint64_t begin, uint64_t end)
 
 	if (a->exact_reads)
 		check_shared(a, c, clock);
+	if (!globals_ok(a, c, clock))
+		frr_stat_add(c, ST_GLOB, 1);
 	for (uint64_t i = begin; i < end; i++) {
 		uint64_t own = (uint64_t)p * ITEMS + i;
 		float *set = frr_row_write(c, T_SET, own);
@@ -187,12 +209,23 @@ static int r_global(void *app, const double *st, int nstats, int clock,
 
 	(void)nstats;
 	*objective = st[ST_ITEMS];
-	snprintf(metrics, len, "bad=%.0f", st[ST_BAD]);
-	if (st[ST_ITEMS] != (double)a->job.nparts * ITEMS || st[ST_BAD]) {
+	snprintf(metrics, len, "bad=%.0f bad_globals=%.0f", st[ST_BAD],
+		 st[ST_GLOB]);
+	if (st[ST_ITEMS] != (double)a->job.nparts * ITEMS || st[ST_BAD] ||
+	    st[ST_GLOB]) {
 		frr_err("clock %d: %.0f items, %s", clock, st[ST_ITEMS],
 			metrics);
 		return -EPROTO;
 	}
+	return 0;
+}
+
+static int r_globals(void *app, const double *st, int nstats, int clock,
+		     double *out)
+{
+	(void)app, (void)nstats, (void)clock;
+	out[0] += 1; /* out holds the last clock's values */
+	out[1] = st[ST_ITEMS];
 	return 0;
 }
 
@@ -206,8 +239,9 @@ static int r_save_at(void *app, struct frr_eval_ctx *ec, const char *path,
 	int bad = 0;
 
 	(void)path;
-	if (clock != CLOCKS - 1) {
-		frr_err("save_at got clock %d, want %d", clock, CLOCKS - 1);
+	if (clock != (a->clocks ? a->clocks : CLOCKS) - 1) {
+		frr_err("save_at got clock %d, want %d", clock,
+			(a->clocks ? a->clocks : CLOCKS) - 1);
 		return -EPROTO;
 	}
 	frr_eval_row_read(ec, T_SUM, 0, v);
@@ -244,6 +278,8 @@ static const struct frr_app_ops rules_app = {
 	.clock_global = r_global,
 	.nstats = ST_N,
 	.save_at = r_save_at,
+	.nglobals = 2,
+	.globals = r_globals,
 };
 
 struct cfg {
@@ -253,6 +289,7 @@ struct cfg {
 	uint64_t seed;
 	const char *stragglers;
 	char metrics[128];
+	const char *ckpt_dir, *resume_dir;
 };
 
 static int job_main(struct frr_oob *oob, void *arg)
@@ -265,7 +302,10 @@ static int job_main(struct frr_oob *oob, void *arg)
 		.backend = j->backend,
 		.mode = j->mode,
 		.slack = j->slack,
-		.clocks = CLOCKS,
+		.clocks = g_cfg.clocks ? g_cfg.clocks : CLOCKS,
+		.ckpt_dir = j->ckpt_dir,
+		.ckpt_every = 2,
+		.resume_dir = j->resume_dir,
 		.seed = 3 + j->seed,
 		.quiet = 1,
 		.metrics_path = j->metrics[0] ? j->metrics : NULL,
@@ -372,4 +412,41 @@ Test(runtime_rules, flexrr_set_and_sums)
 
 	g_cfg = (struct rapp){ .delay_us = 300 };
 	run_ok(&j);
+}
+
+/* The globals the first clocks of a resumed job read come from the
+ * checkpoint: a run of clocks 0..3 (its newest checkpoint is of clock 1:
+ * none is taken after the last clock), then a resumed one of clocks 2..5,
+ * under SSP with slack 2: clock 3 reads clock 0's globals, which only the
+ * checkpoint has (without them the resume fails, naming them). */
+static void one_run(struct cfg *j, int clocks)
+{
+	g_cfg = (struct rapp){ .clocks = clocks };
+	cr_assert_eq(frr_launch_local(2, job_main, j, 180000), 0,
+		     "%s: %s to clock %d failed (messages above)",
+		     frr_tp_backend_name(j->backend),
+		     j->resume_dir ? "resuming" : "a run", clocks - 1);
+}
+
+Test(runtime_rules, globals_survive_a_resume)
+{
+	enum frr_tp_backend bs[FRR_TEST_MAX_BACKENDS];
+	int nb = frr_test_backends(bs, FRR_TEST_MAX_BACKENDS);
+	char dir[64], cmd[96];
+
+	for (int b = 0; b < nb; b++) {
+		struct cfg j = { .mode = FRR_MODE_SSP,
+				 .slack = 2,
+				 .backend = bs[b] };
+
+		snprintf(dir, sizeof(dir), "/tmp/rules-ckpt-%d-%d", getpid(),
+			 b);
+		cr_assert_eq(mkdir(dir, 0700), 0, "mkdir %s", dir);
+		j.ckpt_dir = dir;
+		one_run(&j, 4);
+		j.resume_dir = dir;
+		one_run(&j, CLOCKS);
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		cr_assert_eq(system(cmd), 0);
+	}
 }

@@ -128,6 +128,7 @@ enum frr_combine {
 
 #define FRR_MAX_TABLES 8
 #define FRR_MAX_STATS 16
+#define FRR_MAX_GLOBALS 16
 
 struct frr_table_spec {
 	const char *name;
@@ -300,6 +301,23 @@ struct frr_app_ops {
 	 */
 	int (*save_at)(void *app, struct frr_eval_ctx *ec, const char *path,
 		       int clock);
+	/*
+	 * Optional, both or neither (appended, read only when size covers
+	 * them): a small vector the leader sets after each clock and every
+	 * process() call reads (a step size, a total mass, a threshold):
+	 * nglobals doubles (1 .. FRR_MAX_GLOBALS).  globals() runs on the
+	 * leader right after clock_global(clock), with the same summed
+	 * stats; out[0..nglobals) holds the previous clock's values (zeros
+	 * at first) and is what the app sets.  Process() in clock c reads
+	 * the values set after clock c - slack - 1 (BSP: c - 1) with
+	 * frr_globals: the same values wherever an item runs, in every
+	 * mode, and kept by --checkpoint.  A worker that would start clock
+	 * c before they reach its process waits for them.  0 or a negative
+	 * errno (the job fails).
+	 */
+	int nglobals;
+	int (*globals)(void *app, const double *stats, int nstats, int clock,
+		       double *out);
 };
 
 /* Add rows [row, row + n) of `table` to the set part_rows declares
@@ -357,6 +375,11 @@ void *frr_item_state(struct frr_ctx *c, uint64_t item);
 uint64_t frr_item_rng(const struct frr_ctx *c, uint64_t item);
 /* Add v to stat slot idx of this clock (summed over the job). */
 void frr_stat_add(struct frr_ctx *c, int idx, double v);
+/* The app's globals for this clock (frr_app_ops.globals): nglobals values,
+ * those set after clock *from = frr_clock(c) - slack - 1, or zeros with
+ * *from = -1 before any (from may be NULL).  Valid until process()
+ * returns; NULL if the app declares none. */
+const double *frr_globals(struct frr_ctx *c, int *from);
 const struct frr_job_info *frr_job(const struct frr_ctx *c);
 
 /* ---- the process context (clock_local, save, load) -------------------- */

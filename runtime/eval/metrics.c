@@ -147,6 +147,9 @@ int frr_rt_try_global(struct frr_rt *rt, int c)
 					   "failed (%d)",
 					   rt->app->name, c, err);
 	}
+	err = frr_rt_globals_publish(rt, c, s.stats);
+	if (err)
+		return err;
 	now = frr_rt_clock_now();
 	if (!rt->o->quiet)
 		fprintf(stderr,

@@ -79,10 +79,21 @@ void frr_ckpt_id_of(const struct frr_rt *rt, struct frr_ckpt_id *id)
 		id->cols[t] = rt->spec[t].cols;
 		id->rule[t] = rt->spec[t].rule;
 	}
+	id->glob.nglob = rt->nglob;
 	/* the data set, as far as the runtime sees it */
 	for (int v = 0; v < rt->W; v++)
 		id->data_hash = frr_fnv1a64(&rt->nitems[v], sizeof(uint64_t),
 					    id->data_hash);
+}
+
+void frr_ckpt_glob_take(const struct frr_rt *rt, int ac,
+			struct frr_ckpt_glob *g)
+{
+	g->nglob = rt->nglob;
+	g->n = 0;
+	for (int a = ac - rt->eff_slack; rt->nglob && a <= ac; a++)
+		if (a >= 0 && !frr_rt_globals_get(rt, a, g->v[g->n]))
+			g->ac[g->n++] = a;
 }
 
 /* The verdict of every rank, so that all stop together, before any of them
@@ -524,6 +535,8 @@ int frr_rt_ckpt_commit(struct frr_rt *rt, int c)
 				    "state failed (%d)",
 				    frr_rt_app_clock(rt, c), err);
 		}
+		/* now: the ring moves on with the clocks */
+		frr_ckpt_glob_take(rt, frr_rt_app_clock(rt, c), &cut->glob);
 		cut->wanted = 1;
 		cut->pause_s += frr_rt_clock_now() - t0;
 	}
@@ -579,6 +592,7 @@ static int commit_step(struct frr_rt *rt, int committed)
 	t.seq = k->chead;
 	frr_ckpt_id_of(rt, &t.id);
 	t.id.clock = t.ac;
+	t.id.glob = cut->glob;
 	t.app = cut->app;
 	t.app_len = cut->app_len;
 	cut->app = NULL;

@@ -38,6 +38,15 @@ struct frr_ckpt_table {
 	uint32_t accum;
 };
 
+/* The app's globals of the cut's last slack + 1 clocks (those the
+ * continuation's first clocks read: job/globals.c), in the manifest. */
+struct frr_ckpt_glob {
+	int nglob; /* per clock: the app's nglobals (0: none) */
+	int n;	   /* clocks kept */
+	int ac[FRR_RT_GLOBALS_RING];
+	double v[FRR_RT_GLOBALS_RING][FRR_MAX_GLOBALS];
+};
+
 /* What the continuation must match, as the manifest records it. */
 struct frr_ckpt_id {
 	int clock, procs, threads, mode, slack, ntables;
@@ -48,6 +57,7 @@ struct frr_ckpt_id {
 	uint32_t cols[FRR_MAX_TABLES];
 	int rule[FRR_MAX_TABLES];
 	int app_state; /* app-R files present */
+	struct frr_ckpt_glob glob;
 };
 
 enum { FRR_CKPT_FILES = 1, FRR_CKPT_APP, FRR_CKPT_COMMIT };
@@ -87,9 +97,10 @@ struct frr_ckpt_cut {
 	double held_s;	    /* of which holding the cut for the last one */
 	void *app;	    /* rank 0's app state of the cut */
 	size_t app_len;
-	uint64_t bytes;	 /* rank 0's bytes of it */
-	double write_s;	 /* writing (and fsyncing) them */
-	double commit_s; /* the manifest, latest, the removal */
+	struct frr_ckpt_glob glob; /* its globals, taken with the app state */
+	uint64_t bytes;		   /* rank 0's bytes of it */
+	double write_s;		   /* writing (and fsyncing) them */
+	double commit_s;	   /* the manifest, latest, the removal */
 };
 
 struct frr_ckpt {
@@ -122,6 +133,9 @@ int frr_ckpt_path(char *buf, size_t len, const char *dir, int clock,
 		  const char *name);
 /* This job's identity (clock left 0). */
 void frr_ckpt_id_of(const struct frr_rt *rt, struct frr_ckpt_id *id);
+/* Rank 0: the globals of app clocks ac - slack .. ac, as it holds them. */
+void frr_ckpt_glob_take(const struct frr_rt *rt, int ac,
+			struct frr_ckpt_glob *g);
 int frr_ckpt_has_app_state(const struct frr_rt *rt);
 /* Collective: err, or the first other rank's error, on every rank. */
 int frr_ckpt_agree(struct frr_rt *rt, int err);

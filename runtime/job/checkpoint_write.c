@@ -137,6 +137,15 @@ static int fill_manifest(FILE *f, void *arg)
 	for (int t = 0; t < id->ntables; t++)
 		fprintf(f, "table %d %" PRIu64 " %u %d\n", t, id->rows[t],
 			id->cols[t], id->rule[t]);
+	/* the app's globals, exactly (hex floats) */
+	if (id->glob.nglob)
+		fprintf(f, "globals %d %d\n", id->glob.nglob, id->glob.n);
+	for (int i = 0; id->glob.nglob && i < id->glob.n; i++) {
+		fprintf(f, "g %d", id->glob.ac[i]);
+		for (int j = 0; j < id->glob.nglob; j++)
+			fprintf(f, " %a", id->glob.v[i][j]);
+		fprintf(f, "\n");
+	}
 	fprintf(f, "end\n");
 	return ferror(f) ? -EIO : 0;
 }

@@ -267,6 +267,8 @@ static int rt_init(struct frr_rt *rt, struct frr_oob *oob,
 	if (!err)
 		err = app_create(rt);
 	if (!err)
+		err = frr_rt_globals_init(rt);
+	if (!err)
 		err = frr_rt_app_gather(rt);
 	if (!err)
 		err = tables_declare(rt);

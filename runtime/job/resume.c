@@ -94,6 +94,26 @@ int frr_ckpt_latest(const char *dir, int *clock)
 	return err;
 }
 
+/* Optional "globals N K" and K lines "g CLOCK v1 .. vN" (job/
+ * checkpoint_write.c), before "end"; absent: the app has none. */
+static int parse_globals(FILE *f, struct frr_ckpt_glob *g)
+{
+	int ok = 1;
+
+	if (fscanf(f, " globals %d %d", &g->nglob, &g->n) != 2) {
+		g->nglob = g->n = 0;
+		return 0;
+	}
+	ok = g->nglob >= 1 && g->nglob <= FRR_MAX_GLOBALS && g->n >= 0 &&
+	     g->n <= FRR_RT_GLOBALS_RING;
+	for (int i = 0; ok && i < g->n; i++) {
+		ok = fscanf(f, " g %d", &g->ac[i]) == 1 && g->ac[i] >= 0;
+		for (int j = 0; ok && j < g->nglob; j++)
+			ok = fscanf(f, " %la", &g->v[i][j]) == 1;
+	}
+	return ok ? 0 : -EINVAL;
+}
+
 static int parse_manifest(FILE *f, struct frr_ckpt_id *id)
 {
 	int v = 0, ok;
@@ -123,7 +143,7 @@ static int parse_manifest(FILE *f, struct frr_ckpt_id *id)
 			    &id->cols[t], &id->rule[t]) == 4 &&
 		     ti == t;
 	}
-	return ok ? 0 : -EINVAL;
+	return ok ? parse_globals(f, &id->glob) : -EINVAL;
 }
 
 static const char *mode_name(int m)
@@ -184,6 +204,11 @@ static int compare(const struct frr_rt *rt, const struct frr_ckpt_id *s,
 	if (s->data_hash != j->data_hash)
 		return refuse(rt, "the data set differs: the partitions' item "
 				  "counts are not the checkpoint's");
+	if (s->glob.nglob != j->glob.nglob)
+		return refuse(rt,
+			      "the checkpoint keeps %d globals per clock, "
+			      "this app declares %d: not the same app",
+			      s->glob.nglob, j->glob.nglob);
 	if (s->app_state != j->app_state)
 		return refuse(rt, "the checkpoint %s app state, this app %s",
 			      s->app_state ? "has" : "has no",
@@ -191,7 +216,8 @@ static int compare(const struct frr_rt *rt, const struct frr_ckpt_id *s,
 	return 0;
 }
 
-static int read_manifest(const struct frr_rt *rt, int clock)
+static int read_manifest(const struct frr_rt *rt, int clock,
+			 struct frr_ckpt_id *sp)
 {
 	struct frr_ckpt_id s, j;
 	char p[4096];
@@ -209,6 +235,7 @@ static int read_manifest(const struct frr_rt *rt, int clock)
 			      "version %d for clock %d",
 			      p, FRR_CKPT_VERSION, clock);
 	frr_ckpt_id_of(rt, &j);
+	*sp = s;
 	return compare(rt, &s, &j);
 }
 
@@ -312,13 +339,14 @@ static int load_app(struct frr_rt *rt, int clock)
 
 int frr_rt_resume(struct frr_rt *rt)
 {
+	struct frr_ckpt_id s = { 0 };
 	int clock = 0, err;
 
 	if (!rt->o->resume_dir)
 		return 0;
 	err = read_latest(rt, &clock);
 	if (!err)
-		err = read_manifest(rt, clock);
+		err = read_manifest(rt, clock, &s);
 	if (!err && clock + 1 >= rt->o->clocks)
 		err = refuse(rt,
 			     "its checkpoint is of clock %d, and --clocks "
@@ -335,6 +363,9 @@ int frr_rt_resume(struct frr_rt *rt)
 	err = frr_ckpt_agree(rt, err);
 	if (err)
 		return err;
+	/* the globals the first clocks read (job/globals.c) */
+	for (int i = 0; i < s.glob.n; i++)
+		frr_rt_globals_put(rt, s.glob.ac[i], s.glob.v[i]);
 	rt->clock_base = clock + 1;
 	atomic_store(&rt->end_clock, rt->o->clocks - rt->clock_base);
 	if (rt->rank == 0 && !rt->o->quiet)

@@ -10,11 +10,6 @@
 #include "flexrr/job.h"
 #include "rt.h"
 
-/* An app built against an older flexrr.h has a shorter frr_app_ops: read a
- * field only when its size covers it. */
-#define FRR_APP_HAS(a, f) \
-	((a)->size >= offsetof(struct frr_app_ops, f) + sizeof((a)->f))
-
 /* how launcher-started ranks meet (--bootstrap) */
 enum frr_boot { FRR_BOOT_AUTO, FRR_BOOT_PMIX, FRR_BOOT_TCP };
 

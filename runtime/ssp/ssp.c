@@ -59,6 +59,36 @@ static int64_t need_clock(const struct frr_rt *rt, const struct frr_worker *wk,
 	return need;
 }
 
+/* The app's globals clock c reads (job/globals.c), after the rows: they
+ * come from rank 0 once it has processed clock c - s - 1. */
+static int globals_wait(struct frr_rt *rt, struct frr_worker *wk, int c)
+{
+	struct frr_stall st;
+	int err;
+
+	frr_rt_stall_init(rt, &st);
+	while ((err = frr_rt_globals_ready(rt, c)) == 0) {
+		if (c >= frr_rt_cur_end(rt))
+			return 0;
+		err = idle(rt, wk, c);
+		if (!err)
+			err = frr_rt_failed(rt);
+		if (err)
+			return err;
+		if (frr_rt_stalled(rt, &st))
+			return frr_rt_fail(
+			    rt, -ETIMEDOUT,
+			    "worker %d waited %d ms to start clock %d for the "
+			    "app's globals of clock %d from rank 0: rank 0 "
+			    "hangs; raise --timeout if its clock_global takes "
+			    "that long",
+			    wk->id, rt->o->timeout_ms, frr_rt_app_clock(rt, c),
+			    frr_rt_app_clock(rt, c) - rt->eff_slack - 1);
+		frr_nap_us(50);
+	}
+	return err < 0 ? err : 0;
+}
+
 int frr_rt_ssp_wait(struct frr_rt *rt, struct frr_worker *wk, int c)
 {
 	int64_t need = need_clock(rt, wk, c);
@@ -66,12 +96,12 @@ int frr_rt_ssp_wait(struct frr_rt *rt, struct frr_worker *wk, int c)
 	int err;
 
 	if (need <= 0 || rt->test_break_ssp)
-		return 0;
+		return globals_wait(rt, wk, c);
 	frr_rt_stall_init(rt, &st);
 	for (;;) {
 		if (frr_rt_all_done_ge(rt, (uint64_t)need) ||
 		    c >= frr_rt_cur_end(rt))
-			return 0;
+			return globals_wait(rt, wk, c);
 		err = idle(rt, wk, c);
 		if (!err)
 			err = frr_rt_failed(rt);
