@@ -156,6 +156,9 @@ struct frr_part {
 	void *data;	     /* load_partition's pointer */
 	uint64_t *state_off; /* n + 1 offsets, NULL = no item state */
 	uint8_t *state;
+	/* n + 1: the app's cost of items [0, i) (item_cost; rr only),
+	 * NULL: every item costs 1 */
+	double *cost_before;
 };
 
 struct frr_rt;

@@ -229,6 +229,14 @@ static int r_globals(void *app, const double *st, int nstats, int clock,
 	return 0;
 }
 
+/* Uneven costs: reassignment splits by them in modes flexrr and rr (the
+ * split itself: test_rr_cost); every item still runs exactly once. */
+static double r_cost(void *app, int part, uint64_t item)
+{
+	(void)app, (void)part;
+	return 1.0 + (double)(item % 7);
+}
+
 /* After the last clock, on the leader: every table's final value. */
 static int r_save_at(void *app, struct frr_eval_ctx *ec, const char *path,
 		     int clock)
@@ -280,6 +288,7 @@ static const struct frr_app_ops rules_app = {
 	.save_at = r_save_at,
 	.nglobals = 2,
 	.globals = r_globals,
+	.item_cost = r_cost,
 };
 
 struct cfg {

@@ -455,6 +455,16 @@ static size_t lda_state_size(void *app, int part, uint64_t item)
 	return lda_len(a, a->bound[part] + item) * sizeof(uint16_t);
 }
 
+/* A document's Gibbs sweep costs about its tokens (documents range from
+ * a verse to chapters): reassignment splits by them.  Empty ones cost a
+ * little too (they are skipped, not free). */
+static double lda_item_cost(void *app, int part, uint64_t item)
+{
+	struct lda_app *a = app;
+
+	return 1.0 + (double)lda_len(a, a->bound[part] + item);
+}
+
 static void lda_state_init(void *app, int part, uint64_t item, void *state)
 {
 	struct lda_app *a = app;
@@ -704,4 +714,5 @@ const struct frr_app_ops frr_app_lda = {
 	.check_args = lda_check_args,
 	.part_rows = lda_part_rows,
 	.opts = &lda_opts,
+	.item_cost = lda_item_cost,
 };

@@ -318,6 +318,16 @@ struct frr_app_ops {
 	int nglobals;
 	int (*globals)(void *app, const double *stats, int nstats, int clock,
 		       double *out);
+	/*
+	 * Optional (appended): what item `item` of partition `part` costs to
+	 * process, in any unit (tokens, edges, bytes: > 0 and finite), for
+	 * items whose work differs widely.  RapidReassignment then hands a
+	 * helper a tail of a partition by its share of the cost, not of the
+	 * item count.  Called once per item of every partition a process
+	 * holds, after load_partition, in modes flexrr and rr only; keep it
+	 * cheap.  Costs 8 bytes per item held.
+	 */
+	double (*item_cost)(void *app, int part, uint64_t item);
 };
 
 /* Add rows [row, row + n) of `table` to the set part_rows declares

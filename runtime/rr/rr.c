@@ -111,6 +111,11 @@ static uint64_t env_nitems(void *env, int v)
 	return frr_rt_nitems(((struct rr_job *)env)->rt, v);
 }
 
+static const double *env_costs(void *env, int v)
+{
+	return frr_rt_costs(((struct rr_job *)env)->rt, v);
+}
+
 static const struct rr_env_ops rt_env_ops = {
 	.send = env_send,
 	.recv = env_recv,
@@ -119,6 +124,7 @@ static const struct rr_env_ops rt_env_ops = {
 	.run_range = env_run_range,
 	.state_push = env_state_push,
 	.nitems = env_nitems,
+	.costs = env_costs,
 };
 
 /* ---- observers: trace and metrics -------------------------------------- */

@@ -209,6 +209,9 @@ const struct frr_rt_shape *frr_rt_shape(const struct frr_rt *rt);
 int frr_rt_rr_reassign(const struct frr_rt *rt); /* 1 in flexrr/rr mode */
 /* Items in worker v's partition (any v: exchanged at start-up). */
 uint64_t frr_rt_nitems(const struct frr_rt *rt, int v);
+/* Partition v's item costs on this rank (the app's item_cost as a prefix
+ * sum of nitems + 1 entries), or NULL: none, or v not held here. */
+const double *frr_rt_costs(const struct frr_rt *rt, int v);
 int frr_rt_prog_shift(const struct frr_rt *rt);
 /* Latest progress word of worker v, as seen on this rank. */
 struct frr_progress frr_rt_progress(const struct frr_rt *rt, int v);

@@ -41,6 +41,25 @@ int rr_helper_group(int P, int T, int g, int w, int *out)
 
 /* ---- offering ----------------------------------------------------------- */
 
+/* Partition v's item costs (a prefix sum), or NULL: count items. */
+static const double *costs_of(const struct rr_worker *rw, int v)
+{
+	return rw->env_ops->costs ? rw->env_ops->costs(rw->env, v) : NULL;
+}
+
+/* The share of partition v's cost (its items' count without costs) in
+ * items [a, b), of n. */
+static double share(const double *cost, uint64_t n, uint64_t a, uint64_t b)
+{
+	if (!n || b <= a)
+		return 0.0;
+	if (cost && cost[n] > 0)
+		/* a peer's word may be ahead of what we clamp to */
+		return b > n ? (cost[n] - cost[a < n ? a : n]) / cost[n]
+			     : (cost[b] - cost[a]) / cost[n];
+	return (double)(b - a) / (double)n;
+}
+
 /* Fraction of its clock helper h has done, seen from our clock (a helper in
  * a later clock counts as 100% plus); < 0 when it is behind us. */
 static double helper_fraction(struct rr_worker *rw, int h, int clock)
@@ -51,8 +70,7 @@ static double helper_fraction(struct rr_worker *rw, int h, int clock)
 
 	if (p.clock < clock)
 		return -1.0;
-	rem = n && p.total > p.done ? (double)(p.total - p.done) / (double)n
-				    : 0.0;
+	rem = share(costs_of(rw, h), n, p.done, p.total);
 	f = rem >= 1.0 ? 0.0 : 1.0 - rem;
 	/* each clock it is ahead counts as a whole clock done */
 	return f + (double)(p.clock - clock);
@@ -82,17 +100,53 @@ static int open_offers(const struct rr_worker *rw)
 	return n;
 }
 
+/*
+ * The tail to offer for a lag: lag / 2 of the partition, at most half of
+ * what is left, by count, or by cost when the app gave costs (the smallest
+ * a whose tail [a, end) costs no more than that).  0: too little to split.
+ */
+static uint64_t tail_start(const double *cost, const struct frr_rr_list *l,
+			   double lag)
+{
+	uint64_t amount, lo, hi;
+	double want, at;
+
+	if (!cost || cost[l->n] <= 0) {
+		amount = (uint64_t)(lag / 2 * (double)l->n);
+		if (amount > (l->end - l->next) / 2)
+			amount = (l->end - l->next) / 2;
+		return l->end - amount;
+	}
+	want = lag / 2 * cost[l->n];
+	if (want > (cost[l->end] - cost[l->next]) / 2)
+		want = (cost[l->end] - cost[l->next]) / 2;
+	at = cost[l->end] - want;
+	/* the first a in (next, end] with cost[a] >= at */
+	lo = l->next + 1;
+	hi = l->end;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (cost[mid] >= at)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
 int rr_maybe_offer(struct rr_worker *rw, int clock, struct frr_rr_list *list)
 {
 	const struct rr_config *c = rw->cfg;
-	uint64_t rem_items = list->end - list->next, amount, a, id;
+	const double *cost = costs_of(rw, rw->w);
+	uint64_t rem_items = list->end - list->next, a, id;
 	double rem, me, best_lag = -1, lag;
 	int best = -1, h, err;
 
 	if (!list->n || rem_items < 2 || rw->noffers >= RR_MAX_OFFERS ||
 	    open_offers(rw) >= c->max_helpers)
 		return 0;
-	rem = (double)rem_items / (double)list->n;
+	rem = share(cost, list->n, list->next, list->end);
 	if (rem <= c->min_share)
 		return 0;
 	me = 1.0 - rem;
@@ -111,12 +165,9 @@ int rr_maybe_offer(struct rr_worker *rw, int clock, struct frr_rr_list *list)
 	if (best < 0 || best_lag <= c->threshold)
 		return 0;
 	h = rw->helpers[best];
-	amount = (uint64_t)(best_lag / 2 * (double)list->n);
-	if (amount > rem_items / 2)
-		amount = rem_items / 2;
-	if (!amount)
+	a = tail_start(cost, list, best_lag);
+	if (a >= list->end)
 		return 0;
-	a = list->end - amount;
 	if (rr_rank_of(rw, h) != rr_rank_of(rw, rw->w)) {
 		err = rw->env_ops->state_push(rw->env, rw->w, h, a, list->end);
 		if (err == -EOPNOTSUPP) {

@@ -81,6 +81,11 @@ struct rr_env_ops {
 	int (*state_push)(void *env, int owner, int helper, uint64_t a,
 			  uint64_t b);
 	uint64_t (*nitems)(void *env, int v);
+	/* Optional (NULL, or NULL returned: every item costs the same):
+	 * partition v's item costs as a prefix sum, nitems + 1 entries
+	 * (entry i: the cost of items [0, i)), when this rank holds them.
+	 * The policy then splits and compares by cost. */
+	const double *(*costs)(void *env, int v);
 	/* Optional (NULL: the monotonic clock and nanosleep).  Every deadline
 	 * of the engine reads now(); every wait that found nothing to do calls
 	 * nap() before it polls again.  A deterministic scheduler (tests/

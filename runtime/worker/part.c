@@ -13,6 +13,41 @@
 #include "flexrr/log.h"
 #include "rt.h"
 
+/* The app's item costs as a prefix sum, for RapidReassignment's split. */
+static int part_costs(struct frr_rt *rt, int v, struct frr_part *p)
+{
+	const struct frr_app_ops *a = rt->app;
+	double sum = 0;
+
+	if (!rt->rr_reassign || !FRR_APP_HAS(a, item_cost) || !a->item_cost)
+		return 0;
+	p->cost_before = malloc((p->n + 1) * sizeof(double));
+	if (!p->cost_before)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < p->n; i++) {
+		double c = a->item_cost(rt->app_state, v, i);
+
+		/* written so that NaN fails too */
+		if (!(c > 0 && c < 1e300)) {
+			frr_err("app %s: item_cost(partition %d, item %llu) "
+				"is %g: an item's cost must be finite and > 0",
+				a->name, v, (unsigned long long)i, c);
+			return -EINVAL;
+		}
+		p->cost_before[i] = sum;
+		sum += c;
+	}
+	p->cost_before[p->n] = sum;
+	return 0;
+}
+
+const double *frr_rt_costs(const struct frr_rt *rt, int v)
+{
+	if (v < 0 || v >= rt->W || !rt->parts[v].loaded)
+		return NULL;
+	return rt->parts[v].cost_before;
+}
+
 int frr_rt_part_load(struct frr_rt *rt, int v)
 {
 	struct frr_part *p = &rt->parts[v];
@@ -52,6 +87,9 @@ int frr_rt_part_load(struct frr_rt *rt, int v)
 					    p->state + p->state_off[i]);
 		}
 	}
+	err = part_costs(rt, v, p);
+	if (err)
+		return err;
 	p->loaded = 1;
 	return 0;
 }
@@ -167,6 +205,7 @@ void frr_rt_parts_fini(struct frr_rt *rt)
 	for (int w = 0; rt->parts && w < rt->W; w++) {
 		free(rt->parts[w].state_off);
 		free(rt->parts[w].state);
+		free(rt->parts[w].cost_before);
 	}
 	free(rt->parts);
 	rt->parts = NULL;
