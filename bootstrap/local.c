@@ -228,6 +228,7 @@ struct rank_state {
 	int reaped;
 	int killed_timeout;
 	int killed_grace; /* still running after a peer failed: killed */
+	int stopped;	  /* stopped by a signal (SIGSTOP, SIGTSTP) */
 	int pending;	  /* has a request waiting for the collective */
 	uint64_t len;
 	char *buf;
@@ -353,9 +354,16 @@ static void reap(struct launch *l)
 
 	for (int i = 0; i < l->n; i++) {
 		struct rank_state *s = &l->r[i];
+		int st;
 
-		if (s->reaped || waitpid(s->pid, &s->status, WNOHANG) <= 0)
+		if (s->reaped ||
+		    waitpid(s->pid, &st, WNOHANG | WUNTRACED | WCONTINUED) <= 0)
 			continue;
+		if (WIFSTOPPED(st) || WIFCONTINUED(st)) {
+			s->stopped = WIFSTOPPED(st);
+			continue;
+		}
+		s->status = st;
 		s->reaped = 1;
 		if (child_failed(s->status) &&
 		    (first < 0 || blame(s->status) > blame(l->r[first].status)))
@@ -375,6 +383,22 @@ static int live(const struct launch *l)
 	for (int i = 0; i < l->n; i++)
 		n += !l->r[i].reaped;
 	return n;
+}
+
+/* After a failure, every rank still there is stopped (SIGSTOP): none of
+ * them will end on its own or name anyone, so the grace is not waited. */
+static int only_stopped_left(const struct launch *l)
+{
+	int n = 0;
+
+	for (int i = 0; i < l->n; i++) {
+		if (l->r[i].reaped)
+			continue;
+		if (!l->r[i].stopped)
+			return 0;
+		n++;
+	}
+	return n > 0;
 }
 
 static void kill_all(struct launch *l, int timeout)
@@ -421,7 +445,9 @@ static void supervise(struct launch *l)
 		if (!killed && timeout_ms > 0 && frr_now_ms() > deadline) {
 			kill_all(l, 1);
 			killed = 1;
-		} else if (!killed && l->kill_at && frr_now_ms() > l->kill_at) {
+		} else if (!killed && l->kill_at &&
+			   (frr_now_ms() > l->kill_at ||
+			    only_stopped_left(l))) {
 			kill_all(l, 0);
 			killed = 1;
 		}
@@ -459,7 +485,12 @@ static int report(const struct launch *l)
 			ret = -ETIMEDOUT;
 			continue;
 		}
-		if (WIFSIGNALED(s->status))
+		if (s->killed_grace && s->stopped)
+			frr_err("launch: rank %d was stopped by a signal (a "
+				"SIGSTOP or ^Z: it could not run) when another "
+				"rank failed: killed",
+				i);
+		else if (WIFSIGNALED(s->status))
 			frr_err("launch: rank %d killed by signal %d (%s)%s", i,
 				WTERMSIG(s->status),
 				strsignal(WTERMSIG(s->status)),

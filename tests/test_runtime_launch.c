@@ -217,6 +217,41 @@ Test(runtime_launch, launch_result_says_who_died_and_who_hung,
 
 /* The node-local rank threads pin by comes from the launcher that gave the
  * rank (issue 25 item 5), not from Open MPI's variable alone. */
+/* Rank 1 stops itself (SIGSTOP: a frozen node), rank 2 fails: nothing is
+ * left to end on its own, so the launcher kills rank 1 at once, not after
+ * its grace (the restart loop's delay, docs/runtime.md), and names it. */
+static int stop_rank(struct frr_oob *oob, void *arg)
+{
+	(void)arg;
+	if (oob->rank == 1)
+		raise(SIGSTOP);
+	if (oob->rank == 2) {
+		usleep(200 * 1000);
+		return -EIO;
+	}
+	return -ENOTCONN;
+}
+
+Test(runtime_launch, a_stopped_rank_is_not_waited_for,
+     .init = cr_redirect_stderr)
+{
+	struct frr_launch_result res;
+	struct frr_launch_cfg cfg = { .nprocs = 3,
+				      .timeout_ms = 120000,
+				      .grace_ms = 60000,
+				      .flags = FRR_LAUNCH_NO_RELAY,
+				      .result = &res };
+	long long t0 = frr_now_ms();
+
+	cr_assert_lt(frr_launch(&cfg, stop_rank, NULL), 0);
+	/* a bound on behaviour (the grace is 60 s), not a timing claim */
+	cr_assert_lt(frr_now_ms() - t0, 30000,
+		     "the launcher waited %lld ms for a stopped rank",
+		     frr_now_ms() - t0);
+	cr_assert_eq(res.failed_rank, 2);
+	cr_assert_eq(res.hung_rank, 1);
+}
+
 Test(runtime_launch, local_rank_from_the_launcher_env)
 {
 	static const char *const vars[] = {
