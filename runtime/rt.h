@@ -55,6 +55,7 @@
 #include "flexrr/flexrr.h"
 #include "flexrr/bootstrap.h"
 #include "flexrr/transport.h"
+#include "eval/stats.h"
 #include "rr/rr_hooks.h"
 #include "ssp/ssp.h"
 #include "table/table.h"
@@ -75,8 +76,6 @@
  * every item of a clock that reads it has run */
 #define FRR_RT_GLOBALS_RING 32
 /* inbox slots, budget and chunk bounds: table/sizes.h (the simulator's) */
-#define FRR_RT_NRR 4 /* rr counters per clock (rr_proto.h rr_counter) */
-#define FRR_RT_NMETRICS (10 + FRR_RT_NRR) /* eval/stats.c names */
 
 /* --mode: the runtime's, not the app's (apps see frr_job_info.slack). */
 enum frr_mode {

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "rt.h"
+#include "flexrr/flexrr.h"
 #include "stats.h"
 
 static const char *const metric_names[FRR_RT_NMETRICS] = {

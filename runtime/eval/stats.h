@@ -11,6 +11,9 @@
 
 #include <stddef.h>
 
+#define FRR_RT_NRR 4 /* rr counters per clock (rr_proto.h rr_counter) */
+#define FRR_RT_NMETRICS (10 + FRR_RT_NRR) /* metric slots (stats.c names) */
+
 enum frr_metric {
 	FRR_M_COMPUTE_S = 0,
 	FRR_M_WAIT_S,
