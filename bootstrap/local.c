@@ -386,7 +386,8 @@ static int live(const struct launch *l)
 }
 
 /* After a failure, every rank still there is stopped (SIGSTOP): none of
- * them will end on its own or name anyone, so the grace is not waited. */
+ * them will end on its own or name anyone, so with FRR_LAUNCH_KILL_STOPPED
+ * the grace is not waited. */
 static int only_stopped_left(const struct launch *l)
 {
 	int n = 0;
@@ -447,7 +448,8 @@ static void supervise(struct launch *l)
 			killed = 1;
 		} else if (!killed && l->kill_at &&
 			   (frr_now_ms() > l->kill_at ||
-			    only_stopped_left(l))) {
+			    ((l->cfg->flags & FRR_LAUNCH_KILL_STOPPED) &&
+			     only_stopped_left(l)))) {
 			kill_all(l, 0);
 			killed = 1;
 		}

@@ -218,8 +218,10 @@ Test(runtime_launch, launch_result_says_who_died_and_who_hung,
 /* The node-local rank threads pin by comes from the launcher that gave the
  * rank (issue 25 item 5), not from Open MPI's variable alone. */
 /* Rank 1 stops itself (SIGSTOP: a frozen node), rank 2 fails: nothing is
- * left to end on its own, so the launcher kills rank 1 at once, not after
- * its grace (the restart loop's delay, docs/runtime.md), and names it. */
+ * left to end on its own, so a launcher told FRR_LAUNCH_KILL_STOPPED (the
+ * restart loop's) kills rank 1 at once, not after its grace, and names it.
+ * Without the flag the grace is waited (test_runtime_hang continues such a
+ * rank and reads its verdict). */
 static int stop_rank(struct frr_oob *oob, void *arg)
 {
 	(void)arg;
@@ -239,7 +241,8 @@ Test(runtime_launch, a_stopped_rank_is_not_waited_for,
 	struct frr_launch_cfg cfg = { .nprocs = 3,
 				      .timeout_ms = 120000,
 				      .grace_ms = 60000,
-				      .flags = FRR_LAUNCH_NO_RELAY,
+				      .flags = FRR_LAUNCH_NO_RELAY |
+					       FRR_LAUNCH_KILL_STOPPED,
 				      .result = &res };
 	long long t0 = frr_now_ms();
 

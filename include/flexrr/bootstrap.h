@@ -126,6 +126,11 @@ enum frr_launch_flags {
 	/* The ranks log their own errors: report only ranks that were killed
 	 * by a signal or by the timeout, not every non-zero exit. */
 	FRR_LAUNCH_QUIET_EXITS = 1u << 1,
+	/* After a failure, kill at once the ranks left if all are stopped by
+	 * a signal (SIGSTOP, ^Z), instead of waiting grace_ms: for a caller
+	 * that restarts the job (a stopped rank that is continued later can
+	 * no longer report its own verdict). */
+	FRR_LAUNCH_KILL_STOPPED = 1u << 2,
 };
 
 /*

@@ -175,6 +175,10 @@ static int launch_once(struct frr_job *job, struct frr_launch_result *res)
 				      .flags = FRR_LAUNCH_NO_RELAY |
 					       FRR_LAUNCH_QUIET_EXITS,
 				      .result = res };
+
+	/* restarting: a stopped rank is killed at once, not waited for */
+	if (job->on_failure == FRR_ON_FAILURE_RESTART)
+		cfg.flags |= FRR_LAUNCH_KILL_STOPPED;
 	struct local_job j = { .job = job };
 	int err = loopback_listen(&j);
 
