@@ -41,6 +41,15 @@ static int idle(struct frr_rt *rt, struct frr_worker *wk, int c)
 			   "idle", wk->id, c);
 }
 
+/* One turn of any wait here: rr's help, then the job's failure (0: wait
+ * on). */
+static int wait_turn(struct frr_rt *rt, struct frr_worker *wk, int c)
+{
+	int err = idle(rt, wk, c);
+
+	return err ? err : frr_rt_failed(rt);
+}
+
 /*
  * Read-my-writes covers the writes made for us: a worker whose clock c - 1
  * was partly run by helpers waits, for FRR_TABLE_SEE_OWN_PENDING tables, until
@@ -70,9 +79,7 @@ static int globals_wait(struct frr_rt *rt, struct frr_worker *wk, int c)
 	while ((err = frr_rt_globals_ready(rt, c)) == 0) {
 		if (c >= frr_rt_cur_end(rt))
 			return 0;
-		err = idle(rt, wk, c);
-		if (!err)
-			err = frr_rt_failed(rt);
+		err = wait_turn(rt, wk, c);
 		if (err)
 			return err;
 		if (frr_rt_stalled(rt, &st))
@@ -102,9 +109,7 @@ int frr_rt_ssp_wait(struct frr_rt *rt, struct frr_worker *wk, int c)
 		if (frr_rt_all_done_ge(rt, (uint64_t)need) ||
 		    c >= frr_rt_cur_end(rt))
 			return globals_wait(rt, wk, c);
-		err = idle(rt, wk, c);
-		if (!err)
-			err = frr_rt_failed(rt);
+		err = wait_turn(rt, wk, c);
 		if (err)
 			return err;
 		if (frr_rt_stalled(rt, &st))
@@ -144,9 +149,7 @@ int frr_rt_wait_eval(struct frr_rt *rt, struct frr_worker *wk, int c)
 					   "that long",
 					   wk->id, rt->o->timeout_ms, need - 1);
 		/* rr: a helpee may wait on us (CancelHelp) for that clock */
-		err = idle(rt, wk, c);
-		if (!err)
-			err = frr_rt_failed(rt);
+		err = wait_turn(rt, wk, c);
 		if (err)
 			return err;
 		frr_nap_us(50);
