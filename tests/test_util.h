@@ -141,8 +141,9 @@ struct frr_test_mesh {
 	int rank, nranks;
 };
 
-static inline int frr_test_mesh_open(struct frr_oob *oob, enum frr_tp_backend b,
-				     struct frr_test_mesh *m)
+/* The config a test rank opens a ctx with (max_eps 0, flags 0). */
+static inline struct frr_tp_config frr_test_config(struct frr_oob *oob,
+						   enum frr_tp_backend b)
 {
 	struct frr_tp_config cfg = { .backend = b,
 				     .job_token = oob->job_token,
@@ -151,9 +152,22 @@ static inline int frr_test_mesh_open(struct frr_oob *oob, enum frr_tp_backend b,
 				     .nranks = oob->size,
 				     .timeout_ms = FRR_TEST_TIMEOUT_MS,
 				     .gid_index = -1 };
+
+	return cfg;
+}
+
+/* A full mesh over a ctx that may hold max_eps endpoints (0: default);
+ * *addrs (when not NULL) gets every rank's address (free it). */
+static inline int frr_test_mesh_open_eps(struct frr_oob *oob,
+					 enum frr_tp_backend b, int max_eps,
+					 struct frr_test_mesh *m,
+					 struct frr_tp_addr **addrs)
+{
+	struct frr_tp_config cfg = frr_test_config(oob, b);
 	struct frr_tp_addr me, *all = NULL;
 	int ret;
 
+	cfg.max_eps = max_eps;
 	memset(m, 0, sizeof(*m));
 	m->rank = oob->rank;
 	m->nranks = oob->size;
@@ -178,12 +192,22 @@ static inline int frr_test_mesh_open(struct frr_oob *oob, enum frr_tp_backend b,
 		m->ctx = NULL;
 	}
 free_all:
+	if (!ret && addrs) {
+		*addrs = all;
+		all = NULL;
+	}
 	free(all);
 	if (ret) {
 		free(m->eps);
 		m->eps = NULL;
 	}
 	return ret;
+}
+
+static inline int frr_test_mesh_open(struct frr_oob *oob, enum frr_tp_backend b,
+				     struct frr_test_mesh *m)
+{
+	return frr_test_mesh_open_eps(oob, b, 0, m, NULL);
 }
 
 static inline void frr_test_mesh_close(struct frr_test_mesh *m)

@@ -139,6 +139,12 @@ int frr_tp_open(const struct frr_tp_config *cfg, struct frr_tp_ctx **out)
 		return frr_tp_err(NULL, -EINVAL,
 				  "frr_tp_open: negative timeout %d ms",
 				  cfg->timeout_ms);
+	if (cfg->max_eps < 0 || cfg->max_eps > FRR_TP_MAX_EPS ||
+	    (cfg->flags & ~(unsigned)FRR_TP_CFG_NO_NOTIFY))
+		return frr_tp_err(NULL, -EINVAL,
+				  "frr_tp_open: max_eps %d outside 0..%d or "
+				  "unknown flags 0x%x",
+				  cfg->max_eps, FRR_TP_MAX_EPS, cfg->flags);
 	ops = backend_ops(cfg->backend);
 	if (!ops) {
 		if (cfg->backend == FRR_TP_BACKEND_VERBS)
@@ -159,6 +165,8 @@ int frr_tp_open(const struct frr_tp_config *cfg, struct frr_tp_ctx **out)
 	ncfg = *cfg;
 	if (!ncfg.timeout_ms)
 		ncfg.timeout_ms = 10000;
+	if (!ncfg.max_eps)
+		ncfg.max_eps = ncfg.nranks + 3;
 	if (ncfg.backend == FRR_TP_BACKEND_AUTO)
 		ncfg.backend = ops == &frr_tp_shm_ops ? FRR_TP_BACKEND_SHM
 						      : FRR_TP_BACKEND_VERBS;
@@ -608,6 +616,13 @@ int frr_tp_write_notify(struct frr_tp_ep *ep, const struct frr_tp_mr *lmr,
 	if (__builtin_expect(!write_args_ok(ep, lmr, loff, rmr, roff, len), 0))
 		return bad_args(ep, lmr, loff, rmr, roff, len, 1,
 				"frr_tp_write_notify");
+	if (__builtin_expect(ep->no_notify, 0))
+		return frr_tp_err(ep->ctx, -EOPNOTSUPP,
+				  "frr_tp_write_notify: the endpoint to rank "
+				  "%d carries no notifications (one side "
+				  "opened its ctx with FRR_TP_CFG_NO_NOTIFY); "
+				  "notify over the main contexts",
+				  ep->peer_rank);
 	return ep->ctx->ops.write_notify(ep, lmr, loff, rmr, roff, len, imm,
 					 wr_id, flags);
 }

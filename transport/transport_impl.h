@@ -103,6 +103,8 @@ struct frr_tp_mr {
 struct frr_tp_ep {
 	struct frr_tp_ctx *ctx;
 	int peer_rank;
+	/* set by the backend: one side asked for FRR_TP_CFG_NO_NOTIFY */
+	int no_notify;
 };
 
 struct frr_tp_rmr {

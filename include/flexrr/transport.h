@@ -16,7 +16,15 @@
  * Threading: a ctx, its endpoints and regions are used by one thread at a
  * time (callers serialize).  The exception is reading local region memory
  * that peers write: that is plain memory and may be read by any thread with
- * frr_tp_load_u64() / acquire loads.
+ * frr_tp_load_u64() / acquire loads.  Threads that send in parallel each
+ * open their own ctx (one per thread: its own queues, completion queue and
+ * QPs; as UCX gives each thread a worker) and connect it to the peers' main
+ * contexts, which accept it like any endpoint; a thread's ctx writes into
+ * the regions peers export from their main ctx (its imports are its own),
+ * from sources it allocated itself.  FRR_TP_CFG_NO_NOTIFY makes such a
+ * sending ctx cheap for its peers (no receive queues, no completion
+ * entries).  Different contexts share nothing, so G3 holds per endpoint
+ * only: order writes of two threads with frr_tp_flush (G1).
  *
  * Ordering and visibility guarantee (what tests check, docs/transport.md):
  *   G1  A write becomes visible at the target some time after it is posted.
@@ -75,6 +83,15 @@ enum frr_tp_access {
 };
 
 /* Flags for the write calls. */
+/* Flags of frr_tp_config. */
+enum frr_tp_config_flags {
+	/* This ctx's endpoints carry no notifications in either direction
+	 * (frr_tp_write_notify: -EOPNOTSUPP on both sides): verbs posts no
+	 * receives for them here or at the peer, so a sending thread's ctx
+	 * costs its peers no receive buffers and no completion entries. */
+	FRR_TP_CFG_NO_NOTIFY = 1u << 0,
+};
+
 enum frr_tp_write_flags {
 	FRR_TP_F_SIGNAL = 1u << 0, /* produce a frr_tp_wc when complete */
 };
@@ -108,7 +125,13 @@ struct frr_tp_config {
 	 * --device"; NULL = "fix FLEXRR_DEVICE or frr_tp_config.device"). */
 	const char *backend_hint;
 	const char *device_hint;
+	/* Endpoints this ctx holds at once: 0 = nranks + 3 (a full mesh and
+	 * a few reconnects).  A ctx that accepts its peers' sending threads
+	 * counts them too (e.g. (nranks - 1) x (1 + threads) + 3). */
+	int max_eps;	/* 0..FRR_TP_MAX_EPS */
+	unsigned flags; /* enum frr_tp_config_flags */
 };
+#define FRR_TP_MAX_EPS 4096
 
 /*
  * Address of a ctx, published out of band (launcher, rendezvous) so peers can

@@ -32,8 +32,8 @@
 
 #define SHM_RING_SLOTS 1024u /* power of two */
 #define SHM_CQ_SLOTS 8192u   /* power of two */
-/* hellos waiting for accept: at least this many, and one per peer of the
- * job (each connects once), so -n is never limited by the queue */
+/* hellos waiting for accept: at least this many, and one per endpoint the
+ * ctx may hold (frr_tp_config.max_eps), so -n is never limited by the queue */
 #define SHM_ACCEPTQ 64
 #define SHM_MSG_MAGIC 0x46525348u /* "FRSH" */
 
@@ -95,6 +95,7 @@ struct shm_ctx {
 		int fd;
 		int rank;
 		int ring_fd;
+		unsigned flags; /* the HELLO's */
 		char addr[FRR_TP_ADDR_MAX];
 	} * acceptq;
 	int acceptq_n, acceptq_cap;
@@ -169,6 +170,8 @@ struct shm_msg {
 	int32_t nranks;
 	uint32_t region_id;
 	int32_t err;
+	uint32_t flags; /* HELLO: the connector's FRR_TP_CFG_* */
+	uint32_t pad;
 	uint64_t len;
 	char addr[FRR_TP_ADDR_MAX];
 	char why[160];

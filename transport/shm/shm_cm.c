@@ -80,6 +80,7 @@ static void serve_hello(struct shm_ctx *c, int fd, struct shm_msg *q,
 	p->fd = fd;
 	p->rank = q->rank;
 	p->ring_fd = ring_fd;
+	p->flags = q->flags;
 	snprintf(p->addr, sizeof(p->addr), "%s", q->addr);
 	pthread_cond_signal(&c->acceptq_cond);
 	pthread_mutex_unlock(&c->lock);
@@ -318,6 +319,8 @@ int shm_ep_connect(struct frr_tp_ctx *ctx, const struct frr_tp_addr *peer,
 		goto free_ring;
 	}
 	shm_msg_init(&q, c, SHM_HELLO);
+	q.flags = ctx->cfg.flags;
+	e->base.no_notify = !!(ctx->cfg.flags & FRR_TP_CFG_NO_NOTIFY);
 	ret = shm_auth_connect(
 	    c, e->fd, peer->rank, &q, ring_fd,
 	    (int)(deadline - frr_now_ms() > 0 ? deadline - frr_now_ms() : 1),
@@ -410,6 +413,7 @@ int shm_ep_accept(struct frr_tp_ctx *ctx, int timeout_ms,
 		goto close_pending;
 	}
 	e->fd = p.fd;
+	e->base.no_notify = !!(p.flags & FRR_TP_CFG_NO_NOTIFY);
 	e->out = shm_map_peer_fd(p.ring_fd, shm_ring_map_len(), &ret);
 	if (!e->out) {
 		frr_tp_err(ctx, ret, "shm: cannot map rank %d's ring: %s",

@@ -100,7 +100,12 @@ static int shm_open_ctx(const struct frr_tp_config *cfg,
 	if (!c)
 		return frr_tp_err(NULL, -ENOMEM, "shm: out of memory");
 	c->cq = calloc(SHM_CQ_SLOTS, sizeof(*c->cq));
-	c->acceptq_cap = cfg->nranks > SHM_ACCEPTQ ? cfg->nranks : SHM_ACCEPTQ;
+	/* hellos wait here until accepted: room for every endpoint the ctx
+	 * may hold (cfg->max_eps is normalized by frr_tp_open) */
+	c->acceptq_cap =
+	    cfg->max_eps > SHM_ACCEPTQ ? cfg->max_eps : SHM_ACCEPTQ;
+	if (c->acceptq_cap < cfg->nranks)
+		c->acceptq_cap = cfg->nranks;
 	c->acceptq = calloc((size_t)c->acceptq_cap, sizeof(*c->acceptq));
 	/* every peer may be authenticating at once, and some strangers */
 	c->hs_cap = c->acceptq_cap + 64;

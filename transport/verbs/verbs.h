@@ -55,10 +55,10 @@
 
 #define VB_SQ_DEPTH 256u /* power of two */
 #define VB_SIGNAL_EVERY (VB_SQ_DEPTH / 4)
-#define VB_RQ_DEPTH 1024u	  /* notifications buffered per endpoint */
-#define VB_RQ_REPOST 32u	  /* receives re-posted in batches */
-#define VB_INLINE_WANT 256u	  /* asked for; the QP may grant less */
-#define VB_MAX_EPS 64		  /* endpoints per ctx (CQ sizing) */
+#define VB_RQ_DEPTH 1024u   /* notifications buffered per endpoint */
+#define VB_RQ_REPOST 32u    /* receives re-posted in batches */
+#define VB_INLINE_WANT 256u /* asked for; the QP may grant less */
+#define VB_MAX_FULL 64	    /* endpoints with queues in the CQs, per ctx */
 #define VB_PRIV_MAGIC 0x46525643u /* "FRVC" */
 #define VB_PRIV_VERSION 2
 #define VB_PRIV_MAC_LEN 16 /* HMAC-SHA256 truncated: a REQ holds 56 bytes */
@@ -96,6 +96,9 @@ struct vb_priv {
 /* The sender's device places payloads with a CPU copy that may tear an
  * 8-byte counter (rxe): write counters into it with atomics (verbs.h top). */
 #define VB_PRIV_F_U64_CAS 1u
+/* The connector's ctx is FRR_TP_CFG_NO_NOTIFY: neither QP posts receives,
+ * and the acceptor's QP never sends, so it takes no CQ entries there. */
+#define VB_PRIV_F_NO_NOTIFY 2u
 #define VB_CAS_CACHE 256 /* power of two: last value per counter address */
 
 struct vb_ctx;
@@ -133,7 +136,8 @@ struct vb_ep {
 	uint16_t slot;
 	uint8_t gen;
 	uint32_t max_inline;
-	int err; /* 0, or negative errno once the endpoint is unusable */
+	int err;  /* 0, or negative errno once the endpoint is unusable */
+	int full; /* has receives and/or sends: counted in nfull (CQ room) */
 
 	/* send queue accounting (see the rule above) */
 	uint64_t sq_posted, sq_done;
@@ -180,9 +184,13 @@ struct vb_ctx {
 	char addr[FRR_TP_ADDR_MAX]; /* "IP:port" */
 	char desc[128];		    /* frr_tp_device_name() */
 
-	int max_eps; /* <= VB_MAX_EPS, limited by the device's max_cqe */
-	struct vb_ep *eps[VB_MAX_EPS];
-	uint8_t gens[VB_MAX_EPS];
+	/* endpoint slots: cfg.max_eps of them; of these at most max_full
+	 * (<= VB_MAX_FULL, limited by the device's max_cqe) may be full
+	 * (have work requests whose completions land in our CQs); a
+	 * no-notify peer's accepted endpoint is not */
+	int nslots, max_full, nfull;
+	struct vb_ep **eps;
+	uint8_t *gens;
 	struct vb_mr *mrs; /* every registered region, freed at close */
 
 	/* user completions reaped while waiting for SQ space or a flush */
@@ -247,7 +255,7 @@ void vb_close(struct frr_tp_ctx *ctx);
 
 /* verbs_qp.c: an endpoint with its RC QP (INIT after vb_qp_setup; RTR/RTS
  * for the peer's MTU), and its teardown. */
-struct vb_ep *vb_ep_alloc(struct vb_ctx *c);
+struct vb_ep *vb_ep_alloc(struct vb_ctx *c, int full);
 void vb_ep_teardown(struct vb_ep *e);
 int vb_qp_setup(struct vb_ep *e);
 int vb_qp_rtr_rts(struct vb_ep *e, enum ibv_mtu peer_mtu);

@@ -47,6 +47,8 @@ static void priv_fill(struct vb_ctx *c, struct vb_priv *p, unsigned reason)
 	p->nranks = c->base.cfg.nranks;
 	p->active_mtu = (uint32_t)c->active_mtu;
 	p->flags = c->u64_cas ? VB_PRIV_F_U64_CAS : 0;
+	if (c->base.cfg.flags & FRR_TP_CFG_NO_NOTIFY)
+		p->flags |= VB_PRIV_F_NO_NOTIFY;
 }
 
 /* What the MAC of a REQ (nonce_c NULL) or of a REP answering nonce_c
@@ -388,14 +390,18 @@ int vb_ep_connect(struct frr_tp_ctx *ctx, const struct frr_tp_addr *peer,
 	ret = parse_addr(c, peer->str, &dst);
 	if (ret)
 		return ret;
-	e = vb_ep_alloc(c);
+	e = vb_ep_alloc(c, 1);
 	if (!e)
 		return frr_tp_err(ctx, -ENOSPC,
 				  "verbs: no endpoint slot left (%d per "
-				  "context on %s: job size + 3, at most 64); "
-				  "close endpoints no longer used",
-				  c->max_eps, c->devname);
+				  "context on %s, %d of them with queues: "
+				  "job size + 3, at most %d); close "
+				  "endpoints no longer used or raise "
+				  "frr_tp_config.max_eps",
+				  c->nslots, c->devname, c->max_full,
+				  VB_MAX_FULL);
 	e->base.peer_rank = peer->rank;
+	e->base.no_notify = !!(ctx->cfg.flags & FRR_TP_CFG_NO_NOTIFY);
 	snprintf(e->peer_addr, sizeof(e->peer_addr), "%s", peer->str);
 	for (;;) {
 		attempts++;
@@ -452,16 +458,19 @@ static int accept_one(struct vb_ctx *c, struct rdma_cm_id *id,
 	struct vb_ep *e;
 	int ret;
 
-	e = vb_ep_alloc(c);
+	e = vb_ep_alloc(c, !(theirs->flags & VB_PRIV_F_NO_NOTIFY));
 	if (!e) {
 		refuse(id, c, VB_REJ_FULL);
 		return frr_tp_err(&c->base, -ENOSPC,
 				  "verbs: no endpoint slot left for rank %d "
-				  "(%d per context on %s: job size + 3, at "
-				  "most 64)",
-				  theirs->rank, c->max_eps, c->devname);
+				  "(%d per context on %s, %d of them with "
+				  "queues: job size + 3, at most %d); raise "
+				  "frr_tp_config.max_eps",
+				  theirs->rank, c->nslots, c->devname,
+				  c->max_full, VB_MAX_FULL);
 	}
 	e->base.peer_rank = theirs->rank;
+	e->base.no_notify = !!(theirs->flags & VB_PRIV_F_NO_NOTIFY);
 	e->u64_cas = !!(theirs->flags & VB_PRIV_F_U64_CAS);
 	sa = (struct sockaddr_in *)rdma_get_peer_addr(id);
 	inet_ntop(AF_INET, &sa->sin_addr, e->peer_addr, sizeof(e->peer_addr));
@@ -629,5 +638,6 @@ void vb_ep_close(struct frr_tp_ep *ep)
 		rdma_disconnect(e->id);
 	vb_ep_teardown(e);
 	c->eps[e->slot] = NULL;
+	c->nfull -= e->full;
 	free(e);
 }

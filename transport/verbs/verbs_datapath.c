@@ -35,7 +35,7 @@ static inline struct vb_ep *wr_id_ep(struct vb_ctx *c, uint64_t wr_id)
 	unsigned slot = (unsigned)(wr_id >> 48);
 	struct vb_ep *e;
 
-	if (slot >= VB_MAX_EPS)
+	if (slot >= (unsigned)c->nslots)
 		return NULL;
 	e = c->eps[slot];
 	if (!e || e->gen != (uint8_t)(wr_id >> VB_SEQ_BITS))

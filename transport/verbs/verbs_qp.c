@@ -13,11 +13,17 @@
 #include "flexrr/log.h"
 #include "verbs.h"
 
-struct vb_ep *vb_ep_alloc(struct vb_ctx *c)
+/* A free slot; full: the endpoint's work requests complete in our CQs
+ * (everything but a no-notify peer's accepted endpoint). */
+struct vb_ep *vb_ep_alloc(struct vb_ctx *c, int full)
 {
 	struct vb_ep *e;
 
-	for (int i = 0; i < c->max_eps; i++) {
+	if (full && c->nfull >= c->max_full) {
+		errno = ENOSPC;
+		return NULL;
+	}
+	for (int i = 0; i < c->nslots; i++) {
 		if (c->eps[i])
 			continue;
 		e = calloc(1, sizeof(*e));
@@ -27,6 +33,8 @@ struct vb_ep *vb_ep_alloc(struct vb_ctx *c)
 		e->slot = (uint16_t)i;
 		e->gen = ++c->gens[i];
 		e->base.peer_rank = -1;
+		e->full = full;
+		c->nfull += full;
 		c->eps[i] = e;
 		return e;
 	}
@@ -70,7 +78,8 @@ static int qp_create(struct vb_ep *e)
 		ia.recv_cq = c->rcq;
 		ia.qp_type = IBV_QPT_RC;
 		ia.cap.max_send_wr = VB_SQ_DEPTH;
-		ia.cap.max_recv_wr = VB_RQ_DEPTH;
+		/* no notifications: nothing ever arrives to be received */
+		ia.cap.max_recv_wr = e->base.no_notify ? 0 : VB_RQ_DEPTH;
 		ia.cap.max_send_sge = 1;
 		ia.cap.max_recv_sge = 1;
 		ia.cap.max_inline_data = inl;
@@ -171,7 +180,7 @@ int vb_qp_setup(struct vb_ep *e)
 
 	if (!ret)
 		ret = qp_init(e);
-	if (!ret)
+	if (!ret && !e->base.no_notify)
 		ret = vb_post_recvs(e, VB_RQ_DEPTH);
 	return ret;
 }

@@ -98,8 +98,9 @@ static int copy_may_tear(void)
 #endif
 }
 
-static int open_queues(struct vb_ctx *c, int nranks)
+static int open_queues(struct vb_ctx *c, const struct frr_tp_config *cfg)
 {
+	int no_rq = !!(cfg->flags & FRR_TP_CFG_NO_NOTIFY);
 	struct ibv_device_attr da;
 	int scqe, rcqe;
 
@@ -124,20 +125,30 @@ static int open_queues(struct vb_ctx *c, int nranks)
 		return frr_tp_err(&c->base, -errno,
 				  "verbs: ibv_alloc_pd(%s): %s", c->devname,
 				  strerror(errno));
-	/* Every endpoint's SQ/RQ fits: CQs never overflow (verbs.h). */
-	/* a full mesh needs nranks - 1; a few spare for reconnects.  Sized
-	 * by the job: rxe allocates and zeroes every CQ entry up front */
-	c->max_eps = nranks + 3 < 8 ? 8 : nranks + 3;
-	if (c->max_eps > VB_MAX_EPS)
-		c->max_eps = VB_MAX_EPS;
-	if (c->max_eps * (int)VB_RQ_DEPTH > da.max_cqe)
-		c->max_eps = da.max_cqe / (int)VB_RQ_DEPTH;
-	if (c->max_eps < 1)
+	/* Every full endpoint's SQ/RQ fits: CQs never overflow (verbs.h).
+	 * A full mesh needs nranks - 1; a few spare for reconnects.  Sized
+	 * by the job: rxe allocates and zeroes every CQ entry up front.  The
+	 * accepted endpoints of no-notify peers (their sending threads)
+	 * take a slot but no CQ entry. */
+	c->nslots = cfg->max_eps < 8 ? 8 : cfg->max_eps;
+	c->max_full = cfg->nranks + 3 < 8 ? 8 : cfg->nranks + 3;
+	if (c->max_full > VB_MAX_FULL)
+		c->max_full = VB_MAX_FULL;
+	if (c->max_full * (int)(no_rq ? VB_SQ_DEPTH : VB_RQ_DEPTH) > da.max_cqe)
+		c->max_full =
+		    da.max_cqe / (int)(no_rq ? VB_SQ_DEPTH : VB_RQ_DEPTH);
+	if (c->max_full > c->nslots)
+		c->max_full = c->nslots;
+	if (c->max_full < 1)
 		return frr_tp_err(&c->base, -ENOSPC,
 				  "verbs: %s allows only %d CQ entries",
 				  c->devname, da.max_cqe);
-	scqe = c->max_eps * (int)VB_SQ_DEPTH;
-	rcqe = c->max_eps * (int)VB_RQ_DEPTH;
+	c->eps = calloc((size_t)c->nslots, sizeof(*c->eps));
+	c->gens = calloc((size_t)c->nslots, sizeof(*c->gens));
+	if (!c->eps || !c->gens)
+		return frr_tp_err(&c->base, -ENOMEM, "verbs: out of memory");
+	scqe = c->max_full * (int)VB_SQ_DEPTH;
+	rcqe = no_rq ? 1 : c->max_full * (int)VB_RQ_DEPTH;
 	c->scq = ibv_create_cq(c->verbs, scqe, NULL, NULL, 0);
 	if (!c->scq)
 		return frr_tp_err(&c->base, -errno,
@@ -175,7 +186,7 @@ int vb_open(const struct frr_tp_config *cfg, struct frr_tp_ctx **out)
 	ret = open_listener(c, cfg->port);
 	if (ret)
 		goto close_ctx;
-	ret = open_queues(c, cfg->nranks);
+	ret = open_queues(c, cfg);
 	if (ret)
 		goto close_ctx;
 	c->numa_node = vb_numa_node(c->devname);
@@ -202,7 +213,7 @@ void vb_close(struct frr_tp_ctx *ctx)
 	struct vb_ctx *c = vb_ctx_of(ctx);
 	int nmr = 0;
 
-	for (int i = 0; i < VB_MAX_EPS; i++)
+	for (int i = 0; c->eps && i < c->nslots; i++)
 		if (c->eps[i])
 			vb_ep_close(&c->eps[i]->base);
 	while (c->mrs) {
@@ -222,6 +233,8 @@ void vb_close(struct frr_tp_ctx *ctx)
 		ibv_destroy_cq(c->rcq);
 	if (c->scq)
 		ibv_destroy_cq(c->scq);
+	free(c->eps);
+	free(c->gens);
 	if (c->pd)
 		ibv_dealloc_pd(c->pd);
 	if (c->devs)
