@@ -99,6 +99,9 @@ struct frr_run_opts {
 	uint64_t seed;
 	int quiet;
 	int pin;
+	/* --shared-transport: every thread sends through the rank's one
+	 * ctx under tp_lock, not its own (job/setup.c) */
+	int shared_tp;
 	int allow_nonfinite; /* --allow-nonfinite: a nan objective runs on */
 	/* rank among the job's ranks on this node, from the launcher
 	 * (bootstrap's frr_launcher_env); -1 = the rank (a local job) */
@@ -182,11 +185,16 @@ struct frr_worker {
 	int thread_ok; /* created: join it */
 	int started;   /* app->thread_init ran */
 	struct frr_cache own, help;
-	struct frr_tp_mr *stage; /* send staging (one slot) */
-	uint64_t *sent_seq;	 /* per dest rank */
-	uint64_t *slot_seq;	 /* [P][K]: seq last written into each slot */
-	uint64_t *mbox_sent;	 /* per target worker */
-	uint64_t *mbox_recv;	 /* per sender worker */
+	struct frr_tp_mr *stage; /* send staging (one slot), in lane */
+	/* this thread's own transport (job/setup.c "lanes"): its batches go
+	 * out on it without tp_lock; NULL: through rt->tp under tp_lock */
+	struct frr_tp_ctx *lane;
+	struct frr_tp_ep **lane_ep;	/* [P] */
+	struct frr_tp_rmr **lane_inbox; /* [P] */
+	uint64_t *sent_seq;		/* per dest rank */
+	uint64_t *slot_seq;  /* [P][K]: seq last written into each slot */
+	uint64_t *mbox_sent; /* per target worker */
+	uint64_t *mbox_recv; /* per sender worker */
 	struct frr_wclock rec[FRR_RT_STAT_RING];
 	double loop_time;
 	int helped_clock; /* last own clock of which others ran a part */
@@ -256,6 +264,8 @@ struct frr_rt {
 	pthread_mutex_t tp_lock;
 	struct frr_tp_ctx *tp;
 	struct frr_tp_ep **eps;
+	struct frr_tp_ep **lane_in; /* the peers' lanes accepted here */
+	int nlane_in;
 	struct frr_tp_mr *ctl, *inbox, *repl;
 	struct frr_tp_rmr **rctl, **rinbox, **rrepl;
 	uint8_t *ctlp, *inboxp, *replp;

@@ -226,7 +226,7 @@ static int peers_connect(struct frr_rt *rt, const uint8_t *all, size_t ilen)
 	return err;
 }
 
-int frr_rt_tp_setup(struct frr_rt *rt)
+static struct frr_tp_config tp_config(const struct frr_rt *rt)
 {
 	struct frr_tp_config cfg = {
 		.backend = rt->o->backend,
@@ -241,11 +241,140 @@ int frr_rt_tp_setup(struct frr_rt *rt)
 		.backend_hint = "use --backend shm",
 		.device_hint = "fix FLEXRR_DEVICE",
 	};
+
+	return cfg;
+}
+
+/* Each worker thread of a rank sends its batches on its own lane: a
+ * no-notify transport ctx of its own, connected to every peer's main ctx,
+ * so threads post in parallel (no tp_lock) on their own queues / QPs. */
+static int lanes_wanted(const struct frr_rt *rt)
+{
+	return rt->P > 1 && !rt->o->shared_tp;
+}
+
+struct lane_acceptor {
+	struct frr_rt *rt;
+	int err;
+};
+
+/* The peers' lanes, accepted on the main ctx while this rank's connect
+ * (nothing else uses the main ctx meanwhile). */
+static void *lanes_accept(void *arg)
+{
+	struct lane_acceptor *a = arg;
+	struct frr_rt *rt = a->rt;
+
+	for (int i = 0; i < rt->nlane_in && !a->err; i++)
+		a->err = frr_tp_ep_accept(rt->tp, rt->o->timeout_ms,
+					  &rt->lane_in[i]);
+	return NULL;
+}
+
+static int lane_open(struct frr_rt *rt, int t, const uint8_t *all, size_t ilen)
+{
+	struct frr_worker *wk = &rt->wk[t];
+	struct frr_tp_config cfg = tp_config(rt);
+	int err;
+
+	cfg.flags = FRR_TP_CFG_NO_NOTIFY;
+	wk->lane_ep = calloc((size_t)rt->P, sizeof(*wk->lane_ep));
+	wk->lane_inbox = calloc((size_t)rt->P, sizeof(*wk->lane_inbox));
+	if (!wk->lane_ep || !wk->lane_inbox)
+		return -ENOMEM;
+	err = frr_tp_open(&cfg, &wk->lane);
+	for (int r = 0; r < rt->P && !err; r++) {
+		const struct rank_info *ri =
+		    (const struct rank_info *)(all + r * ilen);
+
+		if (r == rt->rank)
+			continue;
+		err = frr_tp_ep_connect(wk->lane, &ri->addr, rt->o->timeout_ms,
+					&wk->lane_ep[r]);
+		if (!err)
+			err = frr_tp_rmr_import(wk->lane_ep[r], &ri->inbox,
+						&wk->lane_inbox[r]);
+	}
+	if (err)
+		frr_err("thread %d of rank %d could not open its own "
+			"transport to the other ranks (%s); --shared-transport "
+			"sends through the rank's one connection instead",
+			t, rt->rank, strerror(-err));
+	return err;
+}
+
+static int lanes_setup(struct frr_rt *rt, const uint8_t *all, size_t ilen)
+{
+	struct lane_acceptor a = { .rt = rt };
+	pthread_t th;
+	int err;
+
+	if (!lanes_wanted(rt))
+		return 0;
+	/* every main connection is made before a lane knocks: connect_all
+	 * must not accept a lane in place of a peer's main endpoint */
+	err = frr_oob_barrier(rt->oob, rt->o->timeout_ms);
+	if (err) {
+		frr_err("the barrier before the threads' connections failed "
+			"(%d): another rank failed to connect, see its message",
+			err);
+		return err;
+	}
+	rt->nlane_in = (rt->P - 1) * rt->T;
+	rt->lane_in = calloc((size_t)rt->nlane_in, sizeof(*rt->lane_in));
+	if (!rt->lane_in)
+		return -ENOMEM;
+	err = pthread_create(&th, NULL, lanes_accept, &a);
+	if (err)
+		return frr_rt_fail(rt, -err, "starting a thread: %s",
+				   strerror(err));
+	for (int t = 0; t < rt->T && !err; t++)
+		err = lane_open(rt, t, all, ilen);
+	pthread_join(th, NULL);
+	return err ? err : a.err;
+}
+
+static void lanes_close(struct frr_rt *rt)
+{
+	for (int t = 0; rt->wk && t < rt->T; t++) {
+		struct frr_worker *wk = &rt->wk[t];
+
+		if (wk->stage)
+			frr_tp_mr_free(wk->stage);
+		wk->stage = NULL;
+		for (int r = 0; wk->lane_ep && r < rt->P; r++) {
+			if (wk->lane_inbox[r])
+				frr_tp_rmr_release(wk->lane_inbox[r]);
+			if (wk->lane_ep[r])
+				frr_tp_ep_close(wk->lane_ep[r]);
+		}
+		if (wk->lane)
+			frr_tp_close(wk->lane);
+		wk->lane = NULL;
+		free(wk->lane_ep);
+		free(wk->lane_inbox);
+		wk->lane_ep = NULL;
+		wk->lane_inbox = NULL;
+	}
+	for (int i = 0; i < rt->nlane_in; i++)
+		if (rt->lane_in[i])
+			frr_tp_ep_close(rt->lane_in[i]);
+	free(rt->lane_in);
+	rt->lane_in = NULL;
+	rt->nlane_in = 0;
+}
+
+int frr_rt_tp_setup(struct frr_rt *rt)
+{
+	struct frr_tp_config cfg = tp_config(rt);
 	size_t ilen = rank_info_len(rt);
 	struct rank_info *mine = NULL;
 	uint8_t *all = NULL;
 	int err;
 
+	/* the peers' lanes are endpoints of this ctx too */
+	if (lanes_wanted(rt))
+		cfg.max_eps = (rt->P - 1) * (1 + rt->T) + 3;
 	err = frr_tp_open(&cfg, &rt->tp);
 	if (err)
 		return err;
@@ -271,6 +400,8 @@ int frr_rt_tp_setup(struct frr_rt *rt)
 		goto out;
 	}
 	err = peers_connect(rt, all, ilen);
+	if (!err)
+		err = lanes_setup(rt, all, ilen);
 out:
 	free(mine);
 	free(all);
@@ -299,9 +430,7 @@ void frr_rt_tp_teardown(struct frr_rt *rt)
 		if (rt->eps[r])
 			frr_tp_ep_close(rt->eps[r]);
 	}
-	for (int t = 0; rt->wk && t < rt->T; t++)
-		if (rt->wk[t].stage)
-			frr_tp_mr_free(rt->wk[t].stage);
+	lanes_close(rt);
 	if (rt->ctl)
 		frr_tp_mr_free(rt->ctl);
 	if (rt->inbox)

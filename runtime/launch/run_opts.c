@@ -333,6 +333,11 @@ static const struct frr_opt run_table[] = {
 		.help = "restarts a --on-failure restart job may make"),
 	FRR_OPT("no-pin", 0, FRR_OPT_FLAG, F(o.pin), 0, 0, .def.i = 1,
 		.group = JOB, .help = "do not pin worker threads to cores"),
+	FRR_OPT("shared-transport", 0, FRR_OPT_FLAG, F(o.shared_tp), 0, 0,
+		.group = JOB,
+		.help = "a rank's threads send their updates through one\n"
+			"transport context, taking turns (default: each\n"
+			"thread its own, sending in parallel)"),
 	FRR_OPT("allow-nonfinite", 0, FRR_OPT_FLAG, F(o.allow_nonfinite), 0, 0,
 		.group = JOB,
 		.help = "run on when the objective is nan or inf\n"

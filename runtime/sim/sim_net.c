@@ -1,16 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
  * The processes' NICs (docs/simulator.md "Network"): one per process,
- * with send and receive bandwidth and a cost per message posted.  The
- * runtime makes every transport call of a rank under one lock (rt.h
- * tp_lock) and a batch's chunk is written and flushed under it, so a
- * process's sends queue FIFO behind each other, a flush holding the NIC
- * for its round trip.  A receiver takes bytes at its receive bandwidth,
- * so many senders into one process (a shard's batches, a push to a
- * standby) queue there too.  Sizes come from the table model
- * (sim_model.c).  With the link off (`--link none`) none of this runs and
- * the latency-only costs of before apply unchanged; bytes are still
- * counted when a table model is given.
+ * with send and receive bandwidth and a cost per message posted.  A
+ * rank's threads post their batches on their own transport contexts
+ * (job/setup.c lanes) but share the process's one NIC, so its sends queue
+ * FIFO behind each other, a flush holding the NIC for its round trip.  A
+ * receiver takes bytes at its receive bandwidth, so many senders into one
+ * process (a shard's batches, a push to a standby) queue there too.  Sizes come
+ * from the table model (sim_model.c).  With the link off (`--link none`) none
+ * of this runs and the latency-only costs of before apply unchanged; bytes are
+ * still counted when a table model is given.
  */
 #include <errno.h>
 #include <stdlib.h>

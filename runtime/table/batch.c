@@ -104,17 +104,21 @@ static int chunk_open(struct chunker *ch)
 static int slot_write(struct frr_rt *rt, struct frr_worker *wk, int o,
 		      size_t soff, uint64_t len, uint64_t seq)
 {
+	/* the thread's own lane needs no lock: nobody else posts on it */
+	struct frr_tp_ep *ep = wk->lane ? wk->lane_ep[o] : rt->eps[o];
+	struct frr_tp_rmr *in = wk->lane ? wk->lane_inbox[o] : rt->rinbox[o];
 	int err;
 
-	pthread_mutex_lock(&rt->tp_lock);
-	err = frr_tp_write(rt->eps[o], wk->stage, 0, rt->rinbox[o], soff,
-			   FRR_SLOT_HDR + len, 0, 0);
+	if (!wk->lane)
+		pthread_mutex_lock(&rt->tp_lock);
+	err =
+	    frr_tp_write(ep, wk->stage, 0, in, soff, FRR_SLOT_HDR + len, 0, 0);
 	if (!err)
-		err = frr_tp_write_u64(rt->eps[o], rt->rinbox[o], soff, seq, 0,
-				       0);
+		err = frr_tp_write_u64(ep, in, soff, seq, 0, 0);
 	if (!err)
-		err = frr_tp_flush(rt->eps[o], rt->flush_ms);
-	pthread_mutex_unlock(&rt->tp_lock);
+		err = frr_tp_flush(ep, rt->flush_ms);
+	if (!wk->lane)
+		pthread_mutex_unlock(&rt->tp_lock);
 	if (err)
 		return frr_rt_peer_fail(rt, o, "sending updates to it failed");
 	return 0;

@@ -368,8 +368,10 @@ int frr_rt_workers_start(struct frr_rt *rt)
 		if (!wk->sent_seq || !wk->slot_seq || !wk->mbox_sent ||
 		    !wk->mbox_recv)
 			return -ENOMEM;
-		err = frr_tp_mr_alloc(rt->tp, rt->slot_max, FRR_TP_ACCESS_LOCAL,
-				      &wk->stage);
+		/* a lane's writes come from its own registered memory */
+		err =
+		    frr_tp_mr_alloc(wk->lane ? wk->lane : rt->tp, rt->slot_max,
+				    FRR_TP_ACCESS_LOCAL, &wk->stage);
 		if (err)
 			return err;
 	}
