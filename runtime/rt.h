@@ -8,8 +8,10 @@
  * caches, flush batches at clock end) and the rank's main thread, the
  * "server" (applies the batches its shard receives, pushes fresh shard rows
  * to every rank's replica, evaluates clocks, heartbeats, detects dead
- * peers).  The transport ctx is single-threaded by contract: every frr_tp_*
- * call is made under rt->tp_lock.  Plain memory that peers write (control
+ * peers).  A transport ctx is single-threaded by contract: every frr_tp_*
+ * call on the rank's ctx (rt->tp) is made under rt->tp_lock; a worker's
+ * batches go out on its own ctx (wk->lane, job/setup.c), which only that
+ * thread touches, without the lock.  Plain memory that peers write (control
  * region, inbox, replica) is read with acquire loads of the word that
  * guards it.
  *
