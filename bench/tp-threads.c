@@ -181,7 +181,8 @@ static int rank_main(struct frr_oob *oob, void *arg)
 	if (!err)
 		err = frr_tp_addr_get(ctx, &me);
 	if (!err)
-		err = frr_oob_allgather(oob, &me, sizeof(me), addrs, TIMEOUT_MS);
+		err =
+		    frr_oob_allgather(oob, &me, sizeof(me), addrs, TIMEOUT_MS);
 	if (!err)
 		err = frr_tp_connect_all(ctx, addrs, 2, TIMEOUT_MS, eps);
 	if (!err && oob->rank == 0)
@@ -190,7 +191,8 @@ static int rank_main(struct frr_oob *oob, void *arg)
 	if (!err && mr)
 		err = frr_tp_mr_export(mr, &mine);
 	if (!err)
-		err = frr_oob_allgather(oob, &mine, sizeof(mine), d, TIMEOUT_MS);
+		err =
+		    frr_oob_allgather(oob, &mine, sizeof(mine), d, TIMEOUT_MS);
 	if (!err && oob->rank == 1)
 		err = senders_open(oob, a, ctx, eps[0], &addrs[0], &d[0], s);
 	for (int i = 0; i < nin && !err; i++)
@@ -201,7 +203,8 @@ static int rank_main(struct frr_oob *oob, void *arg)
 		err = run_sender(a, s);
 	/* rank 0 waits in the barrier (blocking, not spinning) meanwhile */
 	if (!err)
-		err = frr_oob_barrier(oob, TIMEOUT_MS + (int)(a->seconds * 1e3));
+		err =
+		    frr_oob_barrier(oob, TIMEOUT_MS + (int)(a->seconds * 1e3));
 	senders_close(a, s);
 	for (int i = 0; i < nin; i++)
 		if (in[i])
@@ -228,13 +231,15 @@ int main(int argc, char **argv)
 	    (strcmp(argv[3], "own") && strcmp(argv[3], "shared")) ||
 	    !(a.size = strtoul(argv[4], NULL, 0)) ||
 	    (a.seconds = atof(argv[5])) <= 0) {
-		fprintf(stderr, "usage: tp-threads shm|verbs THREADS(1..%d) "
-				"own|shared SIZE SECONDS\n",
+		fprintf(stderr,
+			"usage: tp-threads shm|verbs THREADS(1..%d) "
+			"own|shared SIZE SECONDS\n",
 			MAXT);
 		return 2;
 	}
 	a.own = !strcmp(argv[3], "own");
 	return frr_launch_local(2, rank_main, &a,
-				TIMEOUT_MS * 2 + (int)(a.seconds * 1e3)) ? 1
-									 : 0;
+				TIMEOUT_MS * 2 + (int)(a.seconds * 1e3))
+		   ? 1
+		   : 0;
 }
