@@ -103,7 +103,8 @@ static int open_offers(const struct rr_worker *rw)
 /*
  * The tail to offer for a lag: lag / 2 of the partition, at most half of
  * what is left, by count, or by cost when the app gave costs (the smallest
- * a whose tail [a, end) costs no more than that).  0: too little to split.
+ * a whose tail [a, end) costs no more than that).  end when there is too
+ * little to split (the caller offers nothing).
  */
 static uint64_t tail_start(const double *cost, const struct frr_rr_list *l,
 			   double lag)
