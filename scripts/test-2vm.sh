@@ -5,7 +5,8 @@
 # started the way a launcher starts ranks (rank, size, rendezvous address and
 # job secret in the environment), over --backend verbs:
 #   bsp   BSP with a fixed seed prints the summary line that the same job
-#         prints on shm on this host (all fields but time_s and backend)
+#         prints on shm on this host (all fields but time_s and backend);
+#         2 threads a rank, each sending on its own QPs (its own lane)
 #   rr    FlexRR with a persistent straggler on rank 0 (VM a): the metrics show
 #         items of worker 0 done by worker 1 in VM b, and every item is done
 #         exactly once (test_rr_job's counting app, launcher_started_rank_...)
@@ -45,7 +46,7 @@ chmod 700 "$scratch"
 # the job secret, as a launcher hands it to every rank (never on a command line)
 od -An -tx1 -N16 /dev/urandom | tr -d ' \n' >"$scratch/token"
 # the BSP job, on both sides
-echo "--seed 5 --clocks 5 -q toy --items 40" >"$scratch/bsp.args"
+echo "--seed 5 --clocks 5 -q -t 2 toy --items 40" >"$scratch/bsp.args"
 read -r -a bsp_args <"$scratch/bsp.args"
 "$build/bin/flexrr" run -n 2 --backend shm "${bsp_args[@]}" >"$scratch/bsp.shm" ||
 	{ echo "test-2vm.sh: the reference job on shm failed" >&2; exit 1; }
