@@ -326,6 +326,7 @@ struct frr_rt {
 	 * worker that does not exist), in clock 1: tests of the receivers'
 	 * checks; -1 = off */
 	int test_forge_stats, test_forge_batch;
+	int test_forge_lane; /* this rank's lanes fail to open (-ENOSPC) */
 	/* env FLEXRR_TEST_DIE=R:C:FILE: rank R SIGKILLs itself as its first
 	 * worker starts app clock C, once (only the run that creates FILE):
 	 * the restart tests' dead rank; test_die_rank -1 = off */

@@ -60,6 +60,8 @@ static void forged_run(const char *forge, const char *const want[], int n)
 	for (int i = 0; i < n; i++)
 		cr_assert(strstr(res->err, want[i]), "%s: no \"%s\" in: %s",
 			  forge, want[i], res->err);
+	/* well within the start-up --timeout (60 s) the others would wait */
+	cr_assert(res->secs < 30, "%s: took %.1f s", forge, res->secs);
 	free(res);
 }
 
@@ -71,6 +73,18 @@ Test(runtime_forge, forged_stats_name_the_rank)
 
 	forged_run("stats:1", w1, 2);
 	forged_run("stats:2", w2, 2);
+}
+
+/* Rank 1 cannot open its threads' own transport contexts (a device's
+ * limits): it says so with the way around it, and its peers, waiting to
+ * connect their lanes, stop at once, not at --timeout (60 s). */
+Test(runtime_forge, a_lane_that_cannot_open_fails_the_job_promptly)
+{
+	const char *w[] = { "thread 0 of rank 1 could not open its own "
+			    "transport",
+			    "--shared-transport" };
+
+	forged_run("lane:1", w, 2);
 }
 
 /* Rank 1's workers send update batches attributed to a worker that does

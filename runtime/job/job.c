@@ -164,10 +164,13 @@ static int parts_load_own(struct frr_rt *rt)
 static void test_forge_init(struct frr_rt *rt, const char *e)
 {
 	rt->test_forge_stats = rt->test_forge_batch = -1;
+	rt->test_forge_lane = -1;
 	if (e && !strncmp(e, "stats:", 6))
 		rt->test_forge_stats = atoi(e + 6);
 	else if (e && !strncmp(e, "batch:", 6))
 		rt->test_forge_batch = atoi(e + 6);
+	else if (e && !strncmp(e, "lane:", 5))
+		rt->test_forge_lane = atoi(e + 5);
 }
 
 static void test_die_init(struct frr_rt *rt, const char *e)

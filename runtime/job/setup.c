@@ -271,18 +271,41 @@ static void *lanes_accept(void *arg)
 	return NULL;
 }
 
-static int lane_open(struct frr_rt *rt, int t, const uint8_t *all, size_t ilen)
+static void lane_failed(const struct frr_rt *rt, int t, int err)
+{
+	frr_err("thread %d of rank %d could not open its own transport to "
+		"the other ranks (%s); --shared-transport sends through the "
+		"rank's one connection instead",
+		t, rt->rank, strerror(-err));
+}
+
+/* Thread t's ctx, before any rank connects a lane: a failure here (the
+ * device's limits) stops this rank before the barrier, which its peers
+ * then leave at once, instead of waiting for lanes that never come. */
+static int lane_ctx_open(struct frr_rt *rt, int t)
 {
 	struct frr_worker *wk = &rt->wk[t];
 	struct frr_tp_config cfg = tp_config(rt);
-	int err;
+	int err = -ENOMEM;
 
 	cfg.flags = FRR_TP_CFG_NO_NOTIFY;
 	wk->lane_ep = calloc((size_t)rt->P, sizeof(*wk->lane_ep));
 	wk->lane_inbox = calloc((size_t)rt->P, sizeof(*wk->lane_inbox));
-	if (!wk->lane_ep || !wk->lane_inbox)
-		return -ENOMEM;
-	err = frr_tp_open(&cfg, &wk->lane);
+	if (wk->lane_ep && wk->lane_inbox)
+		err = rt->test_forge_lane == rt->rank
+			  ? -ENOSPC /* as a device out of contexts */
+			  : frr_tp_open(&cfg, &wk->lane);
+	if (err)
+		lane_failed(rt, t, err);
+	return err;
+}
+
+static int lane_connect(struct frr_rt *rt, int t, const uint8_t *all,
+			size_t ilen)
+{
+	struct frr_worker *wk = &rt->wk[t];
+	int err = 0;
+
 	for (int r = 0; r < rt->P && !err; r++) {
 		const struct rank_info *ri =
 		    (const struct rank_info *)(all + r * ilen);
@@ -296,10 +319,7 @@ static int lane_open(struct frr_rt *rt, int t, const uint8_t *all, size_t ilen)
 						&wk->lane_inbox[r]);
 	}
 	if (err)
-		frr_err("thread %d of rank %d could not open its own "
-			"transport to the other ranks (%s); --shared-transport "
-			"sends through the rank's one connection instead",
-			t, rt->rank, strerror(-err));
+		lane_failed(rt, t, err);
 	return err;
 }
 
@@ -311,6 +331,11 @@ static int lanes_setup(struct frr_rt *rt, const uint8_t *all, size_t ilen)
 
 	if (!lanes_wanted(rt))
 		return 0;
+	for (int t = 0; t < rt->T; t++) {
+		err = lane_ctx_open(rt, t);
+		if (err)
+			return err;
+	}
 	/* every main connection is made before a lane knocks: connect_all
 	 * must not accept a lane in place of a peer's main endpoint */
 	err = frr_oob_barrier(rt->oob, rt->o->timeout_ms);
@@ -329,7 +354,7 @@ static int lanes_setup(struct frr_rt *rt, const uint8_t *all, size_t ilen)
 		return frr_rt_fail(rt, -err, "starting a thread: %s",
 				   strerror(err));
 	for (int t = 0; t < rt->T && !err; t++)
-		err = lane_open(rt, t, all, ilen);
+		err = lane_connect(rt, t, all, ilen);
 	pthread_join(th, NULL);
 	return err ? err : a.err;
 }
