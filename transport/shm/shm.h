@@ -79,12 +79,6 @@ struct shm_ctx {
 	struct frr_job_secret secret;
 	int rank, nranks;
 	uint64_t next_ep_serial;
-	/* refusals logged in this window, and those only counted (service
-	 * thread only): a local user connecting in a loop must not flood
-	 * the log (shm_auth.c) */
-	long long refuse_t0_ms;
-	int refuse_logged;
-	unsigned long refuse_quiet;
 
 	/* lock guards: regions[], acceptq[], eps[] changes (readers in the
 	 * user thread may read eps[] without it: the user thread is the only
@@ -228,9 +222,11 @@ int shm_auth_step(struct shm_ctx *c, struct shm_hs *h, int *got_fd);
 /* h is past its deadline: answered, logged as a silent client (rate
  * limited); the caller closes h->fd. */
 void shm_auth_expire(struct shm_ctx *c, struct shm_hs *h);
-/* Log the refusals counted but not yet said ("refused N more ..."); the
- * service thread calls it as it exits. */
-void shm_auth_refusals_flush(struct shm_ctx *c);
+/* The refusal log is one budget per process (shm_auth.c): a context
+ * counts itself in when it opens, and its service thread out as it exits;
+ * the last one out says the refusals counted but not yet said. */
+void shm_auth_ctx_opened(void);
+void shm_auth_ctx_closing(struct shm_ctx *c);
 
 /* ---- shared memory (shm_setup.c) ---- */
 /* A new memfd of len bytes, mapped shared (*fd_out its fd): the mapping,

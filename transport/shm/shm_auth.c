@@ -9,6 +9,7 @@
  * acceptor's credentials and proof too before it hands over its ring.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -137,15 +138,43 @@ int shm_auth_connect(struct shm_ctx *c, int fd, int peer_rank,
 	return ret;
 }
 
-void shm_auth_refusals_flush(struct shm_ctx *c)
+/* Refusals logged in this window and those only counted.  One budget for
+ * the whole process, shared by its contexts' service threads: a rank with
+ * a lane per worker thread has T + 1 listeners, and its log must not grow
+ * with T (a stranger may knock on every name).  The count is said when a
+ * window ends and when the process's last context closes. */
+static struct {
+	pthread_mutex_t lock;
+	int ctxs;
+	long long t0_ms;
+	int logged;
+	unsigned long quiet;
+} refusals = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void refusals_flush_locked(int rank)
 {
-	if (!c->refuse_quiet)
+	if (!refusals.quiet)
 		return;
 	frr_warn("shm: rank %d refused %lu more connections in the last "
 		 "%.0f s (a local process keeps connecting: who, above)",
-		 c->rank, c->refuse_quiet,
-		 (double)(frr_now_ms() - c->refuse_t0_ms) / 1000.0);
-	c->refuse_quiet = 0;
+		 rank, refusals.quiet,
+		 (double)(frr_now_ms() - refusals.t0_ms) / 1000.0);
+	refusals.quiet = 0;
+}
+
+void shm_auth_ctx_opened(void)
+{
+	pthread_mutex_lock(&refusals.lock);
+	refusals.ctxs++;
+	pthread_mutex_unlock(&refusals.lock);
+}
+
+void shm_auth_ctx_closing(struct shm_ctx *c)
+{
+	pthread_mutex_lock(&refusals.lock);
+	if (--refusals.ctxs == 0)
+		refusals_flush_locked(c->rank);
+	pthread_mutex_unlock(&refusals.lock);
 }
 
 /* The first SHM_REFUSE_BURST refusals of each window are said in full, the
@@ -156,20 +185,23 @@ static void log_refusal(struct shm_ctx *c, const char *why)
 {
 	long long now = frr_now_ms();
 
-	if (!c->refuse_t0_ms || now - c->refuse_t0_ms >= SHM_REFUSE_WINDOW_MS) {
-		shm_auth_refusals_flush(c);
-		c->refuse_t0_ms = now;
-		c->refuse_logged = 0;
+	pthread_mutex_lock(&refusals.lock);
+	if (!refusals.t0_ms || now - refusals.t0_ms >= SHM_REFUSE_WINDOW_MS) {
+		refusals_flush_locked(c->rank);
+		refusals.t0_ms = now;
+		refusals.logged = 0;
 	}
-	if (c->refuse_logged == SHM_REFUSE_BURST) {
-		c->refuse_quiet++;
-		return;
+	if (refusals.logged == SHM_REFUSE_BURST) {
+		refusals.quiet++;
+	} else {
+		refusals.logged++;
+		frr_warn("shm: rank %d refused a connection: %s%s", c->rank,
+			 why,
+			 refusals.logged == SHM_REFUSE_BURST
+			     ? " (more refusals are counted, not listed)"
+			     : "");
 	}
-	c->refuse_logged++;
-	frr_warn("shm: rank %d refused a connection: %s%s", c->rank, why,
-		 c->refuse_logged == SHM_REFUSE_BURST
-		     ? " (more refusals are counted, not listed)"
-		     : "");
+	pthread_mutex_unlock(&refusals.lock);
 }
 
 /* Answer a refused request (never with the secret) and log it. */

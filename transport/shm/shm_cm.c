@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -202,21 +203,20 @@ void *shm_service(void *arg)
 	struct shm_ctx *c = arg;
 	struct epoll_event ev[16];
 
-	for (;;) {
+	bool stop = false;
+
+	while (!stop) {
 		int n = epoll_wait(c->epfd, ev, 16, hs_expire(c));
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0)
-			break;
-		for (int i = 0; i < n; i++) {
+		stop = n < 0;
+		for (int i = 0; i < n && !stop; i++) {
 			uint64_t tag = ev[i].data.u64;
 
-			if (tag == SHM_SVC_WAKE) {
-				shm_auth_refusals_flush(c);
-				return NULL;
-			}
-			if (tag == SHM_SVC_LISTEN)
+			if (tag == SHM_SVC_WAKE)
+				stop = true;
+			else if (tag == SHM_SVC_LISTEN)
 				serve_new_conn(c);
 			else if (tag & SHM_SVC_AUTH)
 				serve_handshake(c, (int)(tag & ~SHM_SVC_AUTH));
@@ -224,6 +224,7 @@ void *shm_service(void *arg)
 				mark_gone(c, tag);
 		}
 	}
+	shm_auth_ctx_closing(c);
 	return NULL;
 }
 

@@ -154,10 +154,12 @@ static int shm_open_ctx(const struct frr_tp_config *cfg,
 		frr_tp_err(NULL, ret, "shm: epoll_ctl: %s", strerror(-ret));
 		goto close_fds;
 	}
+	shm_auth_ctx_opened(); /* the service thread counts it out */
 	ret = -pthread_create(&c->svc, NULL, shm_service, c);
 	if (ret) {
 		frr_tp_err(NULL, ret, "shm: cannot start service thread: %s",
 			   strerror(-ret));
+		shm_auth_ctx_closing(c);
 		goto close_fds;
 	}
 	*out = &c->base;
