@@ -104,6 +104,9 @@ struct frr_run_opts {
 	/* --shared-transport: every thread sends through the rank's one
 	 * ctx under tp_lock, not its own (job/setup.c) */
 	int shared_tp;
+	/* --eager: under SSP a shard applies each batch as it arrives, not
+	 * a whole clock at once (table/shard.c "Eager") */
+	int eager;
 	int allow_nonfinite; /* --allow-nonfinite: a nan objective runs on */
 	/* rank among the job's ranks on this node, from the launcher
 	 * (bootstrap's frr_launcher_env); -1 = the rank (a local job) */
@@ -228,7 +231,8 @@ _Static_assert(sizeof(struct frr_slot_hdr) <= FRR_SLOT_HDR, "slot header");
  * this copy is used afterwards (a peer may rewrite the inbox at any time). */
 struct frr_chunk {
 	struct frr_slot_hdr h;
-	uint8_t *pay; /* h.bytes, malloc'ed */
+	uint8_t *pay; /* h.bytes, malloc'ed; NULL once applied (eager) */
+	int applied;  /* eager: applied, kept until its clock is complete */
 };
 
 struct frr_rt {
@@ -240,6 +244,7 @@ struct frr_rt {
 	struct frr_oob *oob;
 	int P, T, W, rank;
 	int eff_slack;	 /* slack used for waits (async: window) */
+	int eager;	 /* --eager (ssp, flexrr, async): table/shard.c */
 	int own_pending; /* a FRR_TABLE_SEE_OWN_PENDING table is declared */
 	uint32_t own_declared; /* tables the app flagged so (bit t) */
 	int flush_ms;	       /* data-path flush timeout: --dead-timeout / 3 */
@@ -260,7 +265,7 @@ struct frr_rt {
 	/* control region layout (byte offsets) */
 	size_t off_prog, off_done, off_push, off_hb, off_stop, off_notice,
 	    off_stats, off_ack, off_mbox, off_mack, off_mstage, off_pullreq,
-	    off_pullack, off_fin, stats_rec, off_glob, glob_rec;
+	    off_pullack, off_fin, stats_rec, off_glob, glob_rec, off_eapp;
 	size_t ctl_len, inbox_len, repl_len;
 
 	pthread_mutex_t tp_lock;
@@ -293,6 +298,7 @@ struct frr_rt {
 	/* server state */
 	uint64_t *consumed; /* [sender]: seq of the last chunk drained */
 	int *scratch;	    /* 3 * W ints for try_apply */
+	size_t *eager_last; /* 2 * W: eager apply's per-sender scratch */
 	/* drained chunks not applied yet (clocks >= next_apply), and the
 	 * selection of the clock being applied */
 	struct frr_chunk *store, *sel;
@@ -391,6 +397,17 @@ static inline uint64_t frr_rt_shard_done(const struct frr_rt *rt, int o)
 static inline uint64_t frr_rt_shard_pushing(const struct frr_rt *rt, int o)
 {
 	return frr_tp_load_u64(ctl_u64(rt, rt->off_push + (size_t)o * 64));
+}
+
+/* Eager (table/shard.c): the words by which shard o tells local worker t
+ * how far it has applied t's own batches: [0] = 1 + the clock being
+ * applied, [1] = 1 + the last clock applied (a seqlock pair). */
+static inline uint64_t *frr_rt_eapp_word(const struct frr_rt *rt, int o, int t,
+					 int end)
+{
+	return ctl_u64(
+	    rt, rt->off_eapp +
+		    (((size_t)o * rt->T + (size_t)t) * 2 + (size_t)end) * 8);
 }
 
 /* Every shard has applied clocks < v. */
@@ -497,8 +514,12 @@ int frr_rt_row_hold(struct frr_rt *rt, int t, uint64_t row, int q);
 int frr_rt_pull_serve(struct frr_rt *rt);
 
 /* Apply clock c if every batch of it has arrived: 1 applied, 0 not yet,
- * < 0 error. */
+ * < 0 error.  Eager: the batches were applied as they came; this only
+ * says clock c is complete. */
 int frr_rt_try_apply(struct frr_rt *rt, int c);
+/* Eager: apply every whole batch drained and not applied yet, push the
+ * rows it changed: 1 if any, 0 if none, < 0 error. */
+int frr_rt_eager_apply(struct frr_rt *rt);
 
 /* ---- table/inbox.c ---- */
 /* Copy every newly arrived chunk out of the inbox (freeing its slot):

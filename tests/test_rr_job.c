@@ -229,6 +229,7 @@ struct job_cfg {
 	int P, T;
 	enum frr_mode mode;
 	int slack, clocks, group, dead_ms;
+	int eager; /* --eager: help batches applied as they arrive */
 	uint64_t seed;
 	const char *stragglers;
 	char metrics[128];
@@ -244,6 +245,7 @@ static int job_main(struct frr_oob *oob, void *arg)
 		.backend = j->backend,
 		.mode = j->mode,
 		.slack = j->slack,
+		.eager = j->eager,
 		.clocks = j->clocks,
 		.seed = j->seed,
 		.quiet = 1,
@@ -316,11 +318,12 @@ static void run_ok(struct job_cfg *j)
 		j->backend = bs[b];
 		cr_assert_eq(
 		    frr_launch_local(j->P, job_main, j, RR_JOB_BOUND_MS), 0,
-		    "%s mode %d P %d T %d slack %d group %d state %d "
-		    "seed %llu stragglers %s: the job failed (the "
+		    "%s mode %d P %d T %d slack %d eager %d group %d "
+		    "state %d seed %llu stragglers %s: the job failed (the "
 		    "ranks' messages are above)",
 		    frr_tp_backend_name(bs[b]), j->mode, j->P, j->T, j->slack,
-		    j->group, g_args.state, (unsigned long long)j->seed,
+		    j->eager, j->group, g_args.state,
+		    (unsigned long long)j->seed,
 		    j->stragglers ? j->stragglers : "none");
 	}
 }
@@ -344,6 +347,8 @@ Test(rr_job, every_item_exactly_once_with_helpers)
 		double s;
 
 		j.slack = j.mode == FRR_MODE_RR ? 0 : (int)(r / 4 % 4);
+		/* 2-rank flexrr jobs with slack: eager shards */
+		j.eager = j.mode == FRR_MODE_FLEXRR && j.slack && (r & 1);
 		g_args = (struct cnt_args){ .items = 48,
 					    .state = (int)(r / 3 % 2),
 					    .clocks = j.clocks,

@@ -13,7 +13,11 @@
  *     must hold at least the clocks the slack guarantees and at most its
  *     own clocks;
  *   - every clock each partition reads the other partitions' "own" rows:
- *     they never include another partition's pending updates.
+ *     they never include another partition's pending updates (under
+ *     --eager they may hold up to slack clocks more: the batches that
+ *     arrived);
+ *   - the same checks under --eager, where shards apply batches as they
+ *     arrive and read-my-writes counts the own batches not applied.
  *   - table "rare": each partition reads RARE rows of its own in clock 0,
  *     the next partition adds 1 to them in clock 1, and a long run reads
  *     them again one by one around clock FRR_STAMP_GENS, where the cache's
@@ -43,6 +47,9 @@ enum { ST_ITEMS, ST_BAD_OWN, ST_BAD_PLAIN, ST_BAD_OTHER, ST_BAD_DFLT, ST_N };
 struct capp {
 	struct frr_job_info job;
 };
+
+/* the job's --eager (set before the ranks start: they inherit it) */
+static int eager;
 
 static int c_create(const struct frr_job_info *job, int argc, char **argv,
 		    void **app)
@@ -97,14 +104,17 @@ static int c_load(void *app, int part, uint64_t *n, void **data)
 }
 
 /* Other partitions' rows of "own" hold only applied clocks: between the
- * slack's guarantee and this clock. */
+ * slack's guarantee and this clock (eager: and the clocks of batches
+ * applied as they came, at most slack ahead). */
 static void check_others(struct capp *a, struct frr_ctx *c, int p, int clock)
 {
+	int ahead = eager ? a->job.slack : 0;
+
 	for (int q = 0; q < a->job.nparts; q++) {
 		float v = frr_row_read(c, T_OWN, (uint64_t)q)[0];
 
 		if (q != p && (v < (float)((clock - a->job.slack) * ITEMS) ||
-			       v > (float)(clock * ITEMS)))
+			       v > (float)((clock + ahead) * ITEMS)))
 			frr_stat_add(c, ST_BAD_OTHER, 1);
 	}
 }
@@ -207,6 +217,7 @@ struct cfg {
 	int slack;
 	uint64_t seed;
 	int clocks; /* 0: CLOCKS */
+	int eager;
 };
 
 static int job_main(struct frr_oob *oob, void *arg)
@@ -221,6 +232,7 @@ static int job_main(struct frr_oob *oob, void *arg)
 		.slack = j->slack,
 		.clocks = j->clocks ? j->clocks : CLOCKS,
 		.seed = j->seed,
+		.eager = j->eager,
 		.quiet = 1,
 		.secret = oob->secret,
 		.timeout_ms = 20000,
@@ -275,4 +287,30 @@ Test(runtime_cache, exact_across_stamp_wraps)
 			     "above)",
 			     frr_tp_backend_name(bs[0]), j.slack, j.clocks);
 	}
+}
+
+/* --eager: every batch applied as it arrives, so shards push rows all the
+ * time; the own rows must stay exact (each own batch counted once: by the
+ * shard or by the pending ring, never both) and the slack still bound. */
+Test(runtime_cache, eager_own_pending_exact_and_staleness_bounded)
+{
+	enum frr_tp_backend bs[FRR_TEST_MAX_BACKENDS];
+	int nb = frr_test_backends(bs, FRR_TEST_MAX_BACKENDS);
+	int runs = frr_test_quick() ? 2 : 6;
+
+	eager = 1;
+	for (int b = 0; b < nb; b++)
+		for (int r = 0; r < runs; r++) {
+			struct cfg j = { .backend = bs[b],
+					 .slack = r % 3 + 1,
+					 .seed = 21 + (uint64_t)r,
+					 .eager = 1 };
+
+			cr_assert_eq(
+			    frr_launch_local(2, job_main, &j, 120000), 0,
+			    "%s eager slack %d seed %llu: a read broke "
+			    "the cache's contract (messages above)",
+			    frr_tp_backend_name(bs[b]), j.slack,
+			    (unsigned long long)j.seed);
+		}
 }

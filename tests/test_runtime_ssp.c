@@ -12,6 +12,7 @@
  */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <string.h>
 
 #include "flexrr/flexrr.h"
 #include "test_runtime_util.h"
@@ -59,8 +60,9 @@ static void check_metrics(const char *path, int slack, struct check *ck)
 	fclose(f);
 }
 
-static void ssp_run(struct rt_run *r, const char *backend, int slack,
-		    const char *path, char *const env[], int clocks)
+/* eager: with --eager (the shards apply batches as they arrive) */
+static void ssp_run_(struct rt_run *r, const char *backend, int slack,
+		     const char *path, char *const env[], int clocks, int eager)
 {
 	char s[16], c[16];
 	const char *mode = slack ? "ssp" : "bsp";
@@ -68,11 +70,25 @@ static void ssp_run(struct rt_run *r, const char *backend, int slack,
 
 	snprintf(s, sizeof(s), "%d", slack);
 	snprintf(c, sizeof(c), "%d", clocks);
-	rt_run_argv(&a, 2, 2, backend, "--mode", mode, "--slack", s, "--clocks",
-		    c, "-q", "--metrics", path, "--delay-worker", "1,3,4",
-		    "toy", "--items", "64", "--work-us", "20", "--jitter-us",
-		    "200", "--check-ssp");
+	if (eager)
+		rt_run_argv(&a, 2, 2, backend, "--mode", mode, "--slack", s,
+			    "--eager", "--clocks", c, "-q", "--metrics", path,
+			    "--delay-worker", "1,3,4", "toy", "--items", "64",
+			    "--work-us", "20", "--jitter-us", "200",
+			    "--check-ssp");
+	else
+		rt_run_argv(&a, 2, 2, backend, "--mode", mode, "--slack", s,
+			    "--clocks", c, "-q", "--metrics", path,
+			    "--delay-worker", "1,3,4", "toy", "--items", "64",
+			    "--work-us", "20", "--jitter-us", "200",
+			    "--check-ssp");
 	rt_exec(r, a.v, env, 120);
+}
+
+static void ssp_run(struct rt_run *r, const char *backend, int slack,
+		    const char *path, char *const env[], int clocks)
+{
+	ssp_run_(r, backend, slack, path, env, clocks, 0);
 }
 
 Test(runtime_ssp, bound_holds_under_random_delays)
@@ -133,4 +149,68 @@ Test(runtime_ssp, checkers_catch_a_broken_bound)
 	cr_assert_gt(ck.below_bound, 0);
 	unlink(path);
 	free(r);
+}
+
+/* --eager: the shards apply batches as they arrive; the bound still holds
+ * (the toy's own check and the runtime's stamps), and so do the counts. */
+Test(runtime_ssp, eager_keeps_the_bound)
+{
+	enum frr_tp_backend bs[FRR_TEST_MAX_BACKENDS];
+	int nb = frr_test_backends(bs, FRR_TEST_MAX_BACKENDS);
+	int clocks = frr_test_quick() ? 8 : 20;
+	char path[128];
+
+	snprintf(path, sizeof(path), "/tmp/frr-rt-ssp-eager-%d.csv", getpid());
+	for (int i = 0; i < nb; i++)
+		for (int slack = 1; slack <= 3; slack += 2) {
+			struct rt_run *r = calloc(1, sizeof(*r));
+			struct check ck;
+			const char *be = frr_tp_backend_name(bs[i]);
+
+			ssp_run_(r, be, slack, path, NULL, clocks, 1);
+			cr_assert_eq(r->code, 0,
+				     "%s eager slack %d: exit %d %s", be, slack,
+				     r->code, r->err);
+			cr_assert_eq(rt_summary_value(r->out, "clocks"),
+				     clocks);
+			cr_assert_eq(rt_summary_value(r->out, "ssp_violations"),
+				     0, "%s eager slack %d: stale data: %s", be,
+				     slack, r->out);
+			check_metrics(path, slack, &ck);
+			cr_assert_eq(ck.rows, 4L * clocks);
+			cr_assert_eq(ck.stale, 0);
+			cr_assert_eq(ck.below_bound, 0);
+			free(r);
+		}
+	unlink(path);
+}
+
+/* --eager where it cannot work is a usage error, said once. */
+Test(runtime_ssp, eager_refused_where_reads_are_exact)
+{
+	static const struct {
+		const char *mode, *opt, *msg;
+	} bad[] = {
+		{ "bsp", "--seed", "--mode bsp" },
+		{ "rr", "--seed", "--mode rr" },
+		{ "ssp", "--checkpoint",
+		  "cannot be combined with --checkpoint" },
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct rt_run *r = calloc(1, sizeof(*r));
+		char dir[64];
+		struct rt_argv a;
+
+		snprintf(dir, sizeof(dir), "/tmp/frr-rt-eager-%d", getpid());
+		rt_run_argv(&a, 2, 1, "shm", "--mode", bad[i].mode, "--eager",
+			    bad[i].opt,
+			    !strcmp(bad[i].opt, "--seed") ? "3" : dir, "toy");
+		rt_exec(r, a.v, NULL, 60);
+		cr_assert_eq(r->code, 2, "%s: exit %d, %s", bad[i].mode,
+			     r->code, r->err);
+		cr_assert_eq(rt_count(r->err, "flexrr run: "), 1, "%s", r->err);
+		cr_assert(strstr(r->err, bad[i].msg), "%s", r->err);
+		free(r);
+	}
 }

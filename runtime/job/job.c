@@ -215,7 +215,8 @@ static void rt_setup_shape(struct frr_rt *rt, struct frr_oob *oob,
 	rt->flush_ms = o->dead_ms / 3 > 200 ? o->dead_ms / 3 : 200;
 	rt->eff_slack =
 	    o->mode == FRR_MODE_ASYNC ? FRR_RT_ASYNC_WINDOW : o->slack;
-	rt->job.slack = rt->eff_slack; /* the bound reads do hold */
+	rt->job.slack = rt->eff_slack;		   /* the bound reads do hold */
+	rt->eager = o->eager && rt->eff_slack > 0; /* checked at launch */
 	atomic_init(&rt->end_clock, o->clocks);
 	atomic_init(&rt->failed, 0);
 	/* tests prove the staleness checker can fail by breaking SSP */
@@ -302,7 +303,8 @@ static int rt_init(struct frr_rt *rt, struct frr_oob *oob,
 	}
 	rt->consumed = calloc((size_t)rt->W, sizeof(uint64_t));
 	rt->scratch = calloc(3 * (size_t)rt->W, sizeof(int));
-	if (!rt->consumed || !rt->scratch)
+	rt->eager_last = calloc((size_t)rt->W, 2 * sizeof(size_t));
+	if (!rt->consumed || !rt->scratch || !rt->eager_last)
 		return -ENOMEM;
 	return frr_rt_tables_init(rt);
 }
@@ -333,6 +335,7 @@ static int rt_fini(struct frr_rt *rt)
 	free(rt->prog_read);
 	free(rt->consumed);
 	free(rt->scratch);
+	free(rt->eager_last);
 	free(rt->shard_rows);
 	free(rt->repl_off);
 	free(rt->slot_bytes);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * The server: a rank's main thread while its workers run.  In turn it
- * applies the next clock to the shard (table/shard.c), evaluates clocks
+ * applies the next clock to the shard (table/shard.c; --eager: each batch
+ * as it arrives, and says a clock is done once all are), evaluates clocks
  * every shard has applied (eval/eval.c), on rank 0 processes the clocks
  * whose stats are in (eval/metrics.c), beats and checks heartbeats, and
  * fails the job when nothing anywhere progresses for --timeout.
@@ -19,6 +20,9 @@ static int server_step(struct frr_rt *rt, int end)
 	/* batches first, every turn: their senders wait for the slots; and
 	 * rows asked for, whose readers wait too */
 	busy = frr_rt_inbox_drain(rt);
+	/* --eager: each whole batch as it comes, not a clock at once */
+	if (busy >= 0 && rt->eager && (err = frr_rt_eager_apply(rt)) != 0)
+		busy = err < 0 ? err : 1;
 	if (busy >= 0 && (err = frr_rt_pull_serve(rt)) != 0)
 		busy = err < 0 ? err : 1;
 	if (busy >= 0 && (err = frr_rt_ckpt_poll(rt)) != 0)

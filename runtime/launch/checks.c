@@ -122,6 +122,40 @@ static int check_ckpt_opts(const struct frr_job *job)
 	return 0;
 }
 
+/* --eager needs reads that may be newer than the bound (BSP's exact
+ * clocks stay deterministic), and a shard that applies a clock at once
+ * for a checkpoint's cut. */
+static int check_eager(const struct frr_job *job)
+{
+	const struct frr_run_opts *o = &job->o;
+
+	if (!o->eager)
+		return 0;
+	if (o->mode != FRR_MODE_ASYNC && o->slack == 0) {
+		fprintf(stderr,
+			"%s: --eager applies updates as they arrive, which "
+			"--mode %s (slack 0: every read holds exactly the "
+			"clocks before it) does not allow; use --mode ssp, "
+			"flexrr or async, or drop --eager\n",
+			job->prog,
+			o->mode == FRR_MODE_BSP	  ? "bsp"
+			: o->mode == FRR_MODE_RR  ? "rr"
+			: o->mode == FRR_MODE_SSP ? "ssp --slack 0"
+						  : "flexrr --slack 0");
+		return -EINVAL;
+	}
+	if (o->ckpt_dir || o->resume_dir) {
+		fprintf(stderr,
+			"%s: --eager cannot be combined with --checkpoint or "
+			"--resume yet: a checkpoint is a cut at a clock "
+			"boundary, and an eager shard already holds parts of "
+			"later clocks; drop one of them\n",
+			job->prog);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int frr_job_finalize(struct frr_job *job)
 {
 	struct frr_run_opts *o = &job->o;
@@ -154,6 +188,8 @@ int frr_job_finalize(struct frr_job *job)
 	} else if (o->slack < 0) {
 		o->slack = o->mode == FRR_MODE_ASYNC ? 0 : 1;
 	}
+	if (check_eager(job))
+		return -EINVAL;
 	engage_rr(o);
 	return 0;
 }

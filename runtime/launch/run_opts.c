@@ -288,6 +288,11 @@ static const struct frr_opt run_table[] = {
 		.def.i = -1, ANYBASE, .group = JOB, .arg = "S",
 		.def_text = "1, async: 0",
 		.help = "SSP slack, 0.." STR(FRR_RT_MAX_SLACK)),
+	FRR_OPT("eager", 0, FRR_OPT_FLAG, F(o.eager), 0, 0, .group = JOB,
+		.help = "ssp, flexrr, async: apply each update batch as\n"
+			"it arrives, so reads show every update the rank\n"
+			"has, not only those of complete clocks (fresher,\n"
+			"not deterministic; more row pushes)"),
 	FRR_OPT("clocks", 0, FRR_OPT_INT, F(o.clocks), 1, 1000000, .def.i = 10,
 		ANYBASE, .group = JOB, .arg = "N", .help = "clocks to run"),
 	FRR_OPT("target", 0, FRR_OPT_DOUBLE, F(o.target), -DBL_MAX, DBL_MAX,

@@ -13,7 +13,9 @@
  * the shard writes its "pushing" word before it overwrites any row and its
  * "done" word after (table/shard.c), so a copy taken between two equal
  * readings of done and pushing holds exactly the clocks < done (a seqlock;
- * a copy that raced with a push is taken again).
+ * a copy that raced with a push is taken again).  Under --eager the shard
+ * applies batches as they come, and the pair that counts is its words for
+ * this thread's own batches (load_eager).
  *
  * Later accesses return the same memory; the app changes it in place.  The
  * flush (table/batch.c) pushes value - value at the fetch for written rows
@@ -177,6 +179,32 @@ static uint64_t load_exact(struct frr_rt *rt, int o, const float *src,
 	}
 }
 
+/* Eager (table/shard.c): copy a row holding exactly this thread's own
+ * batches of the clocks < the returned value, by shard o's seqlock words
+ * for it; clocks < d (done, read before) are applied in any case. */
+static uint64_t load_eager(struct frr_rt *rt, int o, int t, uint64_t d,
+			   const float *src, float *dst, uint32_t cols)
+{
+	const uint64_t *beg = frr_rt_eapp_word(rt, o, t, 0),
+		       *end = frr_rt_eapp_word(rt, o, t, 1);
+
+	for (int tries = 0;; tries++) {
+		uint64_t a = frr_tp_load_u64(end);
+
+		replica_load(dst, src, cols);
+#ifdef __SANITIZE_THREAD__
+		atomic_signal_fence(memory_order_seq_cst); /* load_exact's */
+#else
+		atomic_thread_fence(memory_order_acquire);
+#endif
+		if (frr_tp_load_u64(beg) == a || frr_rt_failed(rt))
+			return a > d ? a : d;
+		/* an own batch is being applied: a short while */
+		if (tries > 8)
+			sched_yield();
+	}
+}
+
 /* Add what this worker pushed in clocks [d, clock) for this row (ADD), or
  * take the latest value it pushed in them (SET: a pushed value replaces). */
 static void add_pending(const struct frr_cache *k, const struct frr_tcache *tc,
@@ -240,7 +268,13 @@ fetch(struct frr_ctx *c, struct frr_tcache *tc, int t, uint64_t row)
 		src = frr_rt_replica_row(rt, t, row);
 		rec->pulls += (uint64_t)held;
 	}
-	if (tc->ptag) {
+	if (tc->ptag && rt->eager) {
+		d = frr_rt_shard_done(rt, o);
+		add_pending(
+		    k, tc, row,
+		    load_eager(rt, o, c->wk->local, d, src, val, tc->cols),
+		    c->clock, val);
+	} else if (tc->ptag) {
 		d = load_exact(rt, o, src, val, tc->cols);
 		add_pending(k, tc, row, d, c->clock, val);
 	} else {

@@ -10,6 +10,19 @@
  * visible before any row), the rows, then "done" = c + 1 (G3: after the
  * rows).  Caches use the pair to take copies of an exact clock
  * (table/cache.c).
+ *
+ * Eager (--eager, SSP only): a read may show newer updates than the bound
+ * guarantees, so the shard applies each batch as soon as all of its chunks
+ * are here, in arrival order, and pushes the rows it changed at once (as
+ * Bosen's ESSP does): reads see every update the shard has, not only those
+ * of complete clocks.  Clock c is still "done" only once every batch of it
+ * is applied, so the SSP waits and the stale-read check do not change.
+ * Read-my-writes stays exact: a worker adds what it pushed that its copy
+ * does not hold, which is then its own batches the shard has not applied
+ * rather than its clocks not done.  So around each round that applies an
+ * own batch of worker v, the shard writes v's "applying" word (flushed,
+ * before any row changes) and, after the rows are pushed, its "applied"
+ * word (G3): a seqlock per (shard, worker), read by table/cache.c.
  */
 #include <errno.h>
 #include <math.h>
@@ -150,13 +163,127 @@ static int cmp_chunk(const void *a, const void *b)
 	return h->seq < g->seq ? -1 : h->seq > g->seq;
 }
 
+/* Eager: worker v's word `end` (0 applying, 1 applied) of this shard. */
+static int eapp_write(struct frr_rt *rt, int v, int end, uint64_t val)
+{
+	int r = v / rt->T, err;
+	uint64_t *w = frr_rt_eapp_word(rt, rt->rank, v % rt->T, end);
+
+	if (r == rt->rank) {
+		atomic_store_explicit((_Atomic uint64_t *)w, val,
+				      memory_order_release);
+		return 0;
+	}
+	pthread_mutex_lock(&rt->tp_lock);
+	err = frr_rt_tp_check(
+	    rt,
+	    frr_tp_write_u64(rt->eps[r], rt->rctl[r],
+			     (size_t)((uint8_t *)w - rt->ctlp), val, 0, 0),
+	    r, "telling a worker its batch is applied");
+	pthread_mutex_unlock(&rt->tp_lock);
+	return err;
+}
+
+/* Eager: mark the whole batches drained and not applied yet (each
+ * sender's chunks up to its last "last" chunk: they drain in seq order),
+ * and in own[v] 1 + the newest own clock of v among them: how many. */
+static size_t eager_pick(struct frr_rt *rt, size_t *last, size_t *own)
+{
+	size_t n = 0;
+
+	for (int v = 0; v < rt->W; v++)
+		last[v] = SIZE_MAX, own[v] = 0;
+	for (size_t i = 0; i < rt->nstore; i++)
+		if (!rt->store[i].applied && rt->store[i].h.last)
+			last[rt->store[i].h.sender] = i;
+	for (size_t i = 0; i < rt->nstore; i++) {
+		const struct frr_slot_hdr *h = &rt->store[i].h;
+
+		if (rt->store[i].applied || last[h->sender] == SIZE_MAX ||
+		    i > last[h->sender])
+			continue;
+		n++;
+		if (h->final && (size_t)h->clock + 1 > own[h->sender])
+			own[h->sender] = (size_t)h->clock + 1;
+	}
+	return n;
+}
+
+int frr_rt_eager_apply(struct frr_rt *rt)
+{
+	uint64_t dlo[FRR_MAX_TABLES], dhi[FRR_MAX_TABLES];
+	size_t *last = rt->eager_last, *own = last + rt->W;
+	int err = 0, owns = 0;
+	double t0;
+
+	if (!eager_pick(rt, last, own))
+		return 0;
+	t0 = frr_rt_clock_now();
+	for (int v = 0; v < rt->W && !err; v++)
+		if (own[v]) {
+			err = eapp_write(rt, v, 0, own[v]);
+			owns = 1;
+		}
+	/* the applying words before any row changes, and the previous
+	 * push's writes (which read these rows) settled */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (!err && owns)
+		err = frr_rt_flush_all(rt, rt->flush_ms);
+	for (int t = 0; t < FRR_MAX_TABLES; t++) {
+		dlo[t] = UINT64_MAX;
+		dhi[t] = 0;
+	}
+	for (size_t i = 0; i < rt->nstore && !err; i++) {
+		struct frr_chunk *ck = &rt->store[i];
+
+		if (ck->applied || i > last[ck->h.sender])
+			continue;
+		apply_chunk(rt, ck, dlo, dhi);
+		free(ck->pay);
+		ck->pay = NULL;
+		ck->applied = 1;
+	}
+	for (int t = 0; t < rt->ntables && !err; t++)
+		err = frr_rt_push_rows(rt, t, dlo[t], dhi[t]);
+	/* G3: each applied word travels after the rows */
+	for (int v = 0; v < rt->W && !err; v++)
+		if (own[v])
+			err = eapp_write(rt, v, 1, own[v]);
+	rt->hold->apply_now += frr_rt_clock_now() - t0;
+	return err ? err : 1;
+}
+
+/* Eager: clock c's batches are all applied; say it (done = c + 1). */
+static int eager_complete(struct frr_rt *rt, int c)
+{
+	size_t n;
+	int err = frr_rt_eager_apply(rt);
+
+	if (err < 0)
+		return err;
+	n = frr_rt_inbox_select(rt, c);
+	if (!n)
+		return 0;
+	frr_rt_inbox_release(rt, n);
+	rt->hold->push_ring[c % FRR_RT_STAT_RING] = rt->hold->push_now;
+	rt->hold->push_now = 0;
+	rt->hold->apply_ring[c % FRR_RT_STAT_RING] = rt->hold->apply_now;
+	rt->hold->apply_now = 0;
+	err = frr_rt_ctl_broadcast(rt, rt->off_done + (size_t)rt->rank * 64,
+				   (uint64_t)c + 1);
+	return err ? err : 1;
+}
+
 int frr_rt_try_apply(struct frr_rt *rt, int c)
 {
 	uint64_t dlo[FRR_MAX_TABLES], dhi[FRR_MAX_TABLES];
-	size_t n = frr_rt_inbox_select(rt, c);
+	size_t n;
 	double t0;
 	int err;
 
+	if (rt->eager)
+		return eager_complete(rt, c);
+	n = frr_rt_inbox_select(rt, c);
 	if (!n)
 		return 0;
 	t0 = frr_rt_clock_now();

@@ -123,6 +123,7 @@ struct frr_hold {
 	uint64_t *sent_to, batch_recv;
 	uint64_t push_now, *push_ring; /* [clock % FRR_RT_STAT_RING] */
 	double *apply_ring; /* seconds the server took to apply and push */
+	double apply_now;   /* eager: those seconds of the clock so far */
 	int may_pull;	    /* some rank holds fewer than all */
 	int too_long;	    /* 1 + a table with more rows than slots can name */
 	/* where rows live (table/place.c): per table, NULL when row r is on
