@@ -280,6 +280,7 @@ struct frr_rt {
 	struct frr_hold *hold; /* the rows this rank holds (table/hold.c) */
 	float *master[FRR_MAX_TABLES];
 	float *accum[FRR_MAX_TABLES]; /* AdaGrad sum of g^2 */
+	float *comp[FRR_MAX_TABLES];  /* FRR_TABLE_COMPENSATED: Kahan's */
 
 	struct frr_part *parts; /* W */
 	/* item state of held partitions, in remote-writable regions so a

@@ -16,6 +16,10 @@
  *     worker's own pushed value replaces the applied one while pending);
  *   - "last" (FRR_UPDATE_SET): the first item of every partition writes
  *     100 c + p to row 0: the last partition of the apply order wins;
+ *   - "ksum" (FRR_TABLE_COMPENSATED) and "nsum" (not): rows start at 1
+ *     and every item adds 1e-4f: the compensated sum ends within a few
+ *     float roundings of the exact one, where the plain one drifts (it
+ *     must, or the check would prove nothing: checked in BSP);
  *   - the app's globals (frr_app_ops.globals): after clock c the leader
  *     sets {previous[0] + 1, the items of clock c}, so every item of
  *     clock c, whoever runs it, must read {c - s, nparts * ITEMS} of
@@ -41,7 +45,7 @@
 
 TestSuite(runtime_rules, .timeout = 600);
 
-enum { T_SUM, T_MEAN, T_MOS, T_SET, T_LAST, T_N };
+enum { T_SUM, T_MEAN, T_MOS, T_SET, T_LAST, T_KSUM, T_NSUM, T_N };
 enum { ST_ITEMS, ST_BAD, ST_GLOB, ST_N };
 
 #define ITEMS 48
@@ -76,6 +80,15 @@ static void r_destroy(void *app)
 	free(app);
 }
 
+#define TINY 1e-4f /* what each item adds to ksum and nsum */
+
+static void one_init(void *app, int t, uint64_t row, float *v, uint32_t cols)
+{
+	(void)app, (void)t, (void)row;
+	for (uint32_t j = 0; j < cols; j++)
+		v[j] = 1.0f;
+}
+
 static int r_tables(void *app, struct frr_table_spec *s, int max)
 {
 	struct rapp *a = app;
@@ -101,6 +114,13 @@ static int r_tables(void *app, struct frr_table_spec *s, int max)
 	s[T_LAST] = one;
 	s[T_LAST].name = "last";
 	s[T_LAST].rule = FRR_UPDATE_SET;
+	s[T_KSUM] = one;
+	s[T_KSUM].name = "ksum";
+	s[T_KSUM].flags = FRR_TABLE_COMPENSATED;
+	s[T_KSUM].init_row = one_init;
+	s[T_NSUM] = s[T_KSUM];
+	s[T_NSUM].name = "nsum";
+	s[T_NSUM].flags = 0;
 	return T_N;
 }
 
@@ -189,6 +209,8 @@ static int r_process(void *app, struct frr_ctx *c, uint64_t begin, uint64_t end)
 		frr_cell_update(c, T_SUM, 0, 0, 1);
 		frr_row_write(c, T_MEAN, 0)[0] = (float)(2 * (clock + 1));
 		frr_cell_update(c, T_MOS, 0, 0, 1);
+		frr_cell_update(c, T_KSUM, 0, 0, TINY);
+		frr_row_update(c, T_NSUM, 0, &(float){ TINY });
 		if (i == 0)
 			frr_row_write(c, T_LAST, 0)[0] =
 			    (float)(100 * clock + p);
@@ -237,6 +259,32 @@ static double r_cost(void *app, int part, uint64_t item)
 	return 1.0 + (double)(item % 7);
 }
 
+/* ksum within 4 float roundings (ulps of 1) of 1 + adds x TINY, in
+ * double; nsum, whose adds each round, drifts more than 10 (BSP: its
+ * rounding is the same every run). */
+static int compensated_ok(const struct rapp *a, struct frr_eval_ctx *ec,
+			  double adds)
+{
+	double want = 1.0 + adds * (double)TINY, ulp = 0x1p-23;
+	float k, n;
+
+	frr_eval_row_read(ec, T_KSUM, 0, &k);
+	frr_eval_row_read(ec, T_NSUM, 0, &n);
+	if (fabs(k - want) > 4 * ulp ||
+	    (a->exact_reads && fabs(n - want) <= 10 * ulp)) {
+		frr_err("%.0f adds of %g: compensated %.9g, plain %.9g, exact "
+			"%.9g: off by %.1f and %.1f float roundings",
+			adds, (double)TINY, (double)k, (double)n, want,
+			fabs(k - want) / ulp, fabs(n - want) / ulp);
+		return 0;
+	}
+	frr_info("%.0f adds of %g: compensated off by %.1f float roundings, "
+		 "plain by %.1f",
+		 adds, (double)TINY, fabs(k - want) / ulp,
+		 fabs(n - want) / ulp);
+	return 1;
+}
+
 /* After the last clock, on the leader: every table's final value. */
 static int r_save_at(void *app, struct frr_eval_ctx *ec, const char *path,
 		     int clock)
@@ -267,6 +315,7 @@ static int r_save_at(void *app, struct frr_eval_ctx *ec, const char *path,
 		frr_eval_row_read(ec, T_SET, r, &s);
 		bad |= (s != (float)k) << 4;
 	}
+	bad |= !compensated_ok(a, ec, N * ITEMS * k) << 5;
 	if (bad)
 		frr_err("final values (bad mask %d): sum %g mean %g mos %g "
 			"last %g",

@@ -98,6 +98,18 @@ enum frr_table_flags {
 	 * memory of keeping them (slack x the rows a worker writes).
 	 */
 	FRR_TABLE_NO_OWN_PENDING = 1u << 2,
+	/*
+	 * ADD tables: keep sums compensated (Kahan) where they accumulate,
+	 * in the thread's batch (frr_row_update, frr_cell_update) and at
+	 * the row's shard, so a value that takes thousands of small changes
+	 * stays within about one float rounding of their exact sum instead
+	 * of drifting by one rounding per change (a probability mass, a
+	 * count of millions).  Writes through frr_row_write are the app's
+	 * own arithmetic and are not compensated.  Cost: one float per
+	 * cell of the shard and of each row a batch touches, and three
+	 * more float operations per update.
+	 */
+	FRR_TABLE_COMPENSATED = 1u << 3,
 };
 
 /*

@@ -58,8 +58,8 @@ static int table_check_rule(const struct frr_rt *rt, int t,
 			    const struct frr_table_spec *s)
 {
 	const char *name = s->name ? s->name : "?";
-	const uint32_t known =
-	    FRR_TABLE_SEE_OWN_PENDING | FRR_TABLE_NO_OWN_PENDING;
+	const uint32_t known = FRR_TABLE_SEE_OWN_PENDING |
+			       FRR_TABLE_NO_OWN_PENDING | FRR_TABLE_COMPENSATED;
 
 	if ((unsigned)s->rule > FRR_UPDATE_SET) {
 		frr_err("app %s: table %d (%s): unknown update rule %u",
@@ -76,6 +76,13 @@ static int table_check_rule(const struct frr_rt *rt, int t,
 	if (s->combine != FRR_COMBINE_SUM && s->rule != FRR_UPDATE_ADD) {
 		frr_err("app %s: table %d (%s): a combine rule other than "
 			"FRR_COMBINE_SUM needs the ADD rule",
+			rt->app->name, t, name);
+		return -EINVAL;
+	}
+	if ((s->flags & FRR_TABLE_COMPENSATED) && s->rule != FRR_UPDATE_ADD) {
+		frr_err("app %s: table %d (%s): FRR_TABLE_COMPENSATED needs "
+			"the ADD rule (it compensates sums; SET and AdaGrad "
+			"tables do not add)",
 			rt->app->name, t, name);
 		return -EINVAL;
 	}

@@ -52,6 +52,12 @@ static void plan_rank(const struct frr_rt *rt, struct mem_plan *m)
 
 		if (s->rule == FRR_UPDATE_ADAGRAD)
 			m->accum += shard;
+		/* FRR_TABLE_COMPENSATED: a float per shard cell, and one per
+		 * cell of the rows a batch touches */
+		if (s->flags & FRR_TABLE_COMPENSATED) {
+			m->accum += shard;
+			m->caches += rt->T * caches * touched * rb;
+		}
 		/* table/hold.c: this rank's slot per row, and as the owner
 		 * every rank's slot per row of its shard */
 		m->replica += 4 * rows + 4.0 * rt->P * (shard / rb);

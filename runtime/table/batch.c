@@ -166,6 +166,12 @@ static void row_update(struct chunker *ch, struct frr_tcache *tc, uint64_t row,
 		memcpy(out, s, cols * sizeof(float));
 	else if (tc->rule == FRR_UPDATE_SET) /* the value, not a change */
 		memcpy(out, v, cols * sizeof(float));
+	else if (tc->comp) /* and what the value's adds lost (cache.c) */
+		for (uint32_t j = 0; j < cols; j++)
+			out[j] =
+			    ((v[j] - s[j]) -
+			     tc->comp[(uint64_t)tc->slot[row] * cols + j]) *
+			    scale;
 	else if (scale == 1.0f)
 		for (uint32_t j = 0; j < cols; j++)
 			out[j] = v[j] - s[j];

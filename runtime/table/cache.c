@@ -90,6 +90,9 @@ int frr_cache_init(struct frr_rt *rt, struct frr_cache *k, int ring)
 			return -ENOMEM;
 		for (int o = 0; o < rt->P; o++)
 			tc->lo[o] = UINT64_MAX;
+		if ((s->flags & FRR_TABLE_COMPENSATED) &&
+		    !(tc->comp = cache_calloc(n, sizeof(float))))
+			return -ENOMEM;
 		if (ring && (s->flags & FRR_TABLE_SEE_OWN_PENDING) &&
 		    s->rule != FRR_UPDATE_ADAGRAD) {
 			tc->pend =
@@ -121,6 +124,7 @@ void frr_cache_fini(struct frr_cache *k)
 		free(tc->wstart);
 		free(tc->pend);
 		free(tc->ptag);
+		free(tc->comp);
 	}
 	memset(k, 0, sizeof(*k));
 }
@@ -286,6 +290,9 @@ fetch(struct frr_ctx *c, struct frr_tcache *tc, int t, uint64_t row)
 		memset(snap, 0, tc->cols * sizeof(float));
 	else
 		memcpy(snap, val, tc->cols * sizeof(float));
+	if (tc->comp)
+		memset(tc->comp + (uint64_t)slot * tc->cols, 0,
+		       tc->cols * sizeof(float));
 	rec->reads++;
 	if ((int64_t)d - 1 < rec->min_data_clock)
 		rec->min_data_clock = (int64_t)d - 1;
@@ -392,18 +399,41 @@ static float *update_target(struct frr_ctx *c, int t, uint64_t row)
 	       (uint64_t)tc->slot[row] * tc->cols;
 }
 
+/* FRR_TABLE_COMPENSATED: Kahan's sum; *comp keeps minus what the last
+ * adds lost (table/batch.c sends value - fetched - comp). */
+static inline void comp_add(float *v, float *comp, float d)
+{
+	float y = d - *comp, t = *v + y;
+
+	*comp = (t - *v) - y;
+	*v = t;
+}
+
+/* The compensation of the row r points into (update_target's). */
+static inline float *comp_of(const struct frr_tcache *tc, const float *r)
+{
+	return tc->comp + (r - tc->val);
+}
+
 void frr_row_update(struct frr_ctx *c, int table, uint64_t row,
 		    const float *delta)
 {
 	float *r = update_target(c, table, row);
-	uint32_t cols;
+	const struct frr_tcache *tc;
 
 	if (!r) {
 		bad_access(c, "updating", table, row, UINT32_MAX);
 		return;
 	}
-	cols = c->cache->t[table].cols;
-	for (uint32_t j = 0; j < cols; j++)
+	tc = &c->cache->t[table];
+	if (tc->comp) {
+		float *k = comp_of(tc, r);
+
+		for (uint32_t j = 0; j < tc->cols; j++)
+			comp_add(&r[j], &k[j], delta[j]);
+		return;
+	}
+	for (uint32_t j = 0; j < tc->cols; j++)
 		r[j] += delta[j];
 }
 
@@ -416,5 +446,8 @@ void frr_cell_update(struct frr_ctx *c, int table, uint64_t row, uint32_t col,
 		bad_access(c, "updating", table, row, col);
 		return;
 	}
-	r[col] += delta;
+	if (c->cache->t[table].comp)
+		comp_add(&r[col], &comp_of(&c->cache->t[table], r)[col], delta);
+	else
+		r[col] += delta;
 }

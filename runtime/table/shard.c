@@ -59,6 +59,11 @@ int frr_rt_tables_init(struct frr_rt *rt)
 			if (!rt->accum[t])
 				return -ENOMEM;
 		}
+		/* the shard's compensation (not checkpointed: a resumed run
+		 * starts from the rounded values, one rounding off) */
+		if ((rt->spec[t].flags & FRR_TABLE_COMPENSATED) &&
+		    !(rt->comp[t] = calloc(n * cols + 1, sizeof(float))))
+			return -ENOMEM;
 		if (rt->spec[t].init_row)
 			for (uint64_t li = 0; li < n; li++)
 				rt->spec[t].init_row(
@@ -74,7 +79,8 @@ void frr_rt_tables_fini(struct frr_rt *rt)
 {
 	for (int t = 0; t < FRR_MAX_TABLES; t++) {
 		free(rt->accum[t]);
-		rt->master[t] = rt->accum[t] = NULL;
+		free(rt->comp[t]);
+		rt->master[t] = rt->accum[t] = rt->comp[t] = NULL;
 	}
 	frr_rt_inbox_fini(rt);
 	frr_rt_hold_fini(rt);
@@ -102,6 +108,15 @@ static void apply_rows(struct frr_rt *rt, int t, uint64_t li, const float *g,
 	} else if (rt->spec[t].rule == FRR_UPDATE_SET) {
 		/* the batch's values: the last batch in apply order wins */
 		memcpy(m, g, n * cols * sizeof(float));
+	} else if (rt->comp[t]) { /* FRR_TABLE_COMPENSATED: Kahan's sum */
+		float *k = rt->comp[t] + li * cols;
+
+		for (uint64_t i = 0; i < n * cols; i++) {
+			float y = g[i] - k[i], s = m[i] + y;
+
+			k[i] = (s - m[i]) - y;
+			m[i] = s;
+		}
 	} else {
 		for (uint64_t i = 0; i < n * cols; i++)
 			m[i] += g[i];

@@ -64,6 +64,9 @@ struct frr_tcache {
 	int32_t *ptag;
 	uint32_t *pslot;
 	uint32_t npend;
+	/* FRR_TABLE_COMPENSATED: per slot x cols, the running compensation
+	 * of the batch's updates (the value's lost low part, negated) */
+	float *comp;
 };
 
 /* The cached copy of a row fetched in the current batch. */
