@@ -334,6 +334,9 @@ struct frr_rt {
 	 * checks; -1 = off */
 	int test_forge_stats, test_forge_batch;
 	int test_forge_lane; /* this rank's lanes fail to open (-ENOSPC) */
+	/* lane-connect:R: rank R's thread 0 fails to connect its lane to
+	 * its second peer (-ECONNREFUSED), 1 s after the first connected */
+	int test_forge_lane_connect;
 	/* env FLEXRR_TEST_DIE=R:C:FILE: rank R SIGKILLs itself as its first
 	 * worker starts app clock C, once (only the run that creates FILE):
 	 * the restart tests' dead rank; test_die_rank -1 = off */

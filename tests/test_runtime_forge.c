@@ -65,6 +65,19 @@ static void forged_run(const char *forge, const char *const want[], int n)
 	free(res);
 }
 
+/* Rank 1's thread 0 connects its lane to one peer, then fails to connect
+ * it to the next (as a device refusing a QP): rank 1 says so, and the
+ * peers, which wait for its lanes, stop at the barrier after the
+ * connections, not at --timeout (60 s). */
+Test(runtime_forge, a_lane_that_cannot_connect_fails_the_job_promptly)
+{
+	const char *w[] = { "thread 0 of rank 1 could not open its own "
+			    "transport",
+			    "another rank failed to connect its threads" };
+
+	forged_run("lane-connect:1", w, 2);
+}
+
 /* Rank R sends rank 0 a NaN metric: named with the metric. */
 Test(runtime_forge, forged_stats_name_the_rank)
 {

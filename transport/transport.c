@@ -335,7 +335,10 @@ int frr_tp_ep_accept(struct frr_tp_ctx *ctx, int timeout_ms,
 		return frr_tp_err(ctx, -EINVAL,
 				  "frr_tp_ep_accept: NULL "
 				  "argument");
-	if (timeout_ms <= 0)
+	/* the backends see 0 only for FRR_TP_NOWAIT */
+	if (timeout_ms == FRR_TP_NOWAIT)
+		timeout_ms = 0;
+	else if (timeout_ms <= 0)
 		timeout_ms = ctx->cfg.timeout_ms;
 	ret = ctx->ops.ep_accept(ctx, timeout_ms, &e);
 	if (ret)

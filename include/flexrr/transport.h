@@ -207,7 +207,13 @@ int frr_tp_mr_export(const struct frr_tp_mr *mr, struct frr_tp_desc *desc);
  * Connection setup is asymmetric: one side connects to the other's address,
  * the other accepts.  frr_tp_connect_all() wires a full mesh from an array of
  * every rank's address (lower rank accepts, higher rank connects).
+ *
+ * Timeouts: 0 means the ctx's timeout_ms.  frr_tp_ep_accept also takes
+ * FRR_TP_NOWAIT: only a connection that is already knocking is accepted
+ * (its handshake then gets the ctx's timeout), else -EAGAIN at once and
+ * nothing logged, for a caller that waits on something else meanwhile.
  */
+#define FRR_TP_NOWAIT (-1)
 int frr_tp_ep_connect(struct frr_tp_ctx *ctx, const struct frr_tp_addr *peer,
 		      int timeout_ms, struct frr_tp_ep **ep);
 int frr_tp_ep_accept(struct frr_tp_ctx *ctx, int timeout_ms,

@@ -171,13 +171,15 @@ static int parts_load_own(struct frr_rt *rt)
 static void test_forge_init(struct frr_rt *rt, const char *e)
 {
 	rt->test_forge_stats = rt->test_forge_batch = -1;
-	rt->test_forge_lane = -1;
+	rt->test_forge_lane = rt->test_forge_lane_connect = -1;
 	if (e && !strncmp(e, "stats:", 6))
 		rt->test_forge_stats = atoi(e + 6);
 	else if (e && !strncmp(e, "batch:", 6))
 		rt->test_forge_batch = atoi(e + 6);
 	else if (e && !strncmp(e, "lane:", 5))
 		rt->test_forge_lane = atoi(e + 5);
+	else if (e && !strncmp(e, "lane-connect:", 13))
+		rt->test_forge_lane_connect = atoi(e + 13);
 }
 
 static void test_die_init(struct frr_rt *rt, const char *e)

@@ -258,18 +258,42 @@ static int lanes_wanted(const struct frr_rt *rt)
 struct lane_acceptor {
 	struct frr_rt *rt;
 	int err;
+	_Atomic int stop; /* a rank failed: its lanes will not come */
 };
 
 /* The peers' lanes, accepted on the main ctx while this rank's connect
- * (nothing else uses the main ctx meanwhile). */
+ * (nothing else uses the main ctx meanwhile).  It polls, so that the
+ * rank's main thread can stop it when a peer fails half-way (the barrier
+ * after the connections says so at once) instead of waiting --timeout
+ * for lanes that will not come. */
 static void *lanes_accept(void *arg)
 {
 	struct lane_acceptor *a = arg;
 	struct frr_rt *rt = a->rt;
+	long long dl = frr_now_ms() + rt->o->timeout_ms;
 
-	for (int i = 0; i < rt->nlane_in && !a->err; i++)
-		a->err = frr_tp_ep_accept(rt->tp, rt->o->timeout_ms,
-					  &rt->lane_in[i]);
+	for (int i = 0; i < rt->nlane_in && !a->err;) {
+		a->err =
+		    frr_tp_ep_accept(rt->tp, FRR_TP_NOWAIT, &rt->lane_in[i]);
+		if (!a->err) {
+			i++;
+			continue;
+		}
+		if (a->err != -EAGAIN)
+			break;
+		a->err = 0;
+		if (atomic_load(&a->stop))
+			a->err = -ECONNABORTED;
+		else if (frr_now_ms() > dl)
+			a->err = frr_rt_fail(
+			    rt, -ETIMEDOUT,
+			    "rank %d: only %d of the other ranks' %d worker "
+			    "threads connected within --timeout (%d ms); see "
+			    "the other ranks' messages",
+			    rt->rank, i, rt->nlane_in, rt->o->timeout_ms);
+		else
+			frr_nap_us(500);
+	}
 	return NULL;
 }
 
@@ -306,7 +330,7 @@ static int lane_connect(struct frr_rt *rt, int t, const uint8_t *all,
 			size_t ilen)
 {
 	struct frr_worker *wk = &rt->wk[t];
-	int err = 0;
+	int err = 0, done = 0;
 
 	for (int r = 0; r < rt->P && !err; r++) {
 		const struct rank_info *ri =
@@ -314,6 +338,14 @@ static int lane_connect(struct frr_rt *rt, int t, const uint8_t *all,
 
 		if (r == rt->rank)
 			continue;
+		if (rt->test_forge_lane_connect == rt->rank && t == 0 &&
+		    done++ == 1) {
+			/* the peers' lanes reach this rank first, so they
+			 * wait for its lanes, not fail connecting to it */
+			sleep(1);
+			err = -ECONNREFUSED; /* as a peer's device refusing */
+			break;
+		}
 		err = frr_tp_ep_connect(wk->lane, &ri->addr, rt->o->timeout_ms,
 					&wk->lane_ep[r]);
 		if (!err)
@@ -357,6 +389,15 @@ static int lanes_setup(struct frr_rt *rt, const uint8_t *all, size_t ilen)
 				   strerror(err));
 	for (int t = 0; t < rt->T && !err; t++)
 		err = lane_connect(rt, t, all, ilen);
+	/* every rank's lanes are connected, or one failed and left: then
+	 * this barrier fails at once and the wait for its lanes stops */
+	if (!err && (err = frr_oob_barrier(rt->oob, rt->o->timeout_ms)))
+		frr_err("rank %d: the barrier after the threads' connections "
+			"failed (%d): another rank failed to connect its "
+			"threads, see its message",
+			rt->rank, err);
+	if (err)
+		atomic_store(&a.stop, 1);
 	pthread_join(th, NULL);
 	return err ? err : a.err;
 }

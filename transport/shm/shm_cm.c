@@ -402,6 +402,8 @@ int shm_ep_accept(struct frr_tp_ctx *ctx, int timeout_ms,
 	int ring_fd = -1, ret;
 
 	ret = take_pending(c, timeout_ms, &p);
+	if (ret && !timeout_ms) /* FRR_TP_NOWAIT: nobody is knocking */
+		return -EAGAIN;
 	if (ret)
 		return frr_tp_err(ctx, ret,
 				  "shm: rank %d: no peer connected within %d "

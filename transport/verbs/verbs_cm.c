@@ -543,6 +543,8 @@ int vb_ep_accept(struct frr_tp_ctx *ctx, int timeout_ms, struct frr_tp_ep **out)
 
 	for (;;) {
 		ret = wait_event(c->lch, deadline, &ev);
+		if (ret == -ETIMEDOUT && !timeout_ms) /* FRR_TP_NOWAIT */
+			return -EAGAIN;
 		if (ret == -ETIMEDOUT)
 			return frr_tp_err(ctx, -ETIMEDOUT,
 					  "verbs: no peer connected to %s "
@@ -572,6 +574,9 @@ int vb_ep_accept(struct frr_tp_ctx *ctx, int timeout_ms, struct frr_tp_ep **out)
 			refuse(id, c, reason);
 			continue;
 		}
+		/* FRR_TP_NOWAIT: the handshake of a knock gets the ctx's */
+		if (!timeout_ms)
+			deadline = frr_now_ms() + ctx->cfg.timeout_ms;
 		ret = accept_one(c, id, &theirs, deadline, &e);
 		if (ret)
 			return ret;
