@@ -17,7 +17,11 @@
  *     --eager they may hold up to slack clocks more: the batches that
  *     arrived);
  *   - the same checks under --eager, where shards apply batches as they
- *     arrive and read-my-writes counts the own batches not applied.
+ *     arrive and read-my-writes counts the own batches not applied; there
+ *     each partition also adds 1 to each of its BULK rows of table "bulk"
+ *     once a clock, so its batches span several inbox chunks, of which
+ *     none may be applied before the batch is whole: its first and last
+ *     rows must read exactly the clock, like "own".
  *   - table "rare": each partition reads RARE rows of its own in clock 0,
  *     the next partition adds 1 to them in clock 1, and a long run reads
  *     them again one by one around clock FRR_STAMP_GENS, where the cache's
@@ -37,12 +41,13 @@
 
 TestSuite(runtime_cache, .timeout = 240);
 
-enum { T_OWN, T_PLAIN, T_RARE, T_DFLT };
+enum { T_OWN, T_PLAIN, T_RARE, T_DFLT, T_BULK };
 enum { ST_ITEMS, ST_BAD_OWN, ST_BAD_PLAIN, ST_BAD_OTHER, ST_BAD_DFLT, ST_N };
 
 #define ITEMS 40
 #define CLOCKS 16
 #define RARE 5
+#define BULK 80000 /* rows a partition: 8 floats, 1.28 MB a shard at P 2 */
 
 struct capp {
 	struct frr_job_info job;
@@ -91,7 +96,13 @@ static int c_tables(void *app, struct frr_table_spec *s, int max)
 	s[T_DFLT] = s[T_OWN];
 	s[T_DFLT].name = "default";
 	s[T_DFLT].flags = 0;
-	return 4;
+	if (!eager)
+		return 4;
+	s[T_BULK] = s[T_DFLT];
+	s[T_BULK].name = "bulk";
+	s[T_BULK].rows = (uint64_t)a->job.nparts * BULK;
+	s[T_BULK].cols = 8;
+	return 5;
 }
 
 static int c_load(void *app, int part, uint64_t *n, void **data)
@@ -138,6 +149,18 @@ static void check_rare(struct capp *a, struct frr_ctx *c, int p, int clock)
 		frr_stat_add(c, ST_BAD_OTHER, 1);
 }
 
+/* Eager: this partition's bulk rows read its clock count, then get 1. */
+static void bulk_add(struct frr_ctx *c, int p, int clock)
+{
+	uint64_t first = (uint64_t)p * BULK;
+
+	if (frr_row_read(c, T_BULK, first)[0] != (float)clock ||
+	    frr_row_read(c, T_BULK, first + BULK - 1)[0] != (float)clock)
+		frr_stat_add(c, ST_BAD_OWN, 1);
+	for (uint64_t r = first; r < first + BULK; r++)
+		frr_cell_update(c, T_BULK, r, 0, 1);
+}
+
 static int c_process(void *app, struct frr_ctx *c, uint64_t begin, uint64_t end)
 {
 	struct capp *a = app;
@@ -148,6 +171,8 @@ static int c_process(void *app, struct frr_ctx *c, uint64_t begin, uint64_t end)
 		check_others(a, c, p, clock);
 	if (begin == 0)
 		check_rare(a, c, p, clock);
+	if (eager && begin == 0)
+		bulk_add(c, p, clock);
 	for (uint64_t i = begin; i < end; i++) {
 		float *own = frr_row_write(c, T_OWN, (uint64_t)p);
 		float *plain = frr_row_write(c, T_PLAIN, (uint64_t)p);

@@ -199,7 +199,17 @@ static int eapp_write(struct frr_rt *rt, int v, int end, uint64_t val)
 	return err;
 }
 
-/* Eager: mark the whole batches drained and not applied yet (each
+/* Eager: stored chunk i is to be applied now: not yet, and its batch is
+ * whole (its sender's last "last" chunk is at last[sender], or later). */
+static bool eager_due(const struct frr_rt *rt, const size_t *last, size_t i)
+{
+	const struct frr_chunk *ck = &rt->store[i];
+
+	return !ck->applied && last[ck->h.sender] != SIZE_MAX &&
+	       i <= last[ck->h.sender];
+}
+
+/* Eager: find the whole batches drained and not applied yet (each
  * sender's chunks up to its last "last" chunk: they drain in seq order),
  * and in own[v] 1 + the newest own clock of v among them: how many. */
 static size_t eager_pick(struct frr_rt *rt, size_t *last, size_t *own)
@@ -214,8 +224,7 @@ static size_t eager_pick(struct frr_rt *rt, size_t *last, size_t *own)
 	for (size_t i = 0; i < rt->nstore; i++) {
 		const struct frr_slot_hdr *h = &rt->store[i].h;
 
-		if (rt->store[i].applied || last[h->sender] == SIZE_MAX ||
-		    i > last[h->sender])
+		if (!eager_due(rt, last, i))
 			continue;
 		n++;
 		if (h->final && (size_t)h->clock + 1 > own[h->sender])
@@ -251,7 +260,7 @@ int frr_rt_eager_apply(struct frr_rt *rt)
 	for (size_t i = 0; i < rt->nstore && !err; i++) {
 		struct frr_chunk *ck = &rt->store[i];
 
-		if (ck->applied || i > last[ck->h.sender])
+		if (!eager_due(rt, last, i))
 			continue;
 		apply_chunk(rt, ck, dlo, dhi);
 		free(ck->pay);
