@@ -368,8 +368,8 @@ int frr_rows_add(struct frr_rowset *rs, int table, uint64_t row, uint64_t n);
  * Staleness: a row fetched in clock c holds every update of clocks
  * <= c - slack - 1 (BSP: exactly clocks < c).  Newer ones: by default
  * only those of clocks a shard has completed, so reads mostly sit at the
- * bound; with `flexrr run --eager` every batch that reached the shard, up
- * to slack clocks ahead (docs/writing-an-app.md "Rows").
+ * bound; with `flexrr run --eager` every batch that reached the shard, of
+ * clocks up to c + slack (docs/writing-an-app.md "Rows").
  *
  * Cost: no lock, no allocation, no system call: a bounds check and a stamp
  * compare per access; a fetch copies one row.
