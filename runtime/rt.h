@@ -452,8 +452,12 @@ int frr_rt_server_loop(struct frr_rt *rt);
 int frr_rt_fail(struct frr_rt *rt, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Peer `peer` is gone (how: what showed it): tell the other ranks, fail
- * naming the rank that really died.  Returns the job's error. */
+ * naming the rank that really died.  Returns the job's error.  _on: the
+ * failure showed on endpoint `seen` (the calling thread's own, e.g. its
+ * lane), whose liveness counts too: dead there is dead, not hung. */
 int frr_rt_peer_fail(struct frr_rt *rt, int peer, const char *how);
+int frr_rt_peer_fail_on(struct frr_rt *rt, int peer, struct frr_tp_ep *seen,
+			const char *how);
 /* A wait's stall detector: the deadline restarts whenever any worker's
  * progress word changes, so long clocks are not mistaken for hangs. */
 struct frr_stall {

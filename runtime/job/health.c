@@ -165,13 +165,24 @@ static int report(struct frr_rt *rt, int dead, uint64_t kind, int reporter,
  */
 int frr_rt_peer_fail(struct frr_rt *rt, int peer, const char *how)
 {
+	return frr_rt_peer_fail_on(rt, peer, NULL, how);
+}
+
+int frr_rt_peer_fail_on(struct frr_rt *rt, int peer, struct frr_tp_ep *seen,
+			const char *how)
+{
 	int dead = peer, reporter = -1;
 	uint64_t own, kind;
 
 	/* already failing: errors while stopping are consequences */
 	if (frr_rt_failed(rt))
 		return frr_rt_failed(rt);
-	own = frr_tp_ep_alive(rt->eps[peer]) > 0 ? NOTICE_HUNG : 0;
+	/* alive but silent: hung; an endpoint that saw it go: died (a
+	 * thread's lane may learn it before the main endpoint does) */
+	own = frr_tp_ep_alive(rt->eps[peer]) > 0 &&
+		      (!seen || frr_tp_ep_alive(seen) > 0)
+		  ? NOTICE_HUNG
+		  : 0;
 	kind = own;
 	for (int q = 0; q < rt->P; q++) {
 		int d;

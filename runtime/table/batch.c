@@ -120,7 +120,8 @@ static int slot_write(struct frr_rt *rt, struct frr_worker *wk, int o,
 	if (!wk->lane)
 		pthread_mutex_unlock(&rt->tp_lock);
 	if (err)
-		return frr_rt_peer_fail(rt, o, "sending updates to it failed");
+		return frr_rt_peer_fail_on(rt, o, wk->lane ? ep : NULL,
+					   "sending updates to it failed");
 	return 0;
 }
 
