@@ -399,17 +399,8 @@ static float *update_target(struct frr_ctx *c, int t, uint64_t row)
 	       (uint64_t)tc->slot[row] * tc->cols;
 }
 
-/* FRR_TABLE_COMPENSATED: Kahan's sum; *comp keeps minus what the last
- * adds lost (table/batch.c sends value - fetched - comp). */
-static inline void comp_add(float *v, float *comp, float d)
-{
-	float y = d - *comp, t = *v + y;
-
-	*comp = (t - *v) - y;
-	*v = t;
-}
-
-/* The compensation of the row r points into (update_target's). */
+/* The compensation of the row r points into (update_target's);
+ * table/batch.c sends value - fetched - compensation. */
 static inline float *comp_of(const struct frr_tcache *tc, const float *r)
 {
 	return tc->comp + (r - tc->val);
@@ -430,7 +421,7 @@ void frr_row_update(struct frr_ctx *c, int table, uint64_t row,
 		float *k = comp_of(tc, r);
 
 		for (uint32_t j = 0; j < tc->cols; j++)
-			comp_add(&r[j], &k[j], delta[j]);
+			frr_kahan_add(&r[j], &k[j], delta[j]);
 		return;
 	}
 	for (uint32_t j = 0; j < tc->cols; j++)
@@ -447,7 +438,8 @@ void frr_cell_update(struct frr_ctx *c, int table, uint64_t row, uint32_t col,
 		return;
 	}
 	if (c->cache->t[table].comp)
-		comp_add(&r[col], &comp_of(&c->cache->t[table], r)[col], delta);
+		frr_kahan_add(&r[col], &comp_of(&c->cache->t[table], r)[col],
+			      delta);
 	else
 		r[col] += delta;
 }

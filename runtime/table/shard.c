@@ -108,15 +108,11 @@ static void apply_rows(struct frr_rt *rt, int t, uint64_t li, const float *g,
 	} else if (rt->spec[t].rule == FRR_UPDATE_SET) {
 		/* the batch's values: the last batch in apply order wins */
 		memcpy(m, g, n * cols * sizeof(float));
-	} else if (rt->comp[t]) { /* FRR_TABLE_COMPENSATED: Kahan's sum */
+	} else if (rt->comp[t]) { /* FRR_TABLE_COMPENSATED */
 		float *k = rt->comp[t] + li * cols;
 
-		for (uint64_t i = 0; i < n * cols; i++) {
-			float y = g[i] - k[i], s = m[i] + y;
-
-			k[i] = (s - m[i]) - y;
-			m[i] = s;
-		}
+		for (uint64_t i = 0; i < n * cols; i++)
+			frr_kahan_add(&m[i], &k[i], g[i]);
 	} else {
 		for (uint64_t i = 0; i < n * cols; i++)
 			m[i] += g[i];

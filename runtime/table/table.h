@@ -69,6 +69,16 @@ struct frr_tcache {
 	float *comp;
 };
 
+/* FRR_TABLE_COMPENSATED: *v += d by Kahan's sum; *comp keeps minus what
+ * the adds lost (the cache's batch and the shard each keep their own). */
+static inline void frr_kahan_add(float *v, float *comp, float d)
+{
+	float y = d - *comp, t = *v + y;
+
+	*comp = (t - *v) - y;
+	*v = t;
+}
+
 /* The cached copy of a row fetched in the current batch. */
 static inline float *frr_tcache_val(const struct frr_tcache *tc, uint64_t row)
 {
