@@ -231,8 +231,8 @@ _Static_assert(sizeof(struct frr_slot_hdr) <= FRR_SLOT_HDR, "slot header");
  * this copy is used afterwards (a peer may rewrite the inbox at any time). */
 struct frr_chunk {
 	struct frr_slot_hdr h;
-	uint8_t *pay; /* h.bytes, malloc'ed; NULL once applied (eager) */
-	int applied;  /* eager: applied, kept until its clock is complete */
+	uint8_t *pay; /* h.bytes, malloc'ed; eager: NULL once applied (the
+		       * header stays until its clock is complete) */
 };
 
 struct frr_rt {

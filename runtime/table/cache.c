@@ -159,12 +159,15 @@ replica_load(float *dst, const float *src, uint32_t cols)
 		dst[j] = src[j];
 }
 
-/* Copy a row holding exactly the clocks < the returned done value. */
-static uint64_t load_exact(struct frr_rt *rt, int o, const float *src,
-			   float *dst, uint32_t cols)
+/* A seqlock read: copy the row between a reading of `after` (the word the
+ * writer sets once its rows are out) and an equal one of `before` (set
+ * before it changes any row); returns that value. */
+static uint64_t load_stable(struct frr_rt *rt, const uint64_t *after,
+			    const uint64_t *before, const float *src,
+			    float *dst, uint32_t cols)
 {
 	for (int tries = 0;; tries++) {
-		uint64_t d = frr_rt_shard_done(rt, o);
+		uint64_t d = frr_tp_load_u64(after);
 
 		replica_load(dst, src, cols);
 #ifdef __SANITIZE_THREAD__
@@ -175,12 +178,22 @@ static uint64_t load_exact(struct frr_rt *rt, int o, const float *src,
 #else
 		atomic_thread_fence(memory_order_acquire);
 #endif
-		if (frr_rt_shard_pushing(rt, o) == d || frr_rt_failed(rt))
+		if (frr_tp_load_u64(before) == d || frr_rt_failed(rt))
 			return d;
-		/* the shard is pushing: a short while (its rows, then done) */
+		/* the writer is at it: a short while (its rows, then after) */
 		if (tries > 8)
 			sched_yield();
 	}
+}
+
+/* Copy a row holding exactly the clocks < the returned done value (the
+ * shard's pushing word is written before its rows, done after). */
+static uint64_t load_exact(struct frr_rt *rt, int o, const float *src,
+			   float *dst, uint32_t cols)
+{
+	return load_stable(rt, ctl_u64(rt, rt->off_done + (size_t)o * 64),
+			   ctl_u64(rt, rt->off_push + (size_t)o * 64), src, dst,
+			   cols);
 }
 
 /* Eager (table/shard.c): copy a row holding exactly this thread's own
@@ -189,24 +202,10 @@ static uint64_t load_exact(struct frr_rt *rt, int o, const float *src,
 static uint64_t load_eager(struct frr_rt *rt, int o, int t, uint64_t d,
 			   const float *src, float *dst, uint32_t cols)
 {
-	const uint64_t *beg = frr_rt_eapp_word(rt, o, t, 0),
-		       *end = frr_rt_eapp_word(rt, o, t, 1);
+	uint64_t a = load_stable(rt, frr_rt_eapp_word(rt, o, t, 1),
+				 frr_rt_eapp_word(rt, o, t, 0), src, dst, cols);
 
-	for (int tries = 0;; tries++) {
-		uint64_t a = frr_tp_load_u64(end);
-
-		replica_load(dst, src, cols);
-#ifdef __SANITIZE_THREAD__
-		atomic_signal_fence(memory_order_seq_cst); /* load_exact's */
-#else
-		atomic_thread_fence(memory_order_acquire);
-#endif
-		if (frr_tp_load_u64(beg) == a || frr_rt_failed(rt))
-			return a > d ? a : d;
-		/* an own batch is being applied: a short while */
-		if (tries > 8)
-			sched_yield();
-	}
+	return a > d ? a : d;
 }
 
 /* Add what this worker pushed in clocks [d, clock) for this row (ADD), or

@@ -122,7 +122,7 @@ static int drain_slot(struct frr_rt *rt, int v, int k, uint64_t seq)
 {
 	const struct frr_slot_hdr *in = slot_hdr(rt, v, k);
 	uint64_t cap = frr_rt_slot_size(rt, rt->rank, v) - FRR_SLOT_HDR;
-	struct frr_chunk ck = { .applied = 0 };
+	struct frr_chunk ck;
 	const struct frr_slot_hdr *h = &ck.h;
 	int err;
 

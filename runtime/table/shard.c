@@ -201,7 +201,7 @@ static bool eager_due(const struct frr_rt *rt, const size_t *last, size_t i)
 {
 	const struct frr_chunk *ck = &rt->store[i];
 
-	return !ck->applied && last[ck->h.sender] != SIZE_MAX &&
+	return ck->pay && last[ck->h.sender] != SIZE_MAX &&
 	       i <= last[ck->h.sender];
 }
 
@@ -215,7 +215,7 @@ static size_t eager_pick(struct frr_rt *rt, size_t *last, size_t *own)
 	for (int v = 0; v < rt->W; v++)
 		last[v] = SIZE_MAX, own[v] = 0;
 	for (size_t i = 0; i < rt->nstore; i++)
-		if (!rt->store[i].applied && rt->store[i].h.last)
+		if (rt->store[i].pay && rt->store[i].h.last)
 			last[rt->store[i].h.sender] = i;
 	for (size_t i = 0; i < rt->nstore; i++) {
 		const struct frr_slot_hdr *h = &rt->store[i].h;
@@ -260,8 +260,7 @@ int frr_rt_eager_apply(struct frr_rt *rt)
 			continue;
 		apply_chunk(rt, ck, dlo, dhi);
 		free(ck->pay);
-		ck->pay = NULL;
-		ck->applied = 1;
+		ck->pay = NULL; /* applied */
 	}
 	for (int t = 0; t < rt->ntables && !err; t++)
 		err = frr_rt_push_rows(rt, t, dlo[t], dhi[t]);
@@ -273,10 +272,27 @@ int frr_rt_eager_apply(struct frr_rt *rt)
 	return err ? err : 1;
 }
 
+/* Clock c is applied on this shard and its rows pushed: its stats (the
+ * row bytes pushed; the seconds spent, `spent` before t0), then done =
+ * c + 1 (G3: after the rows on each endpoint).  1, or the error. */
+static int clock_done(struct frr_rt *rt, int c, double t0, double spent)
+{
+	int err;
+
+	rt->hold->push_ring[c % FRR_RT_STAT_RING] = rt->hold->push_now;
+	rt->hold->push_now = 0;
+	err = frr_rt_ctl_broadcast(rt, rt->off_done + (size_t)rt->rank * 64,
+				   (uint64_t)c + 1);
+	rt->hold->apply_ring[c % FRR_RT_STAT_RING] =
+	    spent + frr_rt_clock_now() - t0;
+	return err ? err : 1;
+}
+
 /* Eager: clock c's batches are all applied; say it (done = c + 1). */
 static int eager_complete(struct frr_rt *rt, int c)
 {
 	size_t n;
+	double spent;
 	int err = frr_rt_eager_apply(rt);
 
 	if (err < 0)
@@ -285,13 +301,9 @@ static int eager_complete(struct frr_rt *rt, int c)
 	if (!n)
 		return 0;
 	frr_rt_inbox_release(rt, n);
-	rt->hold->push_ring[c % FRR_RT_STAT_RING] = rt->hold->push_now;
-	rt->hold->push_now = 0;
-	rt->hold->apply_ring[c % FRR_RT_STAT_RING] = rt->hold->apply_now;
+	spent = rt->hold->apply_now;
 	rt->hold->apply_now = 0;
-	err = frr_rt_ctl_broadcast(rt, rt->off_done + (size_t)rt->rank * 64,
-				   (uint64_t)c + 1);
-	return err ? err : 1;
+	return clock_done(rt, c, frr_rt_clock_now(), spent);
 }
 
 int frr_rt_try_apply(struct frr_rt *rt, int c)
@@ -326,11 +338,5 @@ int frr_rt_try_apply(struct frr_rt *rt, int c)
 	rt->hold->push_now = 0;
 	for (int t = 0; t < rt->ntables && !err; t++)
 		err = frr_rt_push_rows(rt, t, dlo[t], dhi[t]);
-	rt->hold->push_ring[c % FRR_RT_STAT_RING] = rt->hold->push_now;
-	/* G3: shard_done travels after the rows on each endpoint */
-	if (!err)
-		err = frr_rt_ctl_broadcast(
-		    rt, rt->off_done + (size_t)rt->rank * 64, (uint64_t)c + 1);
-	rt->hold->apply_ring[c % FRR_RT_STAT_RING] = frr_rt_clock_now() - t0;
-	return err ? err : 1;
+	return err ? err : clock_done(rt, c, t0, 0);
 }
