@@ -87,6 +87,16 @@ enum frr_mode {
 	FRR_MODE_FLEXRR = 3, /* SSP + RapidReassignment */
 	FRR_MODE_RR = 4,     /* BSP + RapidReassignment */
 };
+#define FRR_NMODES 5
+
+/* --mode's word for m ("?" for none of them). */
+static inline const char *frr_mode_name(int m)
+{
+	static const char *const n[FRR_NMODES] = { "bsp", "ssp", "async",
+						   "flexrr", "rr" };
+
+	return m >= 0 && m < FRR_NMODES ? n[m] : "?";
+}
 
 /* Options of `flexrr run` (the launcher parses them). */
 struct frr_run_opts {

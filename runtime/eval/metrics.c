@@ -212,11 +212,9 @@ int frr_rt_metrics_close(struct frr_rt *rt)
 
 void frr_rt_print_summary(struct frr_rt *rt, double secs)
 {
-	const char *mode[] = { "bsp", "ssp", "async", "flexrr", "rr" };
-
 	printf("flexrr: done mode=%s backend=%s procs=%d threads=%d "
 	       "clocks=%d time_s=%.3f objective=%.9g%s%s\n",
-	       mode[rt->o->mode],
+	       frr_mode_name(rt->o->mode),
 	       frr_tp_backend_name(frr_tp_backend_of(rt->tp)), rt->P, rt->T,
 	       frr_rt_app_clock(rt, frr_rt_stop_clock(rt)), secs, rt->objective,
 	       rt->metrics[0] ? " " : "", rt->metrics);

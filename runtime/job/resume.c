@@ -146,14 +146,6 @@ static int parse_manifest(FILE *f, struct frr_ckpt_id *id)
 	return ok ? parse_globals(f, &id->glob) : -EINVAL;
 }
 
-static const char *mode_name(int m)
-{
-	static const char *const n[] = { "bsp", "ssp", "async", "flexrr",
-					 "rr" };
-
-	return m >= 0 && m < 5 ? n[m] : "?";
-}
-
 /* The first difference between the checkpoint (s) and this job (j). */
 static int compare(const struct frr_rt *rt, const struct frr_ckpt_id *s,
 		   const struct frr_ckpt_id *j)
@@ -180,8 +172,8 @@ static int compare(const struct frr_rt *rt, const struct frr_ckpt_id *s,
 		return refuse(rt,
 			      "the checkpoint ran --mode %s --slack %d, "
 			      "this job --mode %s --slack %d",
-			      mode_name(s->mode), s->slack, mode_name(j->mode),
-			      j->slack);
+			      frr_mode_name(s->mode), s->slack,
+			      frr_mode_name(j->mode), j->slack);
 	if (s->seed != j->seed)
 		return refuse(rt,
 			      "the checkpoint ran --seed %" PRIu64

@@ -134,14 +134,13 @@ static int check_eager(const struct frr_job *job)
 	if (o->mode != FRR_MODE_ASYNC && o->slack == 0) {
 		fprintf(stderr,
 			"%s: --eager applies updates as they arrive, which "
-			"--mode %s (slack 0: every read holds exactly the "
+			"--mode %s%s (slack 0: every read holds exactly the "
 			"clocks before it) does not allow; use --mode ssp, "
 			"flexrr or async, or drop --eager\n",
-			job->prog,
-			o->mode == FRR_MODE_BSP	  ? "bsp"
-			: o->mode == FRR_MODE_RR  ? "rr"
-			: o->mode == FRR_MODE_SSP ? "ssp --slack 0"
-						  : "flexrr --slack 0");
+			job->prog, frr_mode_name(o->mode),
+			o->mode == FRR_MODE_BSP || o->mode == FRR_MODE_RR
+			    ? ""
+			    : " --slack 0");
 		return -EINVAL;
 	}
 	if (o->ckpt_dir || o->resume_dir) {

@@ -83,11 +83,8 @@ static void unknown(const struct frr_opt_set *s, const char *arg)
 
 static int opt_mode(void *obj, const struct frr_opt *o, const char *v)
 {
-	static const char *const names[] = { "bsp", "ssp", "async", "flexrr",
-					     "rr" };
-
-	for (int i = 0; i < 5; i++)
-		if (!strcmp(v, names[i])) {
+	for (int i = 0; i < FRR_NMODES; i++)
+		if (!strcmp(v, frr_mode_name(i))) {
 			*(enum frr_mode *)field(obj, o) = (enum frr_mode)i;
 			return 0;
 		}
