@@ -71,7 +71,7 @@ static void forged_run(const char *forge, const char *const want[], int n)
  * connections, not at --timeout (60 s). */
 Test(runtime_forge, a_lane_that_cannot_connect_fails_the_job_promptly)
 {
-	const char *w[] = { "thread 0 of rank 1 could not open its own "
+	const char *w[] = { "thread 0 of rank 1 could not connect its own "
 			    "transport",
 			    "another rank failed to connect its threads" };
 

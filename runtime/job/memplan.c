@@ -224,13 +224,14 @@ static void refuse(const struct frr_rt *rt, const struct mem_info *all, int r,
 		"host%s need about %.1f GiB but only %.1f GiB of memory is "
 		"available%s (the tables are %.2f GiB; a rank holds about "
 		"%.2f GiB: replica %.2f, worker caches %.2f, pending rows "
-		"%.2f, batches in flight %.2f, transport %.2f); use more "
+		"%.2f, batches in flight %.2f, AdaGrad and compensation sums "
+		"%.2f, transport %.2f); use more "
 		"hosts, fewer processes per host, fewer threads (-t), a "
 		"smaller slack, or smaller tables%s",
 		here, here == 1 ? "" : "s", r, where[0] ? " in its cgroup" : "",
 		need / G, avail / G, where, table / G, plan_total(m) / G,
 		m->replica / G, m->caches / G, m->pending / G, m->inflight / G,
-		(m->transport + m->accum) / G,
+		m->accum / G, m->transport / G,
 		where[0] ? ", or raise the cgroup's memory limit (srun --mem, "
 			   "docker --memory)"
 			 : "");

@@ -297,12 +297,14 @@ static void *lanes_accept(void *arg)
 	return NULL;
 }
 
-static void lane_failed(const struct frr_rt *rt, int t, int err)
+/* what: "open" (its ctx) or "connect" (to a peer's lane acceptor) */
+static void lane_failed(const struct frr_rt *rt, int t, const char *what,
+			int err)
 {
-	frr_err("thread %d of rank %d could not open its own transport to "
+	frr_err("thread %d of rank %d could not %s its own transport to "
 		"the other ranks (%s); --shared-transport sends through the "
 		"rank's one connection instead",
-		t, rt->rank, strerror(-err));
+		t, rt->rank, what, strerror(-err));
 }
 
 /* Thread t's ctx, before any rank connects a lane: a failure here (the
@@ -322,7 +324,7 @@ static int lane_ctx_open(struct frr_rt *rt, int t)
 			  ? -ENOSPC /* as a device out of contexts */
 			  : frr_tp_open(&cfg, &wk->lane);
 	if (err)
-		lane_failed(rt, t, err);
+		lane_failed(rt, t, "open", err);
 	return err;
 }
 
@@ -353,7 +355,7 @@ static int lane_connect(struct frr_rt *rt, int t, const uint8_t *all,
 						&wk->lane_inbox[r]);
 	}
 	if (err)
-		lane_failed(rt, t, err);
+		lane_failed(rt, t, "connect", err);
 	return err;
 }
 
