@@ -86,14 +86,18 @@ enum frr_mode {
 	FRR_MODE_ASYNC = 2,  /* no bound checked (a window of 16 clocks) */
 	FRR_MODE_FLEXRR = 3, /* SSP + RapidReassignment */
 	FRR_MODE_RR = 4,     /* BSP + RapidReassignment */
+	/* BSP with backup workers: a clock ends when all but the b slowest
+	 * have finished it, and those drop the rest of their items at their
+	 * next chunk (Chen et al., 2016; the simulator's "backup") */
+	FRR_MODE_BACKUP = 5,
 };
-#define FRR_NMODES 5
+#define FRR_NMODES 6
 
 /* --mode's word for m ("?" for none of them). */
 static inline const char *frr_mode_name(int m)
 {
-	static const char *const n[FRR_NMODES] = { "bsp", "ssp", "async",
-						   "flexrr", "rr" };
+	static const char *const n[FRR_NMODES] = { "bsp",    "ssp", "async",
+						   "flexrr", "rr",  "backup" };
 
 	return m >= 0 && m < FRR_NMODES ? n[m] : "?";
 }
@@ -118,6 +122,9 @@ struct frr_run_opts {
 	 * a whole clock at once (table/shard.c "Eager") */
 	int eager;
 	int allow_nonfinite; /* --allow-nonfinite: a nan objective runs on */
+	/* --backups B (mode backup): workers a clock does not wait for;
+	 * -1 = the default, 5% of the workers, at least 1 */
+	int backups;
 	/* rank among the job's ranks on this node, from the launcher
 	 * (bootstrap's frr_launcher_env); -1 = the rank (a local job) */
 	int local_rank;
@@ -164,6 +171,7 @@ struct frr_wclock {
 	double rr[FRR_RT_NRR];	/* rr: offers, accepted, cancelled, items */
 	uint64_t reads;		/* row fetches */
 	uint64_t pulls;		/* fetches of rows not held (table/hold.c) */
+	uint64_t dropped;	/* mode backup: items not run (cut) */
 };
 
 /* A data partition held by this rank (its own workers' and replicas). */
@@ -253,8 +261,17 @@ struct frr_rt {
 	void *app_state;
 	struct frr_oob *oob;
 	int P, T, W, rank;
-	int eff_slack;	 /* slack used for waits (async: window) */
-	int eager;	 /* --eager (ssp, flexrr, async): table/shard.c */
+	int eff_slack; /* slack used for waits (async: window) */
+	int eager;     /* --eager (ssp, flexrr, async): table/shard.c */
+	/* mode backup: the clock ends when W - backups workers finished it
+	 * (0: off).  The server counts the final batches of bk_clock that
+	 * reached its shard (bk_finals) and, at W - backups, sets bk_cut to
+	 * bk_clock + 1; a worker still in a clock < bk_cut drops the rest of
+	 * its list (worker/worker.c run_list) */
+	int backups;
+	int bk_clock, bk_finals;
+	_Atomic int bk_cut;
+	uint64_t dropped_sum; /* rank 0: items dropped in the job */
 	int own_pending; /* a FRR_TABLE_SEE_OWN_PENDING table is declared */
 	uint32_t own_declared; /* tables the app flagged so (bit t) */
 	int flush_ms;	       /* data-path flush timeout: --dead-timeout / 3 */
@@ -431,6 +448,12 @@ static inline int frr_rt_all_done_ge(const struct frr_rt *rt, uint64_t v)
 		if (frr_rt_shard_done(rt, o) < v)
 			return 0;
 	return 1;
+}
+
+/* Mode backup: clocks < this are cut (their stragglers drop the rest). */
+static inline int frr_rt_backup_cut(const struct frr_rt *rt)
+{
+	return atomic_load_explicit(&rt->bk_cut, memory_order_acquire);
 }
 
 /* 0 while the job runs, else its error (negative errno). */

@@ -214,3 +214,52 @@ Test(runtime_ssp, eager_refused_where_reads_are_exact)
 		free(r);
 	}
 }
+
+/* --mode backup from the command line: the cut is reported per clock and
+ * in the summary; what cannot work is a usage error said once. */
+Test(runtime_ssp, backup_mode_reports_and_refuses)
+{
+	static const struct {
+		int np, nt;
+		const char *a[4], *msg;
+	} bad[] = {
+		{ 2,
+		  2,
+		  { "--seed", "3", "--backups", "1" },
+		  "--backups is for --mode backup" },
+		{ 1,
+		  1,
+		  { "--seed", "3", "--mode", "backup" },
+		  "needs 2 workers or more" },
+		{ 2,
+		  2,
+		  { "--mode", "backup", "--backups", "4" },
+		  "leaves no worker" },
+		{ 2,
+		  2,
+		  { "--mode", "backup", "--slack", "1" },
+		  "--mode backup has slack 0" },
+	};
+	struct rt_run *r = calloc(1, sizeof(*r));
+	struct rt_argv a;
+
+	rt_run_argv(&a, 2, 2, "shm", "--mode", "backup", "--clocks", "3",
+		    "--stragglers", "persistent:0,4", "toy");
+	rt_exec(r, a.v, NULL, 60);
+	cr_assert_eq(r->code, 0, "%s", r->err);
+	cr_assert_eq(rt_count(r->err, " dropped="), 3, "%s", r->err);
+	cr_assert(strstr(r->out, "mode=backup") &&
+		      strstr(r->out, " backups=1 dropped=") &&
+		      strstr(r->out, " dropped_share="),
+		  "%s", r->out);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		rt_run_argv(&a, bad[i].np, bad[i].nt, "shm", bad[i].a[0],
+			    bad[i].a[1], bad[i].a[2], bad[i].a[3], "toy");
+		rt_exec(r, a.v, NULL, 60);
+		cr_assert_eq(r->code, 2, "%s: exit %d, %s", bad[i].msg, r->code,
+			     r->err);
+		cr_assert_eq(rt_count(r->err, "flexrr run: "), 1, "%s", r->err);
+		cr_assert(strstr(r->err, bad[i].msg), "%s", r->err);
+	}
+	free(r);
+}

@@ -119,6 +119,7 @@ static void clock_metrics(struct frr_rt *rt, int c, double *stats, double *d)
 		    t ? 0 : (double)rt->hold->push_ring[c % FRR_RT_STAT_RING];
 		m[9 + FRR_RT_NRR] =
 		    t ? 0 : rt->hold->apply_ring[c % FRR_RT_STAT_RING];
+		m[FRR_M_DROPPED] = (double)rc->dropped;
 	}
 }
 

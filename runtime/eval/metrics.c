@@ -36,10 +36,10 @@ static void write_metrics(struct frr_rt *rt, int c, int r, const double *d)
 		}
 		fprintf(rt->metrics_f,
 			"%d,%d,%d,%.6f,%.6f,%.6f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,"
-			"%.0f,%.0f,%.0f,%.0f,%.6f\n",
+			"%.0f,%.0f,%.0f,%.0f,%.6f,%.0f\n",
 			frr_rt_app_clock(rt, c), r * rt->T + t, r, m[0], m[1],
 			m[2], m[3], m[4], m[5], m[6], m[7], m[8], m[9], m[10],
-			m[11], m[12], m[13]);
+			m[11], m[12], m[13], m[14]);
 	}
 }
 
@@ -50,12 +50,13 @@ static size_t stats_off(const struct frr_rt *rt, int r, int c)
 		   rt->stats_rec;
 }
 
-/* The slowest worker of clock c and the stale reads, from the records. */
+/* The slowest worker of clock c, the stale reads and (mode backup) the
+ * items dropped, from the records. */
 struct clock_sum {
 	double stats[FRR_MAX_STATS];
 	double slowest;
 	int slow_w;
-	uint64_t stale;
+	uint64_t stale, dropped;
 };
 
 /* Rank r's record of clock c, copied once out of the slot r writes and
@@ -98,6 +99,7 @@ static int sum_records(struct frr_rt *rt, int c, struct clock_sum *s)
 				s->slow_w = r * rt->T + t;
 			}
 			s->stale += (uint64_t)m[FRR_M_STALE_READS];
+			s->dropped += (uint64_t)m[FRR_M_DROPPED];
 		}
 		write_metrics(rt, c, r, d);
 	}
@@ -125,6 +127,7 @@ static int check_target(struct frr_rt *rt, int c)
 int frr_rt_try_global(struct frr_rt *rt, int c)
 {
 	struct clock_sum s;
+	char bk[40];
 	double now;
 	int err;
 
@@ -150,13 +153,17 @@ int frr_rt_try_global(struct frr_rt *rt, int c)
 	err = frr_rt_globals_publish(rt, c, s.stats);
 	if (err)
 		return err;
+	rt->dropped_sum += s.dropped;
+	bk[0] = 0;
+	if (rt->backups)
+		snprintf(bk, sizeof(bk), " dropped=%" PRIu64, s.dropped);
 	now = frr_rt_clock_now();
 	if (!rt->o->quiet)
 		fprintf(stderr,
 			"flexrr: clock %d objective=%.6g clock_s=%.4f "
-			"slowest=w%d (%.4f s)%s\n",
+			"slowest=w%d (%.4f s)%s%s\n",
 			frr_rt_app_clock(rt, c), rt->objective,
-			now - rt->last_global_t, s.slow_w, s.slowest,
+			now - rt->last_global_t, s.slow_w, s.slowest, bk,
 			s.stale ? " STALE READS" : "");
 	rt->last_global_t = now;
 	if (!isfinite(rt->objective) && !rt->o->allow_nonfinite)
@@ -194,7 +201,7 @@ int frr_rt_metrics_open(struct frr_rt *rt)
 				       "flush_s,updates,bytes,stale_reads,"
 				       "min_data_clock,rr_offers,rr_accepted,"
 				       "rr_cancelled,rr_items_reassigned,pulls,"
-				       "pushed,apply_s\n");
+				       "pushed,apply_s,dropped\n");
 	return 0;
 }
 
@@ -210,13 +217,32 @@ int frr_rt_metrics_close(struct frr_rt *rt)
 	return frr_file_close(f, rt->o->metrics_path, "--metrics");
 }
 
+/* Mode backup: what the cuts dropped, of every item of the clocks run. */
+static void backup_summary(const struct frr_rt *rt, char *buf, size_t len)
+{
+	uint64_t all = 0;
+
+	buf[0] = 0;
+	if (!rt->backups)
+		return;
+	for (int w = 0; w < rt->W; w++)
+		all += rt->nitems[w];
+	all *= (uint64_t)frr_rt_stop_clock(rt);
+	snprintf(buf, len, " backups=%d dropped=%" PRIu64 " dropped_share=%.4f",
+		 rt->backups, rt->dropped_sum,
+		 all ? (double)rt->dropped_sum / (double)all : 0.0);
+}
+
 void frr_rt_print_summary(struct frr_rt *rt, double secs)
 {
+	char bk[96];
+
+	backup_summary(rt, bk, sizeof(bk));
 	printf("flexrr: done mode=%s backend=%s procs=%d threads=%d "
-	       "clocks=%d time_s=%.3f objective=%.9g%s%s\n",
+	       "clocks=%d time_s=%.3f objective=%.9g%s%s%s\n",
 	       frr_mode_name(rt->o->mode),
 	       frr_tp_backend_name(frr_tp_backend_of(rt->tp)), rt->P, rt->T,
 	       frr_rt_app_clock(rt, frr_rt_stop_clock(rt)), secs, rt->objective,
-	       rt->metrics[0] ? " " : "", rt->metrics);
+	       rt->metrics[0] ? " " : "", rt->metrics, bk);
 	fflush(stdout);
 }

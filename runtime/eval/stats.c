@@ -22,6 +22,7 @@ static const char *const metric_names[FRR_RT_NMETRICS] = {
 	"pulls",
 	"pushed",
 	"apply_s",
+	"dropped",
 };
 
 const char *frr_metric_name(int i)

@@ -12,7 +12,7 @@
 #include <stddef.h>
 
 #define FRR_RT_NRR 4 /* rr counters per clock (rr_proto.h rr_counter) */
-#define FRR_RT_NMETRICS (10 + FRR_RT_NRR) /* metric slots (stats.c names) */
+#define FRR_RT_NMETRICS (11 + FRR_RT_NRR) /* metric slots (stats.c names) */
 
 enum frr_metric {
 	FRR_M_COMPUTE_S = 0,
@@ -26,6 +26,7 @@ enum frr_metric {
 	FRR_M_PULLS = FRR_M_RR0 + FRR_RT_NRR, /* rows not held, fetched */
 	FRR_M_PUSHED,  /* worker 0 of a rank: row bytes its shard pushed */
 	FRR_M_APPLY_S, /* worker 0 of a rank: its server's apply + push */
+	FRR_M_DROPPED, /* mode backup: items of its list the cut dropped */
 };
 
 /* The name of metric i (the --metrics file's columns). */

@@ -236,6 +236,9 @@ static void rt_setup_shape(struct frr_rt *rt, struct frr_oob *oob,
 		rt->rr = &frr_rr_ops;
 		rt->rr_reassign = 1;
 	}
+	/* checked at launch: 1 <= backups < W */
+	if (o->mode == FRR_MODE_BACKUP)
+		rt->backups = o->backups > 0 ? o->backups : (rt->W + 19) / 20;
 }
 
 static int rt_alloc(struct frr_rt *rt)

@@ -138,7 +138,8 @@ static int check_eager(const struct frr_job *job)
 			"clocks before it) does not allow; use --mode ssp, "
 			"flexrr or async, or drop --eager\n",
 			job->prog, frr_mode_name(o->mode),
-			o->mode == FRR_MODE_BSP || o->mode == FRR_MODE_RR
+			o->mode == FRR_MODE_BSP || o->mode == FRR_MODE_RR ||
+				o->mode == FRR_MODE_BACKUP
 			    ? ""
 			    : " --slack 0");
 		return -EINVAL;
@@ -173,14 +174,13 @@ int frr_job_finalize(struct frr_job *job)
 		return -EINVAL;
 	if (job->have_slack && !job->have_mode)
 		o->mode = FRR_MODE_SSP;
-	if (o->mode == FRR_MODE_BSP || o->mode == FRR_MODE_RR) {
+	if (o->mode == FRR_MODE_BSP || o->mode == FRR_MODE_RR ||
+	    o->mode == FRR_MODE_BACKUP) {
 		if (job->have_slack && o->slack) {
 			fprintf(stderr,
 				"%s: --mode %s has slack 0; use --mode ssp or "
 				"flexrr for --slack %d\n",
-				job->prog,
-				o->mode == FRR_MODE_BSP ? "bsp" : "rr",
-				o->slack);
+				job->prog, frr_mode_name(o->mode), o->slack);
 			return -EINVAL;
 		}
 		o->slack = 0;
@@ -189,8 +189,38 @@ int frr_job_finalize(struct frr_job *job)
 	}
 	if (check_eager(job))
 		return -EINVAL;
+	if (o->backups > 0 && o->mode != FRR_MODE_BACKUP) {
+		fprintf(stderr,
+			"%s: --backups is for --mode backup (BSP that does not "
+			"wait for the slowest workers); add --mode backup or "
+			"drop --backups\n",
+			job->prog);
+		return -EINVAL;
+	}
 	engage_rr(o);
 	return 0;
+}
+
+/* Mode backup: a clock waits for W - backups workers, at least one. */
+static int check_backups(const struct frr_job *job)
+{
+	const struct frr_run_opts *o = &job->o;
+	int w = o->nprocs * o->threads;
+	int b = o->backups > 0 ? o->backups : (w + 19) / 20;
+
+	if (o->mode != FRR_MODE_BACKUP || b < w)
+		return 0;
+	if (w == 1)
+		fprintf(stderr,
+			"%s: --mode backup needs 2 workers or more (a clock "
+			"waits for all but the backups); use -n or -t\n",
+			job->prog);
+	else
+		fprintf(stderr,
+			"%s: --backups %d leaves no worker for a clock to wait "
+			"for: the job has %d workers; give at most %d\n",
+			job->prog, b, w, w - 1);
+	return -EINVAL;
 }
 
 int frr_job_check_shape(const struct frr_job *job)
@@ -198,6 +228,8 @@ int frr_job_check_shape(const struct frr_job *job)
 	const struct frr_run_opts *o = &job->o;
 	struct frr_stragglers s;
 
+	if (check_backups(job))
+		return -EINVAL;
 	if (!o->rr.stragglers || frr_stragglers_parse(o->rr.stragglers, &s))
 		return 0; /* none, or said when the option was set */
 	return frr_stragglers_setup(&s, o->seed, o->threads,

@@ -89,7 +89,8 @@ static int opt_mode(void *obj, const struct frr_opt *o, const char *v)
 			return 0;
 		}
 	fprintf(stderr,
-		"%s: unknown mode '%s': use bsp, ssp, async, flexrr or rr\n",
+		"%s: unknown mode '%s': use bsp, ssp, async, flexrr, rr or "
+		"backup\n",
 		job_of(obj)->prog, v);
 	return -EINVAL;
 }
@@ -279,7 +280,7 @@ static const struct frr_opt run_table[] = {
 			"up, else shm)"),
 	FRR_OPT("mode", 0, FRR_OPT_FUNC, F(o.mode), 0, 0, .parse = opt_mode,
 		DEFTEXT("bsp"), .group = JOB, .arg = "M",
-		.help = "bsp | ssp | async | flexrr | rr\n"
+		.help = "bsp | ssp | async | flexrr | rr | backup\n"
 			"(ssp when --slack is given)"),
 	FRR_OPT("slack", 0, FRR_OPT_INT, F(o.slack), 0, FRR_RT_MAX_SLACK,
 		.def.i = -1, ANYBASE, .group = JOB, .arg = "S",
@@ -290,6 +291,12 @@ static const struct frr_opt run_table[] = {
 			"it arrives, so reads show every update the rank\n"
 			"has, not only those of complete clocks (fresher,\n"
 			"not deterministic; more row pushes)"),
+	FRR_OPT("backups", 0, FRR_OPT_INT, F(o.backups), 1, 4095, .def.i = -1,
+		.group = JOB, .arg = "B",
+		.def_text = "5% of the workers, at least 1",
+		.help = "--mode backup: a clock waits for all workers but\n"
+			"B; the B still running drop the rest of their\n"
+			"items (counted: dropped= in the summary)"),
 	FRR_OPT("clocks", 0, FRR_OPT_INT, F(o.clocks), 1, 1000000, .def.i = 10,
 		ANYBASE, .group = JOB, .arg = "N", .help = "clocks to run"),
 	FRR_OPT("target", 0, FRR_OPT_DOUBLE, F(o.target), -DBL_MAX, DBL_MAX,

@@ -117,6 +117,25 @@ static int slot_ack(struct frr_rt *rt, int v, int k, uint64_t seq)
 	return err;
 }
 
+/* Mode backup: one more worker's final batch of clock c is here (a whole
+ * one: its chunks drain in order).  Under slack 0 no worker starts clock
+ * c + 1 before every shard applied c, so the finals of c + 1 reach this
+ * shard only after all of c's: one count, of the newest clock, is enough.
+ * Every shard gets every worker's final batch, so each rank's server cuts
+ * the clock by itself, without a message more. */
+static void backup_count(struct frr_rt *rt, const struct frr_slot_hdr *h)
+{
+	if (!rt->backups || !h->final || !h->last || h->clock < rt->bk_clock)
+		return;
+	if (h->clock > rt->bk_clock) {
+		rt->bk_clock = h->clock;
+		rt->bk_finals = 0;
+	}
+	if (++rt->bk_finals == rt->W - rt->backups)
+		atomic_store_explicit(&rt->bk_cut, h->clock + 1,
+				      memory_order_release);
+}
+
 /* Copy slot k of sender v (its next seq) into the store and free it. */
 static int drain_slot(struct frr_rt *rt, int v, int k, uint64_t seq)
 {
@@ -153,6 +172,7 @@ static int drain_slot(struct frr_rt *rt, int v, int k, uint64_t seq)
 		free(ck.pay);
 		return err;
 	}
+	backup_count(rt, h);
 	rt->consumed[v] = seq;
 	return slot_ack(rt, v, k, seq);
 }

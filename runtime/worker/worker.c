@@ -114,6 +114,17 @@ static void pin_self(struct frr_worker *wk)
 		numa_set_localalloc();
 }
 
+/* Mode backup: once the clock is cut (all but the backups finished it),
+ * the rest of the list is dropped, counted, at this chunk's end. */
+static void backup_check(struct frr_ctx *c, struct frr_rr_list *list)
+{
+	if (!c->rt->backups || list->next >= list->end ||
+	    frr_rt_backup_cut(c->rt) <= c->clock)
+		return;
+	c->rec->dropped += list->end - list->next;
+	list->end = list->next;
+}
+
 /* Items [next, end) of the list in chunks of 1/64, progress every 1/16,
  * rr's progress check (which may move end) after each chunk. */
 static int run_list(struct frr_ctx *c, struct frr_rr_list *list)
@@ -130,6 +141,7 @@ static int run_list(struct frr_ctx *c, struct frr_rr_list *list)
 
 		err = frr_rt_process(c, list->next, b);
 		list->next = b;
+		backup_check(c, list);
 		if (!err && list->next >= mark) {
 			err = frr_rt_progress_publish(rt, w, c->clock, list);
 			mark = list->next + step;

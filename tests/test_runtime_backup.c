@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: MIT
+/*
+ * --mode backup (BSP with backup workers) through the real runtime and
+ * transports, 2 ranks x 2 threads, a counting app and exact accounting:
+ *   - table "count" has one cell per item of every worker; running an item
+ *     adds 1 to its cell, so a cell ends at the number of clocks its item
+ *     ran, at most the job's clocks;
+ *   - every clock, the items run (the app's stat, summed) plus the items
+ *     the cut dropped (the --metrics file's "dropped") are every item of
+ *     the job: per worker, its "updates" (one per item run) plus its
+ *     "dropped" equal its partition's items; at most --backups workers of
+ *     a clock dropped any;
+ *   - after the last clock (save_at, on the leader) the cells sum to the
+ *     items run over all clocks.
+ * A persistent straggler (4x) makes the cut happen; whether it catches the
+ * straggler before its list ends depends on timing, so a run that dropped
+ * nothing is repeated (each run must account exactly).
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "flexrr/flexrr.h"
+#include "flexrr/log.h"
+#include "rt.h"
+#include "test_util.h"
+
+TestSuite(runtime_backup, .timeout = 600);
+
+#define ITEMS 48
+#define CLOCKS 5
+#define NW 4 /* 2 ranks x 2 threads */
+
+enum { ST_ITEMS, ST_N };
+
+struct bapp {
+	struct frr_job_info job;
+	double ran; /* leader: items run, summed over the clocks */
+};
+
+static int b_create(const struct frr_job_info *job, int argc, char **argv,
+		    void **app)
+{
+	struct bapp *a = calloc(1, sizeof(*a));
+
+	(void)argc, (void)argv;
+	if (!a)
+		return -ENOMEM;
+	a->job = *job;
+	*app = a;
+	return 0;
+}
+
+static void b_destroy(void *app)
+{
+	free(app);
+}
+
+static int b_tables(void *app, struct frr_table_spec *s, int max)
+{
+	struct bapp *a = app;
+
+	(void)max;
+	s[0] = (struct frr_table_spec){ .name = "count",
+					.rows = (uint64_t)a->job.nparts * ITEMS,
+					.cols = 1,
+					.rule = FRR_UPDATE_ADD };
+	return 1;
+}
+
+static int b_load(void *app, int part, uint64_t *n, void **data)
+{
+	(void)app, (void)part;
+	*n = ITEMS;
+	*data = NULL;
+	return 0;
+}
+
+static int b_process(void *app, struct frr_ctx *c, uint64_t begin, uint64_t end)
+{
+	uint64_t base = (uint64_t)frr_part_index(c) * ITEMS;
+	struct timespec ts = { 0, 300 * 1000 };
+
+	(void)app;
+	for (uint64_t i = begin; i < end; i++) {
+		frr_cell_update(c, 0, base + i, 0, 1);
+		frr_stat_add(c, ST_ITEMS, 1);
+		nanosleep(&ts, NULL);
+	}
+	return 0;
+}
+
+static int b_global(void *app, const double *st, int nstats, int clock,
+		    double *objective, char *metrics, size_t len)
+{
+	struct bapp *a = app;
+
+	(void)nstats, (void)clock;
+	a->ran += st[ST_ITEMS];
+	*objective = st[ST_ITEMS];
+	snprintf(metrics, len, "ran=%.0f", a->ran);
+	return 0;
+}
+
+/* Every cell in [0, clocks] and whole; their sum is the items run. */
+static int b_save_at(void *app, struct frr_eval_ctx *ec, const char *path,
+		     int clock)
+{
+	struct bapp *a = app;
+	double sum = 0;
+
+	(void)path;
+	for (uint64_t r = 0; r < (uint64_t)a->job.nparts * ITEMS; r++) {
+		float v;
+
+		frr_eval_row_read(ec, 0, r, &v);
+		if (v < 0 || v > (float)(clock + 1) || v != (float)(int)v) {
+			frr_err("cell %llu is %g after %d clocks",
+				(unsigned long long)r, (double)v, clock + 1);
+			return -EPROTO;
+		}
+		sum += v;
+	}
+	if (sum != a->ran) {
+		frr_err("the cells sum to %.0f, but %.0f items ran", sum,
+			a->ran);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+static const struct frr_app_ops backup_app = {
+	.size = sizeof(struct frr_app_ops),
+	.name = "backupcount",
+	.summary = "counts the items a backup cut lets run (tests)",
+	.create = b_create,
+	.destroy = b_destroy,
+	.tables = b_tables,
+	.load_partition = b_load,
+	.process = b_process,
+	.clock_global = b_global,
+	.nstats = ST_N,
+	.save_at = b_save_at,
+};
+
+struct cfg {
+	enum frr_tp_backend backend;
+	uint64_t seed;
+	int backups;
+	char metrics[128];
+};
+
+static int job_main(struct frr_oob *oob, void *arg)
+{
+	struct cfg *j = arg;
+	static char *argv[] = { "backupcount", NULL };
+	struct frr_run_opts o = {
+		.nprocs = 2,
+		.threads = 2,
+		.backend = j->backend,
+		.mode = FRR_MODE_BACKUP,
+		.backups = j->backups,
+		.clocks = CLOCKS,
+		.seed = 3 + j->seed,
+		.quiet = 1,
+		.metrics_path = j->metrics,
+		.save_path = "unused",
+		.secret = oob->secret,
+		.timeout_ms = 20000,
+		.dead_ms = 5000,
+		.delay_worker = -1,
+		.rr = { .group_size = 1,
+			.threshold = 0.2,
+			.min_share = 0.05,
+			.report_interval = 16,
+			.stragglers = "persistent:0,4" },
+		.rr_engaged = 1,
+		.app = &backup_app,
+		.app_argc = 1,
+		.app_argv = argv,
+	};
+
+	return frr_rt_job_run(oob, &o) ? -EPROTO : 0;
+}
+
+/* The metrics file's accounting (see the top): the items dropped. */
+static double check_metrics(const char *path, int backups)
+{
+	int cut[CLOCKS] = { 0 }, rows = 0;
+	FILE *f = fopen(path, "r");
+	char line[512];
+	double dropped = 0;
+
+	cr_assert_not_null(f, "%s missing", path);
+	cr_assert_not_null(fgets(line, sizeof(line), f));
+	cr_assert(strstr(line, ",dropped\n"), "header: %s", line);
+	while (fgets(line, sizeof(line), f)) {
+		double col[18];
+		char *p = line;
+		int n = 0;
+
+		while (n < 18 && p) {
+			col[n++] = atof(p);
+			if ((p = strchr(p, ',')))
+				p++;
+		}
+		cr_assert_eq(n, 18, "row: %s", line);
+		cr_assert(col[0] >= 0 && col[0] < CLOCKS, "%s", line);
+		/* updates (one per item run) + dropped = the partition */
+		cr_assert_eq(col[6] + col[17], ITEMS,
+			     "worker %.0f clock %.0f ran %.0f items and "
+			     "dropped %.0f of %d",
+			     col[1], col[0], col[6], col[17], ITEMS);
+		cut[(int)col[0]] += col[17] > 0;
+		dropped += col[17];
+		rows++;
+	}
+	fclose(f);
+	cr_assert_eq(rows, CLOCKS * NW);
+	for (int c = 0; c < CLOCKS; c++)
+		cr_assert_leq(cut[c], backups,
+			      "clock %d: %d workers dropped items, %d backups",
+			      c, cut[c], backups);
+	return dropped;
+}
+
+static void run_backup(int backups)
+{
+	enum frr_tp_backend bs[FRR_TEST_MAX_BACKENDS];
+	int nb = frr_test_backends(bs, FRR_TEST_MAX_BACKENDS);
+
+	for (int b = 0; b < nb; b++) {
+		struct cfg j = { .backend = bs[b], .backups = backups };
+		double dropped = 0;
+
+		snprintf(j.metrics, sizeof(j.metrics), "/tmp/backup-%d.csv",
+			 getpid());
+		for (j.seed = 0; j.seed < 6 && dropped <= 0; j.seed++) {
+			unlink(j.metrics);
+			cr_assert_eq(frr_launch_local(2, job_main, &j, 180000),
+				     0,
+				     "%s: the backup job failed or counted "
+				     "wrong (messages above)",
+				     frr_tp_backend_name(bs[b]));
+			dropped =
+			    check_metrics(j.metrics, backups ? backups : 1);
+		}
+		unlink(j.metrics);
+		cr_assert_gt(dropped, 0,
+			     "%s: a 4x straggler was never cut in %llu runs: "
+			     "the test proves nothing",
+			     frr_tp_backend_name(bs[b]),
+			     (unsigned long long)j.seed);
+	}
+}
+
+/* The default: 5% of 4 workers, at least 1. */
+Test(runtime_backup, one_backup_accounts_exactly)
+{
+	run_backup(0);
+}
+
+Test(runtime_backup, two_backups_account_exactly)
+{
+	run_backup(2);
+}
