@@ -292,10 +292,10 @@ static const struct frr_opt run_table[] = {
 			"has, not only those of complete clocks (fresher,\n"
 			"not deterministic; more row pushes)"),
 	FRR_OPT("backups", 0, FRR_OPT_INT, F(o.backups), 1, 4095, .def.i = -1,
-		.group = JOB, .arg = "B",
+		.group = JOB, .arg = "N",
 		.def_text = "5% of the workers, at least 1",
 		.help = "--mode backup: a clock waits for all workers but\n"
-			"B; the B still running drop the rest of their\n"
+			"N; the N still running drop the rest of their\n"
 			"items (counted: dropped= in the summary)"),
 	FRR_OPT("clocks", 0, FRR_OPT_INT, F(o.clocks), 1, 1000000, .def.i = 10,
 		ANYBASE, .group = JOB, .arg = "N", .help = "clocks to run"),
