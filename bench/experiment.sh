@@ -24,7 +24,7 @@ usage: bench/experiment.sh [options]
   --part NAME     one part: emulated (a), apps (b) or sim (c); apps takes
                   about 8 minutes on an idle 2-core machine
   --reps N        repetitions of each emulated run and app run, median
-                  (default 3)
+                  (default 3 emulated, 5 apps)
   --quick         small sizes (a smoke test of the script, not results)
   -h, --help      this text
 Takes about 25 minutes on an idle 2-core machine.  On a busy one run it at
@@ -35,7 +35,7 @@ EOF
 }
 
 here=$(cd "$(dirname "$0")/.." && pwd)
-build=$here/build out=$here/docs/results parts=a,b,c reps=3 quick=0
+build=$here/build out=$here/docs/results parts=a,b,c reps=3 b_reps=5 quick=0
 cmdline="bench/experiment.sh $*"
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -48,7 +48,7 @@ while [ $# -gt 0 ]; do
 		*) echo "experiment.sh: --part: '$2' is not emulated, apps or sim" >&2; exit 2 ;;
 		esac
 		shift ;;
-	--reps) reps=$2; shift ;;
+	--reps) reps=$2 b_reps=$2; shift ;;
 	--quick) quick=1 ;;
 	-h|--help) usage; exit 0 ;;
 	*) echo "experiment.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
@@ -70,31 +70,36 @@ seed=7 slack=1
 
 # ---- (a) emulated real runs at 2 x 4 -----------------------------------------
 # toy: 64 items of 800 us (sleeps) per worker and clock, one per chunk
-a_clocks=30 a_items=64 a_sleep=800
-[ $quick = 1 ] && a_clocks=8 reps=1
-real_run() { # mode pattern [metrics] -> time_s
+a_clocks=30 a_items=64 a_sleep=800 a_modes="bsp ssp rr flexrr backup"
+[ $quick = 1 ] && a_clocks=8 reps=1 b_reps=1
+real_run() { # mode pattern [metrics] -> time_s,dropped_share
 	local sl="" me=""
 	case $1 in ssp|flexrr) sl="--slack $slack" ;; esac
 	[ -n "${3:-}" ] && me="--metrics $3"
+	# backup: the share of the items its cuts dropped (0 in other modes)
 	# shellcheck disable=SC2086
 	"$bin" run -n 2 -t 4 --backend shm --no-pin -q --clocks $a_clocks --seed $seed \
 		--mode "$1" $sl --stragglers "$2" $me toy --items $a_items --sleep-us $a_sleep |
-		sed -n 's/.*time_s=\([0-9.]*\).*/\1/p'
+		awk '/^flexrr: done/ { t = ""; d = 0
+			for (i = 1; i <= NF; i++) {
+				if ($i ~ /^time_s=/) t = substr($i, 8)
+				if ($i ~ /^dropped_share=/) d = substr($i, 15) }
+			print t "," d }'
 }
 part_a() {
 	local f=$out/emulated-runs.csv r p m t
 	log "(a) emulated runs, 2 x 4, $reps repetitions"
-	echo "pattern,mode,rep,time_s" >"$f"
+	echo "pattern,mode,rep,time_s,dropped_share" >"$f"
 	: >"$tmp/cal.csv"
 	for ((r = 1; r <= reps; r++)); do
-		for m in bsp ssp rr flexrr; do
+		for m in $a_modes; do
 			t=$(real_run $m none "$tmp/c.csv")
 			[ $m = bsp ] && cat "$tmp/c.csv" >>"$tmp/cal.csv"
 			echo "none,$m,$r,$t" >>"$f"
 			log "  rep $r none $m $t s"
 		done
 		for p in "${patterns[@]}"; do
-			for m in bsp ssp rr flexrr; do
+			for m in $a_modes; do
 				t=$(real_run $m "$p")
 				echo "\"$p\",$m,$r,$t" >>"$f"
 				log "  rep $r $p $m $t s"
@@ -114,7 +119,11 @@ part_a() {
 # the compute is real and a straggler's injected sleep leaves its core idle,
 # as a slow machine's would (more threads than cores would share the cores
 # and hide the stragglers, docs/demo.md)
-b_strag="slow-worker:0.25,1.0" b_modes="ideal bsp ssp flexrr rr"
+# Patterns: a transient one, and two persistent ones, the second real (a CPU
+# hog thread pinned on worker 0's core, which the compute shares); without
+# stragglers the ideal (BSP), SSP and FlexRR.  Repetitions: b_reps.
+b_patterns="slow-worker:0.25,1.0 persistent:0,2 contention:0"
+b_modes="bsp ssp flexrr rr backup" b_none="ssp flexrr"
 app_args() { # app -> its options
 	case $1 in
 	mf) echo "--synthetic 20000,2000,2000000 --rank 8" ;;
@@ -141,9 +150,13 @@ app_run() { # app name mode spec rep -> per-clock rows on stdout
 			split($4, o, "="); split($5, c, "="); t += c[2]
 			printf "%s,%s,\"%s\",%d,%d,%.4f,%s\n", run, mode, s, rep, $3, t, o[2] }' "$tmp/err"
 }
+b_run() { # app name mode spec rep: one run appended to apps-APP.csv
+	app_run "$1" "$2" "$3" "$4" "$5" >>"$out/apps-$1.csv"
+	log "  rep $5 $1 $2 $4: $(tail -1 "$out/apps-$1.csv")"
+}
 part_b() {
-	local app m name spec sampler
-	log "(b) apps with real compute, 2 x 1 workers, $b_strag"
+	local app m spec sampler
+	log "(b) apps with real compute, 2 x 1 workers, $b_patterns, $b_reps repetitions"
 	[ -r "$tmp/kjv.txt" ] || "$here/scripts/make-kjv-corpus.sh" "$tmp/kjv.txt" >/dev/null
 	load_sampler >"$tmp/load" &
 	sampler=$!
@@ -151,13 +164,12 @@ part_b() {
 		echo "run,mode,stragglers,rep,clock,time_s,objective" >"$out/apps-$app.csv"
 	done
 	# repetitions interleaved, so a burst of load hits one rep, not one mode
-	for ((r = 1; r <= reps; r++)); do
+	for ((r = 1; r <= b_reps; r++)); do
 		for app in mf mlr lda; do
-			for name in $b_modes; do
-				m=$name spec=$b_strag
-				[ "$name" = ideal ] && { spec=none; m=bsp; }
-				app_run "$app" "$name" "$m" "$spec" "$r" >>"$out/apps-$app.csv"
-				log "  rep $r $app $name: $(tail -1 "$out/apps-$app.csv")"
+			b_run "$app" ideal bsp none "$r"
+			for m in $b_none; do b_run "$app" "$m" "$m" none "$r"; done
+			for spec in $b_patterns; do
+				for m in $b_modes; do b_run "$app" "$m" "$m" "$spec" "$r"; done
 			done
 		done
 	done
@@ -197,8 +209,8 @@ case ",$parts," in *,a,*)
 esac
 case ",$parts," in *,b,*)
 	part_b
-	meta b "strag=$b_strag" "reps=$reps" \
-		"config=2 x 1 workers (one per core), clocks mf $(app_clocks mf), mlr $(app_clocks mlr), lda $(app_clocks lda), --stragglers $b_strag, slack $slack, seed $seed, shm" \
+	meta b "strag=$b_patterns" "reps=$b_reps" \
+		"config=2 x 1 workers (one per core), clocks mf $(app_clocks mf), mlr $(app_clocks mlr), lda $(app_clocks lda), slack $slack, seed $seed, shm" \
 		"apps=mf $(app_args mf) | mlr $(app_args mlr) | lda --text kjv-chapters.txt --topics 50" \
 		"$(sort -n "$tmp/load" | awk '{ v[NR] = $1; s += $1 }
 			END { if (NR) printf "load=%.2f %.2f %.2f %d\n", v[1], s / NR, v[NR], NR }')"

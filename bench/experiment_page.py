@@ -10,6 +10,11 @@ Goals (issue 11, item 4), judged on the data, never assumed:
   G3  FlexRR ahead of lb-bsp under transient stragglers (slow-worker,
       disrupted-machine, power-law), within 5% of it under persistent ones
       (persistent, and contention, which never stops)
+Goals of issue 23, item 4, judged on part (b), the apps with real compute:
+  G4  FlexRR's time to target within 1.15x the ideal's (the balanced
+      bound's under persistent and contention), every app and pattern
+  G5  FlexRR ahead of BSP and SSP there
+  G6  without stragglers FlexRR within 3% of SSP's time to all clocks
 """
 import argparse
 import csv
@@ -18,7 +23,7 @@ import statistics
 import subprocess
 
 MODES = ["bsp", "ssp", "rr", "flexrr", "lb-bsp", "backup"]
-REAL_MODES = ["bsp", "ssp", "rr", "flexrr"]
+REAL_MODES = ["bsp", "ssp", "rr", "flexrr", "backup"]
 TRANSIENT = ("slow-worker", "disrupted-machine", "power-law")
 BOUND_PATTERNS = ("power-law", "persistent")
 SCALES = [16, 64, 256, 1024]
@@ -69,9 +74,12 @@ def part_a(out, gp, lines):
     meta = read_meta(os.path.join(out, "meta-a.txt"))
     run_line(lines, meta)
     reps, config = meta.get("reps", "?"), meta.get("config", "?")
-    times = {}
+    times, drop = {}, {}
     for r in runs:
         times.setdefault((r["pattern"], r["mode"]), []).append(float(r["time_s"]))
+        if r["mode"] == "backup":
+            drop.setdefault(r["pattern"], []).append(
+                float(r.get("dropped_share") or 0))
     med = {k: statistics.median(v) for k, v in times.items()}
     ideal = med[("none", "ssp")]
     sim = {}
@@ -100,6 +108,12 @@ def part_a(out, gp, lines):
         rows.append((p, [med.get((p, m), 0) / ideal for m in REAL_MODES]))
         lines.append(f"| {p} | " + " | ".join(cells) + " |")
     lines.append("")
+    if drop:
+        lines.append("backup (`flexrr run --mode backup`, 1 backup of 8 "
+                     "workers) is faster because it does less: the median "
+                     "share of the items its cuts dropped, per pattern: " +
+                     ", ".join(f"{p} {100 * statistics.median(v):.1f}%"
+                               for p, v in drop.items()) + ".\n")
     dat = os.path.join(out, "emulated.dat")
     with open(dat, "w") as f:
         for p, r in rows:
@@ -114,7 +128,7 @@ set style fill solid 0.8 border -1
 set yrange [0:*]
 set key top left
 set grid ytics
-plot "{dat}" using 2:xtic(1) title "BSP", "" using 3 title "SSP", "" using 4 title "RR", "" using 5 title "FlexRR"
+plot "{dat}" using 2:xtic(1) title "BSP", "" using 3 title "SSP", "" using 4 title "RR", "" using 5 title "FlexRR", "" using 6 title "backup"
 """)
     os.remove(dat)
     lines.append("![emulated runs](emulated.png)\n")
@@ -147,110 +161,165 @@ def part_b_intro(lines, meta):
         "What is real and what is emulated: the compute (SGD for mf and mlr, "
         "collapsed Gibbs sampling for lda), the parameter tables, the SSP "
         "clock and RapidReassignment are the real runtime; each of the two "
-        "processes has one worker, one per core. The stragglers are "
+        "processes has one worker, one per core. Patterns: "
+        f"{meta.get('strag', '?')}. `slow-worker` and `persistent` are "
         "injected by `flexrr run --stragglers`: a slowed worker sleeps for "
         "its extra time (a 2x slow-down sleeps as long as it computed), "
-        "which leaves its core idle as a slow machine would. `ideal` is BSP "
-        "without stragglers. Objective per clock as the run prints it "
+        "which leaves its core idle as a slow machine would. `contention:0` "
+        "is real: a CPU-bound thread pinned on worker 0's core competes "
+        "with its compute, as another tenant's job would. `ideal` is BSP "
+        "without stragglers; SSP and FlexRR also run without them (the "
+        "tables `none`). Objective per clock as the run prints it "
         "(`flexrr: clock N objective=`); time = the sum of the clocks' "
         "times (`clock_s`), i.e. wall time from the first clock, without "
         "start-up and data loading. The target of each app is the "
         "objective the ideal run reached at half of its clocks.\n")
 
 
-RUNS = ["ideal", "bsp", "ssp", "rr", "flexrr"]
+RUNS = ["ideal", "bsp", "ssp", "rr", "flexrr", "backup"]
 INF = float("inf")
+# persistent:0,2 and contention:0 (a hog sharing worker 0's core: half of
+# it, if the scheduler splits it evenly) leave 2 workers 1.5 workers' speed:
+# no schedule that does all the work beats the ideal's time x 2 / 1.5
+BOUND = {"persistent": 2 / 1.5, "contention": 2 / 1.5}
 
 
 def app_curves(rows):
-    """{run: {rep: [(clock, time_s, objective)]}} from an apps-*.csv."""
+    """{(stragglers, run): {rep: [(clock, time_s, objective)]}}."""
     curves = {}
     for r in rows:
-        curves.setdefault(r["run"], {}).setdefault(r.get("rep", "1"), []).append(
+        key = (r.get("stragglers", "none"), r["run"])
+        curves.setdefault(key, {}).setdefault(r.get("rep", "1"), []).append(
             (int(r["clock"]), float(r["time_s"]), float(r["objective"])))
     return curves
 
 
-def app_target(curves):
+def app_target(reps):
     """What BSP without stragglers reaches at half of its clocks (median over
     reps): early enough that every mode gets there while the curve is still
     steep, so the time to it is not decided by noise on a plateau."""
-    vals = []
-    for c in curves.get("ideal", {}).values():
-        vals.append(c[max(0, (len(c) + 1) // 2 - 1)][2])
+    vals = [c[max(0, (len(c) + 1) // 2 - 1)][2] for c in reps.values()]
     return statistics.median(vals) if vals else None
 
 
-def app_row(run, reps, target, lower, bsp_tt):
-    """A table row; returns the median time to target and the rep to plot."""
+def med_tt(reps, target, lower):
+    """Median time to target over the reps (INF if the median run missed),
+    the rep that has it, and how many reps reached it."""
     tts = sorted(((time_to(c, target, lower) or INF), k) for k, c in reps.items())
-    med_tt, med_rep = tts[(len(tts) - 1) // 2]
+    t, rep = tts[(len(tts) - 1) // 2]
+    return t, rep, sum(x < INF for x, _ in tts), tts
+
+
+def app_row(run, reps, target, lower, bsp_tt, ref_tt):
+    """A table row; returns it, the median time to target, the rep to plot."""
+    t, rep, got, tts = med_tt(reps, target, lower)
     alls = statistics.median(c[-1][1] for c in reps.values())
     final = statistics.median(c[-1][2] for c in reps.values())
-    got = sum(t < INF for t, _ in tts)
     spread = (f" ({tts[0][0]:.2f}-{tts[-1][0]:.2f})"
               if len(tts) > 1 and got == len(tts) else "")
-    tt = f"{med_tt:.2f}{spread}" if med_tt < INF else "not reached"
-    vs = f"{med_tt / bsp_tt:.2f}x" if med_tt < INF and bsp_tt else "-"
+    tt = f"{t:.2f}{spread}" if t < INF else "not reached"
+    vs = f"{t / bsp_tt:.2f}x" if t < INF and bsp_tt else "-"
+    vr = f"{t / ref_tt:.2f}x" if t < INF and ref_tt else "-"
     return (f"| {run} | {alls:.2f} | {final:.4g} | {tt} | {got}/{len(tts)} "
-            f"| {vs} |"), med_tt, med_rep
+            f"| {vs} | {vr} |"), t, rep
 
 
-def app_plot(out, gp, app, obj, lower, config, target, picked):
+def app_plot(out, gp, name, title, obj, lower, target, picked):
+    """Objective per second (left) and per clock (right), one line a run."""
     plots = []
     for run, c in picked:
-        d = os.path.join(out, f"apps-{app}-{run}.dat")
+        d = os.path.join(out, f"{name}-{run}.dat")
         with open(d, "w") as f:
-            for _, t, o in c:
-                f.write(f"{t} {o}\n")
+            for k, t, o in c:
+                f.write(f"{t} {o} {k}\n")
         plots.append((run, d))
+    key = "top right" if lower else "bottom right"
+    tl = f"{target} with lines dashtype 2 lc rgb \"gray\" title \"target\""
     gnuplot(gp, f"""
-set terminal pngcairo size 800,450 noenhanced
-set output "{out}/apps-{app}.png"
-set title "{app}: {obj} vs wall time ({config})"
-set xlabel "seconds"
+set terminal pngcairo size 1100,420 noenhanced
+set output "{out}/{name}.png"
+set multiplot layout 1,2 title "{title}"
 set ylabel "{obj}"
-set key {'top right' if lower else 'bottom right'}
+set key {key}
 set grid
-plot {", ".join(f'"{d}" using 1:2 with linespoints title "{r}"' for r, d in plots)}, {target} with lines dashtype 2 lc rgb "gray" title "target"
+set xlabel "seconds"
+plot {", ".join(f'"{d}" using 1:2 with linespoints title "{r}"' for r, d in plots)}, {tl}
+set xlabel "clock"
+plot {", ".join(f'"{d}" using 3:2 with linespoints title "{r}"' for r, d in plots)}, {tl}
+unset multiplot
 """)
     for _, d in plots:
         os.remove(d)
 
 
+def app_pattern(out, gp, lines, app, spec, curves, target, ideal_tt):
+    """One pattern's table and plot; returns {run: (median time to target,
+    median time to all clocks)}."""
+    obj, lower = APPS[app]
+    bound = BOUND.get(kind(spec), 1.0)
+    ref = ideal_tt * bound if ideal_tt else None
+    refname = "bound" if bound != 1.0 else "ideal"
+    lines.append(f"##### {app}, `{spec}`\n")
+    lines.append("| run | time to all clocks s | final | time to target s "
+                 f"(min-max) | reached | vs BSP | vs {refname} |")
+    lines.append("|---|---|---|---|---|---|---|")
+    # without stragglers BSP is the ideal
+    bsp = curves.get((spec, "bsp")) or (curves.get(("none", "ideal"))
+                                         if spec == "none" else None)
+    bsp_tt = med_tt(bsp, target, lower)[0] if bsp else None
+    bsp_tt = bsp_tt if bsp_tt and bsp_tt < INF else None
+    tt, picked = {}, []
+    runs = [("none", "ideal")] + [(spec, r) for r in RUNS[1:]]
+    for key in runs:
+        if key in curves:
+            row, t, rep = app_row(key[1], curves[key], target, lower, bsp_tt,
+                                  ref)
+            lines.append(row)
+            tt[key[1]] = (t, statistics.median(
+                c[-1][1] for c in curves[key].values()))
+            picked.append((key[1], curves[key][rep]))
+    lines.append("")
+    name = f"apps-{app}-{kind(spec)}"
+    app_plot(out, gp, name, f"{app}: {obj} ({spec}, 2 x 1 workers)", obj,
+             lower, target, picked)
+    lines.append(f"![{app} {spec}]({name}.png)\n")
+    return tt
+
+
 def part_b(out, gp, lines):
+    """Returns {(app, spec): {run: (time to target, to all clocks)}}, and
+    {(app, "bound"): ideal's time to target}."""
     meta = read_meta(os.path.join(out, "meta-b.txt"))
     if meta:
         part_b_intro(lines, meta)
-    config = "2 x 1 workers, " + meta.get("strag", "?")
-    any_app = False
+    res = {}
     for app, (obj, lower) in APPS.items():
         curves = app_curves(read_csv(os.path.join(out, f"apps-{app}.csv")) or [])
-        target = app_target(curves)
-        if target is None:
+        ideal = curves.get(("none", "ideal"))
+        if not ideal:
             continue
-        any_app = True
+        target = app_target(ideal)
+        ideal_tt = med_tt(ideal, target, lower)[0]
         lines.append(f"#### {app}: {obj} ({'lower' if lower else 'higher'} is "
                      f"better), target {target:.4g}\n")
-        lines.append("| run | time to all clocks s | final | time to target s "
-                     "(min-max) | reached | vs BSP |")
-        lines.append("|---|---|---|---|---|---|")
-        bsp_tt = None
-        if "bsp" in curves:
-            bsp_tt = app_row("bsp", curves["bsp"], target, lower, None)[1]
-            bsp_tt = bsp_tt if bsp_tt < INF else None
-        picked = []
-        for run in RUNS:
-            if run in curves:
-                row, _, rep = app_row(run, curves[run], target, lower, bsp_tt)
-                lines.append(row)
-                picked.append((run, curves[run][rep]))
-        lines.append("\nMedians over the repetitions; the plot shows, per "
-                     "mode, the repetition with the median time to target.\n")
-        app_plot(out, gp, app, obj, lower, config, target, picked)
-        lines.append(f"![{app}](apps-{app}.png)\n")
-    if not any_app:
+        specs = []
+        for (spec, _run) in curves:
+            if spec not in specs:
+                specs.append(spec)
+        for spec in specs:
+            res[(app, spec)] = app_pattern(out, gp, lines, app, spec, curves,
+                                           target, ideal_tt)
+        res[(app, "bound")] = ideal_tt
+    if not res:
         lines.append("*(b) not run: no apps-*.csv.*\n")
+    else:
+        lines.append("Medians over the repetitions; each plot shows, per "
+                     "run, the repetition with the median time to target, "
+                     "objective per second and per clock. `vs bound`: the "
+                     "ideal's time x 2 / 1.5 (a worker at half speed leaves "
+                     "two workers 1.5 workers' worth; for contention that "
+                     "assumes the hog gets half of the core).\n")
+    return res
 
 
 # ---- (c) simulator at scale ------------------------------------------------
@@ -326,7 +395,7 @@ unset multiplot
 
 # ---- goals -----------------------------------------------------------------
 
-def goals(lines, sim, emu):
+def goals(lines, sim, emu, apps):
     lines.append("| goal | pattern | result | met |")
     lines.append("|---|---|---|---|")
     verdict = {}
@@ -376,8 +445,31 @@ def goals(lines, sim, emu):
             " lb-bsp", p, "FlexRR / lb-bsp: " +
             ", ".join(f"{x:.3f}" for x in ratios),
             max(ratios) < lim if transient else max(ratios) <= lim)
+    bspecs = sorted(k for k in (apps or {}) if k[1] not in ("none", "bound")
+                    and "flexrr" in apps[k])
+    for app, spec in bspecs:
+        f = apps[(app, spec)]["flexrr"][0]
+        bound = BOUND.get(kind(spec), 1.0)
+        ref = apps[(app, "bound")] * bound
+        row(f"G4 FlexRR <= 1.15x {'bound' if bound != 1.0 else 'ideal'} "
+            "(apps, time to target)", f"{app} {spec}", f"{f / ref:.3f}",
+            f / ref <= 1.15)
+    for app, spec in bspecs:
+        runs = apps[(app, spec)]
+        f = runs["flexrr"][0]
+        others = [runs[m][0] for m in ("bsp", "ssp") if m in runs]
+        best = min(others) if others else INF
+        row("G5 FlexRR ahead of BSP and SSP (apps, time to target)",
+            f"{app} {spec}", f"FlexRR / best of them: {f / best:.3f}"
+            if best < INF else "neither reached the target", f < best)
+    for (app, spec), runs in sorted((apps or {}).items()):
+        if spec != "none" or "flexrr" not in runs or "ssp" not in runs:
+            continue
+        x = runs["flexrr"][1] / runs["ssp"][1]
+        row("G6 no stragglers: FlexRR within 3% of SSP (apps, time to all "
+            "clocks)", app, f"{x:.3f}", x <= 1.03)
     lines.append("")
-    lines.append("Scales in each cell: " + ", ".join(str(w) for w in SCALES) +
+    lines.append("G1-G3: scales in each cell: " + ", ".join(str(w) for w in SCALES) +
                  " workers (simulator); see [analysis.md](analysis.md) for "
                  "why where a goal is missed.\n")
 
@@ -399,21 +491,22 @@ def main():
          "1.1, like slow-worker), `persistent:0,2` (worker 0 always 2x "
          "slower), `contention:0` (a CPU hog on worker 0's core in real runs; "
          "a factor 2 in the simulator). Same seed, so every mode sees the "
-         "same schedule. lb-bsp and backup are baselines of the simulator "
-         "only (docs/simulator.md).\n",
+         "same schedule. lb-bsp is a baseline of the simulator only "
+         "(docs/simulator.md); backup runs in (a) and (b) too (`flexrr run "
+         "--mode backup`, 5% of the workers, at least 1).\n",
          "## Goals\n"]
     goal_at = len(L)
     L.append("## (a) Emulated runs on this machine\n")
     emu = part_a(a.out, a.gnuplot, L)
     L.append("## (b) The apps with real compute under stragglers\n")
-    part_b(a.out, a.gnuplot, L)
+    apps = part_b(a.out, a.gnuplot, L)
     L.append("## (c) The simulator at 16 to 1,024 workers\n")
     sim = part_c(a.out, a.gnuplot, L)
     G = []
-    if sim:
-        goals(G, sim, emu)
+    if sim or apps:
+        goals(G, sim or {}, emu, apps)
     else:
-        G.append("*No simulator results: goals not judged.*\n")
+        G.append("*No simulator or app results: goals not judged.*\n")
     L[goal_at:goal_at] = G
     with open(os.path.join(a.out, "README.md"), "w") as f:
         f.write("\n".join(L) + "\n")
