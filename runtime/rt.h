@@ -79,28 +79,7 @@
 #define FRR_RT_GLOBALS_RING 32
 /* inbox slots, budget and chunk bounds: table/sizes.h (the simulator's) */
 
-/* --mode: the runtime's, not the app's (apps see frr_job_info.slack). */
-enum frr_mode {
-	FRR_MODE_BSP = 0,    /* slack 0 */
-	FRR_MODE_SSP = 1,    /* slack s */
-	FRR_MODE_ASYNC = 2,  /* no bound checked (a window of 16 clocks) */
-	FRR_MODE_FLEXRR = 3, /* SSP + RapidReassignment */
-	FRR_MODE_RR = 4,     /* BSP + RapidReassignment */
-	/* BSP with backup workers: a clock ends when all but the b slowest
-	 * have finished it, and those drop the rest of their items at their
-	 * next chunk (Chen et al., 2016; the simulator's "backup") */
-	FRR_MODE_BACKUP = 5,
-};
-#define FRR_NMODES 6
-
-/* --mode's word for m ("?" for none of them). */
-static inline const char *frr_mode_name(int m)
-{
-	static const char *const n[FRR_NMODES] = { "bsp",    "ssp", "async",
-						   "flexrr", "rr",  "backup" };
-
-	return m >= 0 && m < FRR_NMODES ? n[m] : "?";
-}
+/* --mode (enum frr_mode, frr_mode_name): ssp/ssp.h */
 
 /* Options of `flexrr run` (the launcher parses them). */
 struct frr_run_opts {

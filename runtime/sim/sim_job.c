@@ -26,10 +26,14 @@
 #include "ssp.h"
 #include "sim_int.h"
 
+/* the runtime's words for the modes both have (ssp.h) */
 const char *const frr_sim_mode_names[FRR_SIM_NMODES] = {
-	[FRR_SIM_BSP] = "bsp",	     [FRR_SIM_SSP] = "ssp",
-	[FRR_SIM_RR] = "rr",	     [FRR_SIM_FLEXRR] = "flexrr",
-	[FRR_SIM_LB_BSP] = "lb-bsp", [FRR_SIM_BACKUP] = "backup",
+	[FRR_SIM_BSP] = FRR_MODE_NAME_BSP,
+	[FRR_SIM_SSP] = FRR_MODE_NAME_SSP,
+	[FRR_SIM_RR] = FRR_MODE_NAME_RR,
+	[FRR_SIM_FLEXRR] = FRR_MODE_NAME_FLEXRR,
+	[FRR_SIM_LB_BSP] = "lb-bsp",
+	[FRR_SIM_BACKUP] = FRR_MODE_NAME_BACKUP,
 };
 
 int frr_sim_mode_parse(const char *name)

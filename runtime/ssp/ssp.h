@@ -1,12 +1,47 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The staleness bound, on ssp/'s floor (docs/architecture.md "Inside
- * runtime/"): the run options (launch/, through rt.h) and the simulator
- * (sim/, its own target, which does not see rt.h) check a slack against it.
+ * The staleness bound and the consistency modes, on ssp/'s floor
+ * (docs/architecture.md "Inside runtime/"): the run options (launch/,
+ * through rt.h) and the simulator (sim/, its own target, which does not see
+ * rt.h) check a slack against the bound and name their modes with these
+ * words.  The simulator's enum (flexrr/sim.h, public) has its own values:
+ * it has lb-bsp and no async.
  */
 #ifndef FLEXRR_RUNTIME_SSP_H
 #define FLEXRR_RUNTIME_SSP_H
 
 #define FRR_RT_MAX_SLACK 24 /* the largest slack a job or simulation takes */
+
+#define FRR_MODE_NAME_BSP "bsp"
+#define FRR_MODE_NAME_SSP "ssp"
+#define FRR_MODE_NAME_ASYNC "async"
+#define FRR_MODE_NAME_FLEXRR "flexrr"
+#define FRR_MODE_NAME_RR "rr"
+#define FRR_MODE_NAME_BACKUP "backup"
+
+/* --mode: the runtime's, not the app's (apps see frr_job_info.slack). */
+enum frr_mode {
+	FRR_MODE_BSP = 0,    /* slack 0 */
+	FRR_MODE_SSP = 1,    /* slack s */
+	FRR_MODE_ASYNC = 2,  /* no bound checked (a window of 16 clocks) */
+	FRR_MODE_FLEXRR = 3, /* SSP + RapidReassignment */
+	FRR_MODE_RR = 4,     /* BSP + RapidReassignment */
+	/* BSP with backup workers: a clock ends when all but the b slowest
+	 * have finished it, and those drop the rest of their items at their
+	 * next chunk (Chen et al., 2016; the simulator's "backup") */
+	FRR_MODE_BACKUP = 5,
+};
+#define FRR_NMODES 6
+
+/* --mode's word for m ("?" for none of them). */
+static inline const char *frr_mode_name(int m)
+{
+	static const char *const n[FRR_NMODES] = {
+		FRR_MODE_NAME_BSP,    FRR_MODE_NAME_SSP, FRR_MODE_NAME_ASYNC,
+		FRR_MODE_NAME_FLEXRR, FRR_MODE_NAME_RR,	 FRR_MODE_NAME_BACKUP
+	};
+
+	return m >= 0 && m < FRR_NMODES ? n[m] : "?";
+}
 
 #endif /* FLEXRR_RUNTIME_SSP_H */
