@@ -268,3 +268,15 @@ Test(runtime_backup, two_backups_account_exactly)
 {
 	run_backup(2);
 }
+
+/* A job that learns its size only at the start (PMIx) is checked there:
+ * as many backups as workers fail it, never run as BSP unnoticed. */
+Test(runtime_backup, as_many_backups_as_workers_fail_the_job)
+{
+	struct cfg j = { .backend = FRR_TP_BACKEND_SHM, .backups = NW };
+
+	snprintf(j.metrics, sizeof(j.metrics), "/tmp/backup-%d.csv", getpid());
+	cr_assert_neq(frr_launch_local(2, job_main, &j, 60000), 0,
+		      "a job with %d backups of %d workers ran", NW, NW);
+	unlink(j.metrics);
+}

@@ -236,7 +236,7 @@ static void rt_setup_shape(struct frr_rt *rt, struct frr_oob *oob,
 		rt->rr = &frr_rr_ops;
 		rt->rr_reassign = 1;
 	}
-	/* checked at launch: 1 <= backups < W */
+	/* 1 <= backups < W: checked at launch and in rt_init */
 	if (o->mode == FRR_MODE_BACKUP)
 		rt->backups = o->backups > 0 ? o->backups : (rt->W + 19) / 20;
 }
@@ -277,6 +277,14 @@ static int rt_init(struct frr_rt *rt, struct frr_oob *oob,
 		frr_err("--delay-worker %d: the job has %d workers (0..%d); "
 			"pick one of them, or -1 for a different one each time",
 			o->delay_worker, rt->W, rt->W - 1);
+		return -EINVAL;
+	}
+	/* checked at launch, but a PMIx job learns its size only here */
+	if (rt->backups >= rt->W) {
+		frr_err("--mode backup with %d backups: the job has %d "
+			"workers, and a clock must wait for one at least; give "
+			"--backups %d or fewer, or more workers",
+			rt->backups, rt->W, rt->W - 1);
 		return -EINVAL;
 	}
 	err = rt_alloc(rt);
