@@ -33,7 +33,10 @@
  * A value is a double kept as two floats, hi + lo (tables hold floats):
  * late in the run a push is far below a float's precision of its target
  * (D sums ~2,000 ranks) and would round away; one float per row loses
- * ~1e-4 of the mass so.
+ * ~1e-4 of the mass so.  FRR_TABLE_COMPENSATED would keep the sums exact
+ * but not the reads: a read is one float, and a residual of 1e-9 over
+ * 20,000 vertices needs more than a float's ulp of each (~4e-12 each,
+ * ~7e-8 summed).
  */
 #include <errno.h>
 #include <math.h>
