@@ -238,7 +238,8 @@ static void rt_setup_shape(struct frr_rt *rt, struct frr_oob *oob,
 	}
 	/* 1 <= backups < W: checked at launch and in rt_init */
 	if (o->mode == FRR_MODE_BACKUP)
-		rt->backups = o->backups > 0 ? o->backups : (rt->W + 19) / 20;
+		rt->backups =
+		    o->backups > 0 ? o->backups : frr_backups_default(rt->W);
 }
 
 static int rt_alloc(struct frr_rt *rt)

@@ -138,10 +138,7 @@ static int check_eager(const struct frr_job *job)
 			"clocks before it) does not allow; use --mode ssp, "
 			"flexrr or async, or drop --eager\n",
 			job->prog, frr_mode_name(o->mode),
-			o->mode == FRR_MODE_BSP || o->mode == FRR_MODE_RR ||
-				o->mode == FRR_MODE_BACKUP
-			    ? ""
-			    : " --slack 0");
+			frr_mode_exact(o->mode) ? "" : " --slack 0");
 		return -EINVAL;
 	}
 	if (o->ckpt_dir || o->resume_dir) {
@@ -174,8 +171,7 @@ int frr_job_finalize(struct frr_job *job)
 		return -EINVAL;
 	if (job->have_slack && !job->have_mode)
 		o->mode = FRR_MODE_SSP;
-	if (o->mode == FRR_MODE_BSP || o->mode == FRR_MODE_RR ||
-	    o->mode == FRR_MODE_BACKUP) {
+	if (frr_mode_exact(o->mode)) {
 		if (job->have_slack && o->slack) {
 			fprintf(stderr,
 				"%s: --mode %s has slack 0; use --mode ssp or "
@@ -206,7 +202,7 @@ static int check_backups(const struct frr_job *job)
 {
 	const struct frr_run_opts *o = &job->o;
 	int w = o->nprocs * o->threads;
-	int b = o->backups > 0 ? o->backups : (w + 19) / 20;
+	int b = o->backups > 0 ? o->backups : frr_backups_default(w);
 
 	if (o->mode != FRR_MODE_BACKUP || b < w)
 		return 0;

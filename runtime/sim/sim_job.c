@@ -542,7 +542,7 @@ int frr_sim_run(const struct frr_sim_cfg *cfg, enum frr_sim_mode mode,
 	s.need = s.W;
 	if (mode == FRR_SIM_BACKUP)
 		s.need -=
-		    cfg->backups >= 0 ? cfg->backups : (s.W + 19) / 20; /* 5% */
+		    cfg->backups >= 0 ? cfg->backups : frr_backups_default(s.W);
 	rr_setup(&s);
 	res->clock_s = malloc((size_t)cfg->clocks * sizeof(double));
 	res->comm_share = malloc((size_t)cfg->clocks * sizeof(double));

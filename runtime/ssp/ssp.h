@@ -33,6 +33,19 @@ enum frr_mode {
 };
 #define FRR_NMODES 6
 
+/* Modes whose slack is 0 (every read holds exactly the clocks before it). */
+static inline int frr_mode_exact(int m)
+{
+	return m == FRR_MODE_BSP || m == FRR_MODE_RR || m == FRR_MODE_BACKUP;
+}
+
+/* Backup workers when none are given: 5% of the w workers, at least 1
+ * (the runtime's --mode backup and the simulator's backup). */
+static inline int frr_backups_default(int w)
+{
+	return (w + 19) / 20;
+}
+
 /* --mode's word for m ("?" for none of them). */
 static inline const char *frr_mode_name(int m)
 {
