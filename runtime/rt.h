@@ -585,7 +585,8 @@ int frr_inst_clock_begin(struct frr_worker *wk, int c);
 void frr_inst_ssp_wait(struct frr_worker *wk, int c, uint64_t t0, uint64_t t1);
 /* wk's thread ran items for work_ns (its own or, helping, another's). */
 void frr_inst_chunk(struct frr_worker *wk, uint64_t work_ns);
-void frr_inst_list_done(struct frr_worker *wk, int c, uint64_t end);
+/* wk ran its own items [a, end) since its wait ended or it last helped. */
+void frr_inst_list_done(struct frr_worker *wk, int c, uint64_t a, uint64_t end);
 void frr_inst_help_wait(struct frr_worker *wk, int c, uint64_t t0);
 void frr_inst_clock_end(struct frr_worker *wk, int c);
 void frr_inst_exit(struct frr_worker *wk);

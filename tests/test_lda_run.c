@@ -192,6 +192,31 @@ Test(lda_run, deterministic_and_consistent)
 	rm_tmp();
 }
 
+/* The trace's work and help spans carry their documents' cost (1 + tokens,
+ * lda's item_cost): in every clock they cover the corpus once, exactly,
+ * whoever ran which range (bench/reassign-cost.sh reads them). */
+static void check_trace_costs(const char *trace, const struct lda_corpus *c)
+{
+	char cmd[2048];
+
+	snprintf(
+	    cmd, sizeof(cmd),
+	    "python3 -c \"import json,sys,collections; "
+	    "e=[x for x in json.load(open('%s')) if x.get('ph')=='X' and "
+	    "(x['name']=='work' or x['name'].startswith('help w'))]; "
+	    "s=collections.Counter(); "
+	    "[s.update({x['args']['clock']: x['args'].get('cost', -1e18)}) "
+	    "for x in e if x['args']['end'] > x['args']['begin']]; "
+	    "bad={k: v for k, v in s.items() if v != %llu}; "
+	    "print('per-clock cost', dict(s)) if bad or len(s) != 6 "
+	    "else None; sys.exit(1 if bad or len(s) != 6 else 0)\"",
+	    trace, (unsigned long long)(c->ndocs + c->ntokens));
+	cr_assert_eq(system(cmd), 0,
+		     "the trace %s does not cover the corpus's cost %llu once "
+		     "per clock",
+		     trace, (unsigned long long)(c->ndocs + c->ntokens));
+}
+
 /* With RapidReassignment and a persistent straggler, helpers sample some
  * of the slow worker's documents: counts stay consistent with the
  * assignments and the likelihood still rises. */
@@ -209,14 +234,16 @@ Test(lda_run, helpers_keep_counts_consistent)
 
 		snprintf(args, sizeof(args),
 			 "run -n 2 -t 2 %s --stragglers persistent:0,4 "
-			 "--clocks 6 --seed 4 lda --text %s --max-doc-frac "
-			 "0.25 --topics 16 --save %s",
-			 modes[m], lda_test_kjv(), tmp("m.bin"));
+			 "--clocks 6 --seed 4 --trace %s lda --text %s "
+			 "--max-doc-frac 0.25 --topics 16 --save %s",
+			 modes[m], tmp("tr.json"), lda_test_kjv(),
+			 tmp("m.bin"));
 		app_run(&r, args);
 		if (strstr(r.out, "not built into this binary"))
 			cr_skip_test("RapidReassignment not built yet");
 		cr_assert_eq(r.status, 0, "%s", r.out);
 		check_counts(tmp("m.bin"), &c, 16);
+		check_trace_costs(tmp("tr.json"), &c);
 		cr_assert_eq(clock_values(&r, ll, 16), 6);
 		lda_assert_rising(ll, 6);
 	}

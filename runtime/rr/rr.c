@@ -133,8 +133,13 @@ static void obs_help(void *arg, int owner, int clock, uint64_t a, uint64_t b,
 		     uint64_t t0, uint64_t t1)
 {
 	struct rr_wstate *ws = arg;
+	/* our own range cut off by an accepted offer (rr_proto.c reclaim) */
+	enum frr_trace_kind k =
+	    owner == ws->w ? FRR_TR_WORK : FRR_TR_HELP_GIVEN;
 
-	frr_trace_rec(ws->tb, FRR_TR_HELP_GIVEN, t0, t1, clock, owner, a, b);
+	frr_trace_cost(frr_trace_rec(ws->tb, k, t0, t1, clock,
+				     owner == ws->w ? -1 : owner, a, b),
+		       frr_rt_costs(ws->job->rt, owner), a, b);
 }
 
 static void obs_event(void *arg, int kind, int peer, int clock, uint64_t a,

@@ -375,12 +375,19 @@ static enum rr_state st_reclaim(struct rr_run *r)
 	for (int i = 0; i < rw->noffers; i++) {
 		struct rr_offer *o = &rw->offers[i];
 
+		uint64_t t0;
+
 		if (o->state != RR_OFFER_CANCELLED)
 			continue;
+		t0 = rr_now_ns(rw);
 		err = rw->env_ops->run_range(rw->env, rw->w, rw->w, r->clock,
 					     o->a, o->b);
 		if (err)
 			return fail(r, err);
+		/* the timeline shows it as our own work (owner == us) */
+		if (rw->on_help)
+			rw->on_help(rw->obs_arg, rw->w, r->clock, o->a, o->b,
+				    t0, rr_now_ns(rw));
 		o->state = RR_OFFER_RECLAIMED;
 		rr_ran_range(rw, r->clock);
 		rw->k_done++;

@@ -177,7 +177,9 @@ struct rr_worker {
 	/* job totals (for the summary) */
 	uint64_t tot[RR_C_NCOUNTERS];
 	uint64_t helped_ranges, helped_items;
-	/* per-hook observers (rr.c: trace and straggler accounting) */
+	/* per-hook observers (rr.c: trace and straggler accounting);
+	 * on_help also sees a cancelled range the worker ran itself
+	 * (owner == its own id) */
 	void (*on_help)(void *arg, int owner, int clock, uint64_t a, uint64_t b,
 			uint64_t t0, uint64_t t1);
 	void (*on_event)(void *arg, int kind, int peer, int clock, uint64_t a,

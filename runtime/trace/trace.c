@@ -122,8 +122,18 @@ uint64_t frr_trace_dropped(const struct frr_trace *t)
 	return n;
 }
 
+/* ",\"cost\":C" for a span that carries its items' cost, else "". */
+static const char *cost_arg(const struct frr_trace_rec *r, char *buf, size_t n)
+{
+	buf[0] = 0;
+	if (r->cost > 0)
+		snprintf(buf, n, ",\"cost\":%.1f", r->cost);
+	return buf;
+}
+
 static void write_rec(FILE *f, int pid, int tid, const struct frr_trace_rec *r)
 {
+	char cost[48];
 	const char *name = r->kind < FRR_TR_NKINDS ? kind_names[r->kind] : "?";
 	const char *col = r->kind < FRR_TR_NKINDS ? kind_colour[r->kind] : "";
 	double ts = (double)r->t0 / 1e3;
@@ -174,18 +184,20 @@ static void write_rec(FILE *f, int pid, int tid, const struct frr_trace_rec *r)
 			"{\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,"
 			"\"dur\":%.3f,\"name\":\"help w%d\",\"cat\":\"rr\","
 			"\"cname\":\"%s\",\"args\":{\"helpee\":%d,\"clock\":%d,"
-			"\"begin\":%llu,\"end\":%llu}},\n",
+			"\"begin\":%llu,\"end\":%llu%s}},\n",
 			pid, tid, ts, (double)(r->t1 - r->t0) / 1e3, r->peer,
 			col, r->peer, r->clock, (unsigned long long)r->a,
-			(unsigned long long)r->b);
+			(unsigned long long)r->b,
+			cost_arg(r, cost, sizeof(cost)));
 		return;
 	}
 	fprintf(f,
 		"{\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,"
 		"\"name\":\"%s\",\"cat\":\"worker\",\"cname\":\"%s\","
-		"\"args\":{\"clock\":%d,\"begin\":%llu,\"end\":%llu}},\n",
+		"\"args\":{\"clock\":%d,\"begin\":%llu,\"end\":%llu%s}},\n",
 		pid, tid, ts, (double)(r->t1 - r->t0) / 1e3, name, col,
-		r->clock, (unsigned long long)r->a, (unsigned long long)r->b);
+		r->clock, (unsigned long long)r->a, (unsigned long long)r->b,
+		cost_arg(r, cost, sizeof(cost)));
 }
 
 /* This rank's events (no brackets), metadata first. */

@@ -15,6 +15,7 @@
 #ifndef FLEXRR_RUNTIME_TRACE_H
 #define FLEXRR_RUNTIME_TRACE_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -41,6 +42,9 @@ struct frr_trace_rec {
 	uint16_t kind;
 	int16_t peer;
 	int32_t clock;
+	/* work and help spans: the app's item cost of [a, b) (item_cost),
+	 * so a timeline tells a range's time per unit of work; 0 = none */
+	double cost;
 };
 
 /* One per worker thread; written only by that thread. */
@@ -71,19 +75,19 @@ static inline uint64_t frr_trace_now(void)
 	return frr_now_ns();
 }
 
-/* Hot path: append one record (b may be NULL: tracing off). */
-static inline void frr_trace_rec(struct frr_trace_buf *b,
-				 enum frr_trace_kind kind, uint64_t t0,
-				 uint64_t t1, int clock, int peer, uint64_t a,
-				 uint64_t bb)
+/* Hot path: append one record (b may be NULL: tracing off); the record,
+ * or NULL if none was written (off, or the buffer is full). */
+static inline struct frr_trace_rec *
+frr_trace_rec(struct frr_trace_buf *b, enum frr_trace_kind kind, uint64_t t0,
+	      uint64_t t1, int clock, int peer, uint64_t a, uint64_t bb)
 {
 	struct frr_trace_rec *r;
 
 	if (!b)
-		return;
+		return NULL;
 	if (b->n >= b->cap) {
 		b->dropped++;
-		return;
+		return NULL;
 	}
 	r = &b->rec[b->n++];
 	r->t0 = t0;
@@ -93,6 +97,16 @@ static inline void frr_trace_rec(struct frr_trace_buf *b,
 	r->kind = (uint16_t)kind;
 	r->peer = (int16_t)peer;
 	r->clock = clock;
+	r->cost = 0;
+	return r;
+}
+
+/* The item cost of [a, b) from a partition's prefix sums (NULL: none). */
+static inline void frr_trace_cost(struct frr_trace_rec *r, const double *cost,
+				  uint64_t a, uint64_t b)
+{
+	if (r && cost && b > a)
+		r->cost = cost[b] - cost[a];
 }
 
 static inline void frr_trace_instant(struct frr_trace_buf *b,

@@ -158,15 +158,16 @@ void frr_inst_chunk(struct frr_worker *wk, uint64_t work_ns)
 		frr_strag_account(&iw->sw, work_ns);
 }
 
-void frr_inst_list_done(struct frr_worker *wk, int c, uint64_t end)
+void frr_inst_list_done(struct frr_worker *wk, int c, uint64_t a, uint64_t end)
 {
 	struct frr_inst_worker *iw = iw_of(wk);
 
 	if (!iw)
 		return;
 	frr_strag_clock_end(&iw->sw);
-	frr_trace_rec(iw->tb, FRR_TR_WORK, iw->t_work, frr_trace_now(), c, -1,
-		      0, end);
+	frr_trace_cost(frr_trace_rec(iw->tb, FRR_TR_WORK, iw->t_work,
+				     frr_trace_now(), c, -1, a, end),
+		       frr_rt_costs(wk->rt, wk->id), a, end);
 }
 
 void frr_inst_help_wait(struct frr_worker *wk, int c, uint64_t t0)

@@ -208,11 +208,11 @@ static int own_items(struct frr_ctx *c, struct frr_rr_list *list, int *nextra)
 	int w = c->wk->id;
 
 	for (;;) {
+		uint64_t a = list->next, t0;
 		int k, err = run_list(c, list);
-		uint64_t t0;
 
 		if (!err)
-			frr_inst_list_done(c->wk, c->clock, list->end);
+			frr_inst_list_done(c->wk, c->clock, a, list->end);
 		if (err || !rt->rr)
 			return err;
 		t0 = frr_now_ns();
@@ -220,8 +220,9 @@ static int own_items(struct frr_ctx *c, struct frr_rr_list *list, int *nextra)
 		err = frr_rt_hook(rt, k, "own_list_done", w, c->clock);
 		if (err)
 			return err;
+		/* the next work span (if the list grew back) starts here */
+		frr_inst_help_wait(c->wk, c->clock, t0);
 		if (list->next >= list->end) {
-			frr_inst_help_wait(c->wk, c->clock, t0);
 			*nextra = k;
 			return 0;
 		}
