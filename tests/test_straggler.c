@@ -201,10 +201,16 @@ Test(straggler, delay_is_owed_per_item_and_paid_by_clock_end)
 	frr_strag_account(&sw, 1000000);
 	cr_assert_geq(sw.injected_ns, 2020000);
 	cr_assert_eq(sw.debt_ns, 0);
+	/* what the 2 ms sleep overslept is credited, never dropped: slept
+	 * minus credit is exactly what the work owed */
+	cr_assert_eq(sw.injected_ns - sw.credit_ns, 2020000);
 	frr_strag_account(&sw, 10000);
 	frr_strag_clock_end(&sw);
 	cr_assert_eq(sw.debt_ns, 0);
-	cr_assert_geq(sw.injected_ns, 2040000);
+	cr_assert_eq(sw.injected_ns - sw.credit_ns, 2040000);
+	/* a new clock starts owing nothing and with no credit */
+	frr_strag_clock_begin(&sw, 1);
+	cr_assert_eq(sw.credit_ns, 0);
 	frr_strag_worker_stop(&sw);
 
 	/* an unslowed worker owes nothing */

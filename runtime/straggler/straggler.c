@@ -393,6 +393,7 @@ void frr_strag_worker_stop(struct frr_strag_worker *sw)
 void frr_strag_clock_begin(struct frr_strag_worker *sw, int clock)
 {
 	sw->clock = clock;
+	sw->credit_ns = 0; /* a clock's delay is its own */
 	sw->factor = frr_stragglers_factor(sw->s, sw->worker, clock);
 	if (sw->factor > 1.0) {
 		sw->delayed_clocks++;
@@ -412,8 +413,15 @@ static void pay(struct frr_strag_worker *sw)
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
 	t1 = frr_trace_now();
-	/* oversleeping counts as paid: the next chunk owes less */
-	sw->debt_ns = t1 - t0 >= sw->debt_ns ? 0 : sw->debt_ns - (t1 - t0);
+	/* oversleeping counts as paid: the next chunks of this clock owe less
+	 * (a loaded host oversleeps by a share of the sleep; dropped, it
+	 * slowed a worker by more than its factor) */
+	if (t1 - t0 >= sw->debt_ns) {
+		sw->credit_ns += t1 - t0 - sw->debt_ns;
+		sw->debt_ns = 0;
+	} else {
+		sw->debt_ns -= t1 - t0;
+	}
 	sw->injected_ns += t1 - t0;
 	frr_trace_rec(sw->trace, FRR_TR_DELAY, t0, t1, sw->clock, -1,
 		      (uint64_t)(sw->factor * 100), 0);
@@ -421,9 +429,17 @@ static void pay(struct frr_strag_worker *sw)
 
 void frr_strag_account(struct frr_strag_worker *sw, uint64_t work_ns)
 {
+	uint64_t owe;
+
 	if (sw->factor <= 1.0)
 		return;
-	sw->debt_ns += (uint64_t)((sw->factor - 1.0) * (double)work_ns);
+	owe = (uint64_t)((sw->factor - 1.0) * (double)work_ns);
+	if (sw->credit_ns >= owe) {
+		sw->credit_ns -= owe;
+		return;
+	}
+	sw->debt_ns += owe - sw->credit_ns;
+	sw->credit_ns = 0;
 	if (sw->debt_ns >= FRR_STRAG_MIN_SLEEP_NS)
 		pay(sw);
 }

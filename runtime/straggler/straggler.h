@@ -22,7 +22,10 @@
  * with the same seed see the same schedule.  A slow-down factor x is applied
  * by the thread that executes items: after a chunk of items that took t ns of
  * real work, the worker owes (x - 1) * t ns, paid by sleeping (the core is
- * left free) once the debt exceeds FRR_STRAG_MIN_SLEEP_NS and at clock end.
+ * left free) once the debt exceeds FRR_STRAG_MIN_SLEEP_NS and at clock end;
+ * a sleep that lasts longer than the debt is credited to the clock's next
+ * chunks, so a slowed clock takes x times its work however late the host
+ * wakes the sleeper (to within the last sleep's overshoot).
  * So the delay is spread over the clock, and a helper that takes over items
  * of a slowed worker runs them at its own speed.
  */
@@ -98,8 +101,9 @@ struct frr_strag_worker {
 	struct frr_trace_buf *trace; /* optional: injected delays as spans */
 	int worker;
 	int clock;
-	double factor;	  /* of the current clock */
-	uint64_t debt_ns; /* owed, not yet slept */
+	double factor;	    /* of the current clock */
+	uint64_t debt_ns;   /* owed, not yet slept */
+	uint64_t credit_ns; /* slept beyond the debt, this clock */
 	/* counters */
 	uint64_t delayed_clocks;
 	uint64_t injected_ns;
