@@ -9,8 +9,8 @@
 #      has an RDMA device, else inside the qemu soft-RoCE VM
 #   6. two hosts: jobs with one rank in each of two soft-RoCE VMs
 #   7. Slurm: a one-node slurmctld + slurmd, srun -n 4 and sbatch
-#   8. every fuzz target for 12 s (scripts/fuzz.sh), 9. formatting and the
-#      include order of the layers (scripts/check-layers.sh)
+#   8. every fuzz target for 12 s, one per CPU at once (scripts/fuzz.sh),
+#   9. formatting and the include order of the layers (scripts/check-layers.sh)
 # Ends with one line 'N passed, N failed'.  Options:
 #   --quick   only stage 1 (development loop)      --no-vm  skip stages 5-6
 set -euo pipefail
