@@ -5,7 +5,7 @@
  * seed, so the same straggler schedule) run for real with toy items as
  * sleeps (one core per worker emulated, as bench/flexrr-stragglers.sh does)
  * and in `flexrr simulate`; the median of the simulated times to N clocks
- * must be within 15% of the median of the real ones (contention: below).
+ * must be within 15% of the median of the real ones (not contention: below).
  *
  * Calibration, measured, never fitted to the result: an item of the toy is
  * a sleep of 800 us, which on a shared machine lasts longer, by an amount
@@ -18,15 +18,17 @@
  * mean per-item time of a real BSP run without stragglers (its --metrics)
  * minus its probes' sleep, measured before each repetition of a pattern.
  *
- * contention:0 is run and reported but not judged.  In real runs it is a
+ * contention:0 is not run here: it cannot be judged.  In real runs it is a
  * CPU hog; with sleeping items (8 workers on 2 cores) it does not slow the
  * items but the wake-ups of the threads that share its core, above all the
  * server thread that applies a clock: BSP, which waits for that at every
  * clock, measured 1.47 s against 0.90 s for SSP and FlexRR (4 x 2, load 16),
  * a scheduling effect the simulator does not model (it models contention as
- * a slow-down of the worker's compute, --contention-factor).  The probes
- * feel part of it, so contention is simulated with factor 1.  lb-bsp and
- * backup exist only in the simulator.
+ * a slow-down of the worker's compute, --contention-factor); until
+ * 2026-12-03 this test ran and printed it unjudged, 20% of its time, and
+ * 2 x 4 rr and flexrr came out 20-34% off.  bench/experiment.sh part (a)
+ * still sets it beside the simulator.  lb-bsp exists only in the simulator;
+ * backup's real runs are tested for their accounting (test_runtime_backup).
  *
  * Robust on a loaded 2-core machine: runs are short (16 clocks of ~55 ms),
  * mostly sleep, calibrated while they run, repetitions interleaved, and a
@@ -50,7 +52,7 @@
 
 TestSuite(sim_validate, .timeout = 1500);
 
-#define NPAT 5
+#define NPAT 4
 #define NMODE 4
 #define MAXREP 7
 #define RETRY_S 240 /* retries only within this much of a shape's time */
@@ -61,9 +63,10 @@ TestSuite(sim_validate, .timeout = 1500);
 #define SLEEP_US 800 /* per item; one item per chunk (64 / 64) */
 
 static const char *const pats[NPAT] = {
-	"slow-worker:0.1,1.0", "disrupted-machine:0.05,2,2",
-	"power-law:11",	       "persistent:0,2",
-	"contention:0",
+	"slow-worker:0.1,1.0",
+	"disrupted-machine:0.05,2,2",
+	"power-law:11",
+	"persistent:0,2",
 };
 static const char *const modes[NMODE] = { "bsp", "ssp", "rr", "flexrr" };
 
@@ -71,8 +74,7 @@ static const char *const modes[NMODE] = { "bsp", "ssp", "rr", "flexrr" };
 
 /* One sleeping thread per CPU this process may use, pinned to it: a worker
  * thread wanders over every CPU (runs use --no-pin), so the mean over them
- * is what a worker's sleep meets (with contention:0, one of them shares the
- * hog's CPU). */
+ * is what a worker's sleep meets. */
 struct probe {
 	int ncpu;
 	pthread_t th[MAXPROBE];
@@ -265,8 +267,6 @@ static double simulate(struct val *v, int p, int m, const struct probe *pr)
 			 cost,
 			 "--poll-us",
 			 poll,
-			 "--contention-factor",
-			 "1",
 			 NULL };
 
 	snprintf(cost, sizeof(cost), "const:%.2f",
@@ -322,16 +322,8 @@ static double error_of(const struct val *v, int p, int m)
 	return (median(v->sim[p][m], v->nrep[p]) - r) / r;
 }
 
-/* contention:0 is reported, not judged (see the top of this file) */
-static int judged(int p)
-{
-	return strcmp(pats[p], "contention:0") != 0;
-}
-
 static int pattern_ok(const struct val *v, int p)
 {
-	if (!judged(p))
-		return 1;
 	for (int m = 0; m < NMODE; m++)
 		if (!(fabs(error_of(v, p, m)) <= BOUND))
 			return 0;
@@ -353,9 +345,8 @@ static void report(const struct val *v, int npat, char *msg, size_t len)
 			    median(v->sim[p][m], v->nrep[p]),
 			    median(v->real[p][m], v->nrep[p]), v->nrep[p],
 			    100 * e,
-			    !judged(p)	      ? "  (reported, not judged)"
-			    : fabs(e) > BOUND ? "  <-- outside the 15% bound"
-					      : "");
+			    fabs(e) > BOUND ? "  <-- outside the 15% bound"
+					    : "");
 
 			if (w > 0 && (size_t)w < len - o)
 				o += (size_t)w;
@@ -392,13 +383,13 @@ static void validate(int P, int T)
 	if (small)
 		return;
 	for (int p = 0; p < NPAT; p++)
-		for (int m = 0; m < NMODE && judged(p); m++)
+		for (int m = 0; m < NMODE; m++)
 			bad += !(fabs(error_of(&v, p, m)) <= BOUND);
 	cr_assert_eq(bad, 0,
 		     "%d of %d configurations: the simulated time is not "
 		     "within 15%% of the real median (bound: |sim - real| <= "
 		     "0.15 x real):\n%s",
-		     bad, (NPAT - 1) * NMODE, msg);
+		     bad, NPAT * NMODE, msg);
 }
 
 Test(sim_validate, two_processes_of_four_workers)
