@@ -283,13 +283,16 @@ Test(sim, link_none_gives_the_old_results)
 
 /*
  * A small mf model whose every batch is one dense range per table and
- * shard: 3 ranks x 2 workers, U = 72 users (12 per partition, 4 per
- * shard, consecutive there), I = 30 items (60 ratings a partition: every
- * item), rank 8.  Per clock each worker sends each remote shard one chunk:
- * slot header, the users' and the items' segments, the seq word; each
- * owner pushes the written range (the whole shard) of users to its standby
- * rank, the declared users (8 a rank) to the other, and every item (mf
- * declares them all) to both, plus the pushing and done words.
+ * shard: 3 ranks x 2 workers, U = 72 users (12 per partition, placed with
+ * it: 24 on each rank, as table/place.c puts rows one rank declares),
+ * I = 30 items (60 ratings a partition: every item; spread), rank 8.  Per
+ * clock each worker sends each remote shard one chunk: slot header, the
+ * items' segment, the seq word (its users are on its own rank); each owner
+ * pushes the written range (the whole shard) of users to its standby rank
+ * and every item (mf declares them all) to both other ranks, plus the
+ * pushing and done words.  With rows spread as r % P (before the simulator
+ * placed them as the runtime does) every batch also carried 4 users to
+ * each remote shard and each owner pushed 8 users to the other rank.
  */
 Test(sim, bytes_per_clock_of_a_small_mf_model_are_the_formula)
 {
@@ -300,11 +303,13 @@ Test(sim, bytes_per_clock_of_a_small_mf_model_are_the_formula)
 
 	cr_assert_eq(frr_sim_model_parse("mf:72,30,8", &c.model), 0);
 	run(&c, FRR_SIM_BSP, "none", &r);
+	/* a partition's users live on its rank (table/place.c): a batch to
+	 * a remote shard carries items only, and a rank's users are pushed
+	 * to its standby alone */
 	batch = W * (P - 1) *
-		(FRR_SLOT_HDR + frr_seg_bytes(FRR_SEG_DENSE, U / W / P, k) +
-		 frr_seg_bytes(FRR_SEG_DENSE, I / P, k) + 8);
+		(FRR_SLOT_HDR + frr_seg_bytes(FRR_SEG_DENSE, I / P, k) + 8);
 	push = P * ((U / P) * row + (I / P) * row) /* to the standby */
-	       + P * ((U / W) * T / P * row + (I / P) * row) /* the other */
+	       + P * ((I / P) * row)		   /* the other */
 	       + P * (P - 1) * 16;
 	cr_assert_eq(r.bytes_batch, C * batch, "batches %llu, formula %llu",
 		     (unsigned long long)r.bytes_batch,

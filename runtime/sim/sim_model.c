@@ -14,6 +14,9 @@
  *                 (table/hold.c frr_rt_push_rows); a rank holds its shard,
  *                 the previous rank's as standby, and the rows its
  *                 partitions declare (docs/runtime.md "Rows a rank holds")
+ *   placement     a row that one rank's own partitions declare lives on
+ *                 that rank, the others on row % P: table/place.c's
+ *                 frr_place itself, from the same declarations
  *
  * Rows by generator, per item i of partition v (W partitions of n items):
  *   mf   users U x k: v's block of U / W users, rating i by user i mod
@@ -59,7 +62,13 @@ struct sim_model {
 	uint64_t *list;		 /* scratch: a rank's declared rows */
 	size_t nlist, caplist;
 	int list_err;
-	double *ztab; /* lda: (V + 1)^(j / ZTAB), j = 0..ZTAB */
+	/* where rows live (frr_place); NULL or an owner[t] of NULL: row r
+	 * on rank r % P at local index r / P */
+	struct frr_hold *place;
+	uint64_t *srows; /* [t * P + o]: shard sizes, placed */
+	uint64_t **own;	 /* set-up only: [t * P + q] rank q's declared rows */
+	int own_rank;	 /* set-up only: whose declarations item_rows adds */
+	double *ztab;	 /* lda: (V + 1)^(j / ZTAB), j = 0..ZTAB */
 };
 
 /* Zipf draws by table: exp() per token cost lda at 1,024 workers most of
@@ -153,18 +162,28 @@ static void item_rows(struct sim_model *md, int t, int v, uint64_t i,
 	}
 }
 
+/* Where row lives: k = t * P + its shard, li its local index there. */
+static void row_home(const struct sim_model *md, int t, uint64_t row,
+		     uint64_t *k, uint64_t *li)
+{
+	uint64_t P = (uint64_t)md->P;
+	const uint16_t *owner = md->place ? md->place->owner[t] : NULL;
+
+	*k = (uint64_t)t * P + (owner ? owner[row] : row % P);
+	*li = owner ? md->place->lidx[t][row] : row / P;
+}
+
 /* add a row to the current set: per shard count and local range */
 static void mark(struct sim_model *md, int t, uint64_t row)
 {
 	struct sim_mtab *tb = &md->t[t];
-	uint64_t P = (uint64_t)md->P, k, li;
+	uint64_t k, li;
 
 	/* most rows repeat (Zipf): no division for them */
 	if (tb->stamp[row] == md->gen)
 		return;
 	tb->stamp[row] = md->gen;
-	k = (uint64_t)t * P + row % P;
-	li = row / P;
+	row_home(md, t, row, &k, &li);
 	md->cnt[k]++;
 	if (li < md->lo[k])
 		md->lo[k] = li;
@@ -176,6 +195,8 @@ static uint64_t shard_rows(const struct sim_model *md, int t, int o)
 {
 	uint64_t rows = md->t[t].rows;
 
+	if (md->place && md->place->owner[t])
+		return md->srows[t * md->P + o];
 	return rows > (uint64_t)o ? (rows - (uint64_t)o + md->P - 1) / md->P
 				  : 0;
 }
@@ -388,11 +409,12 @@ static void whole_batches(struct sim_model *md)
 static void collect(struct sim_model *md, int t, uint64_t row)
 {
 	struct sim_mtab *tb = &md->t[t];
-	uint64_t P = (uint64_t)md->P;
+	uint64_t P = (uint64_t)md->P, k, li;
 
 	if (tb->stamp[row] == md->gen)
 		return;
 	tb->stamp[row] = md->gen;
+	row_home(md, t, row, &k, &li);
 	if (md->nlist == md->caplist) {
 		size_t cap = md->caplist ? md->caplist * 2 : 4096;
 		uint64_t *l = realloc(md->list, cap * sizeof(uint64_t));
@@ -405,7 +427,7 @@ static void collect(struct sim_model *md, int t, uint64_t row)
 		md->caplist = cap;
 	}
 	/* by (shard, local row): the order of a shard's slots */
-	md->list[md->nlist++] = (row % P) << 40 | row / P;
+	md->list[md->nlist++] = (k - (uint64_t)t * P) << 40 | li;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -483,6 +505,56 @@ static void push_plan(struct sim_model *md, const struct sim *s)
 		}
 }
 
+/* the row into the declarations of md->own_rank */
+static void declare(struct sim_model *md, int t, uint64_t row)
+{
+	md->own[(size_t)t * md->P + md->own_rank][row / 64] |= 1ull
+							       << (row % 64);
+}
+
+/*
+ * Where rows live, as the runtime places them: every rank's declarations
+ * (its own partitions' rows; a table every partition reads entirely stays
+ * spread: declared by every rank) into frr_place.  A single rank has
+ * nothing to place.
+ */
+static int place_rows(struct sim_model *md)
+{
+	size_t P = (size_t)md->P;
+	uint64_t rows[MT];
+	int err = -ENOMEM;
+
+	if (P < 2)
+		return 0;
+	md->own = calloc(MT * P, sizeof(uint64_t *));
+	md->srows = calloc(MT * P, sizeof(uint64_t));
+	md->place = aligned_alloc(64, (sizeof(struct frr_hold) + 63) / 64 * 64);
+	if (!md->own || !md->srows || !md->place)
+		goto out;
+	memset(md->place, 0, sizeof(struct frr_hold));
+	for (int t = 0; t < md->nt; t++) {
+		rows[t] = md->t[t].rows;
+		for (size_t q = 0; q < P; q++)
+			if (!(md->own[t * P + q] = calloc(
+				  frr_bit_words(rows[t]), sizeof(uint64_t))))
+				goto out;
+		if (md->t[t].held_all)
+			continue;
+		for (int v = 0; v < md->W; v++) {
+			md->own_rank = v / md->T;
+			for (uint64_t i = 0; i < md->n; i++)
+				item_rows(md, t, v, i, declare);
+		}
+	}
+	err = frr_place(md->place, md->P, md->nt, rows, md->srows, md->own);
+out:
+	for (size_t j = 0; md->own && j < MT * P; j++)
+		free(md->own[j]);
+	free(md->own);
+	md->own = NULL;
+	return err;
+}
+
 int sim_model_init(struct sim *s)
 {
 	const struct frr_sim_model *m = &s->cfg->model;
@@ -513,6 +585,8 @@ int sim_model_init(struct sim *s)
 		add_table(md, m->a, m->b, 1, 1);
 	}
 	err = alloc_all(md);
+	if (!err)
+		err = place_rows(md);
 	if (err)
 		return err;
 	chunk_caps(md);
@@ -532,6 +606,11 @@ void sim_model_fini(struct sim *s)
 		free(md->t[t].dlo);
 		free(md->t[t].dhi);
 	}
+	if (md->place) {
+		frr_place_fini(md->place);
+		free(md->place);
+	}
+	free(md->srows);
 	free(md->cap);
 	free(md->cnt);
 	free(md->lo);
