@@ -21,6 +21,18 @@
 #include "flexrr/log.h"
 #include "rt.h"
 
+/*
+ * Verbs lanes (job/setup.c): each worker thread's own context (a PD, two
+ * CQs) and QP to every peer, and the peers' lane QPs on the main context.
+ * bench/lane-memory.sh measured them in the soft-RoCE VM (rank peak RSS
+ * with and without --shared-transport, P <= 8, T <= 4): about 0.5 MiB a
+ * thread and 0.65 MiB a thread and peer.  An estimate for rxe; a NIC's
+ * provider sizes its queues differently.  shm's lanes map the peers'
+ * inboxes, which the inbox term counts already.
+ */
+#define LANE_THREAD_BYTES (512.0 * 1024)
+#define LANE_PEER_BYTES (0.65 * 1048576)
+
 struct mem_plan {
 	double replica, accum, transport, caches, pending, inflight;
 };
@@ -29,6 +41,18 @@ static double plan_total(const struct mem_plan *m)
 {
 	return m->replica + m->accum + m->transport + m->caches + m->pending +
 	       m->inflight;
+}
+
+/* The job's threads will each open a verbs lane (job/setup.c lanes). */
+static int lanes_on_verbs(const struct frr_rt *rt)
+{
+	enum frr_tp_backend b = rt->o->backend;
+
+	if (rt->P < 2 || rt->o->shared_tp)
+		return 0;
+	return b == FRR_TP_BACKEND_VERBS ||
+	       (b == FRR_TP_BACKEND_AUTO &&
+		frr_tp_backend_available(FRR_TP_BACKEND_VERBS));
 }
 
 static void plan_rank(const struct frr_rt *rt, struct mem_plan *m)
@@ -40,6 +64,9 @@ static void plan_rank(const struct frr_rt *rt, struct mem_plan *m)
 	m->replica = (double)rt->repl_len;
 	m->transport = (double)rt->ctl_len + (double)rt->inbox_len +
 		       (double)rt->T * (double)rt->slot_max;
+	if (lanes_on_verbs(rt))
+		m->transport +=
+		    rt->T * (LANE_THREAD_BYTES + LANE_PEER_BYTES * (rt->P - 1));
 	for (int t = 0; t < rt->ntables; t++) {
 		const struct frr_table_spec *s = &rt->spec[t];
 		double rb = 4.0 * s->cols, rows = (double)s->rows;
