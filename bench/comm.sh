@@ -35,9 +35,7 @@ if [ "$backend" = verbs ] && [ -z "${RXE_DEV:-}" ] &&
 		scripts/make-kjv-corpus.sh "$kjv" >/dev/null
 		args+=(--kjv "$kjv")
 	fi
-	printf -v cmd '%q ' bash bench/comm.sh "${args[@]}"
-	exec scripts/softroce-vm.sh run --timeout 3000 --share "$PWD" \
-		--libs-of "$(cd "$(dirname "$bin")" && pwd)/flexrr" -- "$cmd"
+	bench_in_vm 3000 "$bin" "${args[@]}"
 fi
 bench_kjv "$tmp"
 

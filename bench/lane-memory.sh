@@ -19,12 +19,8 @@ bench_parse lane-memory.sh "--build=build --procs=procs --threads=threads --cloc
 bin=$build/bin/flexrr
 bench_need_bin lane-memory.sh "$bin"
 
-if [ -z "${RXE_DEV:-}" ]; then
-	printf -v cmd '%q ' bash bench/lane-memory.sh --build "$build" \
-		--procs "$procs" --threads "$threads" --clocks "$clocks"
-	exec scripts/softroce-vm.sh run --timeout 1200 --share "$PWD" \
-		--libs-of "$(cd "$(dirname "$bin")" && pwd)/flexrr" -- "$cmd"
-fi
+bench_in_vm 1200 "$bin" --build "$build" --procs "$procs" \
+	--threads "$threads" --clocks "$clocks"
 
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT

@@ -43,3 +43,16 @@ bench_kjv() {
 		scripts/make-kjv-corpus.sh "$kjv" >/dev/null
 	fi
 }
+
+# bench_in_vm TIMEOUT BIN ARGS...: outside the soft-RoCE VM (no RXE_DEV),
+# run this script again inside it (scripts/softroce-vm.sh: this tree shared
+# at the same path, BIN's libraries packed) with ARGS, and exit with its
+# status; inside it, return.
+bench_in_vm() {
+	local timeout=$1 bin=$2 cmd
+	shift 2
+	[ -z "${RXE_DEV:-}" ] || return 0
+	printf -v cmd '%q ' bash "bench/$(basename "$0")" "$@"
+	exec scripts/softroce-vm.sh run --timeout "$timeout" --share "$PWD" \
+		--libs-of "$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")" -- "$cmd"
+}
