@@ -498,6 +498,8 @@ int frr_rt_flush_all(struct frr_rt *rt, int timeout_ms);
 int frr_rt_layout(struct frr_rt *rt);
 size_t frr_rt_chunk_cap(const struct frr_rt *rt, int o);
 int frr_rt_check_memory(struct frr_rt *rt);
+/* Each worker thread gets its own transport context (job/setup.c lanes). */
+int frr_rt_lanes_wanted(const struct frr_rt *rt);
 int frr_rt_tp_setup(struct frr_rt *rt);
 void frr_rt_tp_teardown(struct frr_rt *rt);
 

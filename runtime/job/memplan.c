@@ -48,7 +48,7 @@ static int lanes_on_verbs(const struct frr_rt *rt)
 {
 	enum frr_tp_backend b = rt->o->backend;
 
-	if (rt->P < 2 || rt->o->shared_tp)
+	if (!frr_rt_lanes_wanted(rt))
 		return 0;
 	return b == FRR_TP_BACKEND_VERBS ||
 	       (b == FRR_TP_BACKEND_AUTO &&

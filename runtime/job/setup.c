@@ -250,7 +250,7 @@ static struct frr_tp_config tp_config(const struct frr_rt *rt)
 /* Each worker thread of a rank sends its batches on its own lane: a
  * no-notify transport ctx of its own, connected to every peer's main ctx,
  * so threads post in parallel (no tp_lock) on their own queues / QPs. */
-static int lanes_wanted(const struct frr_rt *rt)
+int frr_rt_lanes_wanted(const struct frr_rt *rt)
 {
 	return rt->P > 1 && !rt->o->shared_tp;
 }
@@ -365,7 +365,7 @@ static int lanes_setup(struct frr_rt *rt, const uint8_t *all, size_t ilen)
 	pthread_t th;
 	int err;
 
-	if (!lanes_wanted(rt))
+	if (!frr_rt_lanes_wanted(rt))
 		return 0;
 	for (int t = 0; t < rt->T; t++) {
 		err = lane_ctx_open(rt, t);
@@ -443,7 +443,7 @@ int frr_rt_tp_setup(struct frr_rt *rt)
 	int err;
 
 	/* the peers' lanes are endpoints of this ctx too */
-	if (lanes_wanted(rt))
+	if (frr_rt_lanes_wanted(rt))
 		cfg.max_eps = (rt->P - 1) * (1 + rt->T) + 3;
 	err = frr_tp_open(&cfg, &rt->tp);
 	if (err)
