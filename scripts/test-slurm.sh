@@ -151,7 +151,7 @@ while [ $((SECONDS - t0)) -lt 60 ]; do
 done
 if [ "$state" != idle ]; then
 	log "the node did not come up (state '${state:-none}'); logs:"
-	tail -20 "$dir"/slurmctld.log "$dir"/slurmd.log "$dir"/*.out 2>/dev/null
+	tail -n 20 "$dir"/slurmctld.log "$dir"/slurmd.log "$dir"/*.out 2>/dev/null || true
 	exit 1
 fi
 log "slurmctld + slurmd up ($(sinfo -h -o '%P %D node(s) %c cpus %T'), $((SECONDS - t0)) s)"
@@ -161,6 +161,9 @@ B=$build/bin/flexrr
 args=(run --backend shm --clocks 5 --seed 3 toy --items 30)
 fails=0 results=() ntests=0
 summary() { { grep -m1 '^flexrr: done' "$1" 2>/dev/null || true; } | sed -E 's/ time_s=[^ ]*//'; }
+# show FILE...: the last lines of each file that exists (diagnostics never
+# end the script: under set -e a failing tail would hide the results)
+show() { local f; for f in "$@"; do [ -e "$f" ] && { echo "--- $f (last lines)"; tail -n 5 "$f"; }; done; return 0; }
 verdict() { # ok name detail
 	ntests=$((ntests + 1))
 	if [ "$1" = 1 ]; then results+=("PASS  $2: $3"); else
@@ -180,7 +183,7 @@ srun_job() {
 	[ $rc = 0 ] && [ -n "$got" ] && [ "$got" = "$want" ] && [[ $got == *" procs=4 "* ]] &&
 		[[ $how == "flexrr: bootstrap $boot"* ]] && ok=1
 	verdict $ok "srun -n 4${*:+ $*} ($((SECONDS - s)) s)" "exit $rc; '${how:-no bootstrap line}'; '${got:-no summary line}'"
-	[ $ok = 1 ] || tail -5 "$dir/$name.err"
+	[ $ok = 1 ] || show "$dir/$name.err"
 }
 # a job secret for the ranks that meet over tcp (srun exports the
 # environment by default); the pmix job has it too
@@ -200,7 +203,7 @@ ok=0
 [ $rc = 0 ] && [ "$npins" = 2 ] && [ "$ncpus" = 2 ] &&
 	grep -q 'node-local rank 0,' <<<"$pins" && grep -q 'node-local rank 1,' <<<"$pins" && ok=1
 verdict $ok "srun -n 2 pins to 2 CPUs ($((SECONDS - s)) s)" "exit $rc; $(tr '\n' ';' <<<"${pins:-no pinned lines}")"
-[ $ok = 1 ] || tail -5 "$dir/pin.err"
+[ $ok = 1 ] || show "$dir/pin.err"
 
 s=$SECONDS rc=0
 cat >"$dir/job.sh" <<EOF
@@ -215,7 +218,7 @@ got=$(summary "$dir/sbatch.out")
 ok=0
 [ $rc = 0 ] && [ -n "$got" ] && [ "$got" = "$want" ] && ok=1
 verdict $ok "sbatch --wait ($((SECONDS - s)) s)" "exit $rc; $(head -1 "$dir/sbatch.submit"); '${got:-no summary line}'"
-[ $ok = 1 ] || tail -5 "$dir/sbatch.out" "$dir/sbatch.submit" 2>/dev/null
+[ $ok = 1 ] || show "$dir/sbatch.out" "$dir/sbatch.submit"
 
 # a rank dies (FLEXRR_TEST_DIE: rank 1 SIGKILLs itself at clock 5, once):
 # srun ends the step, and the batch script's loop of docs/cluster.md ("When
@@ -240,7 +243,7 @@ got=$(summary "$dir/die.out")
 ok=0
 [ $rc = 0 ] && [ $tries = 2 ] && [ -n "$got" ] && [ "$got" = "$dwant" ] && ok=1
 verdict $ok "srun loop after a rank died ($((SECONDS - s)) s)" "$tries srun(s); first $first; then '${got:-no summary line}'"
-[ $ok = 1 ] || tail -5 "$dir"/die-*.err
+[ $ok = 1 ] || show "$dir"/die-*.err "$dir/die.out"
 
 s=$SECONDS rc=0
 timeout 60 srun -n 2 --time=1 "$B" doctor --json >"$dir/doctor.out" 2>"$dir/doctor.err" || rc=$?
@@ -250,7 +253,7 @@ ok=0
 [ "$lines" = 2 ] && [ "$(wc -l <"$dir/doctor.out")" = 2 ] &&
 	{ { [ $rc = 0 ] && [ "$bad" = 0 ]; } || { [ $rc = 1 ] && [ "$bad" != 0 ]; }; } && ok=1
 verdict $ok "srun -n 2 flexrr doctor --json ($((SECONDS - s)) s)" "exit $rc; $lines JSON line(s), $bad unhealthy; $(head -c 100 "$dir/doctor.out")..."
-[ $ok = 1 ] || tail -5 "$dir/doctor.out" "$dir/doctor.err"
+[ $ok = 1 ] || show "$dir/doctor.out" "$dir/doctor.err"
 
 echo
 echo "Slurm (one node, 4 CPUs) results; want '$want':"
@@ -258,7 +261,7 @@ printf '  %s\n' "${results[@]}"
 if [ $fails != 0 ]; then
 	for f in slurmctld.log slurmd.log; do
 		echo "--- $f (last lines)"
-		tail -8 "$dir/$f"
+		tail -n 8 "$dir/$f" || true
 	done
 fi
 echo "test-slurm: $((ntests - fails)) of $ntests passed; $((SECONDS - t0)) s"
