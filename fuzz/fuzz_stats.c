@@ -8,7 +8,7 @@
 #include <math.h>
 
 #include "fuzz.h"
-#include "rt.h"
+#include "stats.h"
 #include "stats.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)

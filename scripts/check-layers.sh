@@ -52,20 +52,21 @@ flexrr.h  runtime    the app API (tables, items, evaluation)
 job.h     runtime    program entry (frr_run_main, run options): runtime/launch/
 sim.h     runtime    the simulator's study: runtime/sim/ implements it
 "
-# Floors of runtime/, bottom to top: folders (and runtime/rt.h, public
-# headers of the runtime) on one line share a floor.  rt.h sits on job/'s
-# floor: besides struct frr_rt it declares job/'s functions (failures, the
-# stall detector, the server loop, checkpoints) and includes rr/ and table/;
-# once it holds only what every floor needs, move it to the bottom floor.
+# Floors of runtime/, bottom to top: folders (and public headers of the
+# runtime) on one line share a floor.  core/ holds struct frr_rt (the
+# parameters, the shape, the transport and control words, the failure
+# state); each floor above keeps its own state in a struct of its own
+# header (docs/architecture.md "Inside runtime/").
 FLOORS="
 api       include/flexrr/flexrr.h
+core      core
 straggler+trace  straggler trace
 table     table
 ssp       ssp
 worker    worker
 eval      eval
 rr        rr
-job       job rt.h
+job       job
 sim       sim include/flexrr/sim.h
 launch    launch include/flexrr/job.h
 "
@@ -77,7 +78,7 @@ INCDIRS="
 base/       include
 bootstrap/  include
 transport/  transport include
-runtime/sim/ runtime/sim runtime/rr runtime/straggler runtime/trace runtime/ssp runtime/table include
+runtime/sim/ runtime/sim runtime/rr runtime/straggler runtime/trace runtime/core runtime/table runtime/worker include
 runtime/    @runtime include
 apps/       apps include
 cli/        cli include

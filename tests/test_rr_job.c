@@ -27,7 +27,7 @@
 #include "flexrr/bootstrap.h"
 #include "flexrr/flexrr.h"
 #include "flexrr/log.h"
-#include "rt.h"
+#include "job.h"
 #include "test_util.h"
 
 /* Each job's bound (frr_launch_local kills it and says so): generous, as
@@ -123,7 +123,7 @@ static void cnt_state_init(void *app, int w, uint64_t i, void *st)
 /* The test looks inside the runtime (apps cannot): a helper on rank 1. */
 static int helping_on_rank1(const struct frr_ctx *wc)
 {
-	return wc->wk->id != wc->part && wc->rt->rank == 1;
+	return wc->wk->dp.id != wc->part && wc->rt->rank == 1;
 }
 
 static int cnt_process(void *app, struct frr_ctx *wc, uint64_t a, uint64_t b)
@@ -239,8 +239,7 @@ static int job_main(struct frr_oob *oob, void *arg)
 {
 	struct job_cfg *j = arg;
 	static char *argv[] = { "rrcount", NULL };
-	struct frr_run_opts o = {
-		.nprocs = j->P,
+	struct frr_rt_params o = {
 		.threads = j->T,
 		.backend = j->backend,
 		.mode = j->mode,
@@ -252,7 +251,6 @@ static int job_main(struct frr_oob *oob, void *arg)
 		.pin = 0,
 		.metrics_path = j->metrics[0] ? j->metrics : NULL,
 		.save_path = "unused",
-		.secret = oob->secret,
 		.timeout_ms = 20000,
 		.dead_ms = j->dead_ms ? j->dead_ms : 5000,
 		.delay_worker = -1,
@@ -261,7 +259,6 @@ static int job_main(struct frr_oob *oob, void *arg)
 			.min_share = 0.05,
 			.report_interval = 16,
 			.stragglers = j->stragglers },
-		.rr_engaged = 1,
 		.app = &cnt_app,
 		.app_argc = 1,
 		.app_argv = argv,

@@ -26,7 +26,7 @@
 
 #include "flexrr/flexrr.h"
 #include "flexrr/log.h"
-#include "rt.h"
+#include "job.h"
 #include "test_util.h"
 
 TestSuite(runtime_backup, .timeout = 600);
@@ -158,8 +158,7 @@ static int job_main(struct frr_oob *oob, void *arg)
 {
 	struct cfg *j = arg;
 	static char *argv[] = { "backupcount", NULL };
-	struct frr_run_opts o = {
-		.nprocs = 2,
+	struct frr_rt_params o = {
 		.threads = 2,
 		.backend = j->backend,
 		.mode = FRR_MODE_BACKUP,
@@ -169,7 +168,6 @@ static int job_main(struct frr_oob *oob, void *arg)
 		.quiet = 1,
 		.metrics_path = j->metrics,
 		.save_path = "unused",
-		.secret = oob->secret,
 		.timeout_ms = 20000,
 		.dead_ms = 5000,
 		.delay_worker = -1,
@@ -178,7 +176,6 @@ static int job_main(struct frr_oob *oob, void *arg)
 			.min_share = 0.05,
 			.report_interval = 16,
 			.stragglers = "persistent:0,4" },
-		.rr_engaged = 1,
 		.app = &backup_app,
 		.app_argc = 1,
 		.app_argv = argv,

@@ -27,7 +27,7 @@
 
 #include "flexrr/bootstrap.h"
 #include "flexrr/log.h"
-#include "rt.h"
+#include "job.h"
 #include "test_util.h"
 
 TestSuite(runtime_bytes, .timeout = 120);
@@ -206,8 +206,7 @@ static char metrics_path[64];
 static int job_main(struct frr_oob *oob, void *arg)
 {
 	static char *argv[] = { "bytescheck", NULL };
-	struct frr_run_opts o = {
-		.nprocs = NP,
+	struct frr_rt_params o = {
 		.threads = 1,
 		.backend = *(enum frr_tp_backend *)arg,
 		.mode = FRR_MODE_BSP,
@@ -215,7 +214,6 @@ static int job_main(struct frr_oob *oob, void *arg)
 		.seed = 1,
 		.quiet = 1,
 		.metrics_path = metrics_path,
-		.secret = oob->secret,
 		.timeout_ms = 20000,
 		.dead_ms = 5000,
 		.delay_worker = -1,

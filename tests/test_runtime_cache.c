@@ -36,7 +36,7 @@
 
 #include "flexrr/flexrr.h"
 #include "flexrr/log.h"
-#include "rt.h"
+#include "job.h"
 #include "test_util.h"
 
 TestSuite(runtime_cache, .timeout = 240);
@@ -254,8 +254,7 @@ static int job_main(struct frr_oob *oob, void *arg)
 {
 	struct cfg *j = arg;
 	static char *argv[] = { "cachecheck", NULL };
-	struct frr_run_opts o = {
-		.nprocs = 2,
+	struct frr_rt_params o = {
 		.threads = 2,
 		.backend = j->backend,
 		.mode = j->slack ? FRR_MODE_SSP : FRR_MODE_BSP,
@@ -264,7 +263,6 @@ static int job_main(struct frr_oob *oob, void *arg)
 		.seed = j->seed,
 		.eager = j->eager,
 		.quiet = 1,
-		.secret = oob->secret,
 		.timeout_ms = 20000,
 		.dead_ms = 5000,
 		.delay_worker = -1,

@@ -19,7 +19,7 @@
 
 #include "flexrr/flexrr.h"
 #include "flexrr/log.h"
-#include "rt.h"
+#include "job.h"
 #include "test_runtime_util.h"
 
 TestSuite(runtime_embed, .timeout = 120);
@@ -28,11 +28,14 @@ extern const struct frr_app_ops frr_app_toy;
 
 static char *toy_argv[] = { "toy", "--items", "400", "--work-us", "20", NULL };
 
-static void opts_init(struct frr_run_opts *o, int nprocs, int clocks,
+static const struct frr_job_secret embed_secret = {
+	.b = "flexrr embed test: fixed secret"
+};
+
+static void opts_init(struct frr_rt_params *o, int clocks,
 		      enum frr_tp_backend backend)
 {
-	*o = (struct frr_run_opts){
-		.nprocs = nprocs,
+	*o = (struct frr_rt_params){
 		.threads = 2,
 		.backend = backend,
 		.mode = FRR_MODE_SSP,
@@ -41,14 +44,12 @@ static void opts_init(struct frr_run_opts *o, int nprocs, int clocks,
 		.seed = 5,
 		.quiet = 1,
 		.pin = 0,
-		.secret = { .b = "flexrr embed test: fixed secret" },
 		.timeout_ms = 20000,
 		.dead_ms = 3000,
 		.delay_worker = -1,
 		.app = &frr_app_toy,
 		.app_argc = 5,
 		.app_argv = toy_argv,
-		.args_hash = 42,
 	};
 }
 
@@ -56,19 +57,18 @@ static void opts_init(struct frr_run_opts *o, int nprocs, int clocks,
 static int run_rank(const char *addr, int lfd, int rank, int clocks,
 		    enum frr_tp_backend backend)
 {
-	struct frr_run_opts o;
+	struct frr_rt_params o;
 	struct frr_oob *oob = NULL;
 	int err;
 
-	opts_init(&o, 2, clocks, backend);
+	opts_init(&o, clocks, backend);
 	struct frr_tcp_cfg tc = {
 		.addr = addr,
 		.listen_fd = lfd,
 		.rank = rank,
 		.size = 2,
-		.secret = &o.secret,
+		.secret = &embed_secret,
 		.binary_hash = frr_binary_hash(),
-		.args_hash = o.args_hash,
 		.timeout_ms = 20000,
 	};
 

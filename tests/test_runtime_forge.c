@@ -10,7 +10,7 @@
 #include <errno.h>
 #include <math.h>
 
-#include "rt.h"
+#include "job.h"
 #include "stats.h"
 #include "test_runtime_util.h"
 

@@ -40,7 +40,7 @@
 
 #include "flexrr/flexrr.h"
 #include "flexrr/log.h"
-#include "rt.h"
+#include "job.h"
 #include "test_util.h"
 
 TestSuite(runtime_rules, .timeout = 600);
@@ -169,7 +169,7 @@ static void check_shared(struct rapp *a, struct frr_ctx *c, int clock)
 static int set_read_ok(const struct rapp *a, const struct frr_ctx *c, float v,
 		       int clock)
 {
-	int helping = c->cache == &c->wk->help;
+	int helping = c->cache == &c->wk->dp.help;
 
 	if (!helping || a->exact_reads)
 		return v == (float)clock;
@@ -354,8 +354,7 @@ static int job_main(struct frr_oob *oob, void *arg)
 {
 	struct cfg *j = arg;
 	static char *argv[] = { "rules", NULL };
-	struct frr_run_opts o = {
-		.nprocs = 2,
+	struct frr_rt_params o = {
 		.threads = 2,
 		.backend = j->backend,
 		.mode = j->mode,
@@ -368,7 +367,6 @@ static int job_main(struct frr_oob *oob, void *arg)
 		.quiet = 1,
 		.metrics_path = j->metrics[0] ? j->metrics : NULL,
 		.save_path = "unused",
-		.secret = oob->secret,
 		.timeout_ms = 20000,
 		.dead_ms = 5000,
 		.delay_worker = -1,
@@ -377,7 +375,6 @@ static int job_main(struct frr_oob *oob, void *arg)
 			.min_share = 0.05,
 			.report_interval = 16,
 			.stragglers = j->stragglers },
-		.rr_engaged = j->stragglers != NULL,
 		.app = &rules_app,
 		.app_argc = 1,
 		.app_argv = argv,

@@ -10,7 +10,8 @@
 #include <string.h>
 
 #include "flexrr/log.h"
-#include "rt.h"
+#include "eval.h"
+#include "worker.h"
 #include "stats.h"
 
 struct frr_eval_ctx {
@@ -25,7 +26,8 @@ int frr_eval_row_read(struct frr_eval_ctx *ec, int table, uint64_t row,
 
 	int err;
 
-	if (table < 0 || table >= rt->ntables || row >= rt->spec[table].rows)
+	if (table < 0 || table >= rt->tb->ntables ||
+	    row >= rt->tb->spec[table].rows)
 		return -EINVAL;
 	/* on the server thread (clock_local) or the leader's main thread
 	 * after the last clock (save: the leader holds every row then) */
@@ -33,7 +35,7 @@ int frr_eval_row_read(struct frr_eval_ctx *ec, int table, uint64_t row,
 	if (err < 0)
 		return err;
 	memcpy(out, frr_rt_replica_row(rt, table, row),
-	       rt->spec[table].cols * sizeof(float));
+	       rt->tb->spec[table].cols * sizeof(float));
 	return 0;
 }
 
@@ -43,13 +45,15 @@ int frr_eval_row_write(struct frr_eval_ctx *ec, int table, uint64_t row,
 	struct frr_rt *rt = ec->rt;
 	uint32_t cols;
 
-	if (table < 0 || table >= rt->ntables || row >= rt->spec[table].rows)
+	if (table < 0 || table >= rt->tb->ntables ||
+	    row >= rt->tb->spec[table].rows)
 		return -EINVAL;
 	/* every process writes every row; the row's shard keeps it */
 	if (frr_rt_owner_rank(rt, table, row) != rt->rank)
 		return 0;
-	cols = rt->spec[table].cols;
-	memcpy(rt->master[table] + frr_rt_local_index(rt, table, row) * cols,
+	cols = rt->tb->spec[table].cols;
+	memcpy(rt->tb->master[table] +
+		   frr_rt_local_index(rt, table, row) * cols,
 	       in, cols * sizeof(float));
 	return 0;
 }
@@ -79,7 +83,7 @@ void *frr_eval_local(const struct frr_eval_ctx *ec, int i, int *part)
 		return NULL;
 	if (part)
 		*part = v;
-	return rt->parts[v].data;
+	return rt->ws->parts[v].data;
 }
 
 void frr_eval_share(const struct frr_eval_ctx *ec, uint64_t n, uint64_t *lo,
@@ -96,7 +100,8 @@ void frr_eval_share(const struct frr_eval_ctx *ec, uint64_t n, uint64_t *lo,
 static void clock_metrics(struct frr_rt *rt, int c, double *stats, double *d)
 {
 	for (int t = 0; t < rt->T; t++) {
-		struct frr_wclock *rc = &rt->wk[t].rec[c % FRR_RT_STAT_RING];
+		struct frr_wclock *rc =
+		    &rt->ws->wk[t].rec[c % FRR_RT_STAT_RING];
 		double *m = d + FRR_MAX_STATS + t * FRR_RT_NMETRICS;
 
 		for (int i = 0; i < FRR_MAX_STATS; i++)
@@ -116,9 +121,10 @@ static void clock_metrics(struct frr_rt *rt, int c, double *stats, double *d)
 		/* the rank's, once: after applying c its shard pushed these
 		 * row bytes to the ranks holding them */
 		m[8 + FRR_RT_NRR] =
-		    t ? 0 : (double)rt->hold->push_ring[c % FRR_RT_STAT_RING];
+		    t ? 0
+		      : (double)rt->tb->hold->push_ring[c % FRR_RT_STAT_RING];
 		m[9 + FRR_RT_NRR] =
-		    t ? 0 : rt->hold->apply_ring[c % FRR_RT_STAT_RING];
+		    t ? 0 : rt->tb->hold->apply_ring[c % FRR_RT_STAT_RING];
 		m[FRR_M_DROPPED] = (double)rc->dropped;
 	}
 }
@@ -168,8 +174,9 @@ int frr_rt_eval_local(struct frr_rt *rt, int c)
 					   rt->app->name,
 					   frr_rt_app_clock(rt, c), err);
 	}
-	/* before the stats leave: rank 0 takes them as "files written" */
-	err = frr_rt_ckpt_app(rt, c);
+	/* before the stats leave: rank 0 takes them as "files written"
+	 * (the job's checkpoint of the app's state) */
+	err = rt->ev->clock_evaluated ? rt->ev->clock_evaluated(rt, c) : 0;
 	if (err)
 		return err;
 	clock_metrics(rt, c, ec.stats, d);
@@ -188,7 +195,7 @@ int frr_rt_eval_local(struct frr_rt *rt, int c)
 int frr_rt_app_load(struct frr_rt *rt)
 {
 	struct frr_eval_ctx ec = { .rt = rt };
-	const char *path = rt->o->load_path;
+	const char *path = rt->prm->load_path;
 	int err = rt->app->load ? rt->app->load(rt->app_state, &ec, path)
 				: -EOPNOTSUPP;
 
@@ -202,7 +209,7 @@ int frr_rt_app_load(struct frr_rt *rt)
 int frr_rt_app_save(struct frr_rt *rt)
 {
 	struct frr_eval_ctx ec = { .rt = rt };
-	const char *path = rt->o->save_path;
+	const char *path = rt->prm->save_path;
 	int at = frr_rt_has_save_at(rt->app);
 	/* the last clock run, counted as the app's callbacks saw it */
 	int clock = frr_rt_app_clock(rt, frr_rt_stop_clock(rt) - 1);

@@ -14,27 +14,28 @@
 
 #include "flexrr/file.h"
 #include "flexrr/log.h"
-#include "rt.h"
+#include "eval.h"
+#include "worker.h"
 #include "stats.h"
 
 static void write_metrics(struct frr_rt *rt, int c, int r, const double *d)
 {
-	if (!rt->metrics_f)
+	if (!rt->ev->metrics_f)
 		return;
 	for (int t = 0; t < rt->T; t++) {
 		const double *m = d + FRR_MAX_STATS + t * FRR_RT_NMETRICS;
 
-		if (rt->metrics_json) {
-			fprintf(rt->metrics_f,
+		if (rt->ev->metrics_json) {
+			fprintf(rt->ev->metrics_f,
 				"{\"clock\":%d,\"worker\":%d,\"rank\":%d",
 				frr_rt_app_clock(rt, c), r * rt->T + t, r);
 			for (int i = 0; i < FRR_RT_NMETRICS; i++)
-				fprintf(rt->metrics_f, ",\"%s\":%.9g",
+				fprintf(rt->ev->metrics_f, ",\"%s\":%.9g",
 					frr_metric_name(i), m[i]);
-			fprintf(rt->metrics_f, "}\n");
+			fprintf(rt->ev->metrics_f, "}\n");
 			continue;
 		}
-		fprintf(rt->metrics_f,
+		fprintf(rt->ev->metrics_f,
 			"%d,%d,%d,%.6f,%.6f,%.6f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,"
 			"%.0f,%.0f,%.0f,%.0f,%.6f,%.0f\n",
 			frr_rt_app_clock(rt, c), r * rt->T + t, r, m[0], m[1],
@@ -65,9 +66,9 @@ static int take_record(struct frr_rt *rt, int r, int c)
 {
 	char why[160];
 
-	memcpy(rt->stats_copy, rt->ctlp + stats_off(rt, r, c) + 8,
+	memcpy(rt->ev->stats_copy, rt->ctlp + stats_off(rt, r, c) + 8,
 	       frr_stats_len(rt->T) * sizeof(double));
-	if (!frr_stats_check(rt->stats_copy, rt->T, why, sizeof(why)))
+	if (!frr_stats_check(rt->ev->stats_copy, rt->T, why, sizeof(why)))
 		return 0;
 	return frr_rt_fail(rt, -EPROTO,
 			   "rank %d sent rank 0 a bad stats record for clock "
@@ -78,7 +79,7 @@ static int take_record(struct frr_rt *rt, int r, int c)
 
 static int sum_records(struct frr_rt *rt, int c, struct clock_sum *s)
 {
-	const double *d = rt->stats_copy;
+	const double *d = rt->ev->stats_copy;
 
 	memset(s, 0, sizeof(*s));
 	s->slowest = -1;
@@ -113,10 +114,10 @@ static int check_target(struct frr_rt *rt, int c)
 	bool hit;
 	int end;
 
-	if (!rt->o->have_target || c + 1 >= frr_rt_stop_clock(rt))
+	if (!rt->prm->have_target || c + 1 >= frr_rt_stop_clock(rt))
 		return 0;
-	hit = rt->app->maximize ? rt->objective >= rt->o->target
-				: rt->objective <= rt->o->target;
+	hit = rt->app->maximize ? rt->ev->objective >= rt->prm->target
+				: rt->ev->objective <= rt->prm->target;
 	end = c + rt->eff_slack + 2;
 	if (!hit || end >= frr_rt_stop_clock(rt))
 		return 0;
@@ -138,12 +139,12 @@ int frr_rt_try_global(struct frr_rt *rt, int c)
 	err = sum_records(rt, c, &s);
 	if (err)
 		return err;
-	rt->metrics[0] = 0;
+	rt->ev->metrics[0] = 0;
 	if (rt->app->clock_global) {
 		err = rt->app->clock_global(
 		    rt->app_state, s.stats, rt->app->nstats,
-		    frr_rt_app_clock(rt, c), &rt->objective, rt->metrics,
-		    sizeof(rt->metrics));
+		    frr_rt_app_clock(rt, c), &rt->ev->objective,
+		    rt->ev->metrics, sizeof(rt->ev->metrics));
 		if (err)
 			return frr_rt_fail(rt, err,
 					   "app %s: clock_global(clock %d) "
@@ -153,27 +154,27 @@ int frr_rt_try_global(struct frr_rt *rt, int c)
 	err = frr_rt_globals_publish(rt, c, s.stats);
 	if (err)
 		return err;
-	rt->dropped_sum += s.dropped;
+	rt->ev->dropped_sum += s.dropped;
 	bk[0] = 0;
 	if (rt->backups)
 		snprintf(bk, sizeof(bk), " dropped=%" PRIu64, s.dropped);
 	now = frr_rt_clock_now();
-	if (!rt->o->quiet)
+	if (!rt->prm->quiet)
 		fprintf(stderr,
 			"flexrr: clock %d objective=%.6g clock_s=%.4f "
 			"slowest=w%d (%.4f s)%s%s\n",
-			frr_rt_app_clock(rt, c), rt->objective,
-			now - rt->last_global_t, s.slow_w, s.slowest, bk,
+			frr_rt_app_clock(rt, c), rt->ev->objective,
+			now - rt->ev->last_global_t, s.slow_w, s.slowest, bk,
 			s.stale ? " STALE READS" : "");
-	rt->last_global_t = now;
-	if (!isfinite(rt->objective) && !rt->o->allow_nonfinite)
+	rt->ev->last_global_t = now;
+	if (!isfinite(rt->ev->objective) && !rt->prm->allow_nonfinite)
 		return frr_rt_fail(
 		    rt, -EDOM,
 		    "clock %d: app %s's objective is %g: the model diverged; "
 		    "lower the app's --lr (and a large penalty such as --l2), "
 		    "check the data for huge or wrong values, or pass "
 		    "--allow-nonfinite to run on",
-		    c, rt->app->name, rt->objective);
+		    c, rt->app->name, rt->ev->objective);
 	if (s.stale)
 		frr_err("clock %d: %" PRIu64 " reads were staler than the "
 			"slack allows: SSP bound violated",
@@ -184,24 +185,25 @@ int frr_rt_try_global(struct frr_rt *rt, int c)
 
 int frr_rt_metrics_open(struct frr_rt *rt)
 {
-	const char *path = rt->o->metrics_path;
+	const char *path = rt->prm->metrics_path;
 	int err;
 
 	if (rt->rank != 0 || !path)
 		return 0;
 	/* a user-named final path: a symbolic link or another user's file
 	 * there is refused, not written through (frr_file_create) */
-	err = frr_file_create(path, "--metrics", &rt->metrics_f);
+	err = frr_file_create(path, "--metrics", &rt->ev->metrics_f);
 	if (err)
 		return err;
 	/* FILE.json / FILE.jsonl: one JSON object per line */
-	rt->metrics_json = strstr(path, ".json") != NULL;
-	if (!rt->metrics_json)
-		fprintf(rt->metrics_f, "clock,worker,rank,compute_s,wait_s,"
-				       "flush_s,updates,bytes,stale_reads,"
-				       "min_data_clock,rr_offers,rr_accepted,"
-				       "rr_cancelled,rr_items_reassigned,pulls,"
-				       "pushed,apply_s,dropped\n");
+	rt->ev->metrics_json = strstr(path, ".json") != NULL;
+	if (!rt->ev->metrics_json)
+		fprintf(rt->ev->metrics_f,
+			"clock,worker,rank,compute_s,wait_s,"
+			"flush_s,updates,bytes,stale_reads,"
+			"min_data_clock,rr_offers,rr_accepted,"
+			"rr_cancelled,rr_items_reassigned,pulls,"
+			"pushed,apply_s,dropped\n");
 	return 0;
 }
 
@@ -209,12 +211,12 @@ int frr_rt_metrics_open(struct frr_rt *rt)
  * error, and closing it reports that, with the file. */
 int frr_rt_metrics_close(struct frr_rt *rt)
 {
-	FILE *f = rt->metrics_f;
+	FILE *f = rt->ev->metrics_f;
 
 	if (!f)
 		return 0;
-	rt->metrics_f = NULL;
-	return frr_file_close(f, rt->o->metrics_path, "--metrics");
+	rt->ev->metrics_f = NULL;
+	return frr_file_close(f, rt->prm->metrics_path, "--metrics");
 }
 
 /* Mode backup: what the cuts dropped, of every item of the clocks run. */
@@ -226,11 +228,11 @@ static void backup_summary(const struct frr_rt *rt, char *buf, size_t len)
 	if (!rt->backups)
 		return;
 	for (int w = 0; w < rt->W; w++)
-		all += rt->nitems[w];
+		all += rt->ws->nitems[w];
 	all *= (uint64_t)frr_rt_stop_clock(rt);
 	snprintf(buf, len, " backups=%d dropped=%" PRIu64 " dropped_share=%.4f",
-		 rt->backups, rt->dropped_sum,
-		 all ? (double)rt->dropped_sum / (double)all : 0.0);
+		 rt->backups, rt->ev->dropped_sum,
+		 all ? (double)rt->ev->dropped_sum / (double)all : 0.0);
 }
 
 void frr_rt_print_summary(struct frr_rt *rt, double secs)
@@ -240,9 +242,10 @@ void frr_rt_print_summary(struct frr_rt *rt, double secs)
 	backup_summary(rt, bk, sizeof(bk));
 	printf("flexrr: done mode=%s backend=%s procs=%d threads=%d "
 	       "clocks=%d time_s=%.3f objective=%.9g%s%s%s\n",
-	       frr_mode_name(rt->o->mode),
+	       frr_mode_name(rt->prm->mode),
 	       frr_tp_backend_name(frr_tp_backend_of(rt->tp)), rt->P, rt->T,
-	       frr_rt_app_clock(rt, frr_rt_stop_clock(rt)), secs, rt->objective,
-	       rt->metrics[0] ? " " : "", rt->metrics, bk);
+	       frr_rt_app_clock(rt, frr_rt_stop_clock(rt)), secs,
+	       rt->ev->objective, rt->ev->metrics[0] ? " " : "",
+	       rt->ev->metrics, bk);
 	fflush(stdout);
 }

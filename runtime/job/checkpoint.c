@@ -50,7 +50,7 @@ int frr_ckpt_has_app_state(const struct frr_rt *rt)
 
 void frr_ckpt_id_of(const struct frr_rt *rt, struct frr_ckpt_id *id)
 {
-	const struct frr_run_opts *o = rt->o;
+	const struct frr_rt_params *o = rt->prm;
 	size_t at = 0;
 
 	memset(id, 0, sizeof(*id));
@@ -59,7 +59,7 @@ void frr_ckpt_id_of(const struct frr_rt *rt, struct frr_ckpt_id *id)
 	id->mode = o->mode;
 	id->slack = o->slack;
 	id->seed = o->seed;
-	id->ntables = rt->ntables;
+	id->ntables = rt->tb->ntables;
 	id->app_state = frr_ckpt_has_app_state(rt);
 	snprintf(id->app, sizeof(id->app), "%s", rt->app->name);
 	for (int i = 1; i < o->app_argc; i++) {
@@ -74,16 +74,16 @@ void frr_ckpt_id_of(const struct frr_rt *rt, struct frr_ckpt_id *id)
 	for (char *p = id->app_args; *p; p++)
 		if (*p == '\n' || *p == '\r')
 			*p = '?';
-	for (int t = 0; t < rt->ntables; t++) {
-		id->rows[t] = rt->spec[t].rows;
-		id->cols[t] = rt->spec[t].cols;
-		id->rule[t] = rt->spec[t].rule;
+	for (int t = 0; t < rt->tb->ntables; t++) {
+		id->rows[t] = rt->tb->spec[t].rows;
+		id->cols[t] = rt->tb->spec[t].cols;
+		id->rule[t] = rt->tb->spec[t].rule;
 	}
 	id->glob.nglob = rt->nglob;
 	/* the data set, as far as the runtime sees it */
 	for (int v = 0; v < rt->W; v++)
-		id->data_hash = frr_fnv1a64(&rt->nitems[v], sizeof(uint64_t),
-					    id->data_hash);
+		id->data_hash = frr_fnv1a64(&rt->ws->nitems[v],
+					    sizeof(uint64_t), id->data_hash);
 }
 
 void frr_ckpt_glob_take(const struct frr_rt *rt, int ac,
@@ -105,7 +105,8 @@ int frr_ckpt_agree(struct frr_rt *rt, int err)
 
 	if (!all)
 		return -ENOMEM;
-	e = frr_oob_allgather(rt->oob, &st, sizeof(st), all, rt->o->timeout_ms);
+	e = frr_oob_allgather(rt->oob, &st, sizeof(st), all,
+			      rt->prm->timeout_ms);
 	for (int r = 0; r < rt->P && !e; r++)
 		e = all[r];
 	free(all);
@@ -116,10 +117,10 @@ int frr_ckpt_agree(struct frr_rt *rt, int err)
  * and thread: a clock count, or the clock rank 0 planned (time-based). */
 static int ck_due(const struct frr_rt *rt, int c)
 {
-	const struct frr_ckpt *k = rt->ck;
+	const struct frr_ckpt *k = rt->js->ck;
 	int ac = frr_rt_app_clock(rt, c);
 
-	if (!k || ac + 1 >= rt->o->clocks)
+	if (!k || ac + 1 >= rt->prm->clocks)
 		return 0; /* the last clock: the job's end is its result */
 	if (k->every)
 		return (ac + 1) % k->every == 0;
@@ -164,9 +165,10 @@ static int ck_check_fresh(struct frr_rt *rt)
 	char p[4096];
 	struct stat st;
 
-	if (rt->o->resume_dir && !strcmp(rt->o->resume_dir, rt->o->ckpt_dir))
+	if (rt->prm->resume_dir &&
+	    !strcmp(rt->prm->resume_dir, rt->prm->ckpt_dir))
 		return 0;
-	snprintf(p, sizeof(p), "%s/latest", rt->o->ckpt_dir);
+	snprintf(p, sizeof(p), "%s/latest", rt->prm->ckpt_dir);
 	if (lstat(p, &st))
 		return 0;
 	if (rt->rank == 0)
@@ -174,7 +176,7 @@ static int ck_check_fresh(struct frr_rt *rt)
 		    "--checkpoint %s already holds a job's checkpoints (%s): "
 		    "continue it with --resume %s, or give an empty "
 		    "directory",
-		    rt->o->ckpt_dir, p, rt->o->ckpt_dir);
+		    rt->prm->ckpt_dir, p, rt->prm->ckpt_dir);
 	return -EEXIST;
 }
 
@@ -184,10 +186,11 @@ static size_t shard_bytes(const struct frr_rt *rt)
 {
 	size_t n = sizeof(struct frr_ckpt_hdr);
 
-	for (int t = 0; t < rt->ntables; t++)
+	for (int t = 0; t < rt->tb->ntables; t++)
 		n += sizeof(struct frr_ckpt_table) +
-		     rt->shard_rows[t * rt->P + rt->rank] * rt->spec[t].cols *
-			 sizeof(float) * (rt->accum[t] ? 2 : 1);
+		     rt->tb->shard_rows[t * rt->P + rt->rank] *
+			 rt->tb->spec[t].cols * sizeof(float) *
+			 (rt->tb->accum[t] ? 2 : 1);
 	return n;
 }
 
@@ -201,13 +204,13 @@ int frr_rt_ckpt_init(struct frr_rt *rt)
 	struct frr_ckpt *k;
 	int err;
 
-	if (!rt->o->ckpt_dir)
+	if (!rt->prm->ckpt_dir)
 		return 0;
-	k = rt->ck = calloc(1, sizeof(*k));
+	k = rt->js->ck = calloc(1, sizeof(*k));
 	if (!k)
 		return -ENOMEM;
-	k->every = rt->o->ckpt_every_s > 0 ? 0 : rt->o->ckpt_every;
-	k->every_s = rt->o->ckpt_every_s;
+	k->every = rt->prm->ckpt_every_s > 0 ? 0 : rt->prm->ckpt_every;
+	k->every_s = rt->prm->ckpt_every_s;
 	k->last_t = frr_rt_clock_now();
 	test_kill_init(k);
 	k->app_state = frr_ckpt_has_app_state(rt);
@@ -222,12 +225,12 @@ int frr_rt_ckpt_init(struct frr_rt *rt)
 	if (!k->shard || !k->snap || !k->snap_clock)
 		return -ENOMEM;
 	for (int t = 0; t < rt->T; t++) {
-		const struct frr_part *p = &rt->parts[rt->rank * rt->T + t];
+		const struct frr_part *p = &rt->ws->parts[rt->rank * rt->T + t];
 
 		if (p->state && !(k->snap[t] = malloc(p->state_off[p->n])))
 			return -ENOMEM;
 	}
-	err = ck_dir_ok(rt->o->ckpt_dir);
+	err = ck_dir_ok(rt->prm->ckpt_dir);
 	if (!err)
 		err = ck_check_fresh(rt);
 	if (!err)
@@ -237,16 +240,16 @@ int frr_rt_ckpt_init(struct frr_rt *rt)
 
 void frr_rt_ckpt_fini(struct frr_rt *rt)
 {
-	struct frr_ckpt *k = rt->ck;
+	struct frr_ckpt *k = rt->js->ck;
 
 	if (!k)
 		return;
 	frr_ckpt_writer_stop(rt);
-	if (rt->rank == 0 && k->count && !rt->o->quiet)
+	if (rt->rank == 0 && k->count && !rt->prm->quiet)
 		fprintf(stderr,
 			"flexrr: %d checkpoints in %s: rank 0 paused %.4f s "
 			"each on average, %.4f s at most\n",
-			k->count, rt->o->ckpt_dir, k->pause_sum / k->count,
+			k->count, rt->prm->ckpt_dir, k->pause_sum / k->count,
 			k->pause_max);
 	for (int t = 0; k->snap && t < rt->T; t++)
 		free(k->snap[t]);
@@ -256,7 +259,7 @@ void frr_rt_ckpt_fini(struct frr_rt *rt)
 	free(k->cuts[0].app);
 	free(k->cuts[1].app);
 	free(k);
-	rt->ck = NULL;
+	rt->js->ck = NULL;
 }
 
 /* Under SSP a worker may reach its next cut before its rank's writer has
@@ -265,11 +268,11 @@ void frr_rt_ckpt_fini(struct frr_rt *rt)
 static int snap_wait(struct frr_worker *wk)
 {
 	struct frr_rt *rt = wk->rt;
-	struct frr_ckpt *k = rt->ck;
+	struct frr_ckpt *k = rt->js->ck;
 	struct frr_stall st;
 
 	frr_rt_stall_init(rt, &st);
-	while (atomic_load_explicit(&k->snap_clock[wk->local],
+	while (atomic_load_explicit(&k->snap_clock[wk->dp.local],
 				    memory_order_acquire) > 0) {
 		if (frr_rt_failed(rt))
 			return frr_rt_failed(rt);
@@ -280,7 +283,7 @@ static int snap_wait(struct frr_worker *wk)
 					   "the last checkpoint; raise "
 					   "--timeout if checkpoints take "
 					   "that long",
-					   wk->id, rt->o->timeout_ms);
+					   wk->dp.id, rt->prm->timeout_ms);
 		nanosleep(&(struct timespec){ 0, 100000 }, NULL);
 	}
 	return 0;
@@ -289,7 +292,7 @@ static int snap_wait(struct frr_worker *wk)
 int frr_rt_ckpt_snap(struct frr_worker *wk, int c)
 {
 	struct frr_rt *rt = wk->rt;
-	const struct frr_part *p = &rt->parts[wk->id];
+	const struct frr_part *p = &rt->ws->parts[wk->dp.id];
 	int err;
 
 	if (!ck_due(rt, c) || !p->state)
@@ -297,8 +300,8 @@ int frr_rt_ckpt_snap(struct frr_worker *wk, int c)
 	err = snap_wait(wk);
 	if (err)
 		return err;
-	memcpy(rt->ck->snap[wk->local], p->state, p->state_off[p->n]);
-	atomic_store_explicit(&rt->ck->snap_clock[wk->local], c + 1,
+	memcpy(rt->js->ck->snap[wk->dp.local], p->state, p->state_off[p->n]);
+	atomic_store_explicit(&rt->js->ck->snap_clock[wk->dp.local], c + 1,
 			      memory_order_release);
 	return 0;
 }
@@ -310,7 +313,7 @@ int frr_rt_ckpt_snap(struct frr_worker *wk, int c)
  * their manifests (it keeps the figures of two for its log lines). */
 static int writer_busy(struct frr_rt *rt)
 {
-	struct frr_ckpt *k = rt->ck;
+	struct frr_ckpt *k = rt->js->ck;
 	int busy;
 
 	if (!k->cut)
@@ -323,7 +326,7 @@ static int writer_busy(struct frr_rt *rt)
 
 int frr_rt_ckpt_hold(struct frr_rt *rt, int c)
 {
-	struct frr_ckpt *k = rt->ck;
+	struct frr_ckpt *k = rt->js->ck;
 	int held;
 
 	if (!k || !ck_due(rt, c))
@@ -339,7 +342,7 @@ int frr_rt_ckpt_hold(struct frr_rt *rt, int c)
  * and committing (the copy buffer must not change under the writer). */
 static int wait_writer(struct frr_rt *rt)
 {
-	struct frr_ckpt *k = rt->ck;
+	struct frr_ckpt *k = rt->js->ck;
 	double t0 = frr_rt_clock_now();
 	int err = 0;
 
@@ -353,13 +356,13 @@ static int wait_writer(struct frr_rt *rt)
 			err = frr_rt_failed(rt);
 		if (!err)
 			err = frr_rt_heartbeat(rt, now, 0);
-		if (!err && (now - t0) * 1000 > rt->o->timeout_ms)
+		if (!err && (now - t0) * 1000 > rt->prm->timeout_ms)
 			err = frr_rt_fail(rt, -ETIMEDOUT,
 					  "checkpoint: the last checkpoint "
 					  "was not written within %d ms (the "
 					  "--timeout); raise it for a slow "
 					  "disk",
-					  rt->o->timeout_ms);
+					  rt->prm->timeout_ms);
 		if (!err)
 			nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
 	}
@@ -373,24 +376,24 @@ static void copy_shard(struct frr_rt *rt, int ac)
 	struct frr_ckpt_hdr h = { .kind = 1,
 				  .index = rt->rank,
 				  .clock = ac,
-				  .ntables = rt->ntables };
-	uint8_t *o = rt->ck->shard;
+				  .ntables = rt->tb->ntables };
+	uint8_t *o = rt->js->ck->shard;
 
 	memcpy(h.magic, FRR_CKPT_MAGIC, 8);
 	memcpy(o, &h, sizeof(h));
 	o += sizeof(h);
-	for (int t = 0; t < rt->ntables; t++) {
-		uint64_t n = rt->shard_rows[t * rt->P + rt->rank];
-		struct frr_ckpt_table th = { n, rt->spec[t].cols,
-					     rt->accum[t] != NULL };
+	for (int t = 0; t < rt->tb->ntables; t++) {
+		uint64_t n = rt->tb->shard_rows[t * rt->P + rt->rank];
+		struct frr_ckpt_table th = { n, rt->tb->spec[t].cols,
+					     rt->tb->accum[t] != NULL };
 		size_t len = n * th.cols * sizeof(float);
 
 		memcpy(o, &th, sizeof(th));
 		o += sizeof(th);
-		memcpy(o, rt->master[t], len);
+		memcpy(o, rt->tb->master[t], len);
 		o += len;
 		if (th.accum) {
-			memcpy(o, rt->accum[t], len);
+			memcpy(o, rt->tb->accum[t], len);
 			o += len;
 		}
 	}
@@ -398,7 +401,7 @@ static void copy_shard(struct frr_rt *rt, int ac)
 
 int frr_rt_ckpt_shard(struct frr_rt *rt, int c)
 {
-	struct frr_ckpt *k = rt->ck;
+	struct frr_ckpt *k = rt->js->ck;
 	struct frr_ckpt_cut *cut;
 	int ac = frr_rt_app_clock(rt, c), err;
 	double t0;
@@ -410,7 +413,7 @@ int frr_rt_ckpt_shard(struct frr_rt *rt, int c)
 		return err;
 	t0 = frr_rt_clock_now();
 	for (int t = 0; t < rt->T; t++)
-		if (rt->parts[rt->rank * rt->T + t].state &&
+		if (rt->ws->parts[rt->rank * rt->T + t].state &&
 		    atomic_load_explicit(&k->snap_clock[t],
 					 memory_order_acquire) != c + 1)
 			return frr_rt_fail(rt, -EPROTO,
@@ -465,7 +468,7 @@ static int app_capture(struct frr_rt *rt, int ac, void **buf, size_t *len)
 
 int frr_rt_ckpt_app(struct frr_rt *rt, int c)
 {
-	struct frr_ckpt *k = rt->ck;
+	struct frr_ckpt *k = rt->js->ck;
 	struct frr_ckpt_task t = { .kind = FRR_CKPT_APP, .c = c };
 	double t0 = frr_rt_clock_now();
 	int err;
@@ -492,7 +495,7 @@ int frr_rt_ckpt_app(struct frr_rt *rt, int c)
  * rank 0's next done word. */
 static int plan(struct frr_rt *rt, int c)
 {
-	struct frr_ckpt *k = rt->ck;
+	struct frr_ckpt *k = rt->js->ck;
 	double now = frr_rt_clock_now();
 	int at = c + rt->eff_slack + 2;
 
@@ -508,7 +511,7 @@ static int plan(struct frr_rt *rt, int c)
  * cut; the manifest follows once every rank's files are on disk. */
 int frr_rt_ckpt_commit(struct frr_rt *rt, int c)
 {
-	struct frr_ckpt *k = rt->ck;
+	struct frr_ckpt *k = rt->js->ck;
 	struct frr_ckpt_cut *cut;
 	double t0 = frr_rt_clock_now();
 	int err, i;
@@ -545,14 +548,14 @@ int frr_rt_ckpt_commit(struct frr_rt *rt, int c)
 
 static void commit_done(struct frr_rt *rt, struct frr_ckpt_cut *cut)
 {
-	struct frr_ckpt *k = rt->ck;
+	struct frr_ckpt *k = rt->js->ck;
 	int ac = frr_rt_app_clock(rt, cut->c);
 
 	k->count++;
 	k->pause_sum += cut->pause_s;
 	if (cut->pause_s > k->pause_max)
 		k->pause_max = cut->pause_s;
-	if (!rt->o->quiet)
+	if (!rt->prm->quiet)
 		fprintf(stderr,
 			"flexrr: checkpoint of clock %d in %s/ckpt-%d: rank 0 "
 			"wrote %.1f MiB in %.4f s (files), paused %.4f s "
@@ -560,8 +563,9 @@ static void commit_done(struct frr_rt *rt, struct frr_ckpt_cut *cut)
 			"checkpoint was written; the files, the manifest "
 			"and removing the previous one took %.4f s in the "
 			"background)\n",
-			ac, rt->o->ckpt_dir, ac, (double)cut->bytes / (1 << 20),
-			cut->write_s, cut->pause_s, cut->held_s,
+			ac, rt->prm->ckpt_dir, ac,
+			(double)cut->bytes / (1 << 20), cut->write_s,
+			cut->pause_s, cut->held_s,
 			cut->write_s + cut->commit_s);
 	k->chead++;
 }
@@ -570,7 +574,7 @@ static void commit_done(struct frr_rt *rt, struct frr_ckpt_cut *cut)
  * job's error. */
 static int commit_step(struct frr_rt *rt, int committed)
 {
-	struct frr_ckpt *k = rt->ck;
+	struct frr_ckpt *k = rt->js->ck;
 	struct frr_ckpt_cut *cut = &k->cuts[k->chead % 2];
 	struct frr_ckpt_task t = { .kind = FRR_CKPT_COMMIT };
 	int err;
@@ -610,7 +614,7 @@ static int commit_step(struct frr_rt *rt, int committed)
 
 int frr_rt_ckpt_poll(struct frr_rt *rt)
 {
-	struct frr_ckpt *k = rt->ck;
+	struct frr_ckpt *k = rt->js->ck;
 	int err, err_ac, durable, committed, busy = 0;
 
 	if (!k)
@@ -642,7 +646,7 @@ int frr_rt_ckpt_poll(struct frr_rt *rt)
 
 int frr_rt_ckpt_idle(struct frr_rt *rt)
 {
-	struct frr_ckpt *k = rt->ck;
+	struct frr_ckpt *k = rt->js->ck;
 	int busy;
 
 	if (!k)

@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "rt.h"
+#include "job.h"
 
 #define FRR_CKPT_MAGIC "FRRCKPT1"
 #define FRR_CKPT_VERSION 1

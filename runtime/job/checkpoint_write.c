@@ -46,13 +46,13 @@ static int ck_write(struct frr_rt *rt, const struct frr_ckpt_task *t,
 		    const char *name, const struct blob *b)
 {
 	char p[4096];
-	int err = frr_ckpt_path(p, sizeof(p), rt->o->ckpt_dir, t->ac, name);
+	int err = frr_ckpt_path(p, sizeof(p), rt->prm->ckpt_dir, t->ac, name);
 
 	if (!err)
 		err = frr_file_write_atomic(p, "--checkpoint", fill_blob,
 					    (void *)b);
 	if (!err)
-		rt->ck->cuts[t->seq % 2].bytes += b->alen + b->blen;
+		rt->js->ck->cuts[t->seq % 2].bytes += b->alen + b->blen;
 	return err;
 }
 
@@ -62,7 +62,7 @@ static int ck_subdir(struct frr_rt *rt, int ac)
 {
 	char p[4096];
 	struct stat st;
-	int err = frr_ckpt_path(p, sizeof(p), rt->o->ckpt_dir, ac, NULL);
+	int err = frr_ckpt_path(p, sizeof(p), rt->prm->ckpt_dir, ac, NULL);
 
 	if (err)
 		return err;
@@ -85,7 +85,7 @@ static int ck_subdir(struct frr_rt *rt, int ac)
  * next cut once written), then its shard. */
 static int run_files(struct frr_rt *rt, const struct frr_ckpt_task *t)
 {
-	struct frr_ckpt *k = rt->ck;
+	struct frr_ckpt *k = rt->js->ck;
 	struct frr_ckpt_hdr h = { .clock = t->ac, .kind = 2 };
 	char name[64];
 	int err = ck_subdir(rt, t->ac);
@@ -93,7 +93,7 @@ static int run_files(struct frr_rt *rt, const struct frr_ckpt_task *t)
 	memcpy(h.magic, FRR_CKPT_MAGIC, 8);
 	for (int i = 0; i < rt->T && !err; i++) {
 		int v = rt->rank * rt->T + i;
-		const struct frr_part *pt = &rt->parts[v];
+		const struct frr_part *pt = &rt->ws->parts[v];
 		struct blob b = { &h, k->snap[i], sizeof(h), 0 };
 
 		if (!pt->state)
@@ -165,14 +165,14 @@ static int check_shards(struct frr_rt *rt, int ac)
 		int err;
 
 		snprintf(name, sizeof(name), "shard-%d", r);
-		err = frr_ckpt_path(p, sizeof(p), rt->o->ckpt_dir, ac, name);
+		err = frr_ckpt_path(p, sizeof(p), rt->prm->ckpt_dir, ac, name);
 		if (err)
 			return err;
 		if (stat(p, &st)) {
 			frr_err("checkpoint of clock %d: rank 0 cannot see "
 				"rank %d's %s: --checkpoint %s must be a "
 				"directory every rank shares",
-				ac, r, p, rt->o->ckpt_dir);
+				ac, r, p, rt->prm->ckpt_dir);
 			return -ENOENT;
 		}
 	}
@@ -187,7 +187,7 @@ static void remove_ckpt(struct frr_rt *rt, int ac)
 	DIR *d;
 	int fd;
 
-	if (frr_ckpt_path(p, sizeof(p), rt->o->ckpt_dir, ac, NULL))
+	if (frr_ckpt_path(p, sizeof(p), rt->prm->ckpt_dir, ac, NULL))
 		return;
 	fd = open(p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -211,7 +211,7 @@ static void remove_ckpt(struct frr_rt *rt, int ac)
  * a crashed run's partial one, which its clock will overwrite. */
 static void remove_others(struct frr_rt *rt, int ac)
 {
-	DIR *d = opendir(rt->o->ckpt_dir);
+	DIR *d = opendir(rt->prm->ckpt_dir);
 	int n = 0, *old = NULL;
 
 	for (struct dirent *e; d && (e = readdir(d));) {
@@ -246,14 +246,14 @@ static int run_commit(struct frr_rt *rt, const struct frr_ckpt_task *t)
 
 	if (!err)
 		err = check_shards(rt, t->ac);
-	test_kill(rt->ck, t->ac, 1);
+	test_kill(rt->js->ck, t->ac, 1);
 	if (!err)
-		err = frr_ckpt_path(p, sizeof(p), rt->o->ckpt_dir, t->ac,
+		err = frr_ckpt_path(p, sizeof(p), rt->prm->ckpt_dir, t->ac,
 				    "MANIFEST");
 	if (!err)
 		err = frr_file_write_atomic(p, "--checkpoint", fill_manifest,
 					    (void *)&t->id);
-	if (!err && snprintf(p, sizeof(p), "%s/latest", rt->o->ckpt_dir) >=
+	if (!err && snprintf(p, sizeof(p), "%s/latest", rt->prm->ckpt_dir) >=
 			(int)sizeof(p))
 		err = -ENAMETOOLONG;
 	if (!err)
@@ -261,7 +261,7 @@ static int run_commit(struct frr_rt *rt, const struct frr_ckpt_task *t)
 					    (void *)&t->ac);
 	if (err)
 		return err;
-	test_kill(rt->ck, t->ac, 0);
+	test_kill(rt->js->ck, t->ac, 0);
 	remove_others(rt, t->ac);
 	return 0;
 }
@@ -271,7 +271,7 @@ static int run_task(struct frr_rt *rt, const struct frr_ckpt_task *t)
 {
 	double t0 = frr_rt_clock_now();
 	/* the server reads it only once the task is done (under the lock) */
-	struct frr_ckpt_cut *cut = &rt->ck->cuts[t->seq % 2];
+	struct frr_ckpt_cut *cut = &rt->js->ck->cuts[t->seq % 2];
 	int err;
 
 	if (t->kind == FRR_CKPT_FILES)
@@ -313,7 +313,7 @@ static void task_done(struct frr_ckpt *k, const struct frr_ckpt_task *t,
 static void *writer_main(void *arg)
 {
 	struct frr_rt *rt = arg;
-	struct frr_ckpt_writer *w = &rt->ck->w;
+	struct frr_ckpt_writer *w = &rt->js->ck->w;
 
 	pthread_mutex_lock(&w->lock);
 	while (!w->stop) {
@@ -334,7 +334,7 @@ static void *writer_main(void *arg)
 		w->head = (w->head + 1) % FRR_CKPT_QUEUE;
 		w->n--;
 		w->running = 0;
-		task_done(rt->ck, &t, rt->rank, err);
+		task_done(rt->js->ck, &t, rt->rank, err);
 	}
 	pthread_mutex_unlock(&w->lock);
 	return NULL;
@@ -342,7 +342,7 @@ static void *writer_main(void *arg)
 
 int frr_ckpt_writer_start(struct frr_rt *rt)
 {
-	struct frr_ckpt_writer *w = &rt->ck->w;
+	struct frr_ckpt_writer *w = &rt->js->ck->w;
 	int err;
 
 	pthread_mutex_init(&w->lock, NULL);
@@ -361,7 +361,7 @@ int frr_ckpt_writer_start(struct frr_rt *rt)
  * queued ones are dropped: the job is over. */
 void frr_ckpt_writer_stop(struct frr_rt *rt)
 {
-	struct frr_ckpt_writer *w = &rt->ck->w;
+	struct frr_ckpt_writer *w = &rt->js->ck->w;
 
 	if (!w->started)
 		return;
@@ -380,7 +380,7 @@ void frr_ckpt_writer_stop(struct frr_rt *rt)
 
 int frr_ckpt_post(struct frr_rt *rt, const struct frr_ckpt_task *t)
 {
-	struct frr_ckpt_writer *w = &rt->ck->w;
+	struct frr_ckpt_writer *w = &rt->js->ck->w;
 	int err = 0;
 
 	pthread_mutex_lock(&w->lock);

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "flexrr/log.h"
-#include "rt.h"
+#include "job.h"
 
 /* An app built against an older flexrr.h has no share/gather fields. */
 static int app_has_gather(const struct frr_app_ops *a)
@@ -86,7 +86,7 @@ int frr_rt_app_gather(struct frr_rt *rt)
 	me.status = err > 0 ? -EINVAL : err;
 	me.len = err ? 0 : mlen;
 	/* a peer with a piece like ours takes about as long as we did */
-	wait_ms = rt->o->timeout_ms + (int)(4000 * (frr_rt_clock_now() - t0));
+	wait_ms = rt->prm->timeout_ms + (int)(4000 * (frr_rt_clock_now() - t0));
 	info = calloc((size_t)rt->P, sizeof(*info));
 	lens = calloc((size_t)rt->P, sizeof(*lens));
 	blobs = calloc((size_t)rt->P, sizeof(*blobs));
@@ -120,7 +120,7 @@ int frr_rt_app_gather(struct frr_rt *rt)
 		at += lens[r];
 	}
 	t0 = frr_rt_clock_now();
-	err = frr_oob_allgatherv(rt->oob, mine, lens, buf, rt->o->timeout_ms);
+	err = frr_oob_allgatherv(rt->oob, mine, lens, buf, rt->prm->timeout_ms);
 	frr_dbg("rank %d: %zu bytes of input pieces exchanged in %.1f s",
 		rt->rank, total, frr_rt_clock_now() - t0);
 	if (!err)

@@ -14,7 +14,7 @@
 #include <time.h>
 
 #include "flexrr/log.h"
-#include "rt.h"
+#include "job.h"
 #include "stats.h"
 
 /*
@@ -24,7 +24,7 @@
  */
 static int app_create(struct frr_rt *rt)
 {
-	const struct frr_run_opts *o = rt->o;
+	const struct frr_rt_params *o = rt->prm;
 	int32_t st = 0, *all = calloc((size_t)rt->P, sizeof(int32_t));
 	int err;
 
@@ -98,16 +98,17 @@ static int table_check_rule(const struct frr_rt *rt, int t,
 
 static int tables_declare(struct frr_rt *rt)
 {
-	rt->ntables = rt->app->tables(rt->app_state, rt->spec, FRR_MAX_TABLES);
-	if (rt->ntables < 0 && rt->ntables > -4096)
-		return rt->ntables; /* the app said what failed */
-	if (rt->ntables < 0 || rt->ntables > FRR_MAX_TABLES) {
+	rt->tb->ntables =
+	    rt->app->tables(rt->app_state, rt->tb->spec, FRR_MAX_TABLES);
+	if (rt->tb->ntables < 0 && rt->tb->ntables > -4096)
+		return rt->tb->ntables; /* the app said what failed */
+	if (rt->tb->ntables < 0 || rt->tb->ntables > FRR_MAX_TABLES) {
 		frr_err("app %s declared %d tables (at most %d)", rt->app->name,
-			rt->ntables, FRR_MAX_TABLES);
+			rt->tb->ntables, FRR_MAX_TABLES);
 		return -EINVAL;
 	}
-	for (int t = 0; t < rt->ntables; t++) {
-		const struct frr_table_spec *s = &rt->spec[t];
+	for (int t = 0; t < rt->tb->ntables; t++) {
+		const struct frr_table_spec *s = &rt->tb->spec[t];
 
 		if (!s->rows || !s->cols) {
 			frr_err("app %s: table %d (%s) has %" PRIu64
@@ -137,14 +138,14 @@ static int tables_declare(struct frr_rt *rt)
 		}
 		/* the flag as declared: rows written mostly by one partition */
 		if (s->flags & FRR_TABLE_SEE_OWN_PENDING) {
-			rt->own_pending = 1;
-			rt->own_declared |= 1u << t;
+			rt->tb->own_pending = 1;
+			rt->tb->own_declared |= 1u << t;
 		}
 		/* read-my-writes is the default on ADD and SET tables (issue
 		 * 25); AdaGrad's pending gradients are no values */
 		if (s->rule != FRR_UPDATE_ADAGRAD &&
 		    !(s->flags & FRR_TABLE_NO_OWN_PENDING))
-			rt->spec[t].flags |= FRR_TABLE_SEE_OWN_PENDING;
+			rt->tb->spec[t].flags |= FRR_TABLE_SEE_OWN_PENDING;
 	}
 	return 0;
 }
@@ -157,7 +158,7 @@ static int parts_load_own(struct frr_rt *rt)
 
 		if (err)
 			return err;
-		if (rt->parts[w].n == 0) {
+		if (rt->ws->parts[w].n == 0) {
 			frr_err("worker %d has no work items (%d workers in "
 				"all): use fewer processes or threads (-n, "
 				"-t) or more data",
@@ -182,6 +183,24 @@ static void test_forge_init(struct frr_rt *rt, const char *e)
 		rt->test_forge_lane_connect = atoi(e + 13);
 }
 
+/* A rank's memory: the core and each floor's state, one allocation. */
+struct frr_rank {
+	struct frr_rt rt;
+	struct frr_rt_params prm;
+	struct frr_tables tb;
+	struct frr_workers ws;
+	struct frr_evals ev;
+	struct frr_jobstate js;
+};
+
+/* rr (additive) records a failure before any worker can see it, so each
+ * names its helpers as it unwinds (core/fail.c). */
+static void rr_failed(struct frr_rt *rt, int rank, const char *what)
+{
+	if (rt->ws->rr_state)
+		rt->ws->rr->peer_dead(rt, rt->ws->rr_state, rank, what);
+}
+
 static void test_die_init(struct frr_rt *rt, const char *e)
 {
 	const char *f = e ? strchr(e, ':') : NULL;
@@ -196,9 +215,9 @@ static void test_die_init(struct frr_rt *rt, const char *e)
 }
 
 static void rt_setup_shape(struct frr_rt *rt, struct frr_oob *oob,
-			   struct frr_run_opts *o)
+			   const struct frr_rt_params *o)
 {
-	rt->o = o;
+	rt->prm = o;
 	rt->oob = oob;
 	rt->app = o->app;
 	rt->rank = oob->rank;
@@ -233,9 +252,13 @@ static void rt_setup_shape(struct frr_rt *rt, struct frr_oob *oob,
 	test_forge_init(rt, getenv("FLEXRR_TEST_FORGE"));
 	test_die_init(rt, getenv("FLEXRR_TEST_DIE"));
 	if (o->mode == FRR_MODE_FLEXRR || o->mode == FRR_MODE_RR) {
-		rt->rr = &frr_rr_ops;
+		rt->ws->rr = &frr_rr_ops;
 		rt->rr_reassign = 1;
+		rt->on_fail = rr_failed;
 	}
+	/* the job's steps the floors below call back into */
+	rt->ws->clock_items_done = frr_rt_ckpt_snap;
+	rt->ev->clock_evaluated = frr_rt_ckpt_app;
 	/* 1 <= backups < W: checked at launch and in rt_init */
 	if (o->mode == FRR_MODE_BACKUP)
 		rt->backups =
@@ -251,24 +274,24 @@ static int rt_alloc(struct frr_rt *rt)
 	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
 	pthread_mutex_init(&rt->tp_lock, &ma);
 	pthread_mutexattr_destroy(&ma);
-	rt->parts = calloc((size_t)rt->W, sizeof(*rt->parts));
-	rt->nitems = calloc((size_t)rt->W, sizeof(uint64_t));
-	rt->wk = calloc((size_t)rt->T, sizeof(*rt->wk));
-	rt->hb_last = calloc((size_t)rt->P, sizeof(uint64_t));
-	rt->hb_seen = calloc((size_t)rt->P, sizeof(double));
-	rt->stats_copy = calloc(frr_stats_len(rt->T), sizeof(double));
+	rt->ws->parts = calloc((size_t)rt->W, sizeof(*rt->ws->parts));
+	rt->ws->nitems = calloc((size_t)rt->W, sizeof(uint64_t));
+	rt->ws->wk = calloc((size_t)rt->T, sizeof(*rt->ws->wk));
+	rt->js->hb_last = calloc((size_t)rt->P, sizeof(uint64_t));
+	rt->js->hb_seen = calloc((size_t)rt->P, sizeof(double));
+	rt->ev->stats_copy = calloc(frr_stats_len(rt->T), sizeof(double));
 	rt->prog_subs = calloc((size_t)rt->T * rt->P, sizeof(int));
 	rt->prog_nsubs = calloc((size_t)rt->T, sizeof(int));
 	rt->prog_read = calloc((size_t)rt->W, 1);
-	if (!rt->parts || !rt->nitems || !rt->wk || !rt->hb_last ||
-	    !rt->hb_seen || !rt->stats_copy || !rt->prog_subs ||
-	    !rt->prog_nsubs || !rt->prog_read)
+	if (!rt->ws->parts || !rt->ws->nitems || !rt->ws->wk ||
+	    !rt->js->hb_last || !rt->js->hb_seen || !rt->ev->stats_copy ||
+	    !rt->prog_subs || !rt->prog_nsubs || !rt->prog_read)
 		return -ENOMEM;
 	return 0;
 }
 
 static int rt_init(struct frr_rt *rt, struct frr_oob *oob,
-		   struct frr_run_opts *o)
+		   const struct frr_rt_params *o)
 {
 	int err;
 
@@ -301,8 +324,8 @@ static int rt_init(struct frr_rt *rt, struct frr_oob *oob,
 		err = parts_load_own(rt);
 	if (!err)
 		err = frr_inst_init(rt);
-	if (!err && rt->rr)
-		err = rt->rr->job_init(rt, &o->rr, &rt->rr_state);
+	if (!err && rt->ws->rr)
+		err = rt->ws->rr->job_init(rt, &o->rr, &rt->ws->rr_state);
 	if (!err)
 		err = frr_rt_layout(rt);
 	if (!err)
@@ -317,15 +340,15 @@ static int rt_init(struct frr_rt *rt, struct frr_oob *oob,
 	if (err)
 		return err;
 	for (uint64_t mx = 0, w = 0; w < (uint64_t)rt->W; w++) {
-		if (rt->nitems[w] > mx)
-			mx = rt->nitems[w];
+		if (rt->ws->nitems[w] > mx)
+			mx = rt->ws->nitems[w];
 		while ((mx >> rt->prog_shift) > FRR_PROG_FIELD_MAX)
 			rt->prog_shift++;
 	}
-	rt->consumed = calloc((size_t)rt->W, sizeof(uint64_t));
-	rt->scratch = calloc(3 * (size_t)rt->W, sizeof(int));
-	rt->eager_last = calloc((size_t)rt->W, 2 * sizeof(size_t));
-	if (!rt->consumed || !rt->scratch || !rt->eager_last)
+	rt->tb->consumed = calloc((size_t)rt->W, sizeof(uint64_t));
+	rt->tb->scratch = calloc(3 * (size_t)rt->W, sizeof(int));
+	rt->tb->eager_last = calloc((size_t)rt->W, 2 * sizeof(size_t));
+	if (!rt->tb->consumed || !rt->tb->scratch || !rt->tb->eager_last)
 		return -ENOMEM;
 	return frr_rt_tables_init(rt);
 }
@@ -335,8 +358,8 @@ static int rt_fini(struct frr_rt *rt)
 {
 	int err, merr;
 
-	if (rt->rr && rt->rr_state)
-		rt->rr->job_fini(rt, rt->rr_state);
+	if (rt->ws->rr && rt->ws->rr_state)
+		rt->ws->rr->job_fini(rt, rt->ws->rr_state);
 	err = frr_inst_fini(rt);
 	frr_rt_workers_fini(rt);
 	frr_rt_tp_teardown(rt);
@@ -346,21 +369,21 @@ static int rt_fini(struct frr_rt *rt)
 	if (rt->app_state)
 		rt->app->destroy(rt->app_state);
 	merr = frr_rt_metrics_close(rt); /* still open if the job failed */
-	free(rt->nitems);
-	free(rt->wk);
-	free(rt->hb_last);
-	free(rt->hb_seen);
-	free(rt->stats_copy);
+	free(rt->ws->nitems);
+	free(rt->ws->wk);
+	free(rt->js->hb_last);
+	free(rt->js->hb_seen);
+	free(rt->ev->stats_copy);
 	free(rt->prog_subs);
 	free(rt->prog_nsubs);
 	free(rt->prog_read);
-	free(rt->consumed);
-	free(rt->scratch);
-	free(rt->eager_last);
-	free(rt->shard_rows);
-	free(rt->repl_off);
-	free(rt->slot_bytes);
-	free(rt->rslot_bytes);
+	free(rt->tb->consumed);
+	free(rt->tb->scratch);
+	free(rt->tb->eager_last);
+	free(rt->tb->shard_rows);
+	free(rt->tb->repl_off);
+	free(rt->tb->slot_bytes);
+	free(rt->tb->rslot_bytes);
 	pthread_mutex_destroy(&rt->tp_lock);
 	return err ? err : merr;
 }
@@ -377,7 +400,7 @@ static int check_final_progress(struct frr_rt *rt)
 
 		if (v / rt->T != rt->rank && !rt->prog_read[v])
 			continue; /* its word is not sent here */
-		uint64_t n = rt->nitems[v] >> rt->prog_shift;
+		uint64_t n = rt->ws->nitems[v] >> rt->prog_shift;
 
 		if (p.clock != last || p.done != n || p.total != n) {
 			frr_err(
@@ -398,20 +421,20 @@ static int job_start(struct frr_rt *rt)
 {
 	int err = frr_rt_ckpt_init(rt);
 
-	if (!err && rt->o->load_path)
+	if (!err && rt->prm->load_path)
 		err = frr_rt_app_load(rt);
 	if (!err)
 		err = frr_rt_resume(rt);
-	for (int t = 0; t < rt->ntables && !err; t++)
-		err = frr_rt_push_rows(rt, t, 0,
-				       rt->shard_rows[t * rt->P + rt->rank]);
+	for (int t = 0; t < rt->tb->ntables && !err; t++)
+		err = frr_rt_push_rows(
+		    rt, t, 0, rt->tb->shard_rows[t * rt->P + rt->rank]);
 	/* bytes received count the clocks' traffic, not the start-up fill */
-	memset(rt->hold->sent_to, 0, (size_t)rt->P * sizeof(uint64_t));
+	memset(rt->tb->hold->sent_to, 0, (size_t)rt->P * sizeof(uint64_t));
 	if (!err)
-		err = frr_rt_flush_all(rt, rt->o->timeout_ms);
+		err = frr_rt_flush_all(rt, rt->prm->timeout_ms);
 	if (err)
 		return err;
-	err = frr_oob_barrier(rt->oob, rt->o->timeout_ms);
+	err = frr_oob_barrier(rt->oob, rt->prm->timeout_ms);
 	if (err)
 		frr_err("the start-up barrier failed (%d): another rank "
 			"failed to start, see its message",
@@ -428,13 +451,13 @@ static int abandon_ms(const struct frr_rt *rt)
 {
 	int ms = 3 * rt->flush_ms + 1000;
 
-	return ms < rt->o->timeout_ms ? ms : rt->o->timeout_ms;
+	return ms < rt->prm->timeout_ms ? ms : rt->prm->timeout_ms;
 }
 
 /* Join worker t; after a failure only until dl: 1 if it was abandoned. */
 static int join_worker(struct frr_rt *rt, int t, const struct timespec *dl)
 {
-	struct frr_worker *wk = &rt->wk[t];
+	struct frr_worker *wk = &rt->ws->wk[t];
 
 	if (!wk->thread_ok)
 		return 0;
@@ -445,7 +468,7 @@ static int join_worker(struct frr_rt *rt, int t, const struct timespec *dl)
 			"the failure (stuck in app %s's code?): it is "
 			"abandoned, still running; this process is no longer "
 			"clean to reuse (exit it)",
-			rt->rank, wk->id, abandon_ms(rt), rt->app->name);
+			rt->rank, wk->dp.id, abandon_ms(rt), rt->app->name);
 		return 1;
 	}
 	wk->thread_ok = 0;
@@ -511,7 +534,8 @@ static int job_clocks(struct frr_rt *rt)
 static void print_received(const struct frr_rt *rt, const uint64_t *all,
 			   size_t n)
 {
-	double per = rt->next_apply > 0 ? 1024.0 * rt->next_apply : 1024.0;
+	double per =
+	    rt->tb->next_apply > 0 ? 1024.0 * rt->tb->next_apply : 1024.0;
 
 	fprintf(stderr, "flexrr: received per rank per clock (KiB, update "
 			"batches + rows):");
@@ -542,17 +566,18 @@ static int peak_memory(struct frr_rt *rt)
 		goto out;
 	if (!getrusage(RUSAGE_SELF, &ru))
 		mine[0] = (uint64_t)ru.ru_maxrss; /* KiB */
-	mine[1] = rt->hold->batch_recv;
-	memcpy(mine + 2, rt->hold->sent_to, (size_t)rt->P * sizeof(uint64_t));
+	mine[1] = rt->tb->hold->batch_recv;
+	memcpy(mine + 2, rt->tb->hold->sent_to,
+	       (size_t)rt->P * sizeof(uint64_t));
 	err = frr_oob_allgather(rt->oob, mine, n * sizeof(uint64_t), all,
-				rt->o->timeout_ms);
+				rt->prm->timeout_ms);
 	if (err) {
 		frr_err("gathering the ranks' peak memory failed (%d): "
 			"another rank failed, see its message",
 			err);
 		goto out;
 	}
-	if (rt->rank == 0 && !rt->o->quiet) {
+	if (rt->rank == 0 && !rt->prm->quiet) {
 		uint64_t sum = 0, peak = 0;
 
 		fprintf(stderr, "flexrr: peak memory per rank (MiB):");
@@ -591,25 +616,31 @@ static int job_finish(struct frr_rt *rt, double t_start)
 		if (!oerr)
 			frr_rt_print_summary(rt, frr_rt_clock_now() - t_start);
 	}
-	err = frr_rt_flush_all(rt, rt->o->timeout_ms);
+	err = frr_rt_flush_all(rt, rt->prm->timeout_ms);
 	if (!err)
-		err = frr_oob_barrier(rt->oob, rt->o->timeout_ms);
+		err = frr_oob_barrier(rt->oob, rt->prm->timeout_ms);
 	/* every peer flushed before the barrier: all final words are in */
 	if (!err && getenv("FLEXRR_TEST_CHECK_PROGRESS"))
 		err = check_final_progress(rt);
 	return err ? err : oerr;
 }
 
-int frr_rt_job_run(struct frr_oob *oob, struct frr_run_opts *o)
+int frr_rt_job_run(struct frr_oob *oob, const struct frr_rt_params *o)
 {
 	/* on the heap: an abandoned worker may still use it after we return */
-	struct frr_rt *rt = calloc(1, sizeof(*rt));
+	struct frr_rank *rk = calloc(1, sizeof(*rk));
+	struct frr_rt *rt = &rk->rt;
 	double t_start;
 	int err, ferr;
 
-	if (!rt)
+	if (!rk)
 		return -ENOMEM;
-	err = rt_init(rt, oob, o);
+	rk->prm = *o;
+	rt->tb = &rk->tb;
+	rt->ws = &rk->ws;
+	rt->ev = &rk->ev;
+	rt->js = &rk->js;
+	err = rt_init(rt, oob, &rk->prm);
 	if (!err)
 		err = frr_rt_metrics_open(rt);
 	if (!err)
@@ -617,7 +648,7 @@ int frr_rt_job_run(struct frr_oob *oob, struct frr_run_opts *o)
 	if (err)
 		goto out;
 	t_start = frr_rt_clock_now();
-	rt->last_global_t = t_start;
+	rt->ev->last_global_t = t_start;
 	err = job_clocks(rt);
 	/* an abandoned worker still runs in the rank's memory, tables and
 	 * transport: leave them all to it, the process is to exit */
@@ -627,6 +658,6 @@ int frr_rt_job_run(struct frr_oob *oob, struct frr_run_opts *o)
 		err = job_finish(rt, t_start);
 out:
 	ferr = rt_fini(rt);
-	free(rt);
+	free(rk);
 	return err ? err : ferr;
 }

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "flexrr/log.h"
-#include "rt.h"
+#include "job.h"
 
 /*
  * Verbs lanes (job/setup.c): each worker thread's own context (a PD, two
@@ -46,7 +46,7 @@ static double plan_total(const struct mem_plan *m)
 /* The job's threads will each open a verbs lane (job/setup.c lanes). */
 static int lanes_on_verbs(const struct frr_rt *rt)
 {
-	enum frr_tp_backend b = rt->o->backend;
+	enum frr_tp_backend b = rt->prm->backend;
 
 	if (!frr_rt_lanes_wanted(rt))
 		return 0;
@@ -61,19 +61,19 @@ static void plan_rank(const struct frr_rt *rt, struct mem_plan *m)
 	const double ring = frr_cache_ring(rt->eff_slack), W = rt->W;
 
 	memset(m, 0, sizeof(*m));
-	m->replica = (double)rt->repl_len;
-	m->transport = (double)rt->ctl_len + (double)rt->inbox_len +
-		       (double)rt->T * (double)rt->slot_max;
+	m->replica = (double)rt->tb->repl_len;
+	m->transport = (double)rt->ctl_len + (double)rt->tb->inbox_len +
+		       (double)rt->T * (double)rt->tb->slot_max;
 	if (lanes_on_verbs(rt))
 		m->transport +=
 		    rt->T * (LANE_THREAD_BYTES + LANE_PEER_BYTES * (rt->P - 1));
-	for (int t = 0; t < rt->ntables; t++) {
-		const struct frr_table_spec *s = &rt->spec[t];
+	for (int t = 0; t < rt->tb->ntables; t++) {
+		const struct frr_table_spec *s = &rt->tb->spec[t];
 		double rb = 4.0 * s->cols, rows = (double)s->rows;
 		double shard =
-		    (double)rt->shard_rows[t * rt->P + rt->rank] * rb;
+		    (double)rt->tb->shard_rows[t * rt->P + rt->rank] * rb;
 		/* declared "rows written mostly by one partition" */
-		int one = (rt->own_declared >> t) & 1;
+		int one = (rt->tb->own_declared >> t) & 1;
 		int own = (s->flags & FRR_TABLE_SEE_OWN_PENDING) != 0;
 		double touched = one ? rows / W : rows;
 
@@ -101,7 +101,7 @@ static void plan_rank(const struct frr_rt *rt, struct mem_plan *m)
 		m->inflight += (rt->eff_slack + 1) * shard * (one ? 1 : W);
 		/* --checkpoint: the cut's copy of the shard (and AdaGrad's
 		 * sums) that the writer thread writes (job/checkpoint.c) */
-		if (rt->o->ckpt_dir)
+		if (rt->prm->ckpt_dir)
 			m->inflight +=
 			    shard * (s->rule == FRR_UPDATE_ADAGRAD ? 2 : 1);
 	}
@@ -245,8 +245,9 @@ static void refuse(const struct frr_rt *rt, const struct mem_info *all, int r,
 	const double G = 1073741824.0;
 	double table = 0;
 
-	for (int t = 0; t < rt->ntables; t++)
-		table += (double)rt->spec[t].rows * rt->spec[t].cols * 4;
+	for (int t = 0; t < rt->tb->ntables; t++)
+		table +=
+		    (double)rt->tb->spec[t].rows * rt->tb->spec[t].cols * 4;
 	frr_err("the job will not fit in memory: its %d rank%s on rank %d's "
 		"host%s need about %.1f GiB but only %.1f GiB of memory is "
 		"available%s (the tables are %.2f GiB; a rank holds about "
@@ -278,7 +279,7 @@ int frr_rt_check_memory(struct frr_rt *rt)
 	plan_rank(rt, &mine.plan);
 	mine.need = plan_total(&mine.plan);
 	err = frr_oob_allgather(rt->oob, &mine, sizeof(mine), all,
-				rt->o->timeout_ms);
+				rt->prm->timeout_ms);
 	if (err) {
 		frr_err("exchanging memory plans with the other ranks failed "
 			"(%d): another rank failed, see its message",

@@ -30,20 +30,20 @@ __attribute__((format(printf, 2, 3))) static int refuse(const struct frr_rt *rt,
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (rt->rank == 0)
-		frr_err("--resume %s: %s", rt->o->resume_dir, msg);
+		frr_err("--resume %s: %s", rt->prm->resume_dir, msg);
 	else
-		frr_dbg("--resume %s: %s", rt->o->resume_dir, msg);
+		frr_dbg("--resume %s: %s", rt->prm->resume_dir, msg);
 	return -EINVAL;
 }
 
 static int open_in(const struct frr_rt *rt, int clock, const char *name,
 		   FILE **f, char *p, size_t len)
 {
-	int err =
-	    name ? frr_ckpt_path(p, len, rt->o->resume_dir, clock, name)
-		 : (snprintf(p, len, "%s/latest", rt->o->resume_dir) >= (int)len
-			? -ENAMETOOLONG
-			: 0);
+	int err = name ? frr_ckpt_path(p, len, rt->prm->resume_dir, clock, name)
+		       : (snprintf(p, len, "%s/latest", rt->prm->resume_dir) >=
+				  (int)len
+			      ? -ENAMETOOLONG
+			      : 0);
 
 	if (!err)
 		err = frr_file_open_own(p, "--resume", f);
@@ -191,7 +191,8 @@ static int compare(const struct frr_rt *rt, const struct frr_ckpt_id *s,
 			    " x %u in the checkpoint, %" PRIu64
 			    " x %u here (or another update "
 			    "rule): not the same model or data",
-			    t, rt->spec[t].name ? rt->spec[t].name : "?",
+			    t,
+			    rt->tb->spec[t].name ? rt->tb->spec[t].name : "?",
 			    s->rows[t], s->cols[t], j->rows[t], j->cols[t]);
 	if (s->data_hash != j->data_hash)
 		return refuse(rt, "the data set differs: the partitions' item "
@@ -257,21 +258,22 @@ static int load_shard(struct frr_rt *rt, int clock)
 	if (err)
 		return err;
 	err = read_hdr(rt, f, p, 1, rt->rank, clock, &h);
-	for (int t = 0; t < rt->ntables && !err; t++) {
-		uint64_t n = rt->shard_rows[t * rt->P + rt->rank];
+	for (int t = 0; t < rt->tb->ntables && !err; t++) {
+		uint64_t n = rt->tb->shard_rows[t * rt->P + rt->rank];
 		struct frr_ckpt_table th;
 		size_t cells;
 
 		if (fread(&th, sizeof(th), 1, f) != 1 || th.rows != n ||
-		    th.cols != rt->spec[t].cols ||
-		    th.accum != (rt->accum[t] != NULL)) {
+		    th.cols != rt->tb->spec[t].cols ||
+		    th.accum != (rt->tb->accum[t] != NULL)) {
 			err = refuse(rt, "%s: table %d does not match", p, t);
 			break;
 		}
 		cells = (size_t)n * th.cols;
-		if (fread(rt->master[t], sizeof(float), cells, f) != cells ||
+		if (fread(rt->tb->master[t], sizeof(float), cells, f) !=
+			cells ||
 		    (th.accum &&
-		     fread(rt->accum[t], sizeof(float), cells, f) != cells))
+		     fread(rt->tb->accum[t], sizeof(float), cells, f) != cells))
 			err = refuse(rt, "%s is truncated", p);
 	}
 	fclose(f);
@@ -284,7 +286,7 @@ static int load_states(struct frr_rt *rt, int clock)
 	int err = 0;
 
 	for (int v = 0; v < rt->W && !err; v++) {
-		struct frr_part *pt = &rt->parts[v];
+		struct frr_part *pt = &rt->ws->parts[v];
 		struct frr_ckpt_hdr h;
 		char name[64], p[4096];
 		FILE *f;
@@ -334,17 +336,17 @@ int frr_rt_resume(struct frr_rt *rt)
 	struct frr_ckpt_id s = { 0 };
 	int clock = 0, err;
 
-	if (!rt->o->resume_dir)
+	if (!rt->prm->resume_dir)
 		return 0;
 	err = read_latest(rt, &clock);
 	if (!err)
 		err = read_manifest(rt, clock, &s);
-	if (!err && clock + 1 >= rt->o->clocks)
+	if (!err && clock + 1 >= rt->prm->clocks)
 		err = refuse(rt,
 			     "its checkpoint is of clock %d, and --clocks "
 			     "%d ends with clock %d: nothing left to run; "
 			     "give a larger --clocks",
-			     clock, rt->o->clocks, rt->o->clocks - 1);
+			     clock, rt->prm->clocks, rt->prm->clocks - 1);
 	err = frr_ckpt_agree(rt, err);
 	if (!err)
 		err = load_shard(rt, clock);
@@ -359,10 +361,10 @@ int frr_rt_resume(struct frr_rt *rt)
 	for (int i = 0; i < s.glob.n; i++)
 		frr_rt_globals_put(rt, s.glob.ac[i], s.glob.v[i]);
 	rt->clock_base = clock + 1;
-	atomic_store(&rt->end_clock, rt->o->clocks - rt->clock_base);
-	if (rt->rank == 0 && !rt->o->quiet)
-		fprintf(stderr,
-			"flexrr: resuming from %s/ckpt-%d: clocks %d..%d\n",
-			rt->o->resume_dir, clock, clock + 1, rt->o->clocks - 1);
+	atomic_store(&rt->end_clock, rt->prm->clocks - rt->clock_base);
+	if (rt->rank == 0 && !rt->prm->quiet)
+		fprintf(
+		    stderr, "flexrr: resuming from %s/ckpt-%d: clocks %d..%d\n",
+		    rt->prm->resume_dir, clock, clock + 1, rt->prm->clocks - 1);
 	return 0;
 }

@@ -10,7 +10,7 @@
 #include <errno.h>
 #include <time.h>
 
-#include "rt.h"
+#include "job.h"
 
 /* One turn: 1 if something was done, 0 if idle, < 0 the job's error. */
 static int server_step(struct frr_rt *rt, int end)
@@ -29,34 +29,34 @@ static int server_step(struct frr_rt *rt, int end)
 		busy = err < 0 ? err : 1;
 	if (busy < 0)
 		return busy;
-	if (rt->next_apply < end &&
-	    (rt->rank != 0 || rt->next_global >= rt->next_apply) &&
-	    !frr_rt_ckpt_hold(rt, rt->next_apply)) {
-		err = frr_rt_try_apply(rt, rt->next_apply);
+	if (rt->tb->next_apply < end &&
+	    (rt->rank != 0 || rt->ev->next_global >= rt->tb->next_apply) &&
+	    !frr_rt_ckpt_hold(rt, rt->tb->next_apply)) {
+		err = frr_rt_try_apply(rt, rt->tb->next_apply);
 		if (err < 0)
 			return err;
 		if (err) {
 			/* the cut's copy, before clock next_apply + 1
 			 * changes the rows */
-			err = frr_rt_ckpt_shard(rt, rt->next_apply++);
+			err = frr_rt_ckpt_shard(rt, rt->tb->next_apply++);
 			if (err)
 				return err;
 			busy = 1;
 		}
 	}
-	if (rt->next_eval < end && rt->next_eval < rt->next_apply &&
-	    frr_rt_all_done_ge(rt, (uint64_t)rt->next_eval + 1)) {
-		err = frr_rt_eval_local(rt, rt->next_eval++);
+	if (rt->ev->next_eval < end && rt->ev->next_eval < rt->tb->next_apply &&
+	    frr_rt_all_done_ge(rt, (uint64_t)rt->ev->next_eval + 1)) {
+		err = frr_rt_eval_local(rt, rt->ev->next_eval++);
 		if (err)
 			return err;
 		busy = 1;
 	}
-	if (rt->rank == 0 && rt->next_global < rt->next_eval) {
-		err = frr_rt_try_global(rt, rt->next_global);
+	if (rt->rank == 0 && rt->ev->next_global < rt->ev->next_eval) {
+		err = frr_rt_try_global(rt, rt->ev->next_global);
 		if (err < 0)
 			return err;
 		if (err) {
-			err = frr_rt_ckpt_commit(rt, rt->next_global++);
+			err = frr_rt_ckpt_commit(rt, rt->ev->next_global++);
 			if (err)
 				return err;
 			busy = 1;
@@ -68,8 +68,8 @@ static int server_step(struct frr_rt *rt, int end)
 static int finished(struct frr_rt *rt, int end)
 {
 	/* and the last checkpoint written (rank 0: committed) */
-	return rt->next_apply >= end && rt->next_eval >= end &&
-	       (rt->rank != 0 || rt->next_global >= end) &&
+	return rt->tb->next_apply >= end && rt->ev->next_eval >= end &&
+	       (rt->rank != 0 || rt->ev->next_global >= end) &&
 	       frr_rt_ckpt_idle(rt);
 }
 
@@ -79,7 +79,7 @@ static int finished(struct frr_rt *rt, int end)
  * (*err: a failed broadcast). */
 static int all_finished(struct frr_rt *rt, int *err)
 {
-	if (!rt->hold->may_pull)
+	if (!rt->tb->hold->may_pull)
 		return 1;
 	if (!frr_tp_load_u64(ctl_u64(rt, rt->off_fin + (size_t)rt->rank * 64)))
 		*err = frr_rt_ctl_broadcast(
@@ -112,7 +112,7 @@ int frr_rt_server_loop(struct frr_rt *rt)
 	int err = 0;
 
 	for (int r = 0; r < rt->P; r++)
-		rt->hb_seen[r] = last_check;
+		rt->js->hb_seen[r] = last_check;
 	frr_rt_stall_init(rt, &stall);
 	while (!err) {
 		int end = end_clock(rt), busy = server_step(rt, end);
@@ -137,7 +137,7 @@ int frr_rt_server_loop(struct frr_rt *rt)
 				    "(waiting for clock %d): a worker hangs; "
 				    "raise --timeout if one sixteenth of a "
 				    "clock takes that long",
-				    rt->o->timeout_ms, rt->next_apply);
+				    rt->prm->timeout_ms, rt->tb->next_apply);
 		}
 		/* idle: back off from 20 us to 200 us (ranks share cores) */
 		idle_ns =

@@ -10,31 +10,11 @@
 #include <unistd.h>
 
 #include "flexrr/log.h"
-#include "rt.h"
+#include "job.h"
 
 static size_t align64(size_t x)
 {
 	return (x + 63) & ~(size_t)63;
-}
-
-/*
- * Payload capacity of one inbox slot to rank o: a whole batch when the
- * shard is small (every table's rows as one dense range: a batch never
- * needs more, the sender picks dense or sparse by size), else a chunk of
- * FRR_RT_INBOX_BUDGET / (W x K), between FRR_RT_CHUNK_MIN and
- * FRR_RT_CHUNK_MAX and at least one row of the widest table, so the inbox
- * of a rank stays near the budget whatever the model or job size.
- */
-size_t frr_rt_chunk_cap(const struct frr_rt *rt, int o)
-{
-	uint64_t whole = 0, one;
-
-	for (int t = 0; t < rt->ntables; t++)
-		whole +=
-		    frr_seg_bytes(FRR_SEG_DENSE, rt->shard_rows[t * rt->P + o],
-				  rt->spec[t].cols);
-	one = frr_seg_bytes(FRR_SEG_SPARSE, 1, rt->max_cols);
-	return (size_t)frr_chunk_cap(whole, (uint64_t)rt->W, one);
 }
 
 /*
@@ -51,16 +31,17 @@ size_t frr_rt_chunk_cap(const struct frr_rt *rt, int o)
  */
 static size_t remote_cap(const struct frr_rt *rt, int o, size_t cap)
 {
-	uint64_t b = 0, one = frr_seg_bytes(FRR_SEG_SPARSE, 1, rt->max_cols);
+	uint64_t b = 0,
+		 one = frr_seg_bytes(FRR_SEG_SPARSE, 1, rt->tb->max_cols);
 
 	if (rt->rr_reassign)
 		return cap;
-	for (int t = 0; t < rt->ntables; t++) {
-		const struct frr_table_spec *s = &rt->spec[t];
+	for (int t = 0; t < rt->tb->ntables; t++) {
+		const struct frr_table_spec *s = &rt->tb->spec[t];
 		uint64_t n = frr_rt_shared_rows(rt, t, o);
 		uint64_t share = (s->rows + rt->W - 1) / rt->W;
 
-		if (((rt->own_declared >> t) & 1) && n > share)
+		if (((rt->tb->own_declared >> t) & 1) && n > share)
 			n = share;
 		if (n)
 			b += frr_seg_bytes(FRR_SEG_SPARSE, n, s->cols);
@@ -73,43 +54,52 @@ int frr_rt_layout(struct frr_rt *rt)
 {
 	int P = rt->P, T = rt->T, W = rt->W, err;
 	size_t off = 0;
+	uint8_t *held;
 
-	rt->shard_rows = calloc((size_t)FRR_MAX_TABLES * P, sizeof(uint64_t));
-	rt->repl_off = calloc((size_t)FRR_MAX_TABLES * P, sizeof(size_t));
-	rt->slot_bytes = calloc((size_t)P, sizeof(size_t));
-	rt->rslot_bytes = calloc((size_t)P, sizeof(size_t));
-	if (!rt->shard_rows || !rt->repl_off || !rt->slot_bytes ||
-	    !rt->rslot_bytes)
+	rt->tb->shard_rows =
+	    calloc((size_t)FRR_MAX_TABLES * P, sizeof(uint64_t));
+	rt->tb->repl_off = calloc((size_t)FRR_MAX_TABLES * P, sizeof(size_t));
+	rt->tb->slot_bytes = calloc((size_t)P, sizeof(size_t));
+	rt->tb->rslot_bytes = calloc((size_t)P, sizeof(size_t));
+	if (!rt->tb->shard_rows || !rt->tb->repl_off || !rt->tb->slot_bytes ||
+	    !rt->tb->rslot_bytes)
 		return -ENOMEM;
-	for (int t = 0; t < rt->ntables; t++)
-		if (rt->spec[t].cols > rt->max_cols)
-			rt->max_cols = rt->spec[t].cols;
-	for (int t = 0; t < rt->ntables; t++)
+	for (int t = 0; t < rt->tb->ntables; t++)
+		if (rt->tb->spec[t].cols > rt->tb->max_cols)
+			rt->tb->max_cols = rt->tb->spec[t].cols;
+	for (int t = 0; t < rt->tb->ntables; t++)
 		for (int o = 0; o < P; o++) {
-			uint64_t rows = rt->spec[t].rows;
+			uint64_t rows = rt->tb->spec[t].rows;
 
-			rt->shard_rows[t * P + o] =
+			rt->tb->shard_rows[t * P + o] =
 			    rows > (uint64_t)o ? (rows - o + P - 1) / P : 0;
 		}
-	/* the replica: the rows this rank holds (repl_off, repl_len) */
-	err = frr_rt_hold_plan(rt);
+	/* the replica: the rows this rank holds (repl_off, repl_len), from
+	 * what the partitions loaded here declare */
+	held = calloc((size_t)rt->W, 1);
+	if (!held)
+		return -ENOMEM;
+	for (int v = 0; v < rt->W; v++)
+		held[v] = (uint8_t)rt->ws->parts[v].loaded;
+	err = frr_rt_hold_plan(rt, held);
+	free(held);
 	if (err)
 		return err;
 	/* slots are freed as soon as the server drains them (table/inbox.c),
 	 * so a few per sender keep the pipe full whatever the slack */
-	rt->K = FRR_RT_INBOX_SLOTS;
-	rt->slot_max = 0;
+	rt->tb->K = FRR_RT_INBOX_SLOTS;
+	rt->tb->slot_max = 0;
 	for (int o = 0; o < P; o++) {
 		size_t cap = frr_rt_chunk_cap(rt, o);
 
-		rt->slot_bytes[o] = frr_slot_bytes(cap);
-		rt->rslot_bytes[o] = frr_slot_bytes(remote_cap(rt, o, cap));
-		if (rt->slot_bytes[o] > rt->slot_max)
-			rt->slot_max = rt->slot_bytes[o];
+		rt->tb->slot_bytes[o] = frr_slot_bytes(cap);
+		rt->tb->rslot_bytes[o] = frr_slot_bytes(remote_cap(rt, o, cap));
+		if (rt->tb->slot_bytes[o] > rt->tb->slot_max)
+			rt->tb->slot_max = rt->tb->slot_bytes[o];
 	}
-	rt->inbox_len =
-	    (size_t)rt->K * ((size_t)T * rt->slot_bytes[rt->rank] +
-			     (size_t)(W - T) * rt->rslot_bytes[rt->rank]);
+	rt->tb->inbox_len = (size_t)rt->tb->K *
+			    ((size_t)T * rt->tb->slot_bytes[rt->rank] +
+			     (size_t)(W - T) * rt->tb->rslot_bytes[rt->rank]);
 
 	rt->stats_rec =
 	    align64(8 + 8 * (FRR_MAX_STATS + (size_t)T * FRR_RT_NMETRICS));
@@ -129,7 +119,7 @@ int frr_rt_layout(struct frr_rt *rt)
 	rt->off_stats = off; /* + one staging record after the P slots */
 	off += ((size_t)P * FRR_RT_STATS_SLOTS + 1) * rt->stats_rec;
 	rt->off_ack = off;
-	off += align64((size_t)P * T * rt->K * 8);
+	off += align64((size_t)P * T * rt->tb->K * 8);
 	rt->off_mbox = off;
 	off += (size_t)T * W * FRR_RR_MBOX_DEPTH * 64;
 	rt->off_mack = off;
@@ -170,25 +160,27 @@ static int regions_alloc(struct frr_rt *rt, struct rank_info *mine)
 				  FRR_TP_ACCESS_REMOTE_WRITE, &rt->ctl);
 
 	if (!err)
-		err = frr_tp_mr_alloc(rt->tp, rt->inbox_len,
-				      FRR_TP_ACCESS_REMOTE_WRITE, &rt->inbox);
+		err =
+		    frr_tp_mr_alloc(rt->tp, rt->tb->inbox_len,
+				    FRR_TP_ACCESS_REMOTE_WRITE, &rt->tb->inbox);
 	if (!err)
-		err = frr_tp_mr_alloc(rt->tp, rt->repl_len,
-				      FRR_TP_ACCESS_REMOTE_WRITE, &rt->repl);
+		err =
+		    frr_tp_mr_alloc(rt->tp, rt->tb->repl_len,
+				    FRR_TP_ACCESS_REMOTE_WRITE, &rt->tb->repl);
 	if (err)
 		return err;
 	rt->ctlp = frr_tp_mr_ptr(rt->ctl);
-	rt->inboxp = frr_tp_mr_ptr(rt->inbox);
-	rt->replp = frr_tp_mr_ptr(rt->repl);
+	rt->tb->inboxp = frr_tp_mr_ptr(rt->tb->inbox);
+	rt->tb->replp = frr_tp_mr_ptr(rt->tb->repl);
 	err = frr_tp_addr_get(rt->tp, &mine->addr);
 	if (!err)
 		err = frr_tp_mr_export(rt->ctl, &mine->ctl);
 	if (!err)
-		err = frr_tp_mr_export(rt->inbox, &mine->inbox);
+		err = frr_tp_mr_export(rt->tb->inbox, &mine->inbox);
 	if (!err)
-		err = frr_tp_mr_export(rt->repl, &mine->repl);
+		err = frr_tp_mr_export(rt->tb->repl, &mine->repl);
 	for (int t = 0; t < rt->T; t++)
-		mine->nitems[t] = rt->parts[rt->rank * rt->T + t].n;
+		mine->nitems[t] = rt->ws->parts[rt->rank * rt->T + t].n;
 	return err;
 }
 
@@ -206,9 +198,9 @@ static int peers_connect(struct frr_rt *rt, const uint8_t *all, size_t ilen)
 
 		addrs[r] = ri->addr;
 		for (int t = 0; t < rt->T; t++)
-			rt->nitems[r * rt->T + t] = ri->nitems[t];
+			rt->ws->nitems[r * rt->T + t] = ri->nitems[t];
 	}
-	err = frr_tp_connect_all(rt->tp, addrs, rt->P, rt->o->timeout_ms,
+	err = frr_tp_connect_all(rt->tp, addrs, rt->P, rt->prm->timeout_ms,
 				 rt->eps);
 	free(addrs);
 	for (int r = 0; r < rt->P && !err; r++) {
@@ -220,10 +212,10 @@ static int peers_connect(struct frr_rt *rt, const uint8_t *all, size_t ilen)
 		err = frr_tp_rmr_import(rt->eps[r], &ri->ctl, &rt->rctl[r]);
 		if (!err)
 			err = frr_tp_rmr_import(rt->eps[r], &ri->inbox,
-						&rt->rinbox[r]);
+						&rt->tb->rinbox[r]);
 		if (!err)
 			err = frr_tp_rmr_import(rt->eps[r], &ri->repl,
-						&rt->rrepl[r]);
+						&rt->tb->rrepl[r]);
 	}
 	return err;
 }
@@ -231,7 +223,7 @@ static int peers_connect(struct frr_rt *rt, const uint8_t *all, size_t ilen)
 static struct frr_tp_config tp_config(const struct frr_rt *rt)
 {
 	struct frr_tp_config cfg = {
-		.backend = rt->o->backend,
+		.backend = rt->prm->backend,
 		.job_token = rt->oob->job_token,
 		.job_secret = rt->oob->secret,
 		.rank = rt->rank,
@@ -252,7 +244,7 @@ static struct frr_tp_config tp_config(const struct frr_rt *rt)
  * so threads post in parallel (no tp_lock) on their own queues / QPs. */
 int frr_rt_lanes_wanted(const struct frr_rt *rt)
 {
-	return rt->P > 1 && !rt->o->shared_tp;
+	return rt->P > 1 && !rt->prm->shared_tp;
 }
 
 struct lane_acceptor {
@@ -270,7 +262,7 @@ static void *lanes_accept(void *arg)
 {
 	struct lane_acceptor *a = arg;
 	struct frr_rt *rt = a->rt;
-	long long dl = frr_now_ms() + rt->o->timeout_ms;
+	long long dl = frr_now_ms() + rt->prm->timeout_ms;
 
 	for (int i = 0; i < rt->nlane_in && !a->err;) {
 		a->err =
@@ -290,7 +282,7 @@ static void *lanes_accept(void *arg)
 			    "rank %d: only %d of the other ranks' %d worker "
 			    "threads connected within --timeout (%d ms); see "
 			    "the other ranks' messages",
-			    rt->rank, i, rt->nlane_in, rt->o->timeout_ms);
+			    rt->rank, i, rt->nlane_in, rt->prm->timeout_ms);
 		else
 			frr_nap_us(500);
 	}
@@ -312,17 +304,17 @@ static void lane_failed(const struct frr_rt *rt, int t, const char *what,
  * then leave at once, instead of waiting for lanes that never come. */
 static int lane_ctx_open(struct frr_rt *rt, int t)
 {
-	struct frr_worker *wk = &rt->wk[t];
+	struct frr_worker *wk = &rt->ws->wk[t];
 	struct frr_tp_config cfg = tp_config(rt);
 	int err = -ENOMEM;
 
 	cfg.flags = FRR_TP_CFG_NO_NOTIFY;
-	wk->lane_ep = calloc((size_t)rt->P, sizeof(*wk->lane_ep));
-	wk->lane_inbox = calloc((size_t)rt->P, sizeof(*wk->lane_inbox));
-	if (wk->lane_ep && wk->lane_inbox)
+	wk->dp.lane_ep = calloc((size_t)rt->P, sizeof(*wk->dp.lane_ep));
+	wk->dp.lane_inbox = calloc((size_t)rt->P, sizeof(*wk->dp.lane_inbox));
+	if (wk->dp.lane_ep && wk->dp.lane_inbox)
 		err = rt->test_forge_lane == rt->rank
 			  ? -ENOSPC /* as a device out of contexts */
-			  : frr_tp_open(&cfg, &wk->lane);
+			  : frr_tp_open(&cfg, &wk->dp.lane);
 	if (err)
 		lane_failed(rt, t, "open", err);
 	return err;
@@ -331,7 +323,7 @@ static int lane_ctx_open(struct frr_rt *rt, int t)
 static int lane_connect(struct frr_rt *rt, int t, const uint8_t *all,
 			size_t ilen)
 {
-	struct frr_worker *wk = &rt->wk[t];
+	struct frr_worker *wk = &rt->ws->wk[t];
 	int err = 0, done = 0;
 
 	for (int r = 0; r < rt->P && !err; r++) {
@@ -348,11 +340,12 @@ static int lane_connect(struct frr_rt *rt, int t, const uint8_t *all,
 			err = -ECONNREFUSED; /* as a peer's device refusing */
 			break;
 		}
-		err = frr_tp_ep_connect(wk->lane, &ri->addr, rt->o->timeout_ms,
-					&wk->lane_ep[r]);
+		err =
+		    frr_tp_ep_connect(wk->dp.lane, &ri->addr,
+				      rt->prm->timeout_ms, &wk->dp.lane_ep[r]);
 		if (!err)
-			err = frr_tp_rmr_import(wk->lane_ep[r], &ri->inbox,
-						&wk->lane_inbox[r]);
+			err = frr_tp_rmr_import(wk->dp.lane_ep[r], &ri->inbox,
+						&wk->dp.lane_inbox[r]);
 	}
 	if (err)
 		lane_failed(rt, t, "connect", err);
@@ -374,7 +367,7 @@ static int lanes_setup(struct frr_rt *rt, const uint8_t *all, size_t ilen)
 	}
 	/* every main connection is made before a lane knocks: connect_all
 	 * must not accept a lane in place of a peer's main endpoint */
-	err = frr_oob_barrier(rt->oob, rt->o->timeout_ms);
+	err = frr_oob_barrier(rt->oob, rt->prm->timeout_ms);
 	if (err) {
 		frr_err("the barrier before the threads' connections failed "
 			"(%d): another rank failed to connect, see its message",
@@ -393,7 +386,7 @@ static int lanes_setup(struct frr_rt *rt, const uint8_t *all, size_t ilen)
 		err = lane_connect(rt, t, all, ilen);
 	/* every rank's lanes are connected, or one failed and left: then
 	 * this barrier fails at once and the wait for its lanes stops */
-	if (!err && (err = frr_oob_barrier(rt->oob, rt->o->timeout_ms)))
+	if (!err && (err = frr_oob_barrier(rt->oob, rt->prm->timeout_ms)))
 		frr_err("rank %d: the barrier after the threads' connections "
 			"failed (%d): another rank failed to connect its "
 			"threads, see its message",
@@ -406,25 +399,25 @@ static int lanes_setup(struct frr_rt *rt, const uint8_t *all, size_t ilen)
 
 static void lanes_close(struct frr_rt *rt)
 {
-	for (int t = 0; rt->wk && t < rt->T; t++) {
-		struct frr_worker *wk = &rt->wk[t];
+	for (int t = 0; rt->ws->wk && t < rt->T; t++) {
+		struct frr_worker *wk = &rt->ws->wk[t];
 
-		if (wk->stage)
-			frr_tp_mr_free(wk->stage);
-		wk->stage = NULL;
-		for (int r = 0; wk->lane_ep && r < rt->P; r++) {
-			if (wk->lane_inbox[r])
-				frr_tp_rmr_release(wk->lane_inbox[r]);
-			if (wk->lane_ep[r])
-				frr_tp_ep_close(wk->lane_ep[r]);
+		if (wk->dp.stage)
+			frr_tp_mr_free(wk->dp.stage);
+		wk->dp.stage = NULL;
+		for (int r = 0; wk->dp.lane_ep && r < rt->P; r++) {
+			if (wk->dp.lane_inbox[r])
+				frr_tp_rmr_release(wk->dp.lane_inbox[r]);
+			if (wk->dp.lane_ep[r])
+				frr_tp_ep_close(wk->dp.lane_ep[r]);
 		}
-		if (wk->lane)
-			frr_tp_close(wk->lane);
-		wk->lane = NULL;
-		free(wk->lane_ep);
-		free(wk->lane_inbox);
-		wk->lane_ep = NULL;
-		wk->lane_inbox = NULL;
+		if (wk->dp.lane)
+			frr_tp_close(wk->dp.lane);
+		wk->dp.lane = NULL;
+		free(wk->dp.lane_ep);
+		free(wk->dp.lane_inbox);
+		wk->dp.lane_ep = NULL;
+		wk->dp.lane_inbox = NULL;
 	}
 	for (int i = 0; i < rt->nlane_in; i++)
 		if (rt->lane_in[i])
@@ -450,19 +443,19 @@ int frr_rt_tp_setup(struct frr_rt *rt)
 		return err;
 	rt->eps = calloc((size_t)rt->P, sizeof(*rt->eps));
 	rt->rctl = calloc((size_t)rt->P, sizeof(*rt->rctl));
-	rt->rinbox = calloc((size_t)rt->P, sizeof(*rt->rinbox));
-	rt->rrepl = calloc((size_t)rt->P, sizeof(*rt->rrepl));
+	rt->tb->rinbox = calloc((size_t)rt->P, sizeof(*rt->tb->rinbox));
+	rt->tb->rrepl = calloc((size_t)rt->P, sizeof(*rt->tb->rrepl));
 	mine = calloc(1, ilen);
 	all = calloc((size_t)rt->P, ilen);
-	if (!rt->eps || !rt->rctl || !rt->rinbox || !rt->rrepl || !mine ||
-	    !all) {
+	if (!rt->eps || !rt->rctl || !rt->tb->rinbox || !rt->tb->rrepl ||
+	    !mine || !all) {
 		err = -ENOMEM;
 		goto out;
 	}
 	err = regions_alloc(rt, mine);
 	if (err)
 		goto out;
-	err = frr_oob_allgather(rt->oob, mine, ilen, all, rt->o->timeout_ms);
+	err = frr_oob_allgather(rt->oob, mine, ilen, all, rt->prm->timeout_ms);
 	if (err) {
 		frr_err("exchanging transport addresses with the other ranks "
 			"failed (%d)",
@@ -480,39 +473,39 @@ out:
 
 void frr_rt_tp_teardown(struct frr_rt *rt)
 {
-	for (int i = 0; rt->rstate && i < rt->W * rt->P; i++)
-		if (rt->rstate[i])
-			frr_tp_rmr_release(rt->rstate[i]);
-	for (int v = 0; rt->state_mr && v < rt->W; v++)
-		if (rt->state_mr[v]) {
-			frr_tp_mr_free(rt->state_mr[v]);
-			rt->parts[v].state = NULL;
+	for (int i = 0; rt->ws->rstate && i < rt->W * rt->P; i++)
+		if (rt->ws->rstate[i])
+			frr_tp_rmr_release(rt->ws->rstate[i]);
+	for (int v = 0; rt->ws->state_mr && v < rt->W; v++)
+		if (rt->ws->state_mr[v]) {
+			frr_tp_mr_free(rt->ws->state_mr[v]);
+			rt->ws->parts[v].state = NULL;
 		}
-	free(rt->rstate);
-	free(rt->state_mr);
+	free(rt->ws->rstate);
+	free(rt->ws->state_mr);
 	for (int r = 0; rt->eps && r < rt->P; r++) {
 		if (rt->rctl[r])
 			frr_tp_rmr_release(rt->rctl[r]);
-		if (rt->rinbox[r])
-			frr_tp_rmr_release(rt->rinbox[r]);
-		if (rt->rrepl[r])
-			frr_tp_rmr_release(rt->rrepl[r]);
+		if (rt->tb->rinbox[r])
+			frr_tp_rmr_release(rt->tb->rinbox[r]);
+		if (rt->tb->rrepl[r])
+			frr_tp_rmr_release(rt->tb->rrepl[r]);
 		if (rt->eps[r])
 			frr_tp_ep_close(rt->eps[r]);
 	}
 	lanes_close(rt);
 	if (rt->ctl)
 		frr_tp_mr_free(rt->ctl);
-	if (rt->inbox)
-		frr_tp_mr_free(rt->inbox);
-	if (rt->repl)
-		frr_tp_mr_free(rt->repl);
+	if (rt->tb->inbox)
+		frr_tp_mr_free(rt->tb->inbox);
+	if (rt->tb->repl)
+		frr_tp_mr_free(rt->tb->repl);
 	if (rt->tp)
 		frr_tp_close(rt->tp);
 	free(rt->eps);
 	free(rt->rctl);
-	free(rt->rinbox);
-	free(rt->rrepl);
+	free(rt->tb->rinbox);
+	free(rt->tb->rrepl);
 }
 
 /* A transport call that fails on the data path means a peer is gone. */

@@ -19,10 +19,53 @@
 #include "flexrr/base.h"
 #include "launch.h"
 
+/* What the runtime runs with, from the run options: the runtime never
+ * sees the command line's struct (launch.h). */
+static void launch_params(const struct frr_run_opts *o, struct frr_rt_params *p)
+{
+	*p = (struct frr_rt_params){
+		.threads = o->threads,
+		.backend = o->backend,
+		.mode = o->mode,
+		.slack = o->slack,
+		.clocks = o->clocks,
+		.have_target = o->have_target,
+		.target = o->target,
+		.seed = o->seed,
+		.quiet = o->quiet,
+		.pin = o->pin,
+		.shared_tp = o->shared_tp,
+		.eager = o->eager,
+		.allow_nonfinite = o->allow_nonfinite,
+		.backups = o->backups,
+		.local_rank = o->local_rank,
+		.metrics_path = o->metrics_path,
+		.save_path = o->save_path,
+		.load_path = o->load_path,
+		.timeout_ms = o->timeout_ms,
+		.dead_ms = o->dead_ms,
+		.delay_worker = o->delay_worker,
+		.delay_every = o->delay_every,
+		.delay_factor = o->delay_factor,
+		.rr = o->rr,
+		.app = o->app,
+		.app_argc = o->app_argc,
+		.app_argv = o->app_argv,
+		.ckpt_dir = o->ckpt_dir,
+		.ckpt_every = o->ckpt_every,
+		.ckpt_every_s = o->ckpt_every_s,
+		.resume_dir = o->resume_dir,
+	};
+}
+
 /* Run the job as rank oob->rank: 0 or a negative errno (logged). */
 static int run_rank(struct frr_run_opts *o, struct frr_oob *oob)
 {
-	int err = frr_rt_job_run(oob, o);
+	struct frr_rt_params p;
+	int err;
+
+	launch_params(o, &p);
+	err = frr_rt_job_run(oob, &p);
 
 	/* the runtime returns a negative errno with the reason logged; any
 	 * other non-zero value is a failure too */

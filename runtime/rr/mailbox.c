@@ -8,37 +8,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "rt.h"
-
-int frr_rt_progress_publish(struct frr_rt *rt, int w, int clock,
-			    const struct frr_rr_list *list)
-{
-	uint64_t done = list->next, total = list->end;
-	uint64_t v = frr_prog_pack(clock, done >> rt->prog_shift,
-				   total >> rt->prog_shift);
-	size_t off = rt->off_prog + (size_t)w * 64;
-	int err = 0;
-
-	atomic_store_explicit((_Atomic uint64_t *)ctl_u64(rt, off), v,
-			      memory_order_release);
-	const int t = w - rt->rank * rt->T, *subs = rt->prog_subs + t * rt->P;
-	int bad = -1;
-
-	if (!rt->prog_nsubs[t])
-		return 0;
-	/* only the ranks whose workers read it (rr's helper group) */
-	pthread_mutex_lock(&rt->tp_lock);
-	for (int i = 0; i < rt->prog_nsubs[t] && !err; i++) {
-		bad = subs[i];
-		err =
-		    frr_tp_write_u64(rt->eps[bad], rt->rctl[bad], off, v, 0, 0);
-	}
-	pthread_mutex_unlock(&rt->tp_lock);
-	if (err)
-		return frr_rt_peer_fail(rt, bad,
-					"publishing progress to it failed");
-	return 0;
-}
+#include "rr_hooks.h"
 
 int frr_rt_msg_send(struct frr_rt *rt, int from, int to,
 		    const struct frr_rr_msg *m)
@@ -54,7 +24,7 @@ int frr_rt_msg_send(struct frr_rt *rt, int from, int to,
 		return -EINVAL;
 	if (frr_rt_failed(rt))
 		return frr_rt_failed(rt);
-	wk = &rt->wk[fl];
+	wk = &rt->ws->wk[fl];
 	tr = to / rt->T;
 	acked = frr_tp_load_u64(
 	    ctl_u64(rt, rt->off_mack + ((size_t)fl * rt->W + to) * 8));
@@ -119,7 +89,7 @@ static int mbox_ack(struct frr_rt *rt, int w, int from, uint64_t n)
 /* The next message of sender v's ring for local worker wl, if any. */
 static int ring_take(struct frr_rt *rt, int wl, int v, struct frr_rr_msg *m)
 {
-	struct frr_worker *wk = &rt->wk[wl];
+	struct frr_worker *wk = &rt->ws->wk[wl];
 	uint64_t want = wk->mbox_recv[v] + 1;
 	struct frr_rr_msg *s =
 	    (struct frr_rr_msg *)(rt->ctlp + rt->off_mbox +

@@ -23,7 +23,7 @@
 #include "flexrr/log.h"
 #include "rr/rr_hooks.h"
 #include "rr/rr_proto.h"
-#include "rt.h"
+#include "rr_hooks.h"
 #include "trace/trace.h"
 
 struct rr_wstate {
@@ -83,7 +83,7 @@ static int env_publish(void *env, int w, int clock,
 		       const struct frr_rr_list *list)
 {
 	return frr_rt_progress_publish(((struct rr_job *)env)->rt, w, clock,
-				       list);
+				       list->next, list->end);
 }
 
 static int env_run_range(void *env, int helper, int owner, int clock,
@@ -157,7 +157,7 @@ static void obs_count(void *arg, int clock, int counter, uint64_t v)
 	struct frr_wclock *rec;
 
 	/* counted on the helpee's thread during its clock: its own record */
-	rec = &rt->wk[ws->w - ws->job->rank * ws->job->T]
+	rec = &rt->ws->wk[ws->w - ws->job->rank * ws->job->T]
 		   .rec[clock % FRR_RT_STAT_RING];
 	if (rec->clock == clock && counter >= 0 && counter < FRR_RT_NRR)
 		rec->rr[counter] += (double)v;
@@ -171,7 +171,7 @@ static int env_timeout_ms(const struct frr_rt *rt)
 
 	if (e && atoi(e) > 0)
 		return atoi(e);
-	return rt->o->timeout_ms > 0 ? rt->o->timeout_ms : 60000;
+	return rt->prm->timeout_ms > 0 ? rt->prm->timeout_ms : 60000;
 }
 
 static int check_opts(const struct frr_rr_opts *o)
@@ -387,7 +387,8 @@ static int rr_hook_progress_check(struct frr_rt *rt, void *state, int w,
 	if (j->report_interval > 16 && list->next >= ws->next_report) {
 		/* --rr-report N > 16: the runtime publishes every 1/16 of the
 		 * list; we add reports every 1/N */
-		err = frr_rt_progress_publish(rt, w, clock, list);
+		err = frr_rt_progress_publish(rt, w, clock, list->next,
+					      list->end);
 		ws->next_report =
 		    list->next + (list->n + (uint64_t)j->report_interval - 1) /
 				     (uint64_t)j->report_interval;

@@ -6,7 +6,7 @@
  *
  * The runtime owns the loop over clocks and over the items of each worker's
  * list; rr plugs in through one const ops table, `frr_rr_ops` (rr/rr.c),
- * that the runtime sets explicitly (rt->rr) when the rr layer is engaged.
+ * that the runtime sets explicitly (rt->ws->rr) when the rr layer is engaged.
  *
  * ---- When the hooks run -----------------------------------------------
  * The rr layer is ENGAGED in modes flexrr and rr (frr_rt_rr_reassign() ==
@@ -89,58 +89,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core.h"
 #include "flexrr/flexrr.h"
-
-struct frr_rt;
-
-/* ---- options (parsed by the runtime, read by rr) ------------------------ */
-struct frr_rr_opts {
-	int group_size;		/* --rr-group G        (default 4) */
-	double threshold;	/* --rr-threshold F    (0.2 of a clock) */
-	double min_share;	/* --rr-min-share F    (0.05) */
-	int report_interval;	/* --rr-report N: progress checks per clock
-				   (16) */
-	int max_helpers;	/* --rr-max-helpers N  (0 = group size) */
-	const char *stragglers; /* --stragglers SPEC   (NULL = none) */
-	const char *trace_path; /* --trace FILE        (NULL = none) */
-};
-
-/* ---- progress word ------------------------------------------------------ */
-/* [63:44] clock + 1 (0 = never published), [43:22] done, [21:0] total, item
- * counts in units of 2^frr_rt_prog_shift(rt) so any list fits 22 bits. */
-#define FRR_PROG_FIELD_BITS 22
-#define FRR_PROG_FIELD_MAX ((1ull << FRR_PROG_FIELD_BITS) - 1)
-struct frr_progress {
-	int clock;	/* -1 = nothing published yet */
-	uint64_t done;	/* items done in this clock (units of 2^shift) */
-	uint64_t total; /* items in the list now (units of 2^shift) */
-};
-
-static inline uint64_t frr_prog_pack(int clock, uint64_t done, uint64_t total)
-{
-	return ((uint64_t)(clock + 1) << 44) |
-	       ((done & FRR_PROG_FIELD_MAX) << 22) |
-	       (total & FRR_PROG_FIELD_MAX);
-}
-
-static inline struct frr_progress frr_prog_unpack(uint64_t v)
-{
-	struct frr_progress p = {
-		.clock = (int)(v >> 44) - 1,
-		.done = (v >> 22) & FRR_PROG_FIELD_MAX,
-		.total = v & FRR_PROG_FIELD_MAX,
-	};
-	return p;
-}
-
-/* ---- the list a worker is working through in the current clock --------- */
-/* Owned by the worker's thread; hooks of that worker may move `end`
- * (never below `next`, never above `n`). */
-struct frr_rr_list {
-	uint64_t next; /* first item not yet started */
-	uint64_t end;  /* one past the last item this worker will do itself */
-	uint64_t n;    /* items in the partition */
-};
+#include "worker.h"
 
 /* ---- mailboxes ---------------------------------------------------------- */
 #define FRR_RR_MBOX_DEPTH 32
@@ -155,69 +106,15 @@ struct frr_rr_msg {
 };
 _Static_assert(sizeof(struct frr_rr_msg) == 64, "one cache line");
 
-/* ---- the ops rr provides ------------------------------------------------ */
-/* Internal: the one table (rr/rr.c) is built with the runtime, so every
- * entry is set and the runtime calls them without checks. */
-struct frr_rr_ops {
-	/* Once per rank, after tables and partitions of this rank's workers
-	 * are set up but before transport regions are sized: compute helper
-	 * groups, call frr_rt_want_replica() for partitions to load, allocate
-	 * state.  *state is handed back to every hook (rr's job state). */
-	int (*job_init)(struct frr_rt *rt, const struct frr_rr_opts *opts,
-			void **state);
-	/* Once per rank at the end of the job (after the final barrier). */
-	void (*job_fini)(struct frr_rt *rt, void *state);
-	int (*clock_begin)(struct frr_rt *rt, void *state, int w, int clock);
-	/* Called while w waits for SSP (every ~100 us): serve help requests. */
-	int (*idle)(struct frr_rt *rt, void *state, int w, int clock);
-	int (*progress_check)(struct frr_rt *rt, void *state, int w, int clock,
-			      struct frr_rr_list *list);
-	int (*own_list_done)(struct frr_rt *rt, void *state, int w, int clock,
-			     struct frr_rr_list *list);
-	int (*clock_end)(struct frr_rt *rt, void *state, int w, int clock);
-	/* (rr, additive) After w's last clock, on its thread: keep answering
-	 * helpees until they finish too.  last_clock = last clock run. */
-	int (*worker_exit)(struct frr_rt *rt, void *state, int w,
-			   int last_clock);
-	/* (rr, additive) Rank 'rank' failed (-1: some rank, the job failed
-	 * for another reason); called on the thread that noticed, before the
-	 * failure is visible to any worker, so that worker_failed can name the
-	 * helpers and helpees rr was working with there.  `what` says how it
-	 * failed ("died", "stopped responding"). */
-	void (*peer_dead)(struct frr_rt *rt, void *state, int rank,
-			  const char *what);
-	/* (rr, additive) On w's thread, after its loop ended with an error
-	 * (the job failed): rr names, from w's own state, the helpers and
-	 * helpees on the rank peer_dead reported. */
-	void (*worker_failed)(struct frr_rt *rt, void *state, int w);
-};
 /* rr/rr.c */
 extern const struct frr_rr_ops frr_rr_ops;
 
 /* ---- runtime calls for rr ----------------------------------------------- */
-/* The job as rr sees it: worker w = rank * threads + thread; partition w
- * is worker w's own. */
-struct frr_rt_shape {
-	int rank;
-	int nranks;
-	int threads;
-	int nworkers;
-	int slack;
-	uint64_t seed;
-};
 const struct frr_rt_shape *frr_rt_shape(const struct frr_rt *rt);
 int frr_rt_rr_reassign(const struct frr_rt *rt); /* 1 in flexrr/rr mode */
 /* Items in worker v's partition (any v: exchanged at start-up). */
 uint64_t frr_rt_nitems(const struct frr_rt *rt, int v);
-/* Partition v's item costs on this rank (the app's item_cost as a prefix
- * sum of nitems + 1 entries), or NULL: none, or v not held here. */
-const double *frr_rt_costs(const struct frr_rt *rt, int v);
 int frr_rt_prog_shift(const struct frr_rt *rt);
-/* Latest progress word of worker v, as seen on this rank. */
-struct frr_progress frr_rt_progress(const struct frr_rt *rt, int v);
-/* Publish w's progress now (the loop also does it on its own schedule). */
-int frr_rt_progress_publish(struct frr_rt *rt, int w, int clock,
-			    const struct frr_rr_list *list);
 
 /* job_init only: load a read-only replica of worker v's partition on this
  * rank (app->load_partition(v) and item state buffer). */

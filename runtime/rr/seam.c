@@ -6,7 +6,8 @@
  */
 #include <errno.h>
 
-#include "rt.h"
+#include "rr_hooks.h"
+#include "ssp.h"
 
 const struct frr_rt_shape *frr_rt_shape(const struct frr_rt *rt)
 {
@@ -20,7 +21,7 @@ int frr_rt_rr_reassign(const struct frr_rt *rt)
 
 uint64_t frr_rt_nitems(const struct frr_rt *rt, int v)
 {
-	return (v >= 0 && v < rt->W) ? rt->nitems[v] : 0;
+	return (v >= 0 && v < rt->W) ? rt->ws->nitems[v] : 0;
 }
 
 int frr_rt_prog_shift(const struct frr_rt *rt)
@@ -47,12 +48,6 @@ int frr_rt_progress_reader(struct frr_rt *rt, int w, int r)
 	return 0;
 }
 
-struct frr_progress frr_rt_progress(const struct frr_rt *rt, int v)
-{
-	return frr_prog_unpack(
-	    frr_tp_load_u64(ctl_u64(rt, rt->off_prog + (size_t)v * 64)));
-}
-
 double frr_rt_now(const struct frr_rt *rt)
 {
 	return frr_rt_clock_now() - rt->t0;
@@ -64,7 +59,7 @@ double frr_rt_clock_time(const struct frr_rt *rt, int w)
 
 	if (l < 0 || l >= rt->T)
 		return 0;
-	return rt->wk[l].loop_time;
+	return rt->ws->wk[l].loop_time;
 }
 
 /* The helper's batch is its help cache's: fetched for (owner, clock),
@@ -77,16 +72,18 @@ int frr_rt_run_range(struct frr_rt *rt, int helper, int owner, int clock,
 	struct frr_ctx c;
 
 	if (hl < 0 || hl >= rt->T || owner < 0 || owner >= rt->W ||
-	    !rt->parts[owner].loaded || a > b || b > rt->parts[owner].n ||
-	    !rt->wk[hl].help.gen)
+	    !rt->ws->parts[owner].loaded || a > b ||
+	    b > rt->ws->parts[owner].n || !rt->ws->wk[hl].dp.help.gen)
 		return -EINVAL;
-	wk = &rt->wk[hl];
+	wk = &rt->ws->wk[hl];
 	c = (struct frr_ctx){
 		.rt = rt,
 		.wk = wk,
-		.cache = &wk->help,
+		.snd = &wk->dp,
+		.cache = &wk->dp.help,
 		.rec = frr_rt_clock_rec(wk, clock),
 		.part = owner,
+		.part_n = rt->ws->parts[owner].n,
 		.clock = clock,
 		.bound = frr_rt_read_bound(rt, clock),
 	};

@@ -23,7 +23,7 @@
 #include <time.h>
 
 #include "flexrr/log.h"
-#include "ssp.h"
+#include "mode.h"
 #include "sim_int.h"
 
 /* the runtime's words for the modes both have (ssp.h) */

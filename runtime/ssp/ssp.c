@@ -9,43 +9,21 @@
  */
 #include <errno.h>
 
-#include "rt.h"
+#include "ssp.h"
+#include "table.h"
 
 int64_t frr_rt_read_bound(const struct frr_rt *rt, int clock)
 {
-	return rt->o->mode == FRR_MODE_ASYNC
+	return rt->prm->mode == FRR_MODE_ASYNC
 		   ? INT64_MIN
-		   : (int64_t)clock - rt->o->slack - 1;
+		   : (int64_t)clock - rt->prm->slack - 1;
 }
 
-int frr_rt_stop_clock(const struct frr_rt *rt)
+/* One turn of any wait here: the waiter's (rr's help), then the job's
+ * failure (0: wait on). */
+static int wait_turn(struct frr_rt *rt, const struct frr_ssp_waiter *wt, int c)
 {
-	return atomic_load_explicit(&rt->end_clock, memory_order_acquire);
-}
-
-int frr_rt_cur_end(const struct frr_rt *rt)
-{
-	int end = frr_rt_stop_clock(rt);
-	uint64_t stop = frr_tp_load_u64(ctl_u64(rt, rt->off_stop));
-
-	/* remote-written: only ever an earlier end than ours */
-	return stop && stop < (uint64_t)end ? (int)stop : end;
-}
-
-/* rr serves help while we wait (a helpee may wait on us). */
-static int idle(struct frr_rt *rt, struct frr_worker *wk, int c)
-{
-	if (!rt->rr)
-		return 0;
-	return frr_rt_hook(rt, rt->rr->idle(rt, rt->rr_state, wk->id, c),
-			   "idle", wk->id, c);
-}
-
-/* One turn of any wait here: rr's help, then the job's failure (0: wait
- * on). */
-static int wait_turn(struct frr_rt *rt, struct frr_worker *wk, int c)
-{
-	int err = idle(rt, wk, c);
+	int err = wt->turn ? wt->turn(wt->arg, c) : 0;
 
 	return err ? err : frr_rt_failed(rt);
 }
@@ -58,19 +36,20 @@ static int wait_turn(struct frr_rt *rt, struct frr_worker *wk, int c)
  * the rows it alone writes (mf's user rows) and the next step would repeat
  * theirs.  The helped worker is the one behind, so this wait is short.
  */
-static int64_t need_clock(const struct frr_rt *rt, const struct frr_worker *wk,
-			  int c)
+static int64_t need_clock(const struct frr_rt *rt,
+			  const struct frr_ssp_waiter *wt, int c)
 {
 	int64_t need = (int64_t)c - rt->eff_slack;
 
-	if (rt->own_pending && wk->helped_clock == c - 1 && need < c)
+	if (rt->tb->own_pending && wt->helped_clock == c - 1 && need < c)
 		need = c;
 	return need;
 }
 
 /* The app's globals clock c reads (job/globals.c), after the rows: they
  * come from rank 0 once it has processed clock c - s - 1. */
-static int globals_wait(struct frr_rt *rt, struct frr_worker *wk, int c)
+static int globals_wait(struct frr_rt *rt, const struct frr_ssp_waiter *wt,
+			int c)
 {
 	struct frr_stall st;
 	int err;
@@ -79,7 +58,7 @@ static int globals_wait(struct frr_rt *rt, struct frr_worker *wk, int c)
 	while ((err = frr_rt_globals_ready(rt, c)) == 0) {
 		if (c >= frr_rt_cur_end(rt))
 			return 0;
-		err = wait_turn(rt, wk, c);
+		err = wait_turn(rt, wt, c);
 		if (err)
 			return err;
 		if (frr_rt_stalled(rt, &st))
@@ -89,27 +68,27 @@ static int globals_wait(struct frr_rt *rt, struct frr_worker *wk, int c)
 			    "app's globals of clock %d from rank 0: rank 0 "
 			    "hangs; raise --timeout if its clock_global takes "
 			    "that long",
-			    wk->id, rt->o->timeout_ms, frr_rt_app_clock(rt, c),
+			    wt->w, rt->prm->timeout_ms, frr_rt_app_clock(rt, c),
 			    frr_rt_app_clock(rt, c) - rt->eff_slack - 1);
 		frr_nap_us(50);
 	}
 	return err < 0 ? err : 0;
 }
 
-int frr_rt_ssp_wait(struct frr_rt *rt, struct frr_worker *wk, int c)
+int frr_rt_ssp_wait(struct frr_rt *rt, const struct frr_ssp_waiter *wt, int c)
 {
-	int64_t need = need_clock(rt, wk, c);
+	int64_t need = need_clock(rt, wt, c);
 	struct frr_stall st;
 	int err;
 
 	if (need <= 0 || rt->test_break_ssp)
-		return globals_wait(rt, wk, c);
+		return globals_wait(rt, wt, c);
 	frr_rt_stall_init(rt, &st);
 	for (;;) {
 		if (frr_rt_all_done_ge(rt, (uint64_t)need) ||
 		    c >= frr_rt_cur_end(rt))
-			return globals_wait(rt, wk, c);
-		err = wait_turn(rt, wk, c);
+			return globals_wait(rt, wt, c);
+		err = wait_turn(rt, wt, c);
 		if (err)
 			return err;
 		if (frr_rt_stalled(rt, &st))
@@ -118,7 +97,7 @@ int frr_rt_ssp_wait(struct frr_rt *rt, struct frr_worker *wk, int c)
 			    "worker %d waited %d ms to start clock %d (needs "
 			    "clock %lld applied everywhere): a worker hangs; "
 			    "raise --timeout if clocks are that long",
-			    wk->id, rt->o->timeout_ms, c, (long long)need - 1);
+			    wt->w, rt->prm->timeout_ms, c, (long long)need - 1);
 		frr_nap_us(100);
 	}
 }
@@ -131,7 +110,7 @@ int frr_rt_ssp_wait(struct frr_rt *rt, struct frr_worker *wk, int c)
  * per-clock records ring from being overtaken), never a tighter bound
  * than SSP's own.
  */
-int frr_rt_wait_eval(struct frr_rt *rt, struct frr_worker *wk, int c)
+int frr_rt_wait_eval(struct frr_rt *rt, const struct frr_ssp_waiter *wt, int c)
 {
 	int need = c - rt->eff_slack;
 	struct frr_stall st;
@@ -147,9 +126,10 @@ int frr_rt_wait_eval(struct frr_rt *rt, struct frr_worker *wk, int c)
 					   "of clock %d: it hangs; raise "
 					   "--timeout if evaluations take "
 					   "that long",
-					   wk->id, rt->o->timeout_ms, need - 1);
+					   wt->w, rt->prm->timeout_ms,
+					   need - 1);
 		/* rr: a helpee may wait on us (CancelHelp) for that clock */
-		err = wait_turn(rt, wk, c);
+		err = wait_turn(rt, wt, c);
 		if (err)
 			return err;
 		frr_nap_us(50);

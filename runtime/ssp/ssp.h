@@ -1,60 +1,30 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The staleness bound and the consistency modes, on ssp/'s floor
- * (docs/architecture.md "Inside runtime/"): the run options (launch/,
- * through rt.h) and the simulator (sim/, its own target, which does not see
- * rt.h) check a slack against the bound and name their modes with these
- * words.  The simulator's enum (flexrr/sim.h, public) has its own values:
- * it has lb-bsp and no async.
+ * The staleness rule and its waits (ssp/, docs/runtime.md "SSP"): above
+ * table/, below worker/.  The modes and the largest slack are core/mode.h.
  */
 #ifndef FLEXRR_RUNTIME_SSP_H
 #define FLEXRR_RUNTIME_SSP_H
 
-#define FRR_RT_MAX_SLACK 24 /* the largest slack a job or simulation takes */
+#include <stdint.h>
 
-#define FRR_MODE_NAME_BSP "bsp"
-#define FRR_MODE_NAME_SSP "ssp"
-#define FRR_MODE_NAME_ASYNC "async"
-#define FRR_MODE_NAME_FLEXRR "flexrr"
-#define FRR_MODE_NAME_RR "rr"
-#define FRR_MODE_NAME_BACKUP "backup"
+#include "core.h"
 
-/* --mode: the runtime's, not the app's (apps see frr_job_info.slack). */
-enum frr_mode {
-	FRR_MODE_BSP = 0,    /* slack 0 */
-	FRR_MODE_SSP = 1,    /* slack s */
-	FRR_MODE_ASYNC = 2,  /* no bound checked (a window of 16 clocks) */
-	FRR_MODE_FLEXRR = 3, /* SSP + RapidReassignment */
-	FRR_MODE_RR = 4,     /* BSP + RapidReassignment */
-	/* BSP with backup workers: a clock ends when all but the b slowest
-	 * have finished it, and those drop the rest of their items at their
-	 * next chunk (Chen et al., 2016; the simulator's "backup") */
-	FRR_MODE_BACKUP = 5,
+/* Who waits: a worker, and what it does at every turn of a wait. */
+struct frr_ssp_waiter {
+	int w;		  /* its worker id (messages) */
+	int helped_clock; /* its last clock of which helpers ran a part */
+	/* one turn (rr serves help: a helpee may wait on us): 0 to wait
+	 * on, < 0 the job's error; NULL: nothing to do */
+	int (*turn)(void *arg, int c);
+	void *arg;
 };
-#define FRR_NMODES 6
 
-/* Modes whose slack is 0 (every read holds exactly the clocks before it). */
-static inline int frr_mode_exact(int m)
-{
-	return m == FRR_MODE_BSP || m == FRR_MODE_RR || m == FRR_MODE_BACKUP;
-}
-
-/* Backup workers when none are given: 5% of the w workers, at least 1
- * (the runtime's --mode backup and the simulator's backup). */
-static inline int frr_backups_default(int w)
-{
-	return (w + 19) / 20;
-}
-
-/* --mode's word for m ("?" for none of them). */
-static inline const char *frr_mode_name(int m)
-{
-	static const char *const n[FRR_NMODES] = {
-		FRR_MODE_NAME_BSP,    FRR_MODE_NAME_SSP, FRR_MODE_NAME_ASYNC,
-		FRR_MODE_NAME_FLEXRR, FRR_MODE_NAME_RR,	 FRR_MODE_NAME_BACKUP
-	};
-
-	return m >= 0 && m < FRR_NMODES ? n[m] : "?";
-}
+/* Fetches in clock must see clocks <= this complete (async: INT64_MIN). */
+int64_t frr_rt_read_bound(const struct frr_rt *rt, int clock);
+/* Before clock c: the rows (and the app's globals) it may read. */
+int frr_rt_ssp_wait(struct frr_rt *rt, const struct frr_ssp_waiter *wt, int c);
+/* Before clock c's batch leaves: clock c - s - 1 evaluated here. */
+int frr_rt_wait_eval(struct frr_rt *rt, const struct frr_ssp_waiter *wt, int c);
 
 #endif /* FLEXRR_RUNTIME_SSP_H */

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "flexrr/log.h"
-#include "rt.h"
+#include "table.h"
 
 /*
  * A free slot of ours in shard o's inbox (its last chunk drained), waiting
@@ -27,15 +27,16 @@
  * once clock c was complete) cannot occur.  Any free slot, not the ring's
  * next, all the same: chunks carry their order in seq.
  */
-static int free_slot(struct frr_rt *rt, struct frr_worker *wk, int o, int *out)
+static int free_slot(struct frr_rt *rt, struct frr_sender *wk, int o, int *out)
 {
-	const uint64_t *last = wk->slot_seq + (size_t)o * rt->K;
-	size_t off = rt->off_ack + ((size_t)o * rt->T + wk->local) * rt->K * 8;
+	const uint64_t *last = wk->slot_seq + (size_t)o * rt->tb->K;
+	size_t off =
+	    rt->off_ack + ((size_t)o * rt->T + wk->local) * rt->tb->K * 8;
 	struct frr_stall st;
 
 	frr_rt_stall_init(rt, &st);
 	for (;;) {
-		for (int k = 0; k < rt->K; k++)
+		for (int k = 0; k < rt->tb->K; k++)
 			if (!last[k] ||
 			    frr_tp_load_u64(ctl_u64(rt, off + (size_t)k * 8)) >=
 				last[k]) {
@@ -50,10 +51,30 @@ static int free_slot(struct frr_rt *rt, struct frr_worker *wk, int o, int *out)
 					   "to take one of its %d update "
 					   "batches: rank %d hangs; raise "
 					   "--timeout if it is only slow",
-					   wk->id, rt->o->timeout_ms, o, rt->K,
-					   o);
+					   wk->id, rt->prm->timeout_ms, o,
+					   rt->tb->K, o);
 		frr_nap_us(50);
 	}
+}
+
+/*
+ * Payload capacity of one inbox slot to rank o: a whole batch when the
+ * shard is small (every table's rows as one dense range: a batch never
+ * needs more, the sender picks dense or sparse by size), else a chunk of
+ * FRR_RT_INBOX_BUDGET / (W x K), between FRR_RT_CHUNK_MIN and
+ * FRR_RT_CHUNK_MAX and at least one row of the widest table, so the inbox
+ * of a rank stays near the budget whatever the model or job size.
+ */
+size_t frr_rt_chunk_cap(const struct frr_rt *rt, int o)
+{
+	uint64_t whole = 0, one;
+
+	for (int t = 0; t < rt->tb->ntables; t++)
+		whole += frr_seg_bytes(FRR_SEG_DENSE,
+				       rt->tb->shard_rows[t * rt->P + o],
+				       rt->tb->spec[t].cols);
+	one = frr_seg_bytes(FRR_SEG_SPARSE, 1, rt->tb->max_cols);
+	return (size_t)frr_chunk_cap(whole, (uint64_t)rt->W, one);
 }
 
 /* The weight of this batch's changes to table tc (combine rule): 1, or
@@ -63,7 +84,7 @@ static float batch_scale(const struct frr_ctx *c, const struct frr_tcache *tc)
 	float s = tc->scale;
 
 	if (tc->by_share)
-		s *= (float)c->cache->items / (float)c->rt->parts[c->part].n;
+		s *= (float)c->cache->items / (float)c->part_n;
 	return s;
 }
 
@@ -83,15 +104,15 @@ struct chunker {
 static int chunk_open(struct chunker *ch)
 {
 	struct frr_rt *rt = ch->c->rt;
-	struct frr_worker *wk = ch->c->wk;
+	struct frr_sender *wk = ch->c->snd;
 	int k = 0, err = free_slot(rt, wk, ch->o, &k);
 
 	if (err)
 		return err;
 	ch->seq = ++wk->sent_seq[ch->o];
-	wk->slot_seq[(size_t)ch->o * rt->K + k] = ch->seq;
+	wk->slot_seq[(size_t)ch->o * rt->tb->K + k] = ch->seq;
 	ch->soff = frr_rt_slot_off(rt, ch->o, wk->id, k);
-	ch->dst = ch->o == rt->rank ? rt->inboxp + ch->soff
+	ch->dst = ch->o == rt->rank ? rt->tb->inboxp + ch->soff
 				    : frr_tp_mr_ptr(wk->stage);
 	if (ch->o != rt->rank)
 		((struct frr_slot_hdr *)ch->dst)->seq = 0;
@@ -101,12 +122,13 @@ static int chunk_open(struct chunker *ch)
 }
 
 /* Write the staged chunk into rank o's inbox, then its seq (G3). */
-static int slot_write(struct frr_rt *rt, struct frr_worker *wk, int o,
+static int slot_write(struct frr_rt *rt, struct frr_sender *wk, int o,
 		      size_t soff, uint64_t len, uint64_t seq)
 {
 	/* the thread's own lane needs no lock: nobody else posts on it */
 	struct frr_tp_ep *ep = wk->lane ? wk->lane_ep[o] : rt->eps[o];
-	struct frr_tp_rmr *in = wk->lane ? wk->lane_inbox[o] : rt->rinbox[o];
+	struct frr_tp_rmr *in =
+	    wk->lane ? wk->lane_inbox[o] : rt->tb->rinbox[o];
 	int err;
 
 	if (!wk->lane)
@@ -131,7 +153,7 @@ static int chunk_close(struct chunker *ch, int last)
 	struct frr_rt *rt = c->rt;
 	struct frr_slot_hdr *h = (struct frr_slot_hdr *)ch->dst;
 
-	h->sender = c->wk->id;
+	h->sender = c->snd->id;
 	h->owner = c->part;
 	if (rt->test_forge_batch == rt->rank && c->clock == 1)
 		h->owner = rt->W + 3;
@@ -143,7 +165,7 @@ static int chunk_close(struct chunker *ch, int last)
 	ch->bytes += ch->used;
 	ch->open = 0;
 	if (ch->o != rt->rank)
-		return slot_write(rt, c->wk, ch->o, ch->soff, ch->used,
+		return slot_write(rt, c->snd, ch->o, ch->soff, ch->used,
 				  ch->seq);
 	if (last) { /* published after the clock record (batch_send) */
 		ch->local_seq = (_Atomic uint64_t *)&h->seq;
@@ -200,7 +222,7 @@ static uint64_t seg_fill(struct chunker *ch, int t, uint32_t kind, uint64_t lo,
 	struct frr_tcache *tc = &ch->c->cache->t[t];
 	const uint32_t cols = tc->cols, want = (ch->c->cache->gen << 1) | 1;
 	const uint64_t P = (uint64_t)ch->c->rt->P;
-	const struct frr_hold *h = ch->c->rt->hold;
+	const struct frr_hold *h = ch->c->rt->tb->hold;
 	const float scale = batch_scale(ch->c, tc);
 	uint64_t room = ch->cap - ch->used, fit, hdr = sizeof(struct frr_seg);
 	uint8_t *at = ch->dst + FRR_SLOT_HDR + ch->used;
@@ -282,9 +304,9 @@ static int table_fill(struct chunker *ch, int t)
 static void group_written(struct frr_rt *rt, struct frr_cache *k)
 {
 	const uint64_t P = (uint64_t)rt->P;
-	const struct frr_hold *h = rt->hold;
+	const struct frr_hold *h = rt->tb->hold;
 
-	for (int t = 0; t < rt->ntables; t++) {
+	for (int t = 0; t < rt->tb->ntables; t++) {
 		struct frr_tcache *tc = &k->t[t];
 		uint64_t *st = tc->wstart;
 
@@ -311,7 +333,7 @@ static int batch_to(struct chunker *ch)
 {
 	int err = 0;
 
-	for (int t = 0; t < ch->c->rt->ntables && !err; t++)
+	for (int t = 0; t < ch->c->rt->tb->ntables && !err; t++)
 		err = table_fill(ch, t);
 	if (!err && !ch->open)
 		err = chunk_open(ch); /* an empty batch still counts */
@@ -327,14 +349,14 @@ int frr_rt_batch_send(struct frr_ctx *c, int final, int nextra)
 	struct chunker ch = { .c = c,
 			      .final = final,
 			      .nextra = nextra,
-			      .own = final && c->cache == &c->wk->own };
+			      .own = final && c->cache == &c->snd->own };
 	double t0 = frr_rt_clock_now();
 	int err = 0;
 
 	group_written(rt, c->cache);
 	for (int o = 0; o < rt->P && !err; o++) {
 		ch.o = o;
-		ch.cap = frr_rt_slot_size(rt, o, c->wk->id) - FRR_SLOT_HDR;
+		ch.cap = frr_rt_slot_size(rt, o, c->snd->id) - FRR_SLOT_HDR;
 		err = batch_to(&ch);
 	}
 	rec->updates += c->cache->updates;

@@ -30,7 +30,7 @@
 #include <sys/mman.h>
 
 #include "flexrr/log.h"
-#include "rt.h"
+#include "table.h"
 
 /*
  * Zeroed memory for a cache array; a large one is asked to be backed by
@@ -61,8 +61,8 @@ int frr_cache_init(struct frr_rt *rt, struct frr_cache *k, int ring)
 	memset(k, 0, sizeof(*k));
 	k->gen = 1;
 	k->ring = ring;
-	for (int t = 0; t < rt->ntables; t++) {
-		const struct frr_table_spec *s = &rt->spec[t];
+	for (int t = 0; t < rt->tb->ntables; t++) {
+		const struct frr_table_spec *s = &rt->tb->spec[t];
 		struct frr_tcache *tc = &k->t[t];
 		size_t n = (size_t)s->rows * s->cols;
 
@@ -248,7 +248,7 @@ fetch(struct frr_ctx *c, struct frr_tcache *tc, int t, uint64_t row)
 {
 	struct frr_rt *rt = c->rt;
 	struct frr_cache *k = c->cache;
-	const struct frr_hold *h = rt->hold;
+	const struct frr_hold *h = rt->tb->hold;
 	int o = frr_place_owner(h, rt->P, t, row), held = 0;
 	uint32_t rs = __atomic_load_n(&h->rslot[t][row], __ATOMIC_ACQUIRE);
 	const float *src;
@@ -260,7 +260,7 @@ fetch(struct frr_ctx *c, struct frr_tcache *tc, int t, uint64_t row)
 
 	/* a row this rank does not hold yet: pull it (table/hold.c) */
 	if (rs >= FRR_HOLD_BUSY) {
-		held = frr_rt_row_hold(rt, t, row, (int)(c->wk - rt->wk));
+		held = frr_rt_row_hold(rt, t, row, c->snd->local);
 	}
 	if (held < 0) {
 		/* the job failed (said why): a harmless row, the worker
@@ -275,7 +275,7 @@ fetch(struct frr_ctx *c, struct frr_tcache *tc, int t, uint64_t row)
 		d = frr_rt_shard_done(rt, o);
 		add_pending(
 		    k, tc, row,
-		    load_eager(rt, o, c->wk->local, d, src, val, tc->cols),
+		    load_eager(rt, o, c->snd->local, d, src, val, tc->cols),
 		    c->clock, val);
 	} else if (tc->ptag) {
 		d = load_exact(rt, o, src, val, tc->cols);
@@ -312,9 +312,9 @@ static __attribute__((cold)) float *bad_access(struct frr_ctx *c,
 	const char *why = "not allowed on this table's update rule";
 	char where[64] = "";
 
-	if ((unsigned)t >= (unsigned)rt->ntables)
+	if ((unsigned)t >= (unsigned)rt->tb->ntables)
 		why = "no such table";
-	else if (row >= rt->spec[t].rows)
+	else if (row >= rt->tb->spec[t].rows)
 		why = "row out of range";
 	else if (col != UINT32_MAX)
 		why = "column out of range";
@@ -323,12 +323,12 @@ static __attribute__((cold)) float *bad_access(struct frr_ctx *c,
 	frr_rt_fail(
 	    rt, -EINVAL, "app %s: %s table %d row %llu%s: %s (an app bug)",
 	    rt->app->name, what, t, (unsigned long long)row, where, why);
-	return c->wk->bad_row;
+	return c->snd->bad_row;
 }
 
 static void mark_written(struct frr_ctx *c, struct frr_tcache *tc, uint64_t row)
 {
-	const struct frr_hold *h = c->rt->hold;
+	const struct frr_hold *h = c->rt->tb->hold;
 	int P = c->rt->P, t = (int)(tc - c->cache->t);
 	int o = frr_place_owner(h, P, t, row);
 	uint64_t li = frr_place_local(h, P, t, row);

@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "flexrr/log.h"
-#include "rt.h"
+#include "table.h"
 
 #define NT FRR_MAX_TABLES
 /* a pull request word: table, pull slot, local row + 1 (never 0) */
@@ -45,9 +45,9 @@ static inline void bit_set(uint64_t *b, uint64_t i)
 
 int frr_rows_add(struct frr_rowset *rs, int table, uint64_t row, uint64_t n)
 {
-	if (!rs || table < 0 || table >= rs->rt->ntables ||
-	    row > rs->rt->spec[table].rows ||
-	    n > rs->rt->spec[table].rows - row) {
+	if (!rs || table < 0 || table >= rs->rt->tb->ntables ||
+	    row > rs->rt->tb->spec[table].rows ||
+	    n > rs->rt->tb->spec[table].rows - row) {
 		frr_err("app %s: part_rows: table %d rows [%llu, +%llu) out of "
 			"range (an app bug)",
 			rs ? rs->rt->app->name : "?", table,
@@ -80,13 +80,13 @@ static int holds_all(const struct frr_rt *rt, int r)
 			  sizeof(a->part_rows) ||
 	    !a->part_rows || rt->P == 1 || hold_all_env())
 		return 1;
-	return r == 0 && rt->o->save_path && frr_rt_app_saves(a);
+	return r == 0 && rt->prm->save_path && frr_rt_app_saves(a);
 }
 
 /* This rank's declarations (part_rows): into own[t] the rows its own
  * partitions use (where rows live: table/place.c), into all[t] those and
  * the rows of the other partitions it holds (rr's replicas). */
-static int declare(struct frr_rt *rt, uint64_t *const *all,
+static int declare(struct frr_rt *rt, const uint8_t *held, uint64_t *const *all,
 		   uint64_t *const *own)
 {
 	struct frr_rowset rs = { .rt = rt };
@@ -94,9 +94,9 @@ static int declare(struct frr_rt *rt, uint64_t *const *all,
 	for (int v = 0; v < rt->W; v++) {
 		int err;
 
-		if (!rt->parts[v].loaded)
+		if (!held[v])
 			continue;
-		for (int t = 0; t < rt->ntables; t++)
+		for (int t = 0; t < rt->tb->ntables; t++)
 			rs.bits[t] = v / rt->T == rt->rank ? own[t] : all[t];
 		err = rt->app->part_rows(rt->app_state, v, &rs);
 		if (err) {
@@ -114,11 +114,11 @@ static int declare(struct frr_rt *rt, uint64_t *const *all,
 static void complete_set(struct frr_rt *rt, int r, uint64_t *const *bits,
 			 uint64_t *const *own)
 {
-	const struct frr_hold *h = rt->hold;
+	const struct frr_hold *h = rt->tb->hold;
 	int P = rt->P, sb = (r + P - 1) % P;
 
-	for (int t = 0; t < rt->ntables; t++) {
-		uint64_t rows = rt->spec[t].rows;
+	for (int t = 0; t < rt->tb->ntables; t++) {
+		uint64_t rows = rt->tb->spec[t].rows;
 
 		if (holds_all(rt, r)) {
 			memset(bits[t], 0xff, frr_bit_words(rows) * 8);
@@ -127,8 +127,8 @@ static void complete_set(struct frr_rt *rt, int r, uint64_t *const *bits,
 		for (uint64_t w = 0; w < frr_bit_words(rows); w++)
 			bits[t][w] |= own[t][w];
 		for (int o = r;; o = sb) {
-			for (uint64_t li = 0; li < rt->shard_rows[t * P + o];
-			     li++)
+			for (uint64_t li = 0;
+			     li < rt->tb->shard_rows[t * P + o]; li++)
 				bit_set(bits[t], frr_place_row(h, P, t, o, li));
 			if (o == sb || P == 1)
 				break;
@@ -141,12 +141,12 @@ static void complete_set(struct frr_rt *rt, int r, uint64_t *const *bits,
 static void layout_of(struct frr_rt *rt, int r, uint64_t *const *bits,
 		      uint64_t *cnt, uint64_t *base, uint64_t *len)
 {
-	struct frr_hold *h = rt->hold;
+	struct frr_hold *h = rt->tb->hold;
 	int P = rt->P;
 	uint64_t off = 0;
 
-	for (int t = 0; t < rt->ntables; t++) {
-		uint64_t rows = rt->spec[t].rows, held = 0, room;
+	for (int t = 0; t < rt->tb->ntables; t++) {
+		uint64_t rows = rt->tb->spec[t].rows, held = 0, room;
 
 		for (int o = 0; o < P; o++)
 			cnt[t * P + o] = 0;
@@ -173,7 +173,8 @@ static void layout_of(struct frr_rt *rt, int r, uint64_t *const *bits,
 		h->tbl_off[r * NT + t] = off;
 		h->pull_base[r * NT + t] = (uint32_t)held;
 		h->pull_cap[r * NT + t] = (uint32_t)room;
-		off += ((held + room) * rt->spec[t].cols * sizeof(float) + 63) &
+		off += ((held + room) * rt->tb->spec[t].cols * sizeof(float) +
+			63) &
 		       ~(uint64_t)63;
 	}
 	*len = off;
@@ -183,11 +184,11 @@ static void layout_of(struct frr_rt *rt, int r, uint64_t *const *bits,
 static int fill_rslot(struct frr_rt *rt, uint64_t *const *bits,
 		      const uint64_t *base)
 {
-	struct frr_hold *h = rt->hold;
+	struct frr_hold *h = rt->tb->hold;
 	int P = rt->P;
 
-	for (int t = 0; t < rt->ntables; t++) {
-		uint64_t rows = rt->spec[t].rows;
+	for (int t = 0; t < rt->tb->ntables; t++) {
+		uint64_t rows = rt->tb->spec[t].rows;
 
 		h->rslot[t] = malloc(rows * sizeof(uint32_t) + 4);
 		if (!h->rslot[t])
@@ -196,8 +197,8 @@ static int fill_rslot(struct frr_rt *rt, uint64_t *const *bits,
 		for (int o = 0; o < P; o++) {
 			uint64_t k = base[t * P + o];
 
-			for (uint64_t li = 0; li < rt->shard_rows[t * P + o];
-			     li++) {
+			for (uint64_t li = 0;
+			     li < rt->tb->shard_rows[t * P + o]; li++) {
 				uint64_t row = frr_place_row(h, P, t, o, li);
 
 				if (bit(bits[t], row))
@@ -212,11 +213,11 @@ static int fill_rslot(struct frr_rt *rt, uint64_t *const *bits,
 static int fill_oslot(struct frr_rt *rt, int r, uint64_t *const *bits,
 		      const uint64_t *base)
 {
-	struct frr_hold *h = rt->hold;
+	struct frr_hold *h = rt->tb->hold;
 	int P = rt->P;
 
-	for (int t = 0; t < rt->ntables; t++) {
-		uint64_t S = rt->shard_rows[t * P + rt->rank];
+	for (int t = 0; t < rt->tb->ntables; t++) {
+		uint64_t S = rt->tb->shard_rows[t * P + rt->rank];
 		uint64_t k = base[t * P + rt->rank];
 		uint32_t *os;
 
@@ -241,9 +242,9 @@ static void rec_bits(const struct frr_rt *rt, uint64_t *rec, uint64_t **bits)
 {
 	uint64_t at = 0;
 
-	for (int t = 0; t < rt->ntables; t++) {
+	for (int t = 0; t < rt->tb->ntables; t++) {
 		bits[t] = rec + at;
-		at += frr_bit_words(rt->spec[t].rows);
+		at += frr_bit_words(rt->tb->spec[t].rows);
 	}
 }
 
@@ -254,7 +255,7 @@ static int hold_alloc(struct frr_rt *rt)
 
 	if (!h)
 		return -ENOMEM;
-	rt->hold = h;
+	rt->tb->hold = h;
 	h->tbl_off = calloc(n, sizeof(uint64_t));
 	h->pull_base = calloc(n, sizeof(uint32_t));
 	h->pull_cap = calloc(n, sizeof(uint32_t));
@@ -275,16 +276,17 @@ static int too_long(struct frr_rt *rt)
 {
 	uint64_t off = 0;
 
-	for (int t = 0; t < rt->ntables; t++)
-		if (rt->spec[t].rows >= FRR_HOLD_BUSY)
-			rt->hold->too_long = t + 1;
-	if (!rt->hold->too_long)
+	for (int t = 0; t < rt->tb->ntables; t++)
+		if (rt->tb->spec[t].rows >= FRR_HOLD_BUSY)
+			rt->tb->hold->too_long = t + 1;
+	if (!rt->tb->hold->too_long)
 		return 0;
-	for (int t = 0; t < rt->ntables; t++) {
-		rt->repl_off[t * rt->P + rt->rank] = off;
-		off += rt->spec[t].rows * rt->spec[t].cols * sizeof(float);
+	for (int t = 0; t < rt->tb->ntables; t++) {
+		rt->tb->repl_off[t * rt->P + rt->rank] = off;
+		off +=
+		    rt->tb->spec[t].rows * rt->tb->spec[t].cols * sizeof(float);
 	}
-	rt->repl_len = off;
+	rt->tb->repl_len = off;
 	return 1;
 }
 
@@ -292,9 +294,9 @@ int frr_rt_hold_check(const struct frr_rt *rt)
 {
 	const struct frr_table_spec *s;
 
-	if (!rt->hold->too_long)
+	if (!rt->tb->hold->too_long)
 		return 0;
-	s = &rt->spec[rt->hold->too_long - 1];
+	s = &rt->tb->spec[rt->tb->hold->too_long - 1];
 	frr_err("table %s has %llu rows: at most %u are supported; split it "
 		"into tables",
 		s->name, (unsigned long long)s->rows, FRR_HOLD_BUSY - 1);
@@ -309,7 +311,8 @@ int frr_rt_hold_check(const struct frr_rt *rt)
  */
 /* This rank's declarations into its record of `all` (2 x rec words per
  * rank), every rank's exchanged, and where rows live decided from them. */
-static int exchange(struct frr_rt *rt, uint64_t *all, size_t rec)
+static int exchange(struct frr_rt *rt, const uint8_t *held, uint64_t *all,
+		    size_t rec)
 {
 	int P = rt->P, err;
 	uint64_t *mine = all + (size_t)rt->rank * rec * 2, *copy;
@@ -317,7 +320,7 @@ static int exchange(struct frr_rt *rt, uint64_t *all, size_t rec)
 
 	rec_bits(rt, mine, bits);
 	rec_bits(rt, mine + rec, own);
-	err = declare(rt, bits, own);
+	err = declare(rt, held, bits, own);
 	if (err)
 		return err;
 	copy = malloc(rec * 16 + 8);
@@ -326,7 +329,7 @@ static int exchange(struct frr_rt *rt, uint64_t *all, size_t rec)
 	if (!err) {
 		memcpy(copy, mine, rec * 16);
 		err = frr_oob_allgather(rt->oob, copy, rec * 16, all,
-					rt->o->timeout_ms);
+					rt->prm->timeout_ms);
 		if (err)
 			frr_err("exchanging which rows each rank holds failed "
 				"(%d): another rank failed, see its message",
@@ -334,20 +337,20 @@ static int exchange(struct frr_rt *rt, uint64_t *all, size_t rec)
 	}
 	for (int q = 0; q < P && !err; q++) {
 		rec_bits(rt, all + (size_t)q * rec * 2 + rec, own);
-		for (int t = 0; t < rt->ntables; t++)
+		for (int t = 0; t < rt->tb->ntables; t++)
 			ownq[(size_t)t * P + q] = own[t];
 	}
-	for (int t = 0; t < rt->ntables; t++)
-		rows[t] = rt->spec[t].rows;
+	for (int t = 0; t < rt->tb->ntables; t++)
+		rows[t] = rt->tb->spec[t].rows;
 	if (!err)
-		err = frr_place(rt->hold, P, rt->ntables, rows, rt->shard_rows,
-				ownq);
+		err = frr_place(rt->tb->hold, P, rt->tb->ntables, rows,
+				rt->tb->shard_rows, ownq);
 	free(copy);
 	free(ownq);
 	return err;
 }
 
-int frr_rt_hold_plan(struct frr_rt *rt)
+int frr_rt_hold_plan(struct frr_rt *rt, const uint8_t *held)
 {
 	int P = rt->P, err;
 	size_t rec = 0;
@@ -356,8 +359,8 @@ int frr_rt_hold_plan(struct frr_rt *rt)
 	err = hold_alloc(rt);
 	if (err || too_long(rt))
 		return err;
-	for (int t = 0; t < rt->ntables; t++)
-		rec += frr_bit_words(rt->spec[t].rows);
+	for (int t = 0; t < rt->tb->ntables; t++)
+		rec += frr_bit_words(rt->tb->spec[t].rows);
 	/* a record per rank: its declarations (all), then its own
 	 * partitions' (own) */
 	cnt = calloc((size_t)NT * P * 2, sizeof(uint64_t));
@@ -368,9 +371,9 @@ int frr_rt_hold_plan(struct frr_rt *rt)
 	}
 	base = cnt + (size_t)NT * P;
 	/* holds_all(-1): every rank holds all (the app declares nothing) */
-	rt->hold->may_pull = P > 1 && !holds_all(rt, -1);
-	if (rt->hold->may_pull)
-		err = exchange(rt, all, rec);
+	rt->tb->hold->may_pull = P > 1 && !holds_all(rt, -1);
+	if (rt->tb->hold->may_pull)
+		err = exchange(rt, held, all, rec);
 	for (int r = P - 1; r >= 0 && !err; r--) {
 		rec_bits(rt, all + (size_t)r * rec * 2, bits);
 		rec_bits(rt, all + (size_t)r * rec * 2 + rec, own);
@@ -380,12 +383,12 @@ int frr_rt_hold_plan(struct frr_rt *rt)
 			err = fill_oslot(rt, r, bits, base);
 			continue;
 		}
-		rt->repl_len = len ? len : 64;
-		for (int t = 0; t < rt->ntables; t++) {
+		rt->tb->repl_len = len ? len : 64;
+		for (int t = 0; t < rt->tb->ntables; t++) {
 			for (int o = 0; o < P; o++)
-				rt->repl_off[t * P + o] =
-				    rt->hold->tbl_off[r * NT + t] +
-				    base[t * P + o] * rt->spec[t].cols *
+				rt->tb->repl_off[t * P + o] =
+				    rt->tb->hold->tbl_off[r * NT + t] +
+				    base[t * P + o] * rt->tb->spec[t].cols *
 					sizeof(float);
 		}
 		err = fill_rslot(rt, bits, base);
@@ -398,18 +401,19 @@ out:
 
 void frr_rt_hold_fini(struct frr_rt *rt)
 {
-	struct frr_hold *h = rt->hold;
+	struct frr_hold *h = rt->tb->hold;
 	uint64_t sent = 0;
 
 	if (!h)
 		return;
 	for (int r = 0; r < rt->P; r++)
 		sent += h->sent_to[r];
-	frr_dbg("rank %d held %u rows of table 0 (of %llu), sent %llu bytes "
-		"of rows after start-up, served %llu pulls",
-		rt->rank, rt->ntables ? h->pull_base[rt->rank * NT] : 0,
-		(unsigned long long)(rt->ntables ? rt->spec[0].rows : 0),
-		(unsigned long long)sent, (unsigned long long)h->served);
+	frr_dbg(
+	    "rank %d held %u rows of table 0 (of %llu), sent %llu bytes "
+	    "of rows after start-up, served %llu pulls",
+	    rt->rank, rt->tb->ntables ? h->pull_base[rt->rank * NT] : 0,
+	    (unsigned long long)(rt->tb->ntables ? rt->tb->spec[0].rows : 0),
+	    (unsigned long long)sent, (unsigned long long)h->served);
 	for (int t = 0; t < NT; t++) {
 		free(h->rslot[t]);
 		free(h->oslot[t]);
@@ -423,13 +427,13 @@ void frr_rt_hold_fini(struct frr_rt *rt)
 	free(h->push_ring);
 	free(h->apply_ring);
 	free(h);
-	rt->hold = NULL;
+	rt->tb->hold = NULL;
 }
 
 uint64_t frr_rt_shared_rows(const struct frr_rt *rt, int t, int o)
 {
-	uint64_t n = rt->shard_rows[t * rt->P + o];
-	const uint64_t *solo = rt->hold ? rt->hold->solo[t] : NULL;
+	uint64_t n = rt->tb->shard_rows[t * rt->P + o];
+	const uint64_t *solo = rt->tb->hold ? rt->tb->hold->solo[t] : NULL;
 
 	return solo ? n - solo[o] : n;
 }
@@ -437,11 +441,12 @@ uint64_t frr_rt_shared_rows(const struct frr_rt *rt, int t, int o)
 const float *frr_rt_replica_row(const struct frr_rt *rt, int t, uint64_t row)
 {
 	uint32_t s =
-	    __atomic_load_n(&rt->hold->rslot[t][row], __ATOMIC_ACQUIRE);
+	    __atomic_load_n(&rt->tb->hold->rslot[t][row], __ATOMIC_ACQUIRE);
 
-	return (const float *)(rt->replp +
-			       rt->hold->tbl_off[rt->rank * NT + t] +
-			       (uint64_t)s * rt->spec[t].cols * sizeof(float));
+	return (const float *)(rt->tb->replp +
+			       rt->tb->hold->tbl_off[rt->rank * NT + t] +
+			       (uint64_t)s * rt->tb->spec[t].cols *
+				   sizeof(float));
 }
 
 /* ---- pushing held rows ------------------------------------------------ */
@@ -449,10 +454,10 @@ const float *frr_rt_replica_row(const struct frr_rt *rt, int t, uint64_t row)
  * holds them: one write per run of rows that are consecutive there too. */
 int frr_rt_push_rows(struct frr_rt *rt, int t, uint64_t lo, uint64_t hi)
 {
-	struct frr_hold *h = rt->hold;
-	size_t rb = rt->spec[t].cols * sizeof(float);
-	size_t src = rt->repl_off[t * rt->P + rt->rank];
-	uint64_t S = rt->shard_rows[t * rt->P + rt->rank];
+	struct frr_hold *h = rt->tb->hold;
+	size_t rb = rt->tb->spec[t].cols * sizeof(float);
+	size_t src = rt->tb->repl_off[t * rt->P + rt->rank];
+	uint64_t S = rt->tb->shard_rows[t * rt->P + rt->rank];
 	int err = 0;
 
 	if (hi <= lo)
@@ -476,9 +481,10 @@ int frr_rt_push_rows(struct frr_rt *rt, int t, uint64_t lo, uint64_t hi)
 				;
 			err = frr_rt_tp_check(
 			    rt,
-			    frr_tp_write(rt->eps[r], rt->repl, src + a * rb,
-					 rt->rrepl[r], roff + (uint64_t)s * rb,
-					 (li - a) * rb, 0, 0),
+			    frr_tp_write(rt->eps[r], rt->tb->repl, src + a * rb,
+					 rt->tb->rrepl[r],
+					 roff + (uint64_t)s * rb, (li - a) * rb,
+					 0, 0),
 			    r, "pushing rows");
 			h->push_now += (li - a) * rb;
 			h->sent_to[r] += (li - a) * rb;
@@ -500,8 +506,8 @@ static uint64_t req_word(int t, uint64_t j, uint64_t li)
  * keeps serving the others' pulls while it waits). */
 static int pull(struct frr_rt *rt, int t, uint64_t row, uint64_t j, int q)
 {
-	int o = frr_place_owner(rt->hold, rt->P, t, row);
-	uint64_t li = frr_place_local(rt->hold, rt->P, t, row);
+	int o = frr_place_owner(rt->tb->hold, rt->P, t, row);
+	uint64_t li = frr_place_local(rt->tb->hold, rt->P, t, row);
 	uint64_t req = req_word(t, j, li);
 	int g = q < rt->T ? rt->rank * rt->T + q : rt->W + rt->rank;
 	long long t0;
@@ -511,7 +517,8 @@ static int pull(struct frr_rt *rt, int t, uint64_t row, uint64_t j, int q)
 		return frr_rt_fail(rt, -E2BIG,
 				   "table %s row %llu: too far into its shard "
 				   "to be pulled; declare it in part_rows",
-				   rt->spec[t].name, (unsigned long long)row);
+				   rt->tb->spec[t].name,
+				   (unsigned long long)row);
 	pthread_mutex_lock(&rt->tp_lock);
 	err = frr_tp_write_u64(rt->eps[o], rt->rctl[o],
 			       rt->off_pullreq + (size_t)g * 64, req, 0, 0);
@@ -527,13 +534,14 @@ static int pull(struct frr_rt *rt, int t, uint64_t row, uint64_t j, int q)
 		err = frr_rt_failed(rt);
 		if (!err && q == rt->T)
 			err = frr_rt_pull_serve(rt) < 0 ? frr_rt_failed(rt) : 0;
-		if (!err && frr_now_ms() - t0 > rt->o->timeout_ms)
+		if (!err && frr_now_ms() - t0 > rt->prm->timeout_ms)
 			err = frr_rt_fail(rt, -ETIMEDOUT,
 					  "rank %d did not send row %llu of "
 					  "table %s within %d ms (the "
 					  "--timeout): its server hangs",
 					  o, (unsigned long long)row,
-					  rt->spec[t].name, rt->o->timeout_ms);
+					  rt->tb->spec[t].name,
+					  rt->prm->timeout_ms);
 		if (n > 16)
 			frr_nap_us(20);
 		else
@@ -544,7 +552,7 @@ static int pull(struct frr_rt *rt, int t, uint64_t row, uint64_t j, int q)
 
 int frr_rt_row_hold(struct frr_rt *rt, int t, uint64_t row, int q)
 {
-	struct frr_hold *h = rt->hold;
+	struct frr_hold *h = rt->tb->hold;
 	uint32_t *sp = &h->rslot[t][row], s = FRR_HOLD_NONE;
 	uint64_t j;
 	int err;
@@ -575,8 +583,9 @@ int frr_rt_row_hold(struct frr_rt *rt, int t, uint64_t row, int q)
 		    "it that part_rows did not declare, more than its room "
 		    "for such rows (%u): declare the rows a partition reads "
 		    "in part_rows",
-		    rt->app->name, rt->spec[t].name, (unsigned long long)row,
-		    (unsigned long long)j + 1, h->pull_cap[rt->rank * NT + t]);
+		    rt->app->name, rt->tb->spec[t].name,
+		    (unsigned long long)row, (unsigned long long)j + 1,
+		    h->pull_cap[rt->rank * NT + t]);
 	}
 	err = pull(rt, t, row, j, q);
 	if (err) {
@@ -593,7 +602,7 @@ int frr_rt_row_hold(struct frr_rt *rt, int t, uint64_t row, int q)
  * there from now on, and the ack follows it on the same endpoint. */
 static int serve_one(struct frr_rt *rt, int g, uint64_t req)
 {
-	struct frr_hold *h = rt->hold;
+	struct frr_hold *h = rt->tb->hold;
 	int r = g < rt->W ? g / rt->T : g - rt->W;
 	int q = g < rt->W ? g % rt->T : rt->T;
 	int t = (int)(req >> (REQ_ROW_BITS + REQ_SLOT_BITS));
@@ -604,20 +613,21 @@ static int serve_one(struct frr_rt *rt, int g, uint64_t req)
 	uint32_t slot;
 	int err;
 
-	if (r == rt->rank || t >= rt->ntables ||
-	    li >= (S = rt->shard_rows[t * rt->P + rt->rank]) ||
+	if (r == rt->rank || t >= rt->tb->ntables ||
+	    li >= (S = rt->tb->shard_rows[t * rt->P + rt->rank]) ||
 	    j >= h->pull_cap[r * NT + t])
 		return frr_rt_fail(rt, -EPROTO,
 				   "rank %d sent a malformed row request "
 				   "(%016llx): not a rank of this job?",
 				   r, (unsigned long long)req);
-	rb = rt->spec[t].cols * sizeof(float);
+	rb = rt->tb->spec[t].cols * sizeof(float);
 	slot = h->pull_base[r * NT + t] + (uint32_t)j;
 	h->oslot[t][(uint64_t)r * S + li] = slot;
 	pthread_mutex_lock(&rt->tp_lock);
-	err = frr_tp_write(
-	    rt->eps[r], rt->repl, rt->repl_off[t * rt->P + rt->rank] + li * rb,
-	    rt->rrepl[r], h->tbl_off[r * NT + t] + slot * rb, rb, 0, 0);
+	err = frr_tp_write(rt->eps[r], rt->tb->repl,
+			   rt->tb->repl_off[t * rt->P + rt->rank] + li * rb,
+			   rt->tb->rrepl[r], h->tbl_off[r * NT + t] + slot * rb,
+			   rb, 0, 0);
 	if (!err)
 		err = frr_tp_write_u64(rt->eps[r], rt->rctl[r],
 				       rt->off_pullack + (size_t)q * 64, req, 0,
@@ -632,7 +642,7 @@ static int serve_one(struct frr_rt *rt, int g, uint64_t req)
 
 int frr_rt_pull_serve(struct frr_rt *rt)
 {
-	struct frr_hold *h = rt->hold;
+	struct frr_hold *h = rt->tb->hold;
 	int busy = 0;
 
 	/* the server thread only: pull_seen and oslot are its own */

@@ -5,14 +5,14 @@
  * The server drains a chunk as soon as it is published, in each sender's
  * seq order: copies its header and payload out of the remotely writable
  * slot once, validates the copy, and acknowledges the slot so the sender
- * can reuse it.  The copies wait in rt->store until their clock is applied
+ * can reuse it.  The copies wait in rt->tb->store until their clock is applied
  * (table/shard.c), so the inbox is sized by what is in flight on the wire,
  * not by the model: the store holds the changed rows of the clocks not yet
  * applied, which is what SSP must keep anyway.
  *
  * Owners: the slots' seq words are written by the senders (remote writes or
- * a local release store) and read here with acquire loads; rt->consumed,
- * rt->store and rt->sel belong to the server thread.
+ * a local release store) and read here with acquire loads; rt->tb->consumed,
+ * rt->tb->store and rt->tb->sel belong to the server thread.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -20,11 +20,11 @@
 #include <string.h>
 
 #include "flexrr/log.h"
-#include "rt.h"
+#include "table.h"
 
 static struct frr_slot_hdr *slot_hdr(struct frr_rt *rt, int v, int k)
 {
-	return (struct frr_slot_hdr *)(rt->inboxp +
+	return (struct frr_slot_hdr *)(rt->tb->inboxp +
 				       frr_rt_slot_off(rt, rt->rank, v, k));
 }
 
@@ -50,11 +50,11 @@ static bool payload_ok(const struct frr_rt *rt, const uint8_t *p, uint64_t n)
 		if (n - at < sizeof(sg))
 			return false;
 		memcpy(&sg, p + at, sizeof(sg));
-		if (sg.table >= (uint32_t)rt->ntables ||
+		if (sg.table >= (uint32_t)rt->tb->ntables ||
 		    (sg.kind != FRR_SEG_DENSE && sg.kind != FRR_SEG_SPARSE))
 			return false;
-		cols = rt->spec[sg.table].cols;
-		rows = rt->shard_rows[sg.table * rt->P + rt->rank];
+		cols = rt->tb->spec[sg.table].cols;
+		rows = rt->tb->shard_rows[sg.table * rt->P + rt->rank];
 		if (!sg.n || sg.n > rows ||
 		    frr_seg_bytes(sg.kind, sg.n, cols) > n - at)
 			return false;
@@ -75,25 +75,25 @@ static bool payload_ok(const struct frr_rt *rt, const uint8_t *p, uint64_t n)
 
 static int store_push(struct frr_rt *rt, const struct frr_chunk *ck)
 {
-	if (rt->nstore == rt->store_cap) {
-		size_t cap = rt->store_cap ? 2 * rt->store_cap : 64;
-		struct frr_chunk *s = realloc(rt->store, cap * sizeof(*s));
-		struct frr_chunk *l = realloc(rt->sel, cap * sizeof(*l));
+	if (rt->tb->nstore == rt->tb->store_cap) {
+		size_t cap = rt->tb->store_cap ? 2 * rt->tb->store_cap : 64;
+		struct frr_chunk *s = realloc(rt->tb->store, cap * sizeof(*s));
+		struct frr_chunk *l = realloc(rt->tb->sel, cap * sizeof(*l));
 
 		if (s)
-			rt->store = s;
+			rt->tb->store = s;
 		if (l)
-			rt->sel = l;
+			rt->tb->sel = l;
 		if (!s || !l)
 			return frr_rt_fail(rt, -ENOMEM,
 					   "rank %d: out of memory keeping %zu "
 					   "update batches in flight",
-					   rt->rank, rt->nstore);
-		rt->store_cap = cap;
+					   rt->rank, rt->tb->nstore);
+		rt->tb->store_cap = cap;
 	}
-	rt->store[rt->nstore++] = *ck;
-	rt->ndrained++;
-	rt->hold->batch_recv += ck->h.bytes;
+	rt->tb->store[rt->tb->nstore++] = *ck;
+	rt->tb->ndrained++;
+	rt->tb->hold->batch_recv += ck->h.bytes;
 	return 0;
 }
 
@@ -101,8 +101,9 @@ static int store_push(struct frr_rt *rt, const struct frr_chunk *ck)
 static int slot_ack(struct frr_rt *rt, int v, int k, uint64_t seq)
 {
 	int sr = v / rt->T, err;
-	size_t off = rt->off_ack +
-		     (((size_t)rt->rank * rt->T + v % rt->T) * rt->K + k) * 8;
+	size_t off =
+	    rt->off_ack +
+	    (((size_t)rt->rank * rt->T + v % rt->T) * rt->tb->K + k) * 8;
 
 	if (sr == rt->rank) {
 		atomic_store_explicit((_Atomic uint64_t *)ctl_u64(rt, off), seq,
@@ -125,14 +126,15 @@ static int slot_ack(struct frr_rt *rt, int v, int k, uint64_t seq)
  * the clock by itself, without a message more. */
 static void backup_count(struct frr_rt *rt, const struct frr_slot_hdr *h)
 {
-	if (!rt->backups || !h->final || !h->last || h->clock < rt->bk_clock)
+	if (!rt->backups || !h->final || !h->last ||
+	    h->clock < rt->tb->bk_clock)
 		return;
-	if (h->clock > rt->bk_clock) {
-		rt->bk_clock = h->clock;
-		rt->bk_finals = 0;
+	if (h->clock > rt->tb->bk_clock) {
+		rt->tb->bk_clock = h->clock;
+		rt->tb->bk_finals = 0;
 	}
-	if (++rt->bk_finals == rt->W - rt->backups)
-		atomic_store_explicit(&rt->bk_cut, h->clock + 1,
+	if (++rt->tb->bk_finals == rt->W - rt->backups)
+		atomic_store_explicit(&rt->tb->bk_cut, h->clock + 1,
 				      memory_order_release);
 }
 
@@ -154,7 +156,7 @@ static int drain_slot(struct frr_rt *rt, int v, int k, uint64_t seq)
 	    h->nextra > rt->W * 64 || h->last < 0 || h->last > 1 ||
 	    h->bytes > cap || (h->bytes & 7))
 		return corrupt(rt, h, v, "bad header");
-	if (h->clock < rt->next_apply)
+	if (h->clock < rt->tb->next_apply)
 		return corrupt(rt, h, v, "a clock already applied");
 	ck.pay = malloc(h->bytes ? h->bytes : 1);
 	if (!ck.pay)
@@ -173,7 +175,7 @@ static int drain_slot(struct frr_rt *rt, int v, int k, uint64_t seq)
 		return err;
 	}
 	backup_count(rt, h);
-	rt->consumed[v] = seq;
+	rt->tb->consumed[v] = seq;
 	return slot_ack(rt, v, k, seq);
 }
 
@@ -182,8 +184,8 @@ int frr_rt_inbox_drain(struct frr_rt *rt)
 	int got = 0;
 
 	for (int v = 0; v < rt->W; v++)
-		for (int k = 0; k < rt->K; k++) {
-			uint64_t want = rt->consumed[v] + 1;
+		for (int k = 0; k < rt->tb->K; k++) {
+			uint64_t want = rt->tb->consumed[v] + 1;
 			int err;
 
 			if (frr_tp_load_u64(&slot_hdr(rt, v, k)->seq) != want)
@@ -201,14 +203,14 @@ size_t frr_rt_inbox_select(struct frr_rt *rt, int c)
 {
 	int W = rt->W;
 	/* per-worker tallies, allocated once: this runs every loop turn */
-	int *finals = rt->scratch, *extra = finals + W, *want = extra + W;
+	int *finals = rt->tb->scratch, *extra = finals + W, *want = extra + W;
 	size_t n = 0, keep = 0;
 
-	if (rt->ndrained == rt->nchecked)
+	if (rt->tb->ndrained == rt->tb->nchecked)
 		return 0; /* as incomplete as at the last look */
-	memset(rt->scratch, 0, 3 * (size_t)W * sizeof(int));
-	for (size_t i = 0; i < rt->nstore; i++) {
-		const struct frr_slot_hdr *h = &rt->store[i].h;
+	memset(rt->tb->scratch, 0, 3 * (size_t)W * sizeof(int));
+	for (size_t i = 0; i < rt->tb->nstore; i++) {
+		const struct frr_slot_hdr *h = &rt->tb->store[i].h;
 
 		if (h->clock != c || !h->last)
 			continue;
@@ -221,35 +223,35 @@ size_t frr_rt_inbox_select(struct frr_rt *rt, int c)
 	}
 	for (int w = 0; w < W; w++)
 		if (finals[w] != 1 || extra[w] != want[w]) {
-			rt->nchecked = rt->ndrained;
+			rt->tb->nchecked = rt->tb->ndrained;
 			return 0;
 		}
 	/* complete (chunks of a sender drain in order, so a batch whose
 	 * last chunk is here is whole): move clock c's chunks to sel */
-	for (size_t i = 0; i < rt->nstore; i++) {
-		if (rt->store[i].h.clock == c)
-			rt->sel[n++] = rt->store[i];
+	for (size_t i = 0; i < rt->tb->nstore; i++) {
+		if (rt->tb->store[i].h.clock == c)
+			rt->tb->sel[n++] = rt->tb->store[i];
 		else
-			rt->store[keep++] = rt->store[i];
+			rt->tb->store[keep++] = rt->tb->store[i];
 	}
-	rt->nstore = keep;
+	rt->tb->nstore = keep;
 	return n;
 }
 
 void frr_rt_inbox_release(struct frr_rt *rt, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		free(rt->sel[i].pay);
-		rt->sel[i].pay = NULL;
+		free(rt->tb->sel[i].pay);
+		rt->tb->sel[i].pay = NULL;
 	}
 }
 
 void frr_rt_inbox_fini(struct frr_rt *rt)
 {
-	for (size_t i = 0; i < rt->nstore; i++)
-		free(rt->store[i].pay);
-	free(rt->store);
-	free(rt->sel);
-	rt->store = rt->sel = NULL;
-	rt->nstore = rt->store_cap = 0;
+	for (size_t i = 0; i < rt->tb->nstore; i++)
+		free(rt->tb->store[i].pay);
+	free(rt->tb->store);
+	free(rt->tb->sel);
+	rt->tb->store = rt->tb->sel = NULL;
+	rt->tb->nstore = rt->tb->store_cap = 0;
 }

@@ -31,46 +31,47 @@
 #include <string.h>
 
 #include "flexrr/log.h"
-#include "rt.h"
+#include "table.h"
 
 int frr_rt_owner_rank(const struct frr_rt *rt, int t, uint64_t row)
 {
-	return frr_place_owner(rt->hold, rt->P, t, row);
+	return frr_place_owner(rt->tb->hold, rt->P, t, row);
 }
 
 uint64_t frr_rt_local_index(const struct frr_rt *rt, int t, uint64_t row)
 {
-	return frr_place_local(rt->hold, rt->P, t, row);
+	return frr_place_local(rt->tb->hold, rt->P, t, row);
 }
 
 int frr_rt_tables_init(struct frr_rt *rt)
 {
-	for (int t = 0; t < rt->ntables; t++) {
-		uint64_t n = rt->shard_rows[t * rt->P + rt->rank];
-		uint32_t cols = rt->spec[t].cols;
+	for (int t = 0; t < rt->tb->ntables; t++) {
+		uint64_t n = rt->tb->shard_rows[t * rt->P + rt->rank];
+		uint32_t cols = rt->tb->spec[t].cols;
 
 		/* the shard's rows are this rank's replica of them: the
 		 * remote pushes read them from there (one copy, not two) */
-		rt->master[t] =
-		    (float *)(rt->replp + rt->repl_off[t * rt->P + rt->rank]);
-		memset(rt->master[t], 0, n * cols * sizeof(float));
-		if (rt->spec[t].rule == FRR_UPDATE_ADAGRAD) {
-			rt->accum[t] = calloc(n * cols + 1, sizeof(float));
-			if (!rt->accum[t])
+		rt->tb->master[t] =
+		    (float *)(rt->tb->replp +
+			      rt->tb->repl_off[t * rt->P + rt->rank]);
+		memset(rt->tb->master[t], 0, n * cols * sizeof(float));
+		if (rt->tb->spec[t].rule == FRR_UPDATE_ADAGRAD) {
+			rt->tb->accum[t] = calloc(n * cols + 1, sizeof(float));
+			if (!rt->tb->accum[t])
 				return -ENOMEM;
 		}
 		/* the shard's compensation (not checkpointed: a resumed run
 		 * starts from the rounded values, one rounding off) */
-		if ((rt->spec[t].flags & FRR_TABLE_COMPENSATED) &&
-		    !(rt->comp[t] = calloc(n * cols + 1, sizeof(float))))
+		if ((rt->tb->spec[t].flags & FRR_TABLE_COMPENSATED) &&
+		    !(rt->tb->comp[t] = calloc(n * cols + 1, sizeof(float))))
 			return -ENOMEM;
-		if (rt->spec[t].init_row)
+		if (rt->tb->spec[t].init_row)
 			for (uint64_t li = 0; li < n; li++)
-				rt->spec[t].init_row(
+				rt->tb->spec[t].init_row(
 				    rt->app_state, t,
-				    frr_place_row(rt->hold, rt->P, t, rt->rank,
-						  li),
-				    rt->master[t] + li * cols, cols);
+				    frr_place_row(rt->tb->hold, rt->P, t,
+						  rt->rank, li),
+				    rt->tb->master[t] + li * cols, cols);
 	}
 	return 0;
 }
@@ -78,9 +79,9 @@ int frr_rt_tables_init(struct frr_rt *rt)
 void frr_rt_tables_fini(struct frr_rt *rt)
 {
 	for (int t = 0; t < FRR_MAX_TABLES; t++) {
-		free(rt->accum[t]);
-		free(rt->comp[t]);
-		rt->master[t] = rt->accum[t] = rt->comp[t] = NULL;
+		free(rt->tb->accum[t]);
+		free(rt->tb->comp[t]);
+		rt->tb->master[t] = rt->tb->accum[t] = rt->tb->comp[t] = NULL;
 	}
 	frr_rt_inbox_fini(rt);
 	frr_rt_hold_fini(rt);
@@ -92,12 +93,12 @@ void frr_rt_tables_fini(struct frr_rt *rt)
 static void apply_rows(struct frr_rt *rt, int t, uint64_t li, const float *g,
 		       uint64_t n)
 {
-	uint32_t cols = rt->spec[t].cols;
-	float *m = rt->master[t] + li * cols;
+	uint32_t cols = rt->tb->spec[t].cols;
+	float *m = rt->tb->master[t] + li * cols;
 
-	if (rt->spec[t].rule == FRR_UPDATE_ADAGRAD) {
-		float *acc = rt->accum[t] + li * cols;
-		float lr = rt->spec[t].lr, eps = rt->spec[t].eps;
+	if (rt->tb->spec[t].rule == FRR_UPDATE_ADAGRAD) {
+		float *acc = rt->tb->accum[t] + li * cols;
+		float lr = rt->tb->spec[t].lr, eps = rt->tb->spec[t].eps;
 
 		for (uint64_t i = 0; i < n * cols; i++) {
 			if (g[i] == 0.0f)
@@ -105,11 +106,11 @@ static void apply_rows(struct frr_rt *rt, int t, uint64_t li, const float *g,
 			acc[i] += g[i] * g[i];
 			m[i] -= lr * g[i] / sqrtf(eps + acc[i]);
 		}
-	} else if (rt->spec[t].rule == FRR_UPDATE_SET) {
+	} else if (rt->tb->spec[t].rule == FRR_UPDATE_SET) {
 		/* the batch's values: the last batch in apply order wins */
 		memcpy(m, g, n * cols * sizeof(float));
-	} else if (rt->comp[t]) { /* FRR_TABLE_COMPENSATED */
-		float *k = rt->comp[t] + li * cols;
+	} else if (rt->tb->comp[t]) { /* FRR_TABLE_COMPENSATED */
+		float *k = rt->tb->comp[t] + li * cols;
 
 		for (uint64_t i = 0; i < n * cols; i++)
 			frr_kahan_add(&m[i], &k[i], g[i]);
@@ -131,7 +132,7 @@ static void apply_chunk(struct frr_rt *rt, const struct frr_chunk *ck,
 		const uint8_t *d;
 
 		memcpy(&sg, p + at, sizeof(sg));
-		cols = rt->spec[sg.table].cols;
+		cols = rt->tb->spec[sg.table].cols;
 		d = p + at + sizeof(sg);
 		if (sg.kind == FRR_SEG_DENSE) {
 			apply_rows(rt, (int)sg.table, sg.lo, (const float *)d,
@@ -199,7 +200,7 @@ static int eapp_write(struct frr_rt *rt, int v, int end, uint64_t val)
  * whole (its sender's last "last" chunk is at last[sender], or later). */
 static bool eager_due(const struct frr_rt *rt, const size_t *last, size_t i)
 {
-	const struct frr_chunk *ck = &rt->store[i];
+	const struct frr_chunk *ck = &rt->tb->store[i];
 
 	return ck->pay && last[ck->h.sender] != SIZE_MAX &&
 	       i <= last[ck->h.sender];
@@ -214,11 +215,11 @@ static size_t eager_pick(struct frr_rt *rt, size_t *last, size_t *own)
 
 	for (int v = 0; v < rt->W; v++)
 		last[v] = SIZE_MAX, own[v] = 0;
-	for (size_t i = 0; i < rt->nstore; i++)
-		if (rt->store[i].pay && rt->store[i].h.last)
-			last[rt->store[i].h.sender] = i;
-	for (size_t i = 0; i < rt->nstore; i++) {
-		const struct frr_slot_hdr *h = &rt->store[i].h;
+	for (size_t i = 0; i < rt->tb->nstore; i++)
+		if (rt->tb->store[i].pay && rt->tb->store[i].h.last)
+			last[rt->tb->store[i].h.sender] = i;
+	for (size_t i = 0; i < rt->tb->nstore; i++) {
+		const struct frr_slot_hdr *h = &rt->tb->store[i].h;
 
 		if (!eager_due(rt, last, i))
 			continue;
@@ -232,7 +233,7 @@ static size_t eager_pick(struct frr_rt *rt, size_t *last, size_t *own)
 int frr_rt_eager_apply(struct frr_rt *rt)
 {
 	uint64_t dlo[FRR_MAX_TABLES], dhi[FRR_MAX_TABLES];
-	size_t *last = rt->eager_last, *own = last + rt->W;
+	size_t *last = rt->tb->eager_last, *own = last + rt->W;
 	int err = 0, owns = 0;
 	double t0;
 
@@ -253,8 +254,8 @@ int frr_rt_eager_apply(struct frr_rt *rt)
 		dlo[t] = UINT64_MAX;
 		dhi[t] = 0;
 	}
-	for (size_t i = 0; i < rt->nstore && !err; i++) {
-		struct frr_chunk *ck = &rt->store[i];
+	for (size_t i = 0; i < rt->tb->nstore && !err; i++) {
+		struct frr_chunk *ck = &rt->tb->store[i];
 
 		if (!eager_due(rt, last, i))
 			continue;
@@ -262,13 +263,13 @@ int frr_rt_eager_apply(struct frr_rt *rt)
 		free(ck->pay);
 		ck->pay = NULL; /* applied */
 	}
-	for (int t = 0; t < rt->ntables && !err; t++)
+	for (int t = 0; t < rt->tb->ntables && !err; t++)
 		err = frr_rt_push_rows(rt, t, dlo[t], dhi[t]);
 	/* G3: each applied word travels after the rows */
 	for (int v = 0; v < rt->W && !err; v++)
 		if (own[v])
 			err = eapp_write(rt, v, 1, own[v]);
-	rt->hold->apply_now += frr_rt_clock_now() - t0;
+	rt->tb->hold->apply_now += frr_rt_clock_now() - t0;
 	return err ? err : 1;
 }
 
@@ -279,11 +280,11 @@ static int clock_done(struct frr_rt *rt, int c, double t0, double spent)
 {
 	int err;
 
-	rt->hold->push_ring[c % FRR_RT_STAT_RING] = rt->hold->push_now;
-	rt->hold->push_now = 0;
+	rt->tb->hold->push_ring[c % FRR_RT_STAT_RING] = rt->tb->hold->push_now;
+	rt->tb->hold->push_now = 0;
 	err = frr_rt_ctl_broadcast(rt, rt->off_done + (size_t)rt->rank * 64,
 				   (uint64_t)c + 1);
-	rt->hold->apply_ring[c % FRR_RT_STAT_RING] =
+	rt->tb->hold->apply_ring[c % FRR_RT_STAT_RING] =
 	    spent + frr_rt_clock_now() - t0;
 	return err ? err : 1;
 }
@@ -301,8 +302,8 @@ static int eager_complete(struct frr_rt *rt, int c)
 	if (!n)
 		return 0;
 	frr_rt_inbox_release(rt, n);
-	spent = rt->hold->apply_now;
-	rt->hold->apply_now = 0;
+	spent = rt->tb->hold->apply_now;
+	rt->tb->hold->apply_now = 0;
 	return clock_done(rt, c, frr_rt_clock_now(), spent);
 }
 
@@ -319,7 +320,7 @@ int frr_rt_try_apply(struct frr_rt *rt, int c)
 	if (!n)
 		return 0;
 	t0 = frr_rt_clock_now();
-	qsort(rt->sel, n, sizeof(*rt->sel), cmp_chunk);
+	qsort(rt->tb->sel, n, sizeof(*rt->tb->sel), cmp_chunk);
 	for (int t = 0; t < FRR_MAX_TABLES; t++) {
 		dlo[t] = UINT64_MAX;
 		dhi[t] = 0;
@@ -333,10 +334,10 @@ int frr_rt_try_apply(struct frr_rt *rt, int c)
 	if (!err)
 		err = frr_rt_flush_all(rt, rt->flush_ms);
 	for (size_t i = 0; i < n && !err; i++)
-		apply_chunk(rt, &rt->sel[i], dlo, dhi);
+		apply_chunk(rt, &rt->tb->sel[i], dlo, dhi);
 	frr_rt_inbox_release(rt, n);
-	rt->hold->push_now = 0;
-	for (int t = 0; t < rt->ntables && !err; t++)
+	rt->tb->hold->push_now = 0;
+	for (int t = 0; t < rt->tb->ntables && !err; t++)
 		err = frr_rt_push_rows(rt, t, dlo[t], dhi[t]);
 	return err ? err : clock_done(rt, c, t0, 0);
 }

@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Parameter tables inside the runtime: shards, replicas and the worker
- * cache.  docs/runtime.md ("Data layout", "The worker cache").
+ * Parameter tables inside the runtime, the ground floor above core/:
+ * rows, where they live, the replicas a rank holds, the worker caches,
+ * update batches and the inbox, and the shards that apply them.
+ * docs/runtime.md ("Data layout", "The worker cache").  This floor sees
+ * core/ only: what it needs of a worker thread is struct frr_sender, of
+ * an item's run struct frr_ctx (both below); struct frr_worker is
+ * worker/'s.
  *
  * Row r of a table is stored by rank r % P (its shard: master rows, plus
  * AdaGrad's sums) at local index r / P; a rank holds a copy of the rows
@@ -16,6 +21,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "core.h"
 #include "flexrr/flexrr.h"
 #include "sizes.h"
 
@@ -210,5 +216,215 @@ static inline int frr_cache_ring(int eff_slack)
 {
 	return eff_slack;
 }
+
+/* What a thread records per clock (slot clock % FRR_RT_STAT_RING): the
+ * data path fills its counters, the worker loop the rest. */
+#define FRR_RT_NRR 4 /* rr counters per clock (rr_proto.h rr_counter) */
+struct frr_wclock {
+	int clock;
+	double stats[FRR_MAX_STATS];
+	double compute_s;	/* item loop (incl. hooks) */
+	double wait_s;		/* blocked on SSP */
+	double flush_s;		/* sending the batch */
+	uint64_t updates;	/* row/cell write and update calls */
+	uint64_t bytes;		/* payload bytes sent */
+	int64_t min_data_clock; /* oldest clock seen complete by a fetch */
+	uint64_t stale_reads;	/* fetches older than the bound (must be 0) */
+	double rr[FRR_RT_NRR];	/* rr: offers, accepted, cancelled, items */
+	uint64_t reads;		/* row fetches */
+	uint64_t pulls;		/* fetches of rows not held (table/hold.c) */
+	uint64_t dropped;	/* mode backup: items not run (cut) */
+};
+
+/* A worker thread's side of the data path: its caches, the transport it
+ * sends on and the sequence numbers of what it sent.  Used by that thread
+ * only (worker/worker.h embeds it in struct frr_worker). */
+struct frr_sender {
+	int id;	   /* global worker id */
+	int local; /* thread index */
+	struct frr_cache own, help;
+	struct frr_tp_mr *stage; /* send staging (one slot), in lane */
+	/* this thread's own transport (job/setup.c "lanes"): its batches go
+	 * out on it without tp_lock; NULL: through rt->tp under tp_lock */
+	struct frr_tp_ctx *lane;
+	struct frr_tp_ep **lane_ep;	/* [P] */
+	struct frr_tp_rmr **lane_inbox; /* [P] */
+	uint64_t *sent_seq;		/* per dest rank */
+	uint64_t *slot_seq; /* [P][K]: seq last written into each slot */
+	float *bad_row;	    /* handed out after an app's out-of-range access */
+};
+
+struct frr_worker; /* worker/worker.h */
+
+/* The item context of flexrr.h: one batch being run by one thread. */
+struct frr_ctx {
+	struct frr_rt *rt;
+	struct frr_worker *wk;	/* thread running (worker/'s) */
+	struct frr_sender *snd; /* its data path */
+	struct frr_cache *cache;
+	struct frr_wclock *rec;
+	int part;	 /* partition (= its owner worker's id) */
+	uint64_t part_n; /* items in the partition */
+	int clock;
+	int64_t bound; /* fetches must see clocks <= bound complete */
+};
+
+/* Inbox slot header: one chunk of an update batch (segments follow).  A
+ * sender's chunks to one rank carry seq 1, 2, 3, ...: the server drains
+ * them in that order. */
+struct frr_slot_hdr {
+	uint64_t seq; /* written last by a counter write; 0 = empty */
+	int32_t sender;
+	int32_t owner; /* attributed worker */
+	int32_t clock;
+	int32_t final; /* 1 = owner's own end-of-clock batch */
+	int32_t nextra;
+	int32_t last;	/* 1 = the batch's last chunk */
+	uint64_t bytes; /* payload bytes after the header */
+};
+_Static_assert(sizeof(struct frr_slot_hdr) <= FRR_SLOT_HDR, "slot header");
+
+/* A drained chunk: header and payload copied once out of the remotely
+ * writable inbox into the server's own memory and validated there; only
+ * this copy is used afterwards (a peer may rewrite the inbox at any time). */
+struct frr_chunk {
+	struct frr_slot_hdr h;
+	uint8_t *pay; /* h.bytes, malloc'ed; eager: NULL once applied (the
+		       * header stays until its clock is complete) */
+};
+
+/* A rank's tables (rt->tb). */
+struct frr_tables {
+	int ntables;
+	struct frr_table_spec spec[FRR_MAX_TABLES];
+	uint64_t *shard_rows; /* [t * P + o] rows of table t on rank o */
+	size_t *repl_off;     /* [t * P + o] byte offset in replica */
+	/* inbox slots, header + payload, per dest rank: of a sender on that
+	 * rank (slot_bytes) and of one on another rank (rslot_bytes: what
+	 * its batches can carry there, job/setup.c) */
+	size_t *slot_bytes, *rslot_bytes;
+	size_t slot_max;
+	uint32_t max_cols;
+	int K; /* inbox slots per sender */
+	size_t inbox_len, repl_len;
+	struct frr_tp_mr *inbox, *repl;
+	struct frr_tp_rmr **rinbox, **rrepl;
+	uint8_t *inboxp, *replp;
+
+	struct frr_hold *hold; /* the rows this rank holds (table/hold.c) */
+	float *master[FRR_MAX_TABLES];
+	float *accum[FRR_MAX_TABLES]; /* AdaGrad sum of g^2 */
+	float *comp[FRR_MAX_TABLES];  /* FRR_TABLE_COMPENSATED: Kahan's */
+	int own_pending; /* a FRR_TABLE_SEE_OWN_PENDING table is declared */
+	uint32_t own_declared; /* tables the app flagged so (bit t) */
+
+	/* server state */
+	uint64_t *consumed; /* [sender]: seq of the last chunk drained */
+	int *scratch;	    /* 3 * W ints for try_apply */
+	size_t *eager_last; /* 2 * W: eager apply's per-sender scratch */
+	/* drained chunks not applied yet (clocks >= next_apply), and the
+	 * selection of the clock being applied */
+	struct frr_chunk *store, *sel;
+	size_t nstore, store_cap;
+	/* chunks drained in all, and that count when a select last found
+	 * its clock incomplete: nothing new, no need to look again */
+	uint64_t ndrained, nchecked;
+	int next_apply;
+	/* mode backup: the server counts the final batches of bk_clock that
+	 * reached its shard (bk_finals) and, at W - backups, sets bk_cut to
+	 * bk_clock + 1; a worker still in a clock < bk_cut drops the rest of
+	 * its list (worker/worker.c run_list) */
+	int bk_clock, bk_finals;
+	_Atomic int bk_cut;
+};
+
+/* Rank o's inbox slot for sender worker w: its size, and the offset of
+ * its slot k (o's own workers' slots first, then the others', in worker
+ * order). */
+static inline size_t frr_rt_slot_size(const struct frr_rt *rt, int o, int w)
+{
+	return w / rt->T == o ? rt->tb->slot_bytes[o] : rt->tb->rslot_bytes[o];
+}
+
+static inline size_t frr_rt_slot_off(const struct frr_rt *rt, int o, int w,
+				     int k)
+{
+	const struct frr_tables *tb = rt->tb;
+	size_t K = (size_t)tb->K, T = (size_t)rt->T, first = (size_t)o * T;
+
+	if (w / rt->T == o)
+		return (((size_t)w - first) * K + (size_t)k) *
+		       tb->slot_bytes[o];
+	return T * K * tb->slot_bytes[o] +
+	       (((size_t)w < first ? (size_t)w : (size_t)w - T) * K +
+		(size_t)k) *
+		   tb->rslot_bytes[o];
+}
+
+/* Mode backup: clocks < this are cut (their stragglers drop the rest). */
+static inline int frr_rt_backup_cut(const struct frr_rt *rt)
+{
+	return atomic_load_explicit(&rt->tb->bk_cut, memory_order_acquire);
+}
+
+/* ---- table/cache.c ---- */
+int frr_cache_init(struct frr_rt *rt, struct frr_cache *k, int ring);
+void frr_cache_fini(struct frr_cache *k);
+/* End the batch: the next access of every row fetches it again. */
+void frr_cache_next_batch(struct frr_cache *k);
+
+/* ---- table/batch.c ---- */
+/* Flush the batch in c's cache to every shard, attributed to (c->part,
+ * c->clock); visible on return.  final: the owner's own end-of-clock
+ * batch, announcing nextra more batches of (part, clock). */
+int frr_rt_batch_send(struct frr_ctx *c, int final, int nextra);
+/* Payload bytes a chunk to rank o can carry. */
+size_t frr_rt_chunk_cap(const struct frr_rt *rt, int o);
+
+/* ---- table/shard.c ---- */
+int frr_rt_tables_init(struct frr_rt *rt);
+void frr_rt_tables_fini(struct frr_rt *rt);
+/* Apply clock c if every batch of it has arrived: 1 applied, 0 not yet,
+ * < 0 error.  Eager: the batches were applied as they came; this only
+ * says clock c is complete. */
+int frr_rt_try_apply(struct frr_rt *rt, int c);
+/* Eager: apply every whole batch drained and not applied yet, push the
+ * rows it changed: 1 if any, 0 if none, < 0 error. */
+int frr_rt_eager_apply(struct frr_rt *rt);
+
+/* ---- table/hold.c ---- */
+/* Every rank's set of rows, exchanged: sets repl_off, repl_len.  held[v]:
+ * partition v is loaded on this rank (its own, or rr's replicas). */
+int frr_rt_hold_plan(struct frr_rt *rt, const uint8_t *held);
+void frr_rt_hold_fini(struct frr_rt *rt);
+/* After the memory check: refuse a table the plan could not lay out. */
+int frr_rt_hold_check(const struct frr_rt *rt);
+/* Push rows [lo, hi) of this rank's shard of table t to the ranks that
+ * hold them. */
+int frr_rt_push_rows(struct frr_rt *rt, int t, uint64_t lo, uint64_t hi);
+/* Make row `row` of table t held here, pulling it from its owner if it
+ * is not (q: the calling worker thread's index, or T on the server
+ * thread): 0 held already, 1 pulled, < 0 the job failed. */
+int frr_rt_row_hold(struct frr_rt *rt, int t, uint64_t row, int q);
+/* Server thread: answer the row requests that arrived (1 if any). */
+int frr_rt_pull_serve(struct frr_rt *rt);
+const float *frr_rt_replica_row(const struct frr_rt *rt, int t, uint64_t row);
+/* Rows of rank o's shard of table t that another rank's partitions may
+ * write (all but those only o's partitions declare). */
+uint64_t frr_rt_shared_rows(const struct frr_rt *rt, int t, int o);
+/* The rank storing row `row` of table t, and its index there. */
+int frr_rt_owner_rank(const struct frr_rt *rt, int t, uint64_t row);
+uint64_t frr_rt_local_index(const struct frr_rt *rt, int t, uint64_t row);
+
+/* ---- table/inbox.c ---- */
+/* Copy every newly arrived chunk out of the inbox (freeing its slot):
+ * 1 if any, 0 if none, < 0 error. */
+int frr_rt_inbox_drain(struct frr_rt *rt);
+/* Move the drained chunks of clock c into tb->sel if every batch of c is
+ * complete: their number, 0 if not yet. */
+size_t frr_rt_inbox_select(struct frr_rt *rt, int c);
+/* Free the selected chunks after applying them. */
+void frr_rt_inbox_release(struct frr_rt *rt, size_t n);
+void frr_rt_inbox_fini(struct frr_rt *rt);
 
 #endif /* FLEXRR_RUNTIME_TABLE_H */

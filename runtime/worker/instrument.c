@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "flexrr/log.h"
-#include "rt.h"
+#include "worker.h"
 #include "straggler/straggler.h"
 #include "trace/trace.h"
 
@@ -35,12 +35,12 @@ struct frr_inst {
 
 static struct frr_inst_worker *iw_of(const struct frr_worker *wk)
 {
-	return wk->rt->inst ? &wk->rt->inst->iw[wk->local] : NULL;
+	return wk->rt->ws->inst ? &wk->rt->ws->inst->iw[wk->dp.local] : NULL;
 }
 
 int frr_inst_init(struct frr_rt *rt)
 {
-	const struct frr_rr_opts *o = &rt->o->rr;
+	const struct frr_rr_opts *o = &rt->prm->rr;
 	struct frr_inst *in;
 	int err;
 
@@ -49,11 +49,11 @@ int frr_inst_init(struct frr_rt *rt)
 	in = calloc(1, sizeof(*in));
 	if (!in)
 		return -ENOMEM;
-	rt->inst = in;
+	rt->ws->inst = in;
 	err = frr_stragglers_parse(o->stragglers, &in->strag);
 	if (!err)
-		err =
-		    frr_stragglers_setup(&in->strag, rt->o->seed, rt->T, rt->W);
+		err = frr_stragglers_setup(&in->strag, rt->prm->seed, rt->T,
+					   rt->W);
 	if (!err && o->trace_path)
 		err = frr_trace_create(o->trace_path, rt->rank, rt->P,
 				       rt->rank * rt->T, rt->T, 0, &in->trace);
@@ -70,7 +70,7 @@ int frr_inst_init(struct frr_rt *rt)
 
 		frr_stragglers_format(&in->strag, buf, sizeof(buf));
 		frr_info("stragglers: %s (seed %llu)", buf,
-			 (unsigned long long)rt->o->seed);
+			 (unsigned long long)rt->prm->seed);
 	}
 	return 0;
 }
@@ -79,7 +79,7 @@ int frr_inst_init(struct frr_rt *rt)
  * error of writing the trace (it said which). */
 int frr_inst_fini(struct frr_rt *rt)
 {
-	struct frr_inst *in = rt->inst;
+	struct frr_inst *in = rt->ws->inst;
 	uint64_t delayed = 0, inj = 0;
 	int err = 0;
 
@@ -101,7 +101,7 @@ int frr_inst_fini(struct frr_rt *rt)
 	frr_trace_destroy(in->trace);
 	free(in->iw);
 	free(in);
-	rt->inst = NULL;
+	rt->ws->inst = NULL;
 	return err;
 }
 
@@ -109,9 +109,9 @@ struct frr_trace_buf *frr_rt_trace_buf(const struct frr_rt *rt, int w)
 {
 	int l = w - rt->rank * rt->T;
 
-	if (!rt->inst || l < 0 || l >= rt->T)
+	if (!rt->ws->inst || l < 0 || l >= rt->T)
 		return NULL;
-	return rt->inst->iw[l].tb;
+	return rt->ws->inst->iw[l].tb;
 }
 
 int frr_inst_clock_begin(struct frr_worker *wk, int c)
@@ -124,13 +124,13 @@ int frr_inst_clock_begin(struct frr_worker *wk, int c)
 	if (!iw->started) {
 		/* on the worker's own thread: a contention hog shares its
 		 * core */
-		err = frr_strag_worker_start(&iw->sw, &wk->rt->inst->strag,
-					     wk->id, iw->tb);
+		err = frr_strag_worker_start(&iw->sw, &wk->rt->ws->inst->strag,
+					     wk->dp.id, iw->tb);
 		if (err)
 			return frr_rt_fail(wk->rt, err,
 					   "stragglers: starting worker %d's "
 					   "injection failed (%d)",
-					   wk->id, err);
+					   wk->dp.id, err);
 		iw->started = 1;
 	}
 	iw->t_clock = frr_trace_now();
@@ -167,7 +167,7 @@ void frr_inst_list_done(struct frr_worker *wk, int c, uint64_t a, uint64_t end)
 	frr_strag_clock_end(&iw->sw);
 	frr_trace_cost(frr_trace_rec(iw->tb, FRR_TR_WORK, iw->t_work,
 				     frr_trace_now(), c, -1, a, end),
-		       frr_rt_costs(wk->rt, wk->id), a, end);
+		       frr_rt_costs(wk->rt, wk->dp.id), a, end);
 }
 
 void frr_inst_help_wait(struct frr_worker *wk, int c, uint64_t t0)

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "flexrr/log.h"
-#include "rt.h"
+#include "worker.h"
 
 /* The app's item costs as a prefix sum, for RapidReassignment's split. */
 static int part_costs(struct frr_rt *rt, int v, struct frr_part *p)
@@ -43,14 +43,14 @@ static int part_costs(struct frr_rt *rt, int v, struct frr_part *p)
 
 const double *frr_rt_costs(const struct frr_rt *rt, int v)
 {
-	if (v < 0 || v >= rt->W || !rt->parts[v].loaded)
+	if (v < 0 || v >= rt->W || !rt->ws->parts[v].loaded)
 		return NULL;
-	return rt->parts[v].cost_before;
+	return rt->ws->parts[v].cost_before;
 }
 
 int frr_rt_part_load(struct frr_rt *rt, int v)
 {
-	struct frr_part *p = &rt->parts[v];
+	struct frr_part *p = &rt->ws->parts[v];
 	uint64_t n = 0, off = 0;
 	int err;
 
@@ -106,16 +106,16 @@ int frr_rt_want_replica(struct frr_rt *rt, int v)
 static int state_ship(struct frr_rt *rt, int owner, int r, uint64_t a,
 		      uint64_t b)
 {
-	struct frr_part *p = &rt->parts[owner];
+	struct frr_part *p = &rt->ws->parts[owner];
 	struct frr_tp_rmr *rm;
 	size_t off, len;
 	int err;
 
 	if (r == rt->rank || !p->state || a >= b)
 		return 0;
-	if (!rt->state_mr || !rt->state_mr[owner] || b > p->n)
+	if (!rt->ws->state_mr || !rt->ws->state_mr[owner] || b > p->n)
 		return -EINVAL;
-	rm = rt->rstate[(size_t)r * rt->W + owner];
+	rm = rt->ws->rstate[(size_t)r * rt->W + owner];
 	if (!rm) {
 		frr_err("rank %d holds no replica of worker %d's partition: "
 			"rr must ask for it with frr_rt_want_replica() in "
@@ -126,8 +126,8 @@ static int state_ship(struct frr_rt *rt, int owner, int r, uint64_t a,
 	off = p->state_off[a];
 	len = p->state_off[b] - off;
 	pthread_mutex_lock(&rt->tp_lock);
-	err = frr_tp_write(rt->eps[r], rt->state_mr[owner], off, rm, off, len,
-			   0, 0);
+	err = frr_tp_write(rt->eps[r], rt->ws->state_mr[owner], off, rm, off,
+			   len, 0, 0);
 	if (!err)
 		err = frr_tp_flush(rt->eps[r], rt->flush_ms);
 	pthread_mutex_unlock(&rt->tp_lock);
@@ -159,32 +159,32 @@ int frr_rt_state_setup(struct frr_rt *rt)
 	struct frr_tp_desc *mine = calloc(1, dl), *all = NULL;
 	int err = 0;
 
-	rt->state_mr = calloc((size_t)rt->W, sizeof(*rt->state_mr));
-	rt->rstate = calloc((size_t)rt->W * rt->P, sizeof(*rt->rstate));
+	rt->ws->state_mr = calloc((size_t)rt->W, sizeof(*rt->ws->state_mr));
+	rt->ws->rstate = calloc((size_t)rt->W * rt->P, sizeof(*rt->ws->rstate));
 	all = calloc((size_t)rt->P, dl);
-	if (!mine || !all || !rt->state_mr || !rt->rstate) {
+	if (!mine || !all || !rt->ws->state_mr || !rt->ws->rstate) {
 		err = -ENOMEM;
 		goto out;
 	}
 	for (int v = 0; v < rt->W && !err; v++) {
-		struct frr_part *p = &rt->parts[v];
+		struct frr_part *p = &rt->ws->parts[v];
 		size_t len;
 
 		if (!p->state)
 			continue;
 		len = p->state_off[p->n];
 		err = frr_tp_mr_alloc(rt->tp, len, FRR_TP_ACCESS_REMOTE_WRITE,
-				      &rt->state_mr[v]);
+				      &rt->ws->state_mr[v]);
 		if (err)
 			break;
-		memcpy(frr_tp_mr_ptr(rt->state_mr[v]), p->state, len);
+		memcpy(frr_tp_mr_ptr(rt->ws->state_mr[v]), p->state, len);
 		free(p->state);
-		p->state = frr_tp_mr_ptr(rt->state_mr[v]);
-		err = frr_tp_mr_export(rt->state_mr[v], &mine[v]);
+		p->state = frr_tp_mr_ptr(rt->ws->state_mr[v]);
+		err = frr_tp_mr_export(rt->ws->state_mr[v], &mine[v]);
 	}
 	if (err)
 		goto out;
-	err = frr_oob_allgather(rt->oob, mine, dl, all, rt->o->timeout_ms);
+	err = frr_oob_allgather(rt->oob, mine, dl, all, rt->prm->timeout_ms);
 	for (int r = 0; r < rt->P && !err; r++)
 		for (int v = 0; v < rt->W && !err; v++) {
 			struct frr_tp_desc *d = &all[(size_t)r * rt->W + v];
@@ -192,7 +192,8 @@ int frr_rt_state_setup(struct frr_rt *rt)
 			if (r == rt->rank || d->magic != FRR_TP_DESC_MAGIC)
 				continue;
 			err = frr_tp_rmr_import(
-			    rt->eps[r], d, &rt->rstate[(size_t)r * rt->W + v]);
+			    rt->eps[r], d,
+			    &rt->ws->rstate[(size_t)r * rt->W + v]);
 		}
 out:
 	free(mine);
@@ -202,11 +203,11 @@ out:
 
 void frr_rt_parts_fini(struct frr_rt *rt)
 {
-	for (int w = 0; rt->parts && w < rt->W; w++) {
-		free(rt->parts[w].state_off);
-		free(rt->parts[w].state);
-		free(rt->parts[w].cost_before);
+	for (int w = 0; rt->ws->parts && w < rt->W; w++) {
+		free(rt->ws->parts[w].state_off);
+		free(rt->ws->parts[w].state);
+		free(rt->ws->parts[w].cost_before);
 	}
-	free(rt->parts);
-	rt->parts = NULL;
+	free(rt->ws->parts);
+	rt->ws->parts = NULL;
 }

@@ -17,7 +17,8 @@
 #include <unistd.h>
 
 #include "flexrr/log.h"
-#include "rt.h"
+#include "ssp.h"
+#include "worker.h"
 
 struct frr_wclock *frr_rt_clock_rec(struct frr_worker *wk, int clock)
 {
@@ -38,7 +39,7 @@ struct frr_wclock *frr_rt_clock_rec(struct frr_worker *wk, int clock)
 static void state_origin(const struct frr_rt *rt, int part, char *buf, size_t n)
 {
 	buf[0] = 0;
-	if (!rt->state_mr || !rt->parts[part].state)
+	if (!rt->ws->state_mr || !rt->ws->parts[part].state)
 		return;
 	if (part / rt->T != rt->rank)
 		snprintf(buf, n, "; its item state came from rank %d",
@@ -53,10 +54,10 @@ static void state_origin(const struct frr_rt *rt, int part, char *buf, size_t n)
 int frr_rt_process(struct frr_ctx *c, uint64_t a, uint64_t b)
 {
 	struct frr_rt *rt = c->rt;
-	uint64_t t0 = rt->inst ? frr_now_ns() : 0;
+	uint64_t t0 = rt->ws->inst ? frr_now_ns() : 0;
 	int err = rt->app->process(rt->app_state, c, a, b);
 
-	if (rt->inst)
+	if (rt->ws->inst)
 		frr_inst_chunk(c->wk, frr_now_ns() - t0);
 	c->cache->items += b - a;
 	if (err) {
@@ -88,16 +89,16 @@ int frr_rt_hook(struct frr_rt *rt, int err, const char *name, int w, int c)
 static void pin_self(struct frr_worker *wk)
 {
 	struct frr_rt *rt = wk->rt;
-	int local = rt->o->local_rank >= 0 ? rt->o->local_rank : rt->rank;
+	int local = rt->prm->local_rank >= 0 ? rt->prm->local_rank : rt->rank;
 	int n, k, cpu = -1;
 	cpu_set_t allowed, set;
 
-	if (!rt->o->pin || sched_getaffinity(0, sizeof(allowed), &allowed))
+	if (!rt->prm->pin || sched_getaffinity(0, sizeof(allowed), &allowed))
 		return;
 	n = CPU_COUNT(&allowed);
 	if (n < 1)
 		return;
-	k = (local * rt->T + wk->local) % n;
+	k = (local * rt->T + wk->dp.local) % n;
 	for (int c = 0; c < CPU_SETSIZE && cpu < 0; c++)
 		if (CPU_ISSET(c, &allowed) && k-- == 0)
 			cpu = c;
@@ -105,11 +106,11 @@ static void pin_self(struct frr_worker *wk)
 	CPU_SET(cpu, &set);
 	if (sched_setaffinity(0, sizeof(set), &set))
 		frr_dbg("pinning worker %d to CPU %d failed; running unpinned",
-			wk->id, cpu);
+			wk->dp.id, cpu);
 	else
 		frr_dbg("worker %d (node-local rank %d, thread %d) pinned to "
 			"CPU %d",
-			wk->id, local, wk->local, cpu);
+			wk->dp.id, local, wk->dp.local, cpu);
 	if (numa_available() >= 0)
 		numa_set_localalloc();
 }
@@ -130,7 +131,7 @@ static void backup_check(struct frr_ctx *c, struct frr_rr_list *list)
 static int run_list(struct frr_ctx *c, struct frr_rr_list *list)
 {
 	struct frr_rt *rt = c->rt;
-	int w = c->wk->id, err = 0;
+	int w = c->wk->dp.id, err = 0;
 	uint64_t chunk = list->n / 64 ? list->n / 64 : 1;
 	uint64_t step = list->n / 16 ? list->n / 16 : 1;
 	uint64_t mark = list->next + step;
@@ -143,15 +144,16 @@ static int run_list(struct frr_ctx *c, struct frr_rr_list *list)
 		list->next = b;
 		backup_check(c, list);
 		if (!err && list->next >= mark) {
-			err = frr_rt_progress_publish(rt, w, c->clock, list);
+			err = frr_rt_progress_publish(rt, w, c->clock,
+						      list->next, list->end);
 			mark = list->next + step;
 		}
-		if (err || !rt->rr)
+		if (err || !rt->ws->rr)
 			continue;
-		err = frr_rt_hook(
-		    rt,
-		    rt->rr->progress_check(rt, rt->rr_state, w, c->clock, list),
-		    "progress_check", w, c->clock);
+		err = frr_rt_hook(rt,
+				  rt->ws->rr->progress_check(
+				      rt, rt->ws->rr_state, w, c->clock, list),
+				  "progress_check", w, c->clock);
 		if (!err && (list->end > list->n || list->end < list->next))
 			err = frr_rt_fail(rt, -EPROTO,
 					  "rr moved worker %d's list end out "
@@ -163,7 +165,7 @@ static int run_list(struct frr_ctx *c, struct frr_rr_list *list)
 
 static void injected_delay(struct frr_rt *rt, struct frr_worker *wk, int c)
 {
-	const struct frr_run_opts *o = rt->o;
+	const struct frr_rt_params *o = rt->prm;
 	int victim;
 
 	if (o->delay_every <= 0 || (c + 1) % o->delay_every)
@@ -171,7 +173,7 @@ static void injected_delay(struct frr_rt *rt, struct frr_worker *wk, int c)
 	/* W < 0: a different worker each time (transient stragglers) */
 	victim = o->delay_worker >= 0 ? o->delay_worker
 				      : ((c + 1) / o->delay_every - 1) % rt->W;
-	if (wk->id == victim) {
+	if (wk->dp.id == victim) {
 		double s = o->delay_factor * wk->loop_time;
 		struct timespec ts = { (time_t)s,
 				       (long)((s - (double)(time_t)s) * 1e9) };
@@ -186,7 +188,7 @@ static void test_die(const struct frr_rt *rt, const struct frr_worker *wk,
 {
 	int fd;
 
-	if (rt->test_die_rank != rt->rank || wk->id != rt->rank * rt->T ||
+	if (rt->test_die_rank != rt->rank || wk->dp.id != rt->rank * rt->T ||
 	    frr_rt_app_clock(rt, c) != rt->test_die_clock)
 		return;
 	fd = open(rt->test_die_file, O_WRONLY | O_CREAT | O_EXCL, 0600);
@@ -205,7 +207,7 @@ static void test_die(const struct frr_rt *rt, const struct frr_worker *wk,
 static int own_items(struct frr_ctx *c, struct frr_rr_list *list, int *nextra)
 {
 	struct frr_rt *rt = c->rt;
-	int w = c->wk->id;
+	int w = c->wk->dp.id;
 
 	for (;;) {
 		uint64_t a = list->next, t0;
@@ -213,10 +215,11 @@ static int own_items(struct frr_ctx *c, struct frr_rr_list *list, int *nextra)
 
 		if (!err)
 			frr_inst_list_done(c->wk, c->clock, a, list->end);
-		if (err || !rt->rr)
+		if (err || !rt->ws->rr)
 			return err;
 		t0 = frr_now_ns();
-		k = rt->rr->own_list_done(rt, rt->rr_state, w, c->clock, list);
+		k = rt->ws->rr->own_list_done(rt, rt->ws->rr_state, w, c->clock,
+					      list);
 		err = frr_rt_hook(rt, k, "own_list_done", w, c->clock);
 		if (err)
 			return err;
@@ -229,17 +232,37 @@ static int own_items(struct frr_ctx *c, struct frr_rr_list *list, int *nextra)
 	}
 }
 
+/* rr serves help while a worker waits (a helpee may wait on it). */
+static int wait_turn(void *arg, int c)
+{
+	struct frr_worker *wk = arg;
+	struct frr_rt *rt = wk->rt;
+
+	return frr_rt_hook(rt,
+			   rt->ws->rr->idle(rt, rt->ws->rr_state, wk->dp.id, c),
+			   "idle", wk->dp.id, c);
+}
+
+/* wk as an SSP wait sees it. */
+#define WAITER(wk)                                                       \
+	{                                                                \
+		.w = (wk)->dp.id, .helped_clock = (wk)->helped_clock,    \
+		.turn = (wk)->rt->ws->rr ? wait_turn : NULL, .arg = (wk) \
+	}
+
 static int one_clock(struct frr_worker *wk, int clock)
 {
 	struct frr_rt *rt = wk->rt;
-	struct frr_part *p = &rt->parts[wk->id];
+	struct frr_part *p = &rt->ws->parts[wk->dp.id];
 	struct frr_rr_list list = { 0, p->n, p->n };
 	struct frr_ctx c = {
 		.rt = rt,
 		.wk = wk,
-		.cache = &wk->own,
+		.snd = &wk->dp,
+		.cache = &wk->dp.own,
 		.rec = frr_rt_clock_rec(wk, clock),
-		.part = wk->id,
+		.part = wk->dp.id,
+		.part_n = p->n,
 		.clock = clock,
 		.bound = frr_rt_read_bound(rt, clock),
 	};
@@ -248,7 +271,8 @@ static int one_clock(struct frr_worker *wk, int clock)
 
 	test_die(rt, wk, clock);
 	t0 = frr_rt_clock_now();
-	err = frr_rt_progress_publish(rt, wk->id, clock, &list);
+	err =
+	    frr_rt_progress_publish(rt, wk->dp.id, clock, list.next, list.end);
 	if (!err)
 		err = own_items(&c, &list, &nextra);
 	t1 = frr_rt_clock_now();
@@ -260,17 +284,18 @@ static int one_clock(struct frr_worker *wk, int clock)
 		wk->helped_clock = clock;
 	injected_delay(rt, wk, clock);
 	t1 = frr_rt_clock_now();
-	err = frr_rt_wait_eval(rt, wk, clock);
+	err = frr_rt_wait_eval(rt, &(struct frr_ssp_waiter)WAITER(wk), clock);
 	c.rec->wait_s += frr_rt_clock_now() - t1;
 	/* the cut's item state: no shard applies this clock before the
 	 * batch below leaves */
-	if (!err)
-		err = frr_rt_ckpt_snap(wk, clock);
+	if (!err && rt->ws->clock_items_done)
+		err = rt->ws->clock_items_done(wk, clock);
 	if (!err)
 		err = frr_rt_batch_send(&c, 1, nextra);
 	list.next = list.end = list.n;
 	if (!err)
-		err = frr_rt_progress_publish(rt, wk->id, clock, &list);
+		err = frr_rt_progress_publish(rt, wk->dp.id, clock, list.next,
+					      list.end);
 	return err;
 }
 
@@ -282,18 +307,18 @@ static int worker_init(struct frr_worker *wk)
 	size_t ss = (app->scratch_size + 63) & ~(size_t)63;
 	int err;
 
-	err = frr_cache_init(rt, &wk->own, frr_cache_ring(rt->eff_slack));
+	err = frr_cache_init(rt, &wk->dp.own, frr_cache_ring(rt->eff_slack));
 	if (!err && rt->rr_reassign)
-		err = frr_cache_init(rt, &wk->help, 0);
-	wk->bad_row = calloc(rt->max_cols + 1, sizeof(float));
+		err = frr_cache_init(rt, &wk->dp.help, 0);
+	wk->dp.bad_row = calloc(rt->tb->max_cols + 1, sizeof(float));
 	if (ss)
 		wk->scratch = aligned_alloc(64, ss);
-	if (err || !wk->bad_row || (ss && !wk->scratch))
+	if (err || !wk->dp.bad_row || (ss && !wk->scratch))
 		return frr_rt_fail(
 		    rt, -ENOMEM,
 		    "out of memory for worker %d's cache (tables "
 		    "of %u columns at most)",
-		    wk->id, rt->max_cols);
+		    wk->dp.id, rt->tb->max_cols);
 	if (ss)
 		memset(wk->scratch, 0, ss);
 	if (app->thread_init) {
@@ -317,32 +342,37 @@ static int worker_loop(struct frr_worker *wk)
 		uint64_t t0;
 
 		err = frr_inst_clock_begin(wk, c);
-		if (!err && rt->rr)
-			err = frr_rt_hook(
-			    rt,
-			    rt->rr->clock_begin(rt, rt->rr_state, wk->id, c),
-			    "clock_begin", wk->id, c);
+		if (!err && rt->ws->rr)
+			err =
+			    frr_rt_hook(rt,
+					rt->ws->rr->clock_begin(
+					    rt, rt->ws->rr_state, wk->dp.id, c),
+					"clock_begin", wk->dp.id, c);
 		t0 = frr_now_ns();
 		if (!err)
-			err = frr_rt_ssp_wait(rt, wk, c);
+			err = frr_rt_ssp_wait(
+			    rt, &(struct frr_ssp_waiter)WAITER(wk), c);
 		frr_inst_ssp_wait(wk, c, t0, frr_now_ns());
 		rec->wait_s += (double)(frr_now_ns() - t0) * 1e-9;
 		if (err || c >= frr_rt_cur_end(rt))
 			break;
 		err = one_clock(wk, c);
-		if (!err && rt->rr)
-			err = frr_rt_hook(
-			    rt, rt->rr->clock_end(rt, rt->rr_state, wk->id, c),
-			    "clock_end", wk->id, c);
+		if (!err && rt->ws->rr)
+			err =
+			    frr_rt_hook(rt,
+					rt->ws->rr->clock_end(
+					    rt, rt->ws->rr_state, wk->dp.id, c),
+					"clock_end", wk->dp.id, c);
 		frr_inst_clock_end(wk, c);
 		last = c;
 	}
-	if (!err && rt->rr)
-		err = frr_rt_hook(
-		    rt, rt->rr->worker_exit(rt, rt->rr_state, wk->id, last),
-		    "worker_exit", wk->id, last);
-	if (err && rt->rr && rt->rr_state)
-		rt->rr->worker_failed(rt, rt->rr_state, wk->id);
+	if (!err && rt->ws->rr)
+		err = frr_rt_hook(rt,
+				  rt->ws->rr->worker_exit(rt, rt->ws->rr_state,
+							  wk->dp.id, last),
+				  "worker_exit", wk->dp.id, last);
+	if (err && rt->ws->rr && rt->ws->rr_state)
+		rt->ws->rr->worker_failed(rt, rt->ws->rr_state, wk->dp.id);
 	frr_inst_exit(wk);
 	return err;
 }
@@ -365,39 +395,40 @@ void *frr_rt_worker_main(void *arg)
 int frr_rt_workers_start(struct frr_rt *rt)
 {
 	for (int t = 0; t < rt->T; t++) {
-		struct frr_worker *wk = &rt->wk[t];
+		struct frr_worker *wk = &rt->ws->wk[t];
 		int err;
 
 		wk->rt = rt;
-		wk->local = t;
-		wk->id = rt->rank * rt->T + t;
+		wk->dp.local = t;
+		wk->dp.id = rt->rank * rt->T + t;
 		wk->helped_clock = -1;
 		for (int i = 0; i < FRR_RT_STAT_RING; i++)
 			wk->rec[i].clock = -1;
-		wk->sent_seq = calloc((size_t)rt->P, sizeof(uint64_t));
-		wk->slot_seq = calloc((size_t)rt->P * rt->K, sizeof(uint64_t));
+		wk->dp.sent_seq = calloc((size_t)rt->P, sizeof(uint64_t));
+		wk->dp.slot_seq =
+		    calloc((size_t)rt->P * rt->tb->K, sizeof(uint64_t));
 		wk->mbox_sent = calloc((size_t)rt->W, sizeof(uint64_t));
 		wk->mbox_recv = calloc((size_t)rt->W, sizeof(uint64_t));
-		if (!wk->sent_seq || !wk->slot_seq || !wk->mbox_sent ||
+		if (!wk->dp.sent_seq || !wk->dp.slot_seq || !wk->mbox_sent ||
 		    !wk->mbox_recv)
 			return -ENOMEM;
 		/* a lane's writes come from its own registered memory */
-		err =
-		    frr_tp_mr_alloc(wk->lane ? wk->lane : rt->tp, rt->slot_max,
-				    FRR_TP_ACCESS_LOCAL, &wk->stage);
+		err = frr_tp_mr_alloc(wk->dp.lane ? wk->dp.lane : rt->tp,
+				      rt->tb->slot_max, FRR_TP_ACCESS_LOCAL,
+				      &wk->dp.stage);
 		if (err)
 			return err;
 	}
 	for (int t = 0; t < rt->T; t++) {
-		int err = pthread_create(&rt->wk[t].thread, NULL,
-					 frr_rt_worker_main, &rt->wk[t]);
+		int err = pthread_create(&rt->ws->wk[t].thread, NULL,
+					 frr_rt_worker_main, &rt->ws->wk[t]);
 
 		if (err) {
 			frr_rt_fail(rt, -err, "starting worker thread %d: %s",
 				    t, strerror(err));
 			return -err;
 		}
-		rt->wk[t].thread_ok = 1;
+		rt->ws->wk[t].thread_ok = 1;
 	}
 	return 0;
 }
@@ -405,16 +436,16 @@ int frr_rt_workers_start(struct frr_rt *rt)
 /* After the threads are joined (the stages go with the transport). */
 void frr_rt_workers_fini(struct frr_rt *rt)
 {
-	for (int t = 0; rt->wk && t < rt->T; t++) {
-		struct frr_worker *wk = &rt->wk[t];
+	for (int t = 0; rt->ws->wk && t < rt->T; t++) {
+		struct frr_worker *wk = &rt->ws->wk[t];
 
-		frr_cache_fini(&wk->own);
-		frr_cache_fini(&wk->help);
-		free(wk->sent_seq);
-		free(wk->slot_seq);
+		frr_cache_fini(&wk->dp.own);
+		frr_cache_fini(&wk->dp.help);
+		free(wk->dp.sent_seq);
+		free(wk->dp.slot_seq);
 		free(wk->mbox_sent);
 		free(wk->mbox_recv);
-		free(wk->bad_row);
+		free(wk->dp.bad_row);
 		free(wk->scratch);
 	}
 }

@@ -9,13 +9,15 @@
  * ssp.c), and each thread copies them out once per clock it runs.  A slot
  * is reused for clock c + RING only after rank 0 has processed clock c +
  * RING, when every item of every clock that reads slot c has run (RING >
- * slack + 1).  Checkpoints keep the last slack + 1 of them (job/).
+ * slack + 1).  Checkpoints keep the last slack + 1 of them (job/).  The
+ * ring is control words (core/); what process() reads of it, frr_globals,
+ * is worker/ctx.c.
  */
 #include <errno.h>
 #include <string.h>
 
 #include "flexrr/log.h"
-#include "rt.h"
+#include "core.h"
 
 _Static_assert(FRR_RT_GLOBALS_RING >= FRR_RT_MAX_SLACK + 2 &&
 		   FRR_RT_GLOBALS_RING >= FRR_RT_ASYNC_WINDOW + 2,
@@ -117,14 +119,14 @@ int frr_rt_globals_publish(struct frr_rt *rt, int c, const double *stats)
 }
 
 /* The app clock whose globals internal clock c reads (< 0: none yet). */
-static int from_clock(const struct frr_rt *rt, int c)
+int frr_rt_globals_from(const struct frr_rt *rt, int c)
 {
 	return frr_rt_app_clock(rt, c) - rt->eff_slack - 1;
 }
 
 int frr_rt_globals_ready(struct frr_rt *rt, int c)
 {
-	int from = from_clock(rt, c);
+	int from = frr_rt_globals_from(rt, c);
 	uint64_t st;
 
 	if (!rt->nglob || from < 0)
@@ -149,58 +151,4 @@ int frr_rt_globals_ready(struct frr_rt *rt, int c)
 				   from, (long long)st - 1,
 				   frr_rt_app_clock(rt, c));
 	return 0;
-}
-
-/* Copy the globals c reads into the thread's buffer (waits only if the
- * thread runs a clock it did not wait for itself: it never should). */
-static void copy_globals(struct frr_ctx *c, int from)
-{
-	struct frr_worker *wk = c->wk;
-	struct frr_rt *rt = c->rt;
-	struct frr_stall st;
-	int ok;
-
-	frr_rt_stall_init(rt, &st);
-	while (!(ok = frr_rt_globals_ready(rt, c->clock)) &&
-	       !frr_rt_failed(rt) && !frr_rt_stalled(rt, &st))
-		frr_nap_us(50);
-	if (ok == 1 && !frr_rt_globals_get(rt, from, wk->glob)) {
-		wk->glob_from = from;
-		wk->glob_ok = 1;
-		return;
-	}
-	if (ok == 0 && !frr_rt_failed(rt))
-		frr_rt_fail(rt, -ETIMEDOUT,
-			    "worker %d waited %d ms (the --timeout) for the "
-			    "globals of clock %d: rank 0 hangs",
-			    wk->id, rt->o->timeout_ms, from);
-	else if (ok == 1)
-		frr_rt_fail(rt, -EPROTO,
-			    "the globals of clock %d changed while worker %d "
-			    "read them: a rank of this job is corrupt",
-			    from, wk->id);
-	/* the job fails: process() gets zeros until it unwinds */
-	memset(wk->glob, 0, sizeof(wk->glob));
-	wk->glob_ok = 0;
-}
-
-const double *frr_globals(struct frr_ctx *c, int *from)
-{
-	struct frr_worker *wk = c->wk;
-	int f = from_clock(c->rt, c->clock);
-
-	if (!c->rt->nglob)
-		return NULL;
-	if (f < 0) {
-		if (from)
-			*from = -1;
-		memset(wk->glob, 0, sizeof(wk->glob));
-		wk->glob_ok = 0;
-		return wk->glob;
-	}
-	if (!wk->glob_ok || wk->glob_from != f)
-		copy_globals(c, f);
-	if (from)
-		*from = f;
-	return wk->glob;
 }

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "rt.h"
+#include "core.h"
 
 int frr_rt_tp_check(struct frr_rt *rt, int err, int peer, const char *what)
 {
@@ -55,4 +55,31 @@ int frr_rt_flush_all(struct frr_rt *rt, int timeout_ms)
 			    "flushing writes");
 	pthread_mutex_unlock(&rt->tp_lock);
 	return err;
+}
+
+int frr_rt_progress_publish(struct frr_rt *rt, int w, int clock, uint64_t done,
+			    uint64_t total)
+{
+	uint64_t v = frr_prog_pack(clock, done >> rt->prog_shift,
+				   total >> rt->prog_shift);
+	size_t off = rt->off_prog + (size_t)w * 64;
+	const int t = w - rt->rank * rt->T, *subs = rt->prog_subs + t * rt->P;
+	int err = 0, bad = -1;
+
+	atomic_store_explicit((_Atomic uint64_t *)ctl_u64(rt, off), v,
+			      memory_order_release);
+	if (!rt->prog_nsubs[t])
+		return 0;
+	/* only the ranks whose workers read it (rr's helper group) */
+	pthread_mutex_lock(&rt->tp_lock);
+	for (int i = 0; i < rt->prog_nsubs[t] && !err; i++) {
+		bad = subs[i];
+		err =
+		    frr_tp_write_u64(rt->eps[bad], rt->rctl[bad], off, v, 0, 0);
+	}
+	pthread_mutex_unlock(&rt->tp_lock);
+	if (err)
+		return frr_rt_peer_fail(rt, bad,
+					"publishing progress to it failed");
+	return 0;
 }
