@@ -51,7 +51,7 @@
 #define FRR_RT_STAT_RING 32    /* per-worker per-clock records kept */
 #define FRR_RT_STATS_SLOTS 4   /* per-rank clock stats in flight to rank 0 */
 #define FRR_RT_HELP_SLOTS 8    /* unapplied help batches per helper (rr) */
-/* the app's globals of this many recent clocks, per rank (job/globals.c):
+/* the app's globals of this many recent clocks, per rank (core/globals.c):
  * clock c reads those of c - slack - 1, and the slot is reused only once
  * every item of a clock that reads it has run */
 #define FRR_RT_GLOBALS_RING 32
@@ -186,7 +186,7 @@ struct frr_rt {
 	/* the app's clock of internal clock 0 (a resumed run counts its
 	 * clocks from 0 like any run) */
 	int clock_base;
-	int nglob; /* the app's per-clock globals (job/globals.c), 0: none */
+	int nglob; /* the app's per-clock globals (core/globals.c), 0: none */
 
 	/* control region layout (byte offsets; job/setup.c) */
 	size_t off_prog, off_done, off_push, off_hb, off_stop, off_notice,

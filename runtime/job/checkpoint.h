@@ -39,7 +39,7 @@ struct frr_ckpt_table {
 };
 
 /* The app's globals of the cut's last slack + 1 clocks (those the
- * continuation's first clocks read: job/globals.c), in the manifest. */
+ * continuation's first clocks read: core/globals.c), in the manifest. */
 struct frr_ckpt_glob {
 	int nglob; /* per clock: the app's nglobals (0: none) */
 	int n;	   /* clocks kept */

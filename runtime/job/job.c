@@ -3,7 +3,7 @@
  * One rank's job: set-up (app, tables, partitions, regions, descriptor
  * exchange), the run (workers + the server loop, job/server.c) and
  * teardown.  Returns 0 or a negative errno; never exits the process: a
- * failure anywhere (job/health.c) stops every thread of the rank, frees
+ * failure anywhere (core/fail.c) stops every thread of the rank, frees
  * what was set up and returns the error.
  */
 #include <errno.h>

@@ -357,7 +357,7 @@ int frr_rt_resume(struct frr_rt *rt)
 	err = frr_ckpt_agree(rt, err);
 	if (err)
 		return err;
-	/* the globals the first clocks read (job/globals.c) */
+	/* the globals the first clocks read (core/globals.c) */
 	for (int i = 0; i < s.glob.n; i++)
 		frr_rt_globals_put(rt, s.glob.ac[i], s.glob.v[i]);
 	rt->clock_base = clock + 1;

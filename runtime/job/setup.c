@@ -134,7 +134,7 @@ int frr_rt_layout(struct frr_rt *rt)
 	off += (size_t)P * 64;
 	rt->off_eapp = off; /* [shard][local worker][2] (--eager) */
 	off += align64((size_t)P * T * 2 * 8);
-	rt->off_glob = off; /* the app's globals ring (job/globals.c) */
+	rt->off_glob = off; /* the app's globals ring (core/globals.c) */
 	rt->glob_rec = align64(8 + 8 * (size_t)rt->nglob);
 	off += rt->nglob ? FRR_RT_GLOBALS_RING * rt->glob_rec : 0;
 	rt->ctl_len = off;

@@ -46,7 +46,7 @@ static int64_t need_clock(const struct frr_rt *rt,
 	return need;
 }
 
-/* The app's globals clock c reads (job/globals.c), after the rows: they
+/* The app's globals clock c reads (core/globals.c), after the rows: they
  * come from rank 0 once it has processed clock c - s - 1. */
 static int globals_wait(struct frr_rt *rt, const struct frr_ssp_waiter *wt,
 			int c)

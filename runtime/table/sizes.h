@@ -5,7 +5,7 @@
  * of a segment fit in what is left of a chunk.  The runtime (job/setup.c,
  * table/batch.c) and the simulator (sim/sim_model.c) both size batches
  * with these, so a simulated batch is the size of a real one (one copy of
- * each rule).  Numbers only: no struct frr_rt, nothing of rt.h.
+ * each rule).  Numbers only: no struct frr_rt, nothing of core.h.
  */
 #ifndef FLEXRR_RUNTIME_TABLE_SIZES_H
 #define FLEXRR_RUNTIME_TABLE_SIZES_H

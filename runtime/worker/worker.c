@@ -182,7 +182,7 @@ static void injected_delay(struct frr_rt *rt, struct frr_worker *wk, int c)
 	}
 }
 
-/* FLEXRR_TEST_DIE (rt.h): this rank dies here, once per FILE. */
+/* FLEXRR_TEST_DIE (core.h): this rank dies here, once per FILE. */
 static void test_die(const struct frr_rt *rt, const struct frr_worker *wk,
 		     int c)
 {

@@ -109,9 +109,6 @@ struct frr_workers {
 	/* the server's end of a worker's clock c items, before its batch
 	 * leaves (checkpoints, job/'s): 0 or the job's error; NULL: none */
 	int (*clock_items_done)(struct frr_worker *wk, int c);
-	/* while a worker waits for clock c's globals (job/globals.c): 1 when
-	 * they are here, 0 not yet, < 0 the job's error; NULL: no globals */
-	int (*globals_ready)(struct frr_rt *rt, int c);
 };
 
 /* ---- worker/worker.c ---- */
