@@ -29,15 +29,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 	if (!frr_job_parse_argv(&job, argc, argv) && !frr_job_finalize(&job)) {
 		const struct frr_run_opts *o = &job.o;
 
-		FUZZ_CHECK(o->app == &app);
-		FUZZ_CHECK(o->nprocs >= 1 && o->threads >= 1 && o->clocks >= 1);
-		FUZZ_CHECK(o->slack >= 0);
-		FUZZ_CHECK(o->timeout_ms >= 1 && o->dead_ms >= 1);
+		FUZZ_CHECK(o->p.app == &app);
+		FUZZ_CHECK(o->nprocs >= 1 && o->p.threads >= 1 &&
+			   o->p.clocks >= 1);
+		FUZZ_CHECK(o->p.slack >= 0);
+		FUZZ_CHECK(o->p.timeout_ms >= 1 && o->p.dead_ms >= 1);
 		FUZZ_CHECK(job.rdv_timeout > 0 && isfinite(job.rdv_timeout));
-		FUZZ_CHECK(isfinite(o->rr.threshold) &&
-			   isfinite(o->rr.min_share));
-		FUZZ_CHECK(!o->have_target || isfinite(o->target));
-		FUZZ_CHECK(!o->rr.stragglers || *o->rr.stragglers);
+		FUZZ_CHECK(isfinite(o->p.rr.threshold) &&
+			   isfinite(o->p.rr.min_share));
+		FUZZ_CHECK(!o->p.have_target || isfinite(o->p.target));
+		FUZZ_CHECK(!o->p.rr.stragglers || *o->p.rr.stragglers);
 	}
 	frr_job_fini(&job);
 	return 0;

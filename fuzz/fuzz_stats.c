@@ -8,7 +8,9 @@
 #include <math.h>
 
 #include "fuzz.h"
+#include "flexrr/flexrr.h"
 #include "stats.h"
+#include "flexrr/flexrr.h"
 #include "stats.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)

@@ -20,8 +20,9 @@
  * and rr, and whenever stragglers or a trace are asked for. */
 static void engage_rr(struct frr_run_opts *o)
 {
-	o->rr_engaged = o->mode == FRR_MODE_FLEXRR || o->mode == FRR_MODE_RR ||
-			o->rr.stragglers || o->rr.trace_path;
+	o->rr_engaged = o->p.mode == FRR_MODE_FLEXRR ||
+			o->p.mode == FRR_MODE_RR || o->p.rr.stragglers ||
+			o->p.rr.trace_path;
 }
 
 /* An output file (--metrics, --save, --trace) must be creatable before the
@@ -67,12 +68,12 @@ static int check_out_path(const struct frr_job *job, const char *opt,
  * check_args field. */
 static int app_check_args(const struct frr_run_opts *o)
 {
-	const struct frr_app_ops *a = o->app;
+	const struct frr_app_ops *a = o->p.app;
 
 	if (FRR_APP_HAS(a, check_args) && a->check_args)
-		return a->check_args(o->app_argc, o->app_argv);
+		return a->check_args(o->p.app_argc, o->p.app_argv);
 	if (FRR_APP_HAS(a, opts) && a->opts)
-		return frr_opt_check(a->opts, o->app_argc, o->app_argv);
+		return frr_opt_check(a->opts, o->p.app_argc, o->p.app_argv);
 	return 0;
 }
 
@@ -80,14 +81,14 @@ static int check_ckpt_opts(const struct frr_job *job)
 {
 	const struct frr_run_opts *o = &job->o;
 
-	if (job->have_ckpt_every && !o->ckpt_dir) {
+	if (job->have_ckpt_every && !o->p.ckpt_dir) {
 		fprintf(stderr,
 			"%s: --checkpoint-every needs --checkpoint DIR (where "
 			"to write them)\n",
 			job->prog);
 		return -EINVAL;
 	}
-	if (o->resume_dir && o->load_path) {
+	if (o->p.resume_dir && o->p.load_path) {
 		fprintf(stderr,
 			"%s: --resume and --load both set the model: a resumed "
 			"job starts from its checkpoint; drop --load\n",
@@ -103,7 +104,7 @@ static int check_ckpt_opts(const struct frr_job *job)
 			job->prog);
 		return -EINVAL;
 	}
-	if (job->on_failure == FRR_ON_FAILURE_RESTART && !o->ckpt_dir) {
+	if (job->on_failure == FRR_ON_FAILURE_RESTART && !o->p.ckpt_dir) {
 		fprintf(stderr,
 			"%s: --on-failure restart needs --checkpoint DIR (a "
 			"restarted job continues from its newest "
@@ -111,8 +112,8 @@ static int check_ckpt_opts(const struct frr_job *job)
 			job->prog);
 		return -EINVAL;
 	}
-	if ((o->ckpt_dir && !*o->ckpt_dir) ||
-	    (o->resume_dir && !*o->resume_dir)) {
+	if ((o->p.ckpt_dir && !*o->p.ckpt_dir) ||
+	    (o->p.resume_dir && !*o->p.resume_dir)) {
 		fprintf(stderr,
 			"%s: --checkpoint and --resume want a "
 			"directory, got an empty name\n",
@@ -129,19 +130,19 @@ static int check_eager(const struct frr_job *job)
 {
 	const struct frr_run_opts *o = &job->o;
 
-	if (!o->eager)
+	if (!o->p.eager)
 		return 0;
-	if (o->mode != FRR_MODE_ASYNC && o->slack == 0) {
+	if (o->p.mode != FRR_MODE_ASYNC && o->p.slack == 0) {
 		fprintf(stderr,
 			"%s: --eager applies updates as they arrive, which "
 			"--mode %s%s (slack 0: every read holds exactly the "
 			"clocks before it) does not allow; use --mode ssp, "
 			"flexrr or async, or drop --eager\n",
-			job->prog, frr_mode_name(o->mode),
-			frr_mode_exact(o->mode) ? "" : " --slack 0");
+			job->prog, frr_mode_name(o->p.mode),
+			frr_mode_exact(o->p.mode) ? "" : " --slack 0");
 		return -EINVAL;
 	}
-	if (o->ckpt_dir || o->resume_dir) {
+	if (o->p.ckpt_dir || o->p.resume_dir) {
 		fprintf(stderr,
 			"%s: --eager cannot be combined with --checkpoint or "
 			"--resume yet: a checkpoint is a cut at a clock "
@@ -157,35 +158,36 @@ int frr_job_finalize(struct frr_job *job)
 {
 	struct frr_run_opts *o = &job->o;
 
-	if (!o->app) {
+	if (!o->p.app) {
 		fprintf(stderr, "%s: no app to run\n", job->prog);
 		return -EINVAL;
 	}
 	if (app_check_args(o))
 		return -EINVAL;
-	if (check_out_path(job, "--metrics", o->metrics_path) ||
-	    check_out_path(job, "--save", o->save_path) ||
-	    check_out_path(job, "--trace", o->rr.trace_path))
+	if (check_out_path(job, "--metrics", o->p.metrics_path) ||
+	    check_out_path(job, "--save", o->p.save_path) ||
+	    check_out_path(job, "--trace", o->p.rr.trace_path))
 		return -EINVAL;
 	if (check_ckpt_opts(job))
 		return -EINVAL;
 	if (job->have_slack && !job->have_mode)
-		o->mode = FRR_MODE_SSP;
-	if (frr_mode_exact(o->mode)) {
-		if (job->have_slack && o->slack) {
+		o->p.mode = FRR_MODE_SSP;
+	if (frr_mode_exact(o->p.mode)) {
+		if (job->have_slack && o->p.slack) {
 			fprintf(stderr,
 				"%s: --mode %s has slack 0; use --mode ssp or "
 				"flexrr for --slack %d\n",
-				job->prog, frr_mode_name(o->mode), o->slack);
+				job->prog, frr_mode_name(o->p.mode),
+				o->p.slack);
 			return -EINVAL;
 		}
-		o->slack = 0;
-	} else if (o->slack < 0) {
-		o->slack = o->mode == FRR_MODE_ASYNC ? 0 : 1;
+		o->p.slack = 0;
+	} else if (o->p.slack < 0) {
+		o->p.slack = o->p.mode == FRR_MODE_ASYNC ? 0 : 1;
 	}
 	if (check_eager(job))
 		return -EINVAL;
-	if (o->backups > 0 && o->mode != FRR_MODE_BACKUP) {
+	if (o->p.backups > 0 && o->p.mode != FRR_MODE_BACKUP) {
 		fprintf(stderr,
 			"%s: --backups is for --mode backup (BSP that does not "
 			"wait for the slowest workers); add --mode backup or "
@@ -201,10 +203,10 @@ int frr_job_finalize(struct frr_job *job)
 static int check_backups(const struct frr_job *job)
 {
 	const struct frr_run_opts *o = &job->o;
-	int w = o->nprocs * o->threads;
-	int b = o->backups > 0 ? o->backups : frr_backups_default(w);
+	int w = o->nprocs * o->p.threads;
+	int b = o->p.backups > 0 ? o->p.backups : frr_backups_default(w);
 
-	if (o->mode != FRR_MODE_BACKUP || b < w)
+	if (o->p.mode != FRR_MODE_BACKUP || b < w)
 		return 0;
 	if (w == 1)
 		fprintf(stderr,
@@ -226,10 +228,10 @@ int frr_job_check_shape(const struct frr_job *job)
 
 	if (check_backups(job))
 		return -EINVAL;
-	if (!o->rr.stragglers || frr_stragglers_parse(o->rr.stragglers, &s))
+	if (!o->p.rr.stragglers || frr_stragglers_parse(o->p.rr.stragglers, &s))
 		return 0; /* none, or said when the option was set */
-	return frr_stragglers_setup(&s, o->seed, o->threads,
-				    o->nprocs * o->threads)
+	return frr_stragglers_setup(&s, o->p.seed, o->p.threads,
+				    o->nprocs * o->p.threads)
 		   ? -EINVAL
 		   : 0;
 }

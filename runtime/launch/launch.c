@@ -19,53 +19,10 @@
 #include "flexrr/base.h"
 #include "launch.h"
 
-/* What the runtime runs with, from the run options: the runtime never
- * sees the command line's struct (launch.h). */
-static void launch_params(const struct frr_run_opts *o, struct frr_rt_params *p)
-{
-	*p = (struct frr_rt_params){
-		.threads = o->threads,
-		.backend = o->backend,
-		.mode = o->mode,
-		.slack = o->slack,
-		.clocks = o->clocks,
-		.have_target = o->have_target,
-		.target = o->target,
-		.seed = o->seed,
-		.quiet = o->quiet,
-		.pin = o->pin,
-		.shared_tp = o->shared_tp,
-		.eager = o->eager,
-		.allow_nonfinite = o->allow_nonfinite,
-		.backups = o->backups,
-		.local_rank = o->local_rank,
-		.metrics_path = o->metrics_path,
-		.save_path = o->save_path,
-		.load_path = o->load_path,
-		.timeout_ms = o->timeout_ms,
-		.dead_ms = o->dead_ms,
-		.delay_worker = o->delay_worker,
-		.delay_every = o->delay_every,
-		.delay_factor = o->delay_factor,
-		.rr = o->rr,
-		.app = o->app,
-		.app_argc = o->app_argc,
-		.app_argv = o->app_argv,
-		.ckpt_dir = o->ckpt_dir,
-		.ckpt_every = o->ckpt_every,
-		.ckpt_every_s = o->ckpt_every_s,
-		.resume_dir = o->resume_dir,
-	};
-}
-
 /* Run the job as rank oob->rank: 0 or a negative errno (logged). */
 static int run_rank(struct frr_run_opts *o, struct frr_oob *oob)
 {
-	struct frr_rt_params p;
-	int err;
-
-	launch_params(o, &p);
-	err = frr_rt_job_run(oob, &p);
+	int err = frr_rt_job_run(oob, &o->p);
 
 	/* the runtime returns a negative errno with the reason logged; any
 	 * other non-zero value is a failure too */
@@ -79,7 +36,7 @@ static void say_bootstrap(const struct frr_run_opts *o,
 {
 	frr_info("rank %d of %d met the others through %s", oob->rank,
 		 oob->size, how);
-	if (!oob->rank && !o->quiet)
+	if (!oob->rank && !o->p.quiet)
 		fprintf(stderr, "flexrr: bootstrap %s: %d ranks\n", how,
 			oob->size);
 }
@@ -188,21 +145,23 @@ static void check_oversubscription(struct frr_job *job)
 	cpu_set_t set;
 	int cores =
 	    sched_getaffinity(0, sizeof(set), &set) ? 0 : CPU_COUNT(&set);
-	double over = cores ? (double)o->nprocs * (o->threads + 1) / cores : 0;
+	double over =
+	    cores ? (double)o->nprocs * (o->p.threads + 1) / cores : 0;
 
 	if (over <= FRR_OVERSUB)
 		return;
 	if (!(job->have_timeouts & 2))
-		o->dead_ms = scaled_ms(o->dead_ms, over);
+		o->p.dead_ms = scaled_ms(o->p.dead_ms, over);
 	if (!(job->have_timeouts & 1))
-		o->timeout_ms = scaled_ms(o->timeout_ms, over);
+		o->p.timeout_ms = scaled_ms(o->p.timeout_ms, over);
 	fprintf(stderr,
 		"%s: warning: -n %d x (-t %d + 1 server) = %d threads on %d "
 		"cores (%.0fx oversubscribed): heartbeats may come late; "
 		"--dead-timeout %g s and --timeout %g s%s (use fewer -n or "
 		"-t, or raise them if a rank is still declared dead or hung)\n",
-		job->prog, o->nprocs, o->threads, o->nprocs * (o->threads + 1),
-		cores, over, o->dead_ms / 1000.0, o->timeout_ms / 1000.0,
+		job->prog, o->nprocs, o->p.threads,
+		o->nprocs * (o->p.threads + 1), cores, over,
+		o->p.dead_ms / 1000.0, o->p.timeout_ms / 1000.0,
 		job->have_timeouts == 3 ? " as given"
 		: job->have_timeouts	? " (the one not given scaled)"
 					: " (scaled)");
@@ -309,24 +268,24 @@ static int restart_or_not(struct frr_job *job,
 			job->prog, what, job->max_restarts);
 		return 0;
 	}
-	err = frr_ckpt_latest(job->o.ckpt_dir, &clock);
+	err = frr_ckpt_latest(job->o.p.ckpt_dir, &clock);
 	if (err && err != -ENOENT) {
 		fprintf(stderr,
 			"%s: %s, and %s/latest cannot be read (%s): not "
 			"restarting\n",
-			job->prog, what, job->o.ckpt_dir, strerror(-err));
+			job->prog, what, job->o.p.ckpt_dir, strerror(-err));
 		return 0;
 	}
 	if (!err)
-		job->o.resume_dir = job->o.ckpt_dir;
+		job->o.p.resume_dir = job->o.p.ckpt_dir;
 	fprintf(stderr, "%s: %s; restarting the job (restart %d of %d) ",
 		job->prog, what, n + 1, job->max_restarts);
 	if (!err)
 		fprintf(stderr, "from %s/ckpt-%d: clocks after %d run again\n",
-			job->o.ckpt_dir, clock, clock);
+			job->o.p.ckpt_dir, clock, clock);
 	else
 		fprintf(stderr, "%s\n",
-			job->o.resume_dir
+			job->o.p.resume_dir
 			    ? "from its --resume checkpoint: it wrote none of "
 			      "its own yet"
 			    : "from clock 0: it wrote no checkpoint yet");
@@ -462,7 +421,7 @@ int frr_job_start(struct frr_job *job)
 	int launched = frr_launcher_env(&env), err;
 
 	/* threads pin by it; -1 (a local job): by the rank */
-	job->o.local_rank = launched ? env.local_rank : -1;
+	job->o.p.local_rank = launched ? env.local_rank : -1;
 	if (!launched && !frr_job_wants_pmix(job))
 		return run_local(job);
 	if (job->on_failure == FRR_ON_FAILURE_RESTART) {

@@ -10,59 +10,19 @@
 #include "flexrr/job.h"
 #include "job.h"
 
-/* Options of `flexrr run` (the launcher parses them). */
+/* Options of `flexrr run` (the launcher parses them): what it needs to
+ * start or join the job, and the runtime's parameters (p), which it hands
+ * to frr_rt_job_run as they are. */
 struct frr_run_opts {
 	int nprocs;
-	int threads;
-	enum frr_tp_backend backend;
-	enum frr_mode mode;
-	int slack;
-	int clocks;
-	int have_target;
-	double target;
-	uint64_t seed;
-	int quiet;
-	int pin;
-	/* --shared-transport: every thread sends through the rank's one
-	 * ctx under tp_lock, not its own (job/setup.c) */
-	int shared_tp;
-	/* --eager: under SSP a shard applies each batch as it arrives, not
-	 * a whole clock at once (table/shard.c "Eager") */
-	int eager;
-	int allow_nonfinite; /* --allow-nonfinite: a nan objective runs on */
-	/* --backups B (mode backup): workers a clock does not wait for;
-	 * -1 = the default, 5% of the workers, at least 1 */
-	int backups;
-	/* rank among the job's ranks on this node, from the launcher
-	 * (bootstrap's frr_launcher_env); -1 = the rank (a local job) */
-	int local_rank;
-	const char *metrics_path;
-	const char *save_path;
-	const char *load_path;
 	const char *rendezvous; /* HOST:PORT of rank 0 */
 	int rendezvous_fd;	/* inherited listening socket (local jobs) */
 	/* the job secret (FLEXRR_JOB_TOKEN[_FILE], or drawn by the local
 	 * launcher); all zero = none given yet */
 	struct frr_job_secret secret;
-	int timeout_ms; /* a wait with no progress for this long fails */
-	int dead_ms;	/* a peer silent this long is declared dead */
-	/* --delay-worker W,EVERY,FACTOR: worker W sleeps FACTOR x its loop
-	 * time every EVERY-th clock (bench; rr's --stragglers is richer) */
-	int delay_worker;
-	int delay_every;
-	double delay_factor;
-	struct frr_rr_opts rr; /* also --stragglers, --trace (any mode) */
-	int rr_engaged;	       /* unused: the mode decides */
-	const struct frr_app_ops *app;
-	int app_argc;
-	char **app_argv;
+	int rr_engaged;	    /* unused: the mode decides */
 	uint64_t args_hash; /* app name + options: must match on every rank */
-	/* --checkpoint DIR, --checkpoint-every N (clocks) or Ns (seconds),
-	 * --resume DIR (job/checkpoint.h) */
-	const char *ckpt_dir;
-	int ckpt_every;
-	double ckpt_every_s;
-	const char *resume_dir;
+	struct frr_rt_params p;
 };
 
 /* how launcher-started ranks meet (--bootstrap) */

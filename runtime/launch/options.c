@@ -57,22 +57,23 @@ static int pick_app(struct frr_job *job, int argc, char **argv, int first)
 {
 	struct frr_run_opts *o = &job->o;
 
-	o->app = first < argc ? app_named(job, argv[first]) : NULL;
-	if (o->app) {
-		o->app_argc = argc - first;
-		o->app_argv = argv + first;
+	o->p.app = first < argc ? app_named(job, argv[first]) : NULL;
+	if (o->p.app) {
+		o->p.app_argc = argc - first;
+		o->p.app_argv = argv + first;
 		return 0;
 	}
 	if (napps(job) == 1) { /* implied: its options follow the run's */
-		o->app = job->apps[0];
-		o->app_argc = argc - first + 1;
-		job->app_argv = calloc((size_t)o->app_argc + 1, sizeof(char *));
+		o->p.app = job->apps[0];
+		o->p.app_argc = argc - first + 1;
+		job->app_argv =
+		    calloc((size_t)o->p.app_argc + 1, sizeof(char *));
 		if (!job->app_argv)
 			return -ENOMEM;
-		job->app_argv[0] = (char *)o->app->name;
+		job->app_argv[0] = (char *)o->p.app->name;
 		memcpy(job->app_argv + 1, argv + first,
 		       (size_t)(argc - first) * sizeof(char *));
-		o->app_argv = job->app_argv;
+		o->p.app_argv = job->app_argv;
 		return 0;
 	}
 	if (first >= argc) {
@@ -95,20 +96,21 @@ static int pick_app(struct frr_job *job, int argc, char **argv, int first)
 static int app_help(const struct frr_run_opts *o)
 {
 	const struct frr_opt_set *t =
-	    FRR_APP_HAS(o->app, opts) ? o->app->opts : NULL;
+	    FRR_APP_HAS(o->p.app, opts) ? o->p.app->opts : NULL;
 
-	for (int i = 1; i < o->app_argc; i++)
-		if (t && !strcmp(o->app_argv[i], "--help=md")) {
+	for (int i = 1; i < o->p.app_argc; i++)
+		if (t && !strcmp(o->p.app_argv[i], "--help=md")) {
 			frr_opt_markdown(t, stdout);
 			return 1;
-		} else if (!strcmp(o->app_argv[i], "--help") ||
-			   !strcmp(o->app_argv[i], "-h")) {
-			if (o->app->usage)
-				o->app->usage(stdout);
+		} else if (!strcmp(o->p.app_argv[i], "--help") ||
+			   !strcmp(o->p.app_argv[i], "-h")) {
+			if (o->p.app->usage)
+				o->p.app->usage(stdout);
 			else if (t)
 				frr_opt_usage(t, stdout);
 			else
-				printf("app %s has no options\n", o->app->name);
+				printf("app %s has no options\n",
+				       o->p.app->name);
 			return 1;
 		}
 	return 0;
@@ -156,15 +158,15 @@ int frr_job_create(const struct frr_app_ops *app, struct frr_job **out)
 	if (!job)
 		return -ENOMEM;
 	frr_job_init(job, app->name, NULL);
-	job->o.app = app;
-	job->o.app_argc = 1;
+	job->o.p.app = app;
+	job->o.p.app_argc = 1;
 	job->app_argv = calloc(2, sizeof(char *));
 	if (!job->app_argv) {
 		free(job);
 		return -ENOMEM;
 	}
 	job->app_argv[0] = (char *)app->name;
-	job->o.app_argv = job->app_argv;
+	job->o.p.app_argv = job->app_argv;
 	job->o.args_hash = frr_fnv1a64(app->name, strlen(app->name) + 1, 0);
 	*out = job;
 	return 0;
@@ -202,7 +204,7 @@ int frr_job_set_app_args(struct frr_job *job, int argc, char **argv)
 		free(args);
 		return argc < 0 ? -EINVAL : -ENOMEM;
 	}
-	args[0] = (char *)job->o.app->name;
+	args[0] = (char *)job->o.p.app->name;
 	for (int i = 0; i < argc; i++) {
 		args[i + 1] = argv[i];
 		job->o.args_hash =
@@ -210,8 +212,8 @@ int frr_job_set_app_args(struct frr_job *job, int argc, char **argv)
 	}
 	free(job->app_argv);
 	job->app_argv = args;
-	job->o.app_argv = args;
-	job->o.app_argc = argc + 1;
+	job->o.p.app_argv = args;
+	job->o.p.app_argc = argc + 1;
 	return 0;
 }
 

@@ -52,7 +52,7 @@ static void bad_value(const struct frr_opt_set *s, const struct frr_opt *o,
 
 	(void)err;
 	opt_name(o, n, sizeof(n));
-	if (o->off == F(o.slack) && strtol(v, NULL, 0) < 0)
+	if (o->off == F(o.p.slack) && strtol(v, NULL, 0) < 0)
 		fprintf(stderr, "%s: --slack must be >= 0 (0 = BSP), got %s\n",
 			s->prog, v);
 	else if (o->kind == FRR_OPT_U64)
@@ -152,8 +152,8 @@ static int opt_ckpt_every(void *obj, const struct frr_opt *o, const char *v)
 		snprintf(num, sizeof(num), "%.*s", (int)(n - 1), v);
 		if (seconds_ms(job, "checkpoint-every", num, &ms))
 			return -EINVAL;
-		job->o.ckpt_every_s = ms / 1000.0;
-		job->o.ckpt_every = 0;
+		job->o.p.ckpt_every_s = ms / 1000.0;
+		job->o.p.ckpt_every = 0;
 		return 0;
 	}
 	if (frr_parse_i64(v, 0, 1, 1000000, &c)) {
@@ -163,8 +163,8 @@ static int opt_ckpt_every(void *obj, const struct frr_opt *o, const char *v)
 			job->prog, v);
 		return -EINVAL;
 	}
-	job->o.ckpt_every = (int)c;
-	job->o.ckpt_every_s = 0;
+	job->o.p.ckpt_every = (int)c;
+	job->o.p.ckpt_every_s = 0;
 	return 0;
 }
 
@@ -174,10 +174,10 @@ static int opt_delay(void *obj, const struct frr_opt *o, const char *v)
 	int used = 0;
 
 	(void)o;
-	if (sscanf(v, "%d,%d,%lf%n", &r->delay_worker, &r->delay_every,
-		   &r->delay_factor, &used) != 3 ||
-	    v[used] || r->delay_worker < -1 || r->delay_every < 1 ||
-	    !(r->delay_factor >= 0 && r->delay_factor <= 1e6)) {
+	if (sscanf(v, "%d,%d,%lf%n", &r->p.delay_worker, &r->p.delay_every,
+		   &r->p.delay_factor, &used) != 3 ||
+	    v[used] || r->p.delay_worker < -1 || r->p.delay_every < 1 ||
+	    !(r->p.delay_factor >= 0 && r->p.delay_factor <= 1e6)) {
 		fprintf(
 		    stderr,
 		    "%s: --delay-worker wants W,EVERY,FACTOR (e.g. 0,5,1.0; "
@@ -238,13 +238,13 @@ static void seen(void *obj, const struct frr_opt *o)
 	struct frr_job *job = obj;
 
 	job->have_procs |= o->off == F(o.nprocs);
-	job->have_mode |= o->off == F(o.mode);
-	job->have_slack |= o->off == F(o.slack);
-	job->o.have_target |= o->off == F(o.target);
-	job->have_ckpt_every |= o->off == F(o.ckpt_every);
-	job->have_timeouts |= o->off == F(o.timeout_ms) ? 1
-			      : o->off == F(o.dead_ms)	? 2
-							: 0;
+	job->have_mode |= o->off == F(o.p.mode);
+	job->have_slack |= o->off == F(o.p.slack);
+	job->o.p.have_target |= o->off == F(o.p.target);
+	job->have_ckpt_every |= o->off == F(o.p.ckpt_every);
+	job->have_timeouts |= o->off == F(o.p.timeout_ms) ? 1
+			      : o->off == F(o.p.dead_ms)  ? 2
+							  : 0;
 }
 
 /* the defaults no option sets */
@@ -252,8 +252,8 @@ static void defaults(void *obj)
 {
 	struct frr_job *job = obj;
 
-	job->o.local_rank = -1;
-	job->o.delay_worker = -1; /* no delayed worker */
+	job->o.p.local_rank = -1;
+	job->o.p.delay_worker = -1; /* no delayed worker */
 }
 
 #define JOB "job:"
@@ -271,61 +271,62 @@ static const struct frr_opt run_table[] = {
 	FRR_OPT("procs", 'n', FRR_OPT_INT, F(o.nprocs), 1, 4096, .def.i = 1,
 		ANYBASE, .group = JOB, .arg = "P",
 		.help = "processes of a local job"),
-	FRR_OPT("threads", 't', FRR_OPT_INT, F(o.threads), 1, 1024, .def.i = 1,
-		ANYBASE, .group = JOB, .arg = "T",
+	FRR_OPT("threads", 't', FRR_OPT_INT, F(o.p.threads), 1, 1024,
+		.def.i = 1, ANYBASE, .group = JOB, .arg = "T",
 		.help = "worker threads per process"),
-	FRR_OPT("backend", 0, FRR_OPT_FUNC, F(o.backend), 0, 0,
+	FRR_OPT("backend", 0, FRR_OPT_FUNC, F(o.p.backend), 0, 0,
 		.parse = opt_backend, DEFTEXT("auto"), .group = JOB, .arg = "B",
 		.help = "shm | verbs | auto (auto: verbs when a device is\n"
 			"up, else shm)"),
-	FRR_OPT("mode", 0, FRR_OPT_FUNC, F(o.mode), 0, 0, .parse = opt_mode,
+	FRR_OPT("mode", 0, FRR_OPT_FUNC, F(o.p.mode), 0, 0, .parse = opt_mode,
 		DEFTEXT("bsp"), .group = JOB, .arg = "M",
 		.help = "bsp | ssp | async | flexrr | rr | backup\n"
 			"(ssp when --slack is given)"),
-	FRR_OPT("slack", 0, FRR_OPT_INT, F(o.slack), 0, FRR_RT_MAX_SLACK,
+	FRR_OPT("slack", 0, FRR_OPT_INT, F(o.p.slack), 0, FRR_RT_MAX_SLACK,
 		.def.i = -1, ANYBASE, .group = JOB, .arg = "S",
 		.def_text = "1, async: 0",
 		.help = "SSP slack, 0.." STR(FRR_RT_MAX_SLACK)),
-	FRR_OPT("eager", 0, FRR_OPT_FLAG, F(o.eager), 0, 0, .group = JOB,
+	FRR_OPT("eager", 0, FRR_OPT_FLAG, F(o.p.eager), 0, 0, .group = JOB,
 		.help = "ssp, flexrr, async: apply each update batch as\n"
 			"it arrives, so reads show every update the rank\n"
 			"has, not only those of complete clocks (fresher,\n"
 			"not deterministic; more row pushes)"),
-	FRR_OPT("backups", 0, FRR_OPT_INT, F(o.backups), 1, 4095, .def.i = -1,
+	FRR_OPT("backups", 0, FRR_OPT_INT, F(o.p.backups), 1, 4095, .def.i = -1,
 		.group = JOB, .arg = "N",
 		.def_text = "5% of the workers, at least 1",
 		.help = "--mode backup: a clock waits for all workers but\n"
 			"N; the N still running drop the rest of their\n"
 			"items (counted: dropped= in the summary)"),
-	FRR_OPT("clocks", 0, FRR_OPT_INT, F(o.clocks), 1, 1000000, .def.i = 10,
-		ANYBASE, .group = JOB, .arg = "N", .help = "clocks to run"),
-	FRR_OPT("target", 0, FRR_OPT_DOUBLE, F(o.target), -DBL_MAX, DBL_MAX,
+	FRR_OPT("clocks", 0, FRR_OPT_INT, F(o.p.clocks), 1, 1000000,
+		.def.i = 10, ANYBASE, .group = JOB, .arg = "N",
+		.help = "clocks to run"),
+	FRR_OPT("target", 0, FRR_OPT_DOUBLE, F(o.p.target), -DBL_MAX, DBL_MAX,
 		.flags = FRR_OPT_NODEF, .group = JOB, .arg = "V",
 		.help = "stop early once the objective reaches V"),
-	FRR_OPT("seed", 0, FRR_OPT_U64, F(o.seed), 0, 0, .def.u = 1, ANYBASE,
+	FRR_OPT("seed", 0, FRR_OPT_U64, F(o.p.seed), 0, 0, .def.u = 1, ANYBASE,
 		.group = JOB, .arg = "S", .help = "random seed"),
-	FRR_OPT("quiet", 'q', FRR_OPT_FLAG, F(o.quiet), 0, 0, .group = JOB,
+	FRR_OPT("quiet", 'q', FRR_OPT_FLAG, F(o.p.quiet), 0, 0, .group = JOB,
 		.help = "no per-clock progress line on stderr"),
-	FRR_OPT("metrics", 0, FRR_OPT_STRING, F(o.metrics_path), 0, 0,
+	FRR_OPT("metrics", 0, FRR_OPT_STRING, F(o.p.metrics_path), 0, 0,
 		.group = JOB, .arg = "FILE",
 		.help = "per worker per clock CSV, JSON lines when FILE\n"
 			"contains .json (rank 0 writes it)"),
-	FRR_OPT("save", 0, FRR_OPT_STRING, F(o.save_path), 0, 0, .group = JOB,
+	FRR_OPT("save", 0, FRR_OPT_STRING, F(o.p.save_path), 0, 0, .group = JOB,
 		.arg = "FILE",
 		.help = "save the model at the end (apps that can)"),
-	FRR_OPT("load", 0, FRR_OPT_STRING, F(o.load_path), 0, 0, .group = JOB,
+	FRR_OPT("load", 0, FRR_OPT_STRING, F(o.p.load_path), 0, 0, .group = JOB,
 		.arg = "FILE",
 		.help = "start from a saved model (apps that can)"),
-	FRR_OPT("checkpoint", 0, FRR_OPT_STRING, F(o.ckpt_dir), 0, 0,
+	FRR_OPT("checkpoint", 0, FRR_OPT_STRING, F(o.p.ckpt_dir), 0, 0,
 		.group = JOB, .arg = "DIR",
 		.help = "write a consistent checkpoint into DIR (a directory\n"
 			"every rank shares) every --checkpoint-every"),
-	FRR_OPT("checkpoint-every", 0, FRR_OPT_FUNC, F(o.ckpt_every), 0, 0,
+	FRR_OPT("checkpoint-every", 0, FRR_OPT_FUNC, F(o.p.ckpt_every), 0, 0,
 		.parse = opt_ckpt_every, DEFTEXT("10"), .group = JOB,
 		.arg = "N",
 		.help = "N clocks, or Ns: a clock boundary about\n"
 			"every N seconds"),
-	FRR_OPT("resume", 0, FRR_OPT_STRING, F(o.resume_dir), 0, 0,
+	FRR_OPT("resume", 0, FRR_OPT_STRING, F(o.p.resume_dir), 0, 0,
 		.group = JOB, .arg = "DIR",
 		.help = "continue from DIR's newest complete checkpoint\n"
 			"(same app, options, data, -n and -t)"),
@@ -340,25 +341,25 @@ static const struct frr_opt run_table[] = {
 	FRR_OPT("max-restarts", 0, FRR_OPT_INT, F(max_restarts), 0, 1000,
 		.def.i = 3, ANYBASE, .group = JOB, .arg = "N",
 		.help = "restarts a --on-failure restart job may make"),
-	FRR_OPT("no-pin", 0, FRR_OPT_FLAG, F(o.pin), 0, 0, .def.i = 1,
+	FRR_OPT("no-pin", 0, FRR_OPT_FLAG, F(o.p.pin), 0, 0, .def.i = 1,
 		.group = JOB, .help = "do not pin worker threads to cores"),
-	FRR_OPT("shared-transport", 0, FRR_OPT_FLAG, F(o.shared_tp), 0, 0,
+	FRR_OPT("shared-transport", 0, FRR_OPT_FLAG, F(o.p.shared_tp), 0, 0,
 		.group = JOB,
 		.help = "a rank's threads send their updates through one\n"
 			"transport context, taking turns (default: each\n"
 			"thread its own, sending in parallel)"),
-	FRR_OPT("allow-nonfinite", 0, FRR_OPT_FLAG, F(o.allow_nonfinite), 0, 0,
-		.group = JOB,
+	FRR_OPT("allow-nonfinite", 0, FRR_OPT_FLAG, F(o.p.allow_nonfinite), 0,
+		0, .group = JOB,
 		.help = "run on when the objective is nan or inf\n"
 			"(without it the run fails at that clock)"),
-	FRR_OPT("timeout", 0, FRR_OPT_FUNC, F(o.timeout_ms), 0, 0,
+	FRR_OPT("timeout", 0, FRR_OPT_FUNC, F(o.p.timeout_ms), 0, 0,
 		.parse = opt_ms, DEFTEXT("60"), .group = JOB, .arg = "S",
 		.help = "fail when no worker of the job made progress\n"
 			"for S s (a hang, not a long clock)"),
-	FRR_OPT("dead-timeout", 0, FRR_OPT_FUNC, F(o.dead_ms), 0, 0,
+	FRR_OPT("dead-timeout", 0, FRR_OPT_FUNC, F(o.p.dead_ms), 0, 0,
 		.parse = opt_ms, DEFTEXT("5"), .group = JOB, .arg = "S",
 		.help = "a silent peer is declared dead after S s"),
-	FRR_OPT("delay-worker", 0, FRR_OPT_FUNC, F(o.delay_worker), 0, 0,
+	FRR_OPT("delay-worker", 0, FRR_OPT_FUNC, F(o.p.delay_worker), 0, 0,
 		.parse = opt_delay, .group = JOB, .arg = "W,E,F",
 		.help = "bench: worker W sleeps F x its clock time every\n"
 			"E-th clock (W = -1: a different worker\n"
@@ -385,28 +386,28 @@ static const struct frr_opt run_table[] = {
 			"rendezvous above) or auto (pmix when the launcher\n"
 			"offers it and no rendezvous address is given,\n"
 			"else tcp); rank 0 says which on stderr"),
-	FRR_OPT("stragglers", 0, FRR_OPT_FUNC, F(o.rr.stragglers), 0, 0,
+	FRR_OPT("stragglers", 0, FRR_OPT_FUNC, F(o.p.rr.stragglers), 0, 0,
 		.parse = opt_stragglers, .group = ANY, .arg = "SPEC",
 		.help = "inject stragglers in any mode, e.g.\n"
 			"slow-worker:0.1,1.0 (a bad SPEC lists the forms)"),
-	FRR_OPT("trace", 0, FRR_OPT_STRING, F(o.rr.trace_path), 0, 0,
+	FRR_OPT("trace", 0, FRR_OPT_STRING, F(o.p.rr.trace_path), 0, 0,
 		.group = ANY, .arg = "FILE",
 		.help = "write a Chrome/Perfetto timeline of the job"),
-	FRR_OPT("rr-group", 0, FRR_OPT_INT, F(o.rr.group_size), 1, 64,
+	FRR_OPT("rr-group", 0, FRR_OPT_INT, F(o.p.rr.group_size), 1, 64,
 		.def.i = 4, ANYBASE, .group = RR, .arg = "G",
 		.help = "helpers per worker, at most W-1 and 16"),
-	FRR_OPT("rr-threshold", 0, FRR_OPT_DOUBLE, F(o.rr.threshold), 0, 1000,
+	FRR_OPT("rr-threshold", 0, FRR_OPT_DOUBLE, F(o.p.rr.threshold), 0, 1000,
 		.def.d = 0.2, .group = RR, .arg = "F",
 		.help = "offer work to a helper ahead by more than F of a\n"
 			"clock"),
-	FRR_OPT("rr-min-share", 0, FRR_OPT_DOUBLE, F(o.rr.min_share), 0, 1,
+	FRR_OPT("rr-min-share", 0, FRR_OPT_DOUBLE, F(o.p.rr.min_share), 0, 1,
 		.def.d = 0.05, .group = RR, .arg = "F",
 		.help = "... if more than F of the clock is still unstarted"),
-	FRR_OPT("rr-report", 0, FRR_OPT_INT, F(o.rr.report_interval), 1, 1024,
+	FRR_OPT("rr-report", 0, FRR_OPT_INT, F(o.p.rr.report_interval), 1, 1024,
 		.def.i = 16, ANYBASE, .group = RR, .arg = "N",
 		.help = "progress reports per clock; more adds reports\n"
 			"every 1/N"),
-	FRR_OPT("rr-max-helpers", 0, FRR_OPT_INT, F(o.rr.max_helpers), 0, 64,
+	FRR_OPT("rr-max-helpers", 0, FRR_OPT_INT, F(o.p.rr.max_helpers), 0, 64,
 		ANYBASE, .def_text = "G", .group = RR, .arg = "N",
 		.help = "open offers a worker has at once"),
 	{ 0 },
