@@ -70,9 +70,9 @@ struct frr_rr_opts {
 };
 
 /*
- * What a rank's job runs with: launch/ builds it from the run options
- * (frr_launch_params); a program that brings up its ranks itself (the
- * runtime's tests) fills it directly.  The runtime never sees the command
+ * What a rank's job runs with: launch/'s option table fills the one in its
+ * run options (launch.h); a program that brings up its ranks itself (the
+ * runtime's tests) fills one directly.  The runtime never sees the command
  * line or launch/'s option struct.
  */
 struct frr_rt_params {
