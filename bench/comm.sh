@@ -11,17 +11,29 @@
 # --backend verbs on a host without an RDMA device boots the soft-RoCE VM
 # (scripts/softroce-vm.sh: rxe0, 2 emulated CPUs) and runs all of it there,
 # write_bw and the jobs on the same rxe0 (one VM: the ranks talk through
-# rxe's loopback, not the VM pair's virtual wire).
+# rxe's loopback, not the VM pair's virtual wire).  With --vms 2 it boots
+# the VM pair instead (2 emulated CPUs each, one virtual wire): write_bw
+# runs from VM b to VM a, and a job of P ranks runs P/2 in each VM (rank 0
+# in VM a), each rank started as a launcher starts it (FLEXRR_RANK, ...), so
+# half of every rank's traffic crosses the wire.  Per job it also prints the
+# split of the communication (flush, apply + push) for where the time goes.
+# On shm it also measures write_bw with the writes rotating over 256 MiB
+# (--span: memory bandwidth; the 1 MiB loop stays in the caches, a clock's
+# tens of MB do not) and gives the ratio against both.
 #   bench/comm.sh [--build DIR] [--backend shm|verbs] [--procs "2 4"]
 #       [--apps "mf lda"] [--clocks N] [--kjv FILE] [--mf USERS,ITEMS,RATINGS]
+#       [--vms 1|2]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 args=("$@")
-build=build backend=shm procs="2 4" apps="mf lda" clocks=6 kjv=""
-mf=200000,20000,2000000
+build=build backend=shm procs="2 4" apps="mf lda" clocks=6 kjv="" vms=1
+mf=200000,20000,2000000 scratch=""
 . bench/lib.sh
-bench_parse comm.sh "--build=build --backend=backend --procs=procs --apps=apps --clocks=clocks --kjv=kjv --mf=mf" "$@"
+bench_parse comm.sh "--build=build --backend=backend --procs=procs --apps=apps --clocks=clocks --kjv=kjv --mf=mf --vms=vms --scratch=scratch" "$@"
+case $vms in 1 | 2) ;; *) echo "comm.sh: --vms takes 1 or 2" >&2; exit 2 ;; esac
+[ "$vms" = 1 ] || [ "$backend" = verbs ] ||
+	{ echo "comm.sh: --vms 2 needs --backend verbs" >&2; exit 2; }
 bin=$build/bin/flexrr
 bench_need_bin comm.sh "$bin"
 tmp=$(mktemp -d)
@@ -35,11 +47,48 @@ if [ "$backend" = verbs ] && [ -z "${RXE_DEV:-}" ] &&
 		scripts/make-kjv-corpus.sh "$kjv" >/dev/null
 		args+=(--kjv "$kjv")
 	fi
+	if [ "$vms" = 2 ]; then
+		# the pair's scratch: in the shared tree, judged there by VM a
+		scratch=$(mktemp -d "$PWD/$build/comm-pair.XXXXXX")
+		trap 'rm -rf "$tmp" "$scratch"' EXIT
+		od -An -tx1 -N16 /dev/urandom | tr -d ' \n' >"$scratch/token"
+		scripts/softroce-vm.sh pair --smp 2 --timeout 3000 --share "$PWD" \
+			--libs-of "$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")" -- \
+			"$(printf '%q ' bash bench/comm.sh "${args[@]}" --scratch "$scratch")" |
+			sed -n 's/^a| \(#\|app\|mf\|lda\|mlr\)/\1/p'
+		exit "${PIPESTATUS[0]}"
+	fi
 	bench_in_vm 3000 "$bin" "${args[@]}"
 fi
 bench_kjv "$tmp"
 
-if [ -n "${RXE_DEV:-}" ]; then
+# pair: wait (up to 240 s) until the other VM reached NAME too
+pair_barrier() {
+	local other=b
+	[ "$SOFTROCE_VM" = b ] && other=a
+	touch "$scratch/sync.$1.$SOFTROCE_VM"
+	for _ in $(seq 1 4800); do
+		[ -e "$scratch/sync.$1.$other" ] && return 0
+		sleep 0.05
+	done
+	echo "comm.sh: VM $other did not reach '$1' within 240 s" >&2
+	exit 1
+}
+
+if [ -n "${SOFTROCE_VM:-}" ]; then
+	# in the pair: VM a serves, VM b writes across the wire
+	vb=(--backend verbs -d "$RXE_DEV" -x "$RXE_GID_IDX" -s 1M -n 300)
+	pair_barrier bw
+	if [ "$SOFTROCE_VM" = a ]; then
+		"$bin" bench write_bw "${vb[@]}" >"$tmp/bw-srv" 2>&1 || true
+	else
+		sleep 1
+		"$bin" bench write_bw "${vb[@]}" -- "$RXE_PEER_IP" 2>/dev/null |
+			awk '$1 == 1048576 { print $4 }' >"$scratch/bw" || true
+	fi
+	pair_barrier bw-done
+	bw=$(cat "$scratch/bw" 2>/dev/null || true)
+elif [ -n "${RXE_DEV:-}" ]; then
 	# in the VM: the server side in the background, the client to it
 	vb=(--backend verbs -d "$RXE_DEV" -x "$RXE_GID_IDX" -s 1M -n 300)
 	"$bin" bench write_bw "${vb[@]}" >"$tmp/bw-srv" 2>&1 &
@@ -51,9 +100,17 @@ if [ -n "${RXE_DEV:-}" ]; then
 else
 	bw=$("$bin" bench write_bw --backend "$backend" -s 1M -n 300 2>/dev/null |
 		awk '$1 == 1048576 { print $4 }')
+	# the same writes rotating over 256 MiB: memory bandwidth, which a
+	# clock's tens of MB of batches and pushes see on shm (the 1 MiB loop
+	# above stays in the caches)
+	bwm=$("$bin" bench write_bw --backend "$backend" -s 1M -n 1000 --span 256M 2>/dev/null |
+		awk '$1 == 1048576 { print $4 }')
 fi
+bwm=${bwm:-$bw}
 [ -n "$bw" ] || { echo "comm.sh: flexrr bench write_bw printed no figure" >&2; exit 1; }
-echo "# write_bw, 1 MiB writes, $backend${RXE_DEV:+ ($RXE_DEV in the soft-RoCE VM)}: $bw MB/s"
+where="${RXE_DEV:+ ($RXE_DEV in the soft-RoCE VM)}"
+[ -n "${SOFTROCE_VM:-}" ] && where=" ($RXE_DEV, VM b to VM a across the pair's wire)"
+echo "# write_bw, 1 MiB writes, $backend$where: $bw MB/s; rotating over 256 MiB: $bwm MB/s"
 
 app_args() { # app
 	case $1 in
@@ -63,31 +120,65 @@ app_args() { # app
 	esac
 }
 
-echo "app	procs	comm_ms_per_rank_clock	bytes_per_rank_clock	wire_ms	comm_vs_wire"
+# run_job APP P METRICS: the job on this host or VM, or this VM's half of
+# it in the pair (ranks 0 .. P/2 - 1 in VM a, the rest in VM b); 0 or not
+port=7300
+run_job() {
+	local app=$1 P=$2 m=$3 r lo hi rc=0 pids=()
+	if [ -z "${SOFTROCE_VM:-}" ]; then
+		# shellcheck disable=SC2046
+		"$bin" run -q --no-pin --backend "$backend" -n "$P" -t 1 \
+			--clocks "$clocks" --metrics "$m" $(app_args "$app") \
+			>/dev/null 2>"$tmp/err"
+		return
+	fi
+	port=$((port + 1))
+	pair_barrier "job-$app-$P"
+	lo=0 hi=$((P / 2))
+	[ "$SOFTROCE_VM" = b ] && lo=$((P / 2)) hi=$P
+	for ((r = lo; r < hi; r++)); do
+		# shellcheck disable=SC2046
+		FLEXRR_RANK=$r FLEXRR_SIZE=$P FLEXRR_RENDEZVOUS=192.168.77.1:$port \
+			FLEXRR_JOB_TOKEN=$(cat "$scratch/token")-$app-$P \
+			timeout 600 "$bin" run -q --no-pin --backend verbs -t 1 \
+			--clocks "$clocks" $([ $r = 0 ] && echo "--metrics $m") \
+			$(app_args "$app") >/dev/null 2>"$tmp/err.$r" &
+		pids+=($!)
+	done
+	for r in "${pids[@]}"; do wait "$r" || rc=1; done
+	cat "$tmp"/err.* >"$tmp/err" 2>/dev/null
+	pair_barrier "done-$app-$P"
+	return $rc
+}
+
+[ "${SOFTROCE_VM:-a}" = a ] &&
+	echo "app	procs	comm_ms_per_rank_clock	bytes_per_rank_clock	wire_ms	comm_vs_wire	flush_ms	apply_push_ms	wire_ms_256M	comm_vs_wire_256M"
 for app in $apps; do
 	for P in $procs; do
-		# shellcheck disable=SC2046
-		if ! "$bin" run -q --no-pin --backend "$backend" -n "$P" -t 1 \
-			--clocks "$clocks" --metrics "$tmp/m.csv" \
-			$(app_args "$app") >/dev/null 2>"$tmp/err"; then
+		m=$tmp/m.csv
+		[ -n "${SOFTROCE_VM:-}" ] && m=$scratch/m-$app-$P.csv
+		if ! run_job "$app" "$P" "$m"; then
 			echo "$app	$P	failed: $(tail -1 "$tmp/err")"
 			continue
 		fi
-		awk -F, -v P="$P" -v bw="$bw" -v app="$app" '
+		[ "${SOFTROCE_VM:-a}" = a ] || continue
+		awk -F, -v P="$P" -v bw="$bw" -v bwm="$bwm" -v app="$app" '
 			NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
 			$1 >= 1 {
-				comm += $col["flush_s"] + $col["apply_s"]
+				fl += $col["flush_s"]; ap += $col["apply_s"]
 				bytes += $col["bytes"] + $col["pushed"]
 				n[$1] = 1
 			}
 			END {
 				c = 0; for (k in n) c++
 				if (!c) { print app "\t" P "\tno clocks"; exit }
-				cm = comm / c / P * 1000; by = bytes / c / P
+				cm = (fl + ap) / c / P * 1000; by = bytes / c / P
 				wire = by / (bw * 1e6) * 1000
 				ratio = wire > 0 ? cm / wire : 0
-				printf "%s\t%d\t%.3f\t%.0f\t%.3f\t%.2f\n", app, P, cm,
-				       by, wire, ratio
-			}' "$tmp/m.csv"
+				wm = by / (bwm * 1e6) * 1000
+				printf "%s\t%d\t%.3f\t%.0f\t%.3f\t%.2f\t%.3f\t%.3f\t%.3f\t%.2f\n",
+				       app, P, cm, by, wire, ratio, fl / c / P * 1000,
+				       ap / c / P * 1000, wm, (wm > 0 ? cm / wm : 0)
+			}' "$m"
 	done
 done

@@ -78,6 +78,16 @@ static int opt_size(void *obj, const struct frr_opt *o, const char *v)
 	return 0;
 }
 
+static int opt_span(void *obj, const struct frr_opt *o, const char *v)
+{
+	struct bench_opts *b = obj;
+
+	(void)o;
+	if (parse_size(v, &b->p.span) || b->p.span > ((size_t)1 << 32))
+		return -bad("span (at most 4G)", v);
+	return 0;
+}
+
 static int opt_iters(void *obj, const struct frr_opt *o, const char *v)
 {
 	int64_t n;
@@ -119,6 +129,11 @@ static const struct frr_opt table[] = {
 		.parse = opt_iters, .arg = "N",
 		.def_text = "1000; write_bw 5000,\n1000 from 1 MiB",
 		.help = "iterations per size"),
+	FRR_OPT("span", 0, FRR_OPT_FUNC, F(span), 0, 0, .parse = opt_span,
+		.arg = "BYTES", .def_text = "SIZE",
+		.help = "write_bw: writes rotate over BYTES on both\nsides "
+			"(larger than the caches: memory\nbandwidth, as a "
+			"job's batches see)"),
 	FRR_OPT("json", 0, FRR_OPT_STRING, F(json), 0, 0, .arg = "FILE",
 		.help = "also write the results as JSON"),
 	FRR_OPT("backend", 0, FRR_OPT_FUNC, F(backend), 0, 0,

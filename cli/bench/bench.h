@@ -27,6 +27,8 @@ struct bench_params {
 	int all;	  /* -a: sweep 2 B .. 8 MiB */
 	size_t size;	  /* -s */
 	long iters;	  /* -n; 0 = test default */
+	size_t span;	  /* --span: write_bw's writes rotate over this many
+			   * bytes (0: all at offset 0, as perftest) */
 	const char *json; /* --json FILE */
 	const char *device;
 	int gid_index;

@@ -24,6 +24,7 @@ struct hello {
 	uint32_t all;
 	uint64_t size; /* client -> server: the client's run rules */
 	int64_t iters;
+	uint64_t span;
 };
 
 /* Both sides run the same test on the same backend; the server takes the
@@ -35,7 +36,8 @@ static int handshake(struct frr_oob *oob, struct bench_params *p)
 			      .backend = p->backend,
 			      .all = (uint32_t)p->all,
 			      .size = p->size,
-			      .iters = p->iters },
+			      .iters = p->iters,
+			      .span = p->span },
 		     both[2];
 	const struct hello *theirs = &both[1 - oob->rank];
 	int ret = frr_oob_allgather(oob, &mine, sizeof(mine), both, HELLO_MS);
@@ -59,14 +61,16 @@ static int handshake(struct frr_oob *oob, struct bench_params *p)
 	}
 	if (oob->rank == 0 &&
 	    (theirs->size != p->size || theirs->all != (uint32_t)p->all ||
-	     theirs->iters != p->iters)) {
-		if (!theirs->size || theirs->size > ((uint64_t)1 << 30))
+	     theirs->iters != p->iters || theirs->span != p->span)) {
+		if (!theirs->size || theirs->size > ((uint64_t)1 << 30) ||
+		    theirs->span > ((uint64_t)1 << 32))
 			return -EPROTO;
 		fprintf(stderr, "flexrr bench: using the client's sizes and "
 				"iterations\n");
 		p->size = (size_t)theirs->size;
 		p->all = (int)theirs->all;
 		p->iters = (long)theirs->iters;
+		p->span = (size_t)theirs->span;
 	}
 	return 0;
 }
