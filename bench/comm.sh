@@ -41,15 +41,20 @@ trap 'rm -rf "$tmp"' EXIT
 
 if [ "$backend" = verbs ] && [ -z "${RXE_DEV:-}" ] &&
 	! ls /sys/class/infiniband 2>/dev/null | grep -q .; then
-	# the guest sees only this tree: make the corpus inside it
+	# the guest sees only this tree: the binary and the corpus inside it
+	bdir=$(cd "$build" && pwd)
+	case $bdir/ in "$PWD"/*) ;; *)
+		echo "comm.sh: --backend verbs here boots the soft-RoCE VM, which sees only this tree: give a --build inside $PWD" >&2
+		exit 2 ;;
+	esac
 	if [ -z "$kjv" ] && [[ " $apps " == *" lda "* ]]; then
-		kjv=$PWD/$build/comm-kjv.txt
+		kjv=$bdir/comm-kjv.txt
 		scripts/make-kjv-corpus.sh "$kjv" >/dev/null
 		args+=(--kjv "$kjv")
 	fi
 	if [ "$vms" = 2 ]; then
 		# the pair's scratch: in the shared tree, judged there by VM a
-		scratch=$(mktemp -d "$PWD/$build/comm-pair.XXXXXX")
+		scratch=$(mktemp -d "$bdir/comm-pair.XXXXXX")
 		trap 'rm -rf "$tmp" "$scratch"' EXIT
 		od -An -tx1 -N16 /dev/urandom | tr -d ' \n' >"$scratch/token"
 		scripts/softroce-vm.sh pair --smp 2 --timeout 3000 --share "$PWD" \
@@ -141,7 +146,7 @@ run_job() {
 		FLEXRR_RANK=$r FLEXRR_SIZE=$P FLEXRR_RENDEZVOUS=192.168.77.1:$port \
 			FLEXRR_JOB_TOKEN=$(cat "$scratch/token")-$app-$P \
 			timeout 600 "$bin" run -q --no-pin --backend verbs -t 1 \
-			--clocks "$clocks" $([ $r = 0 ] && echo "--metrics $m") \
+			--clocks "$clocks" --metrics "$m" \
 			$(app_args "$app") >/dev/null 2>"$tmp/err.$r" &
 		pids+=($!)
 	done

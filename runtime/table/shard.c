@@ -260,7 +260,7 @@ int frr_rt_eager_apply(struct frr_rt *rt)
 		if (!eager_due(rt, last, i))
 			continue;
 		apply_chunk(rt, ck, dlo, dhi);
-		free(ck->pay);
+		frr_rt_pay_put(rt, ck->pay, ck->h.bytes);
 		ck->pay = NULL; /* applied */
 	}
 	for (int t = 0; t < rt->tb->ntables && !err; t++)

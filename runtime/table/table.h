@@ -293,6 +293,9 @@ struct frr_chunk {
 		       * header stays until its clock is complete) */
 };
 
+/* Size classes of the payload pool: 8 per power of two up to 2^63. */
+#define FRR_PAY_CLASSES (8 * 58)
+
 /* A rank's tables (rt->tb). */
 struct frr_tables {
 	int ntables;
@@ -329,6 +332,9 @@ struct frr_tables {
 	/* chunks drained in all, and that count when a select last found
 	 * its clock incomplete: nothing new, no need to look again */
 	uint64_t ndrained, nchecked;
+	/* the drained chunks' payload buffers, kept for reuse by size class
+	 * (table/inbox.c frr_rt_pay_get): each class's free list */
+	void *pay_free[FRR_PAY_CLASSES];
 	int next_apply;
 	/* mode backup: the server counts the final batches of bk_clock that
 	 * reached its shard (bk_finals) and, at W - backups, sets bk_cut to
@@ -425,6 +431,10 @@ int frr_rt_inbox_drain(struct frr_rt *rt);
 size_t frr_rt_inbox_select(struct frr_rt *rt, int c);
 /* Free the selected chunks after applying them. */
 void frr_rt_inbox_release(struct frr_rt *rt, size_t n);
+/* A buffer for a chunk's payload of n bytes, and back to the pool
+ * (server thread only). */
+void *frr_rt_pay_get(struct frr_rt *rt, uint64_t n);
+void frr_rt_pay_put(struct frr_rt *rt, void *p, uint64_t n);
 void frr_rt_inbox_fini(struct frr_rt *rt);
 
 #endif /* FLEXRR_RUNTIME_TABLE_H */
