@@ -87,6 +87,11 @@ struct frr_sim_cfg {
 	const char *trace_path;
 	struct frr_sim_link link;   /* default: off (none) */
 	struct frr_sim_model model; /* default: none */
+	/* 1: the data plane before issue 21 (docs/simulator.md "The dense
+	 * plane"): every rank holds every row, rows on row % P, a batch one
+	 * dense range per table and shard, progress words to every rank,
+	 * a rank's sends under one lock.  0 (default): today's. */
+	int dense_plane;
 };
 void frr_sim_cfg_defaults(struct frr_sim_cfg *cfg);
 

@@ -162,6 +162,32 @@ static void item_rows(struct sim_model *md, int t, int v, uint64_t i,
 	}
 }
 
+/* Items of partition v whose rows of table t repeat after this many (0:
+ * never): mf's rating i touches user i mod block and an item of i mod
+ * ITEMS only.  A loop that adds rows to a set (which drops repeats) stops
+ * after a period: the same set, without visiting the 98 k ratings of a
+ * Netflix partition one by one. */
+static uint64_t period(const struct sim_model *md, int t, int v)
+{
+	const struct frr_sim_model *m = &md->m;
+	uint64_t W = (uint64_t)md->W;
+
+	if (m->kind != FRR_SIM_MODEL_MF)
+		return 0;
+	if (t == 1)
+		return m->b;
+	return m->a * (uint64_t)(v + 1) / W - m->a * (uint64_t)v / W;
+}
+
+/* the end of [a, b) that visits every distinct row of table t */
+static uint64_t visit_end(const struct sim_model *md, int t, int v, uint64_t a,
+			  uint64_t b)
+{
+	uint64_t n = period(md, t, v);
+
+	return n && b - a > n ? a + n : b;
+}
+
 /* Where row lives: k = t * P + its shard, li its local index there. */
 static void row_home(const struct sim_model *md, int t, uint64_t row,
 		     uint64_t *k, uint64_t *li)
@@ -233,7 +259,9 @@ static void set_of(struct sim_model *md, int v, const uint64_t (*rg)[2],
 			continue;
 		}
 		for (int r = 0; r < nrg; r++)
-			for (uint64_t i = rg[r][0]; i < rg[r][1]; i++)
+			for (uint64_t i = rg[r][0],
+				      e = visit_end(md, t, v, i, rg[r][1]);
+			     i < e; i++)
 				item_rows(md, t, v, i, mark);
 	}
 }
@@ -442,7 +470,7 @@ static int cmp_u64(const void *a, const void *b)
 /* the rows of partition v into the rank's set */
 static void collect_part(struct sim_model *md, int t, int v)
 {
-	for (uint64_t i = 0; i < md->n; i++)
+	for (uint64_t i = 0, e = visit_end(md, t, v, 0, md->n); i < e; i++)
 		item_rows(md, t, v, i, collect);
 }
 
@@ -542,7 +570,8 @@ static int place_rows(struct sim_model *md)
 			continue;
 		for (int v = 0; v < md->W; v++) {
 			md->own_rank = v / md->T;
-			for (uint64_t i = 0; i < md->n; i++)
+			for (uint64_t i = 0, e = visit_end(md, t, v, 0, md->n);
+			     i < e; i++)
 				item_rows(md, t, v, i, declare);
 		}
 	}
