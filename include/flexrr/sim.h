@@ -110,6 +110,7 @@ struct frr_sim_study {
 	const char *net;	/* names cfg.lat_s in the output */
 	const char *link;	/* names cfg.link ("none", or custom) */
 	const char *model;	/* names cfg.model (its spec) */
+	const char *plane;	/* "now" or "dense" (cfg.dense_plane) */
 	const char *csv, *json; /* also write the results there (or NULL) */
 	/* --stragglers specs; none: the five patterns of docs/results */
 	const char *patterns[FRR_SIM_MAX_PATTERNS];

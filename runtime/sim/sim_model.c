@@ -69,6 +69,7 @@ struct sim_model {
 	uint64_t **own;	 /* set-up only: [t * P + q] rank q's declared rows */
 	int own_rank;	 /* set-up only: whose declarations item_rows adds */
 	double *ztab;	 /* lda: (V + 1)^(j / ZTAB), j = 0..ZTAB */
+	int dense;	 /* the data plane before issue 21 */
 };
 
 /* Zipf draws by table: exp() per token cost lda at 1,024 workers most of
@@ -288,8 +289,10 @@ static struct sim_bsz shard_batch(const struct sim_model *md, int o)
 
 		if (!n)
 			continue;
-		if (frr_seg_bytes(FRR_SEG_DENSE, md->hi[k] - md->lo[k], cols) <=
-		    frr_seg_bytes(FRR_SEG_SPARSE, n, cols)) {
+		/* the dense plane sent one dense range, whatever it held */
+		if (md->dense ||
+		    frr_seg_bytes(FRR_SEG_DENSE, md->hi[k] - md->lo[k], cols) <=
+			frr_seg_bytes(FRR_SEG_SPARSE, n, cols)) {
 			kind = FRR_SEG_DENSE;
 			n = md->hi[k] - md->lo[k];
 		}
@@ -406,6 +409,10 @@ static void chunk_caps(struct sim_model *md)
 				 whole, (uint64_t)md->W,
 				 frr_seg_bytes(FRR_SEG_SPARSE, 1, max_cols))) -
 			     FRR_SLOT_HDR;
+		/* the dense plane's slots held the whole shard: a batch
+		 * was one chunk */
+		if (md->dense)
+			md->cap[o] = frr_slot_bytes(whole) - FRR_SLOT_HDR;
 	}
 }
 
@@ -598,6 +605,7 @@ int sim_model_init(struct sim *s)
 	md->T = s->cfg->T;
 	md->W = s->W;
 	md->n = s->cfg->items;
+	md->dense = s->cfg->dense_plane;
 	if (m->kind == FRR_SIM_MODEL_MF) {
 		add_table(md, m->a, m->c, 0, md->P == 1);
 		add_table(md, m->b, m->c, 0, 1); /* mf declares every item */
@@ -613,8 +621,11 @@ int sim_model_init(struct sim *s)
 	} else if (m->kind == FRR_SIM_MODEL_MLR) {
 		add_table(md, m->a, m->b, 1, 1);
 	}
+	/* the dense plane: every rank held every row, rows on row % P */
+	for (int t = 0; md->dense && t < md->nt; t++)
+		md->t[t].held_all = 1;
 	err = alloc_all(md);
-	if (!err)
+	if (!err && !md->dense)
 		err = place_rows(md);
 	if (err)
 		return err;

@@ -58,10 +58,14 @@ int sim_net_init(struct sim *s)
 	s->hb_next = malloc((size_t)P * sizeof(double));
 	s->bsz = calloc((size_t)P, sizeof(*s->bsz));
 	s->rx_acc = calloc((size_t)P, sizeof(double));
+	s->rk = calloc((size_t)P + 2 * RR_MAX_GROUP + 2, sizeof(int));
+	s->wbsz = s->cfg->link.on
+		      ? calloc((size_t)s->W * (size_t)P, sizeof(*s->wbsz))
+		      : malloc(1);
 	s->comm_w = calloc((size_t)s->cfg->clocks, sizeof(double));
 	s->push_s = calloc((size_t)s->cfg->clocks, sizeof(double));
 	if (!s->tx_free || !s->rx_free || !s->hb_next || !s->bsz ||
-	    !s->comm_w || !s->push_s || !s->rx_acc)
+	    !s->comm_w || !s->push_s || !s->rx_acc || !s->rk || !s->wbsz)
 		return -ENOMEM;
 	for (int p = 0; p < P; p++)
 		s->hb_next[p] = 0.2;
@@ -78,6 +82,8 @@ void sim_net_fini(struct sim *s)
 	free(s->hb_next);
 	free(s->bsz);
 	free(s->rx_acc);
+	free(s->rk);
+	free(s->wbsz);
 	free(s->comm_w);
 	free(s->push_s);
 }
@@ -172,8 +178,10 @@ void sim_batch_count(struct sim *s, int p, int v, const uint64_t (*rg)[2],
 void sim_flush(struct sim *s, struct sim_worker *w, int v,
 	       const uint64_t (*rg)[2], int nrg)
 {
-	int p = w->rank;
+	int p = w->rank, P = s->cfg->P;
 	double t0 = s->now;
+	/* its own copy: other workers size theirs while it waits */
+	struct sim_bsz *b = s->wbsz + (size_t)w->w * (size_t)P;
 
 	sim_batch_count(s, p, v, rg, nrg);
 	if (!s->cfg->link.on) {
@@ -187,12 +195,12 @@ void sim_flush(struct sim *s, struct sim_worker *w, int v,
 	 * must not book it ahead of others' earlier sends (booking all
 	 * shards at once put every worker's batch behind the whole of the
 	 * previous one's: at 1,024 workers a convoy of P x the batch) */
-	for (int o = 0; o < s->cfg->P; o++)
+	memcpy(b, s->bsz, (size_t)P * sizeof(*b));
+	for (int o = 0; o < P; o++)
 		if (o != p)
 			sim_sleep_until(s, sim_nic_send(s, p, o, s->now,
-							s->bsz[o].bytes,
-							2 * s->bsz[o].n,
-							s->bsz[o].n, NULL));
+							b[o].bytes, 2 * b[o].n,
+							b[o].n, NULL));
 	add_comm(s, w, t0);
 }
 
@@ -202,6 +210,12 @@ static int readers(const struct sim *s, const struct sim_worker *w, int *out)
 {
 	int n = 0, T = s->cfg->T;
 
+	/* the dense plane wrote every word to every rank */
+	for (int r = 0; s->cfg->dense_plane && r < s->cfg->P; r++)
+		if (r != w->rank)
+			out[n++] = r;
+	if (s->cfg->dense_plane)
+		return n;
 	for (int i = 0; i < w->rw.nhelpers + w->rw.nhelpees; i++) {
 		int v = i < w->rw.nhelpers ? w->rw.helpers[i]
 					   : w->rw.helpees[i - w->rw.nhelpers];
@@ -217,7 +231,7 @@ static int readers(const struct sim *s, const struct sim_worker *w, int *out)
 
 double sim_progress_send(struct sim *s, struct sim_worker *w)
 {
-	int rk[2 * RR_MAX_GROUP + 2], n;
+	int *rk = s->rk, n;
 	double t0 = s->now, t = s->now, vis = s->now + s->cfg->lat_s, arr;
 
 	if (!s->cfg->link.on || !s->reassign)
