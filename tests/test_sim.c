@@ -321,6 +321,36 @@ Test(sim, bytes_per_clock_of_a_small_mf_model_are_the_formula)
 	frr_sim_result_free(&r);
 }
 
+/*
+ * The same model in the dense plane of before issue 21 (--plane dense):
+ * rows on r % P, so each batch carries its partition's 4 users on each
+ * remote shard beside the shard's 10 items, one dense range per table in
+ * one chunk; every rank holds every row, so each owner pushes its 24 users
+ * and 10 items to both other ranks.
+ */
+Test(sim, bytes_per_clock_of_the_dense_plane_are_the_formula)
+{
+	const uint64_t P = 3, W = 6, U = 72, I = 30, k = 8, C = 10;
+	struct frr_sim_cfg c = cfg((int)P, 2, (int)C, 60);
+	struct frr_sim_result r;
+	uint64_t batch, push, row = k * sizeof(float);
+
+	cr_assert_eq(frr_sim_model_parse("mf:72,30,8", &c.model), 0);
+	c.dense_plane = 1;
+	run(&c, FRR_SIM_BSP, "none", &r);
+	batch = W * (P - 1) *
+		(FRR_SLOT_HDR + frr_seg_bytes(FRR_SEG_DENSE, U / W / P, k) +
+		 frr_seg_bytes(FRR_SEG_DENSE, I / P, k) + 8);
+	push = P * (P - 1) * ((U / P + I / P) * row + 16);
+	cr_assert_eq(r.bytes_batch, C * batch, "batches %llu, formula %llu",
+		     (unsigned long long)r.bytes_batch,
+		     (unsigned long long)(C * batch));
+	cr_assert_eq(r.bytes_push, C * push, "pushes %llu, formula %llu",
+		     (unsigned long long)r.bytes_push,
+		     (unsigned long long)(C * push));
+	frr_sim_result_free(&r);
+}
+
 /* On a link of bandwidth B (no per-message cost), a BSP clock of 2 x 1
  * workers is longer than on an unlimited link by a worker's batch / B plus
  * an owner's push / B (each on its own NIC, at the same time). */
