@@ -383,6 +383,39 @@ Test(sim, a_slow_link_makes_a_clock_longer_by_its_bytes)
 	frr_sim_result_free(&slow);
 }
 
+/*
+ * Eight ranks of one worker, every batch to every shard: a sender waits
+ * for each shard's receiver in turn, in virtual time, so the clock grows
+ * by about a worker's batch and a rank's push over the bandwidth (the
+ * batches of all workers start at shard 0, as table/batch.c sends them, so
+ * the last in that queue takes up to twice its batch: 1.35x here).  When
+ * a batch booked every receiver at its start, each sender queued behind
+ * the others' whole batches, P times as long.
+ */
+Test(sim, many_senders_share_the_receivers_without_a_convoy)
+{
+	const double B = 1e8;
+	struct frr_sim_cfg c = cfg(8, 1, 10, 2400);
+	struct frr_sim_result fast, slow;
+	double extra, want;
+
+	cr_assert_eq(frr_sim_model_parse("mf:7200,2400,32", &c.model), 0);
+	c.poll_s = 0;
+	c.link = (struct frr_sim_link){ 1, 0, 0, 0 };
+	run(&c, FRR_SIM_BSP, "none", &fast);
+	c.link = (struct frr_sim_link){ 1, B, B, 0 };
+	run(&c, FRR_SIM_BSP, "none", &slow);
+	want = ((double)slow.bytes_batch + (double)slow.bytes_push) /
+	       (c.clocks * 8) / B;
+	extra = (slow.time_s - fast.time_s) / c.clocks;
+	cr_assert(extra >= want && extra <= 1.5 * want,
+		  "a clock took %.6f s longer, a worker's batch and a rank's "
+		  "push over the bandwidth %.6f s",
+		  extra, want);
+	frr_sim_result_free(&fast);
+	frr_sim_result_free(&slow);
+}
+
 Test(sim, command_line_link_and_model)
 {
 	static struct rt_run r;
