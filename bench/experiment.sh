@@ -10,6 +10,10 @@
 #       objective vs wall time per mode, time to a target objective;
 #   (c) the simulator at 16, 64, 256 and 1,024 workers: every mode's time over
 #       the ideal and over the balanced bound, per pattern;
+#   (d) the simulator with communication at the paper's model sizes (mf
+#       Netflix, lda NYTimes-sized, mlr ImageNet LLC), item costs measured
+#       from our kernels here, per link preset, and the data plane before
+#       issue 21 beside today's;
 # then the goals of issue 11, met or not, and docs/results/README.md with the
 # exact command and the machine.  Plots: gnuplot (scripts/setup.sh --bench).
 set -euo pipefail
@@ -19,15 +23,20 @@ usage() {
 usage: bench/experiment.sh [options]
   --build DIR     build tree with bin/flexrr (default: build)
   --out DIR       where the results go (default: docs/results)
-  --parts LIST    any of a,b,c (default a,b,c); the page is rebuilt from
-                  whatever data DIR holds
-  --part NAME     one part: emulated (a), apps (b) or sim (c); apps takes
-                  about 8 minutes on an idle 2-core machine
+  --parts LIST    any of a,b,c,d (default a,b,c,d); the page is rebuilt
+                  from whatever data DIR holds
+  --part NAME     one part: emulated (a), apps (b), sim (c) or comm (d);
+                  apps takes about 8 minutes on an idle 2-core machine,
+                  comm about 15 (one core: 2 of measuring item costs, 11.5
+                  of simulation CPU)
+  --costs FILE    (d): item costs from FILE (app,us_per_item,...), as
+                  written to DIR/comm-costs.csv, instead of measuring
+                  them again (default: measure, about 2 minutes)
   --reps N        repetitions of each emulated run and app run, median
                   (default 3 emulated, 5 apps)
   --quick         small sizes (a smoke test of the script, not results)
   -h, --help      this text
-Takes about 25 minutes on an idle 2-core machine.  On a busy one run it at
+Takes about 40 minutes on an idle 2-core machine.  On a busy one run it at
 a higher priority (as root: nice -n -5 bench/experiment.sh ...); the page
 records the niceness and the load.  Needs gnuplot and python3
 (scripts/setup.sh --bench), the fashion-mnist data set and bible-kjv (same).
@@ -35,7 +44,8 @@ EOF
 }
 
 here=$(cd "$(dirname "$0")/.." && pwd)
-build=$here/build out=$here/docs/results parts=a,b,c reps=3 b_reps=5 quick=0
+build=$here/build out=$here/docs/results parts=a,b,c,d reps=3 b_reps=5 quick=0
+costs_in=
 cmdline="bench/experiment.sh $*"
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -44,11 +54,12 @@ while [ $# -gt 0 ]; do
 	--parts) parts=$2; shift ;;
 	--part)
 		case $2 in
-		emulated|a) parts=a ;; apps|b) parts=b ;; sim|c) parts=c ;;
-		*) echo "experiment.sh: --part: '$2' is not emulated, apps or sim" >&2; exit 2 ;;
+		emulated|a) parts=a ;; apps|b) parts=b ;; sim|c) parts=c ;; comm|d) parts=d ;;
+		*) echo "experiment.sh: --part: '$2' is not emulated, apps, sim or comm" >&2; exit 2 ;;
 		esac
 		shift ;;
 	--reps) reps=$2 b_reps=$2; shift ;;
+	--costs) costs_in=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift ;;
 	--quick) quick=1 ;;
 	-h|--help) usage; exit 0 ;;
 	*) echo "experiment.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
@@ -187,6 +198,102 @@ part_c() {
 	done
 }
 
+# ---- (d) communication at the paper's sizes ------------------------------------
+# A clock is one pass over the data (docs/apps: an mf clock is a pass over
+# the worker's ratings, mlr's an epoch, lda's a Gibbs sweep), so a worker's
+# items per clock are the data set's over the workers: Netflix's 100,480,507
+# ratings, 300,000 documents of 100 tokens (NYTimes has about 300,000
+# documents of ~330 tokens: the model's documents are shorter), ImageNet-1k's
+# 1,281,167 training images.  Item costs are measured from our kernels here
+# (measure_costs).  Subset, to stay within ~15 minutes of one core: hdr runs
+# every pattern and mode; 100gbe, 25gbe and softroce run slow-worker with
+# bsp, ssp and flexrr; the dense plane of before issue 21 runs slow-worker
+# with bsp and flexrr on hdr.
+d_models="mf lda mlr"
+d_spec() { case $1 in mf) echo "mf:480189,17770,100" ;; lda) echo "lda:100000,1000" ;; mlr) echo "mlr:21504,1000" ;; esac; }
+d_data() { case $1 in mf) echo 100480507 ;; lda) echo 300000 ;; mlr) echo 1281167 ;; esac; }
+d_links="hdr 100gbe 25gbe softroce"
+d_scales="16 64 256 1024" d_clocks=30
+# median over clocks 1.. of compute_s / items of a 1 x 1 BSP run's metrics
+# (clock 0 left out: it pages the tables in); min and max beside it
+cost_of() { # metrics.csv items_per_clock per_item_factor -> "us min max"
+	awk -F, -v n="$2" -v f="$3" 'NR > 2 { print $4 / n * f * 1e6 }' "$1" | sort -g |
+		awk '{ v[++k] = $1 } END { m = k % 2 ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2
+			printf "%.4g %.4g %.4g\n", m, v[1], v[k] }'
+}
+measure_costs() { # -> $out/comm-costs.csv
+	local f=$out/comm-costs.csv c
+	log "(d) item costs from our kernels (1 x 1 BSP runs, --metrics)"
+	echo "app,us_per_item,min_us,max_us,how" >"$f"
+	# mf: rank 100 on a Netflix-shaped synthetic set of 4 M ratings
+	# (3.6 M train); an item is a rating
+	"$bin" run -n 1 -t 1 --backend shm -q --clocks 6 --metrics "$tmp/mf.csv" \
+		mf --synthetic 480189,17770,4000000 --rank 100 >"$tmp/mf.out" 2>/dev/null
+	c=$(cost_of "$tmp/mf.csv" "$(sed -n 's/.*sgd_updates=\([0-9]*\).*/\1/p' "$tmp/mf.out")" 1)
+	echo "mf,${c// /,},\"flexrr run -n 1 -t 1 --clocks 6 --metrics F mf --synthetic 480189,17770,4000000 --rank 100: compute_s / ratings (sgd_updates) per clock\"" >>"$f"
+	# lda: K = 1,000 on the KJV chapters; per token x 100 tokens a document
+	[ -r "$tmp/kjv.txt" ] || "$here/scripts/make-kjv-corpus.sh" "$tmp/kjv.txt" >/dev/null
+	"$bin" run -n 1 -t 1 --backend shm -q --clocks 10 --metrics "$tmp/lda.csv" \
+		lda --text "$tmp/kjv.txt" --topics 1000 >"$tmp/lda.out" 2>/dev/null
+	c=$(cost_of "$tmp/lda.csv" "$(sed -n 's/.* tokens=\([0-9]*\).*/\1/p' "$tmp/lda.out")" 100)
+	echo "lda,${c// /,},\"flexrr run -n 1 -t 1 --clocks 10 --metrics F lda --text kjv-chapters.txt --topics 1000: compute_s / tokens per clock x 100 tokens a document\"" >>"$f"
+	# mlr: 1,000 dense examples of 21,504 features, one per class (the
+	# LIBSVM reader makes a class per label seen): 21,505 x 1,000 weights
+	awk 'BEGIN { for (j = 1; j <= 21504; j++) s = s " " j ":0." (j * 7) % 9 + 1
+		for (i = 0; i < 1000; i++) print i s }' >"$tmp/mlr.svm"
+	"$bin" run -n 1 -t 1 --backend shm -q --clocks 3 --metrics "$tmp/mlr.csv" \
+		mlr --train "$tmp/mlr.svm" >/dev/null 2>&1
+	c=$(cost_of "$tmp/mlr.csv" 1000 1)
+	echo "mlr,${c// /,},\"flexrr run -n 1 -t 1 --clocks 3 --metrics F mlr --train X.svm (1,000 dense examples x 21,504 features, 1,000 classes): compute_s / 1,000 examples\"" >>"$f"
+	rm -f "$tmp/mlr.svm"
+	cat "$f" >&2
+}
+d_run() { # model link workers tag [simulate options...]
+	local m=$1 l=$2 w=$3 tag=$4 us n
+	shift 4
+	us=$(awk -F, -v a="$m" '$1 == a { print $2 }' "$out/comm-costs.csv")
+	n=$(($(d_data "$m") / w))
+	# the simulator (like a progress word's field) takes up to 2^22 - 1
+	# items a partition: Netflix over 16 workers is 6.3 M
+	if [ $n -gt 4194303 ]; then
+		log "  $m $l $w $tag: $n items a partition, more than the simulator's 4,194,303: not run"
+		return
+	fi
+	# shellcheck disable=SC2068
+	"$bin" simulate -n $((w / 4)) -t 4 \
+		--clocks $d_clocks --items $n --cost "const:$us" --slack $slack --seed $seed \
+		--link "$l" --model "$(d_spec "$m")" -q $@ --csv "$out/comm-$m-$l-$w$tag.csv" \
+		2>"$tmp/err" >/dev/null ||
+		{ echo "experiment.sh: simulate $m $l $w failed:" >&2; tail -5 "$tmp/err" >&2; exit 1; }
+	# CPU seconds of its runs (the CSV's sim_cpu_s; the ideal's not counted)
+	python3 -c 'import csv, sys; print(sum(float(r["sim_cpu_s"]) for r in csv.DictReader(open(sys.argv[1]))))' \
+		"$out/comm-$m-$l-$w$tag.csv" >>"$tmp/cpu"
+	log "  $m $l $w$tag: $(tail -1 "$tmp/cpu") s CPU"
+}
+part_d() {
+	local m l w sw="slow-worker:0.1,1.0"
+	if [ $quick = 1 ]; then d_scales="16 64" d_clocks=3 d_links="hdr"; fi
+	rm -f "$out"/comm-*-*.csv
+	if [ -n "$costs_in" ]; then
+		[ "$costs_in" = "$out/comm-costs.csv" ] || cp "$costs_in" "$out/comm-costs.csv"
+	else
+		measure_costs
+	fi
+	log "(d) simulator with communication: $d_models at $d_scales workers"
+	: >"$tmp/cpu"
+	for m in $d_models; do
+		for w in $d_scales; do
+			d_run $m hdr $w ""
+			[ $quick = 1 ] && continue
+			d_run $m hdr $w -dense --plane dense --modes bsp,flexrr --stragglers $sw
+			for l in $d_links; do
+				[ $l = hdr ] || d_run $m $l $w "" --modes bsp,ssp,flexrr --stragglers $sw
+			done
+		done
+	done
+	awk '{ s += $1 } END { printf "cpu=%.0f\n", s }' "$tmp/cpu" >"$tmp/cpu.sum"
+}
+
 machine() {
 	echo "$(uname -srm), $(nproc) cpus ($(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)), load $(cut -d' ' -f1-3 /proc/loadavg), nice $(nice)$(
 		[ "$(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null)" = 1 ] &&
@@ -217,6 +324,13 @@ case ",$parts," in *,b,*)
 	;;
 esac
 case ",$parts," in *,c,*) part_c; meta c ;; esac
+case ",$parts," in *,d,*)
+	t0=$(date +%s)
+	part_d
+	meta d "clocks=$d_clocks" "scales=$d_scales" "links=$d_links" "$(cat "$tmp/cpu.sum")" \
+		"wall=$(($(date +%s) - t0))" "quick=$quick"
+	;;
+esac
 
 # ---- the page ----------------------------------------------------------------
 python3 "$here/bench/experiment_page.py" --out "$out" --gnuplot gnuplot

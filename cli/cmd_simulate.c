@@ -124,6 +124,22 @@ static int opt_model(void *obj, const struct frr_opt *opt, const char *v)
 	return frr_sim_model_parse(v, &o->cfg.model) ? -EINVAL : 0;
 }
 
+/* --plane now|dense: today's data plane or the one before issue 21 */
+static int opt_plane(void *obj, const struct frr_opt *opt, const char *v)
+{
+	struct frr_sim_study *o = obj;
+
+	(void)opt;
+	if (strcmp(v, "now") && strcmp(v, "dense")) {
+		fprintf(stderr,
+			"flexrr simulate: --plane '%s': give now or dense\n",
+			v);
+		return -EINVAL;
+	}
+	o->cfg.dense_plane = !strcmp(v, "dense");
+	return 0;
+}
+
 /* an explicit latency is no named network's */
 static void seen(void *obj, const struct frr_opt *opt)
 {
@@ -211,6 +227,11 @@ static const struct frr_opt table[] = {
 		.arg = "SPEC",
 		.help = "the tables: none, mf:USERS,ITEMS,RANK,\n"
 			"lda:WORDS,TOPICS[,TOKENS], mlr:FEATURES,CLASSES"),
+	FRR_OPT("plane", 0, FRR_OPT_STRING, F(plane), 0, 0, .parse = opt_plane,
+		.arg = "now|dense",
+		.help = "dense: the data plane before issue 21 (every\n"
+			"rank holds every row, rows on row % P, dense\n"
+			"batches, progress words to every rank, one lock)"),
 	US("local-latency-us", local_lat_s, 1e7, "within a process"),
 	US("poll-us", poll_s, 1e7, "period of the runtime's wait loops"),
 	US("apply-us", apply_s, 1e7, "last batch in -> clock applied"),

@@ -321,6 +321,36 @@ Test(sim, bytes_per_clock_of_a_small_mf_model_are_the_formula)
 	frr_sim_result_free(&r);
 }
 
+/*
+ * The same model in the dense plane of before issue 21 (--plane dense):
+ * rows on r % P, so each batch carries its partition's 4 users on each
+ * remote shard beside the shard's 10 items, one dense range per table in
+ * one chunk; every rank holds every row, so each owner pushes its 24 users
+ * and 10 items to both other ranks.
+ */
+Test(sim, bytes_per_clock_of_the_dense_plane_are_the_formula)
+{
+	const uint64_t P = 3, W = 6, U = 72, I = 30, k = 8, C = 10;
+	struct frr_sim_cfg c = cfg((int)P, 2, (int)C, 60);
+	struct frr_sim_result r;
+	uint64_t batch, push, row = k * sizeof(float);
+
+	cr_assert_eq(frr_sim_model_parse("mf:72,30,8", &c.model), 0);
+	c.dense_plane = 1;
+	run(&c, FRR_SIM_BSP, "none", &r);
+	batch = W * (P - 1) *
+		(FRR_SLOT_HDR + frr_seg_bytes(FRR_SEG_DENSE, U / W / P, k) +
+		 frr_seg_bytes(FRR_SEG_DENSE, I / P, k) + 8);
+	push = P * (P - 1) * ((U / P + I / P) * row + 16);
+	cr_assert_eq(r.bytes_batch, C * batch, "batches %llu, formula %llu",
+		     (unsigned long long)r.bytes_batch,
+		     (unsigned long long)(C * batch));
+	cr_assert_eq(r.bytes_push, C * push, "pushes %llu, formula %llu",
+		     (unsigned long long)r.bytes_push,
+		     (unsigned long long)(C * push));
+	frr_sim_result_free(&r);
+}
+
 /* On a link of bandwidth B (no per-message cost), a BSP clock of 2 x 1
  * workers is longer than on an unlimited link by a worker's batch / B plus
  * an owner's push / B (each on its own NIC, at the same time). */
@@ -349,6 +379,39 @@ Test(sim, a_slow_link_makes_a_clock_longer_by_its_bytes)
 	cr_assert(slow.comm_mean > fast.comm_mean && slow.comm_max <= 1,
 		  "communication share %.4f (unlimited: %.4f)", slow.comm_mean,
 		  fast.comm_mean);
+	frr_sim_result_free(&fast);
+	frr_sim_result_free(&slow);
+}
+
+/*
+ * Eight ranks of one worker, every batch to every shard: a sender waits
+ * for each shard's receiver in turn, in virtual time, so the clock grows
+ * by about a worker's batch and a rank's push over the bandwidth (the
+ * batches of all workers start at shard 0, as table/batch.c sends them, so
+ * the last in that queue takes up to twice its batch: 1.35x here).  When
+ * a batch booked every receiver at its start, each sender queued behind
+ * the others' whole batches, P times as long.
+ */
+Test(sim, many_senders_share_the_receivers_without_a_convoy)
+{
+	const double B = 1e8;
+	struct frr_sim_cfg c = cfg(8, 1, 10, 2400);
+	struct frr_sim_result fast, slow;
+	double extra, want;
+
+	cr_assert_eq(frr_sim_model_parse("mf:7200,2400,32", &c.model), 0);
+	c.poll_s = 0;
+	c.link = (struct frr_sim_link){ 1, 0, 0, 0 };
+	run(&c, FRR_SIM_BSP, "none", &fast);
+	c.link = (struct frr_sim_link){ 1, B, B, 0 };
+	run(&c, FRR_SIM_BSP, "none", &slow);
+	want = ((double)slow.bytes_batch + (double)slow.bytes_push) /
+	       (c.clocks * 8) / B;
+	extra = (slow.time_s - fast.time_s) / c.clocks;
+	cr_assert(extra >= want && extra <= 1.5 * want,
+		  "a clock took %.6f s longer, a worker's batch and a rank's "
+		  "push over the bandwidth %.6f s",
+		  extra, want);
 	frr_sim_result_free(&fast);
 	frr_sim_result_free(&slow);
 }

@@ -87,6 +87,11 @@ struct frr_sim_cfg {
 	const char *trace_path;
 	struct frr_sim_link link;   /* default: off (none) */
 	struct frr_sim_model model; /* default: none */
+	/* 1: the data plane before issue 21 (docs/simulator.md "The dense
+	 * plane"): every rank holds every row, rows on row % P, a batch one
+	 * dense range per table and shard, progress words to every rank,
+	 * a rank's sends under one lock.  0 (default): today's. */
+	int dense_plane;
 };
 void frr_sim_cfg_defaults(struct frr_sim_cfg *cfg);
 
@@ -105,6 +110,7 @@ struct frr_sim_study {
 	const char *net;	/* names cfg.lat_s in the output */
 	const char *link;	/* names cfg.link ("none", or custom) */
 	const char *model;	/* names cfg.model (its spec) */
+	const char *plane;	/* "now" or "dense" (cfg.dense_plane) */
 	const char *csv, *json; /* also write the results there (or NULL) */
 	/* --stragglers specs; none: the five patterns of docs/results */
 	const char *patterns[FRR_SIM_MAX_PATTERNS];

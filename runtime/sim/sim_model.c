@@ -69,6 +69,7 @@ struct sim_model {
 	uint64_t **own;	 /* set-up only: [t * P + q] rank q's declared rows */
 	int own_rank;	 /* set-up only: whose declarations item_rows adds */
 	double *ztab;	 /* lda: (V + 1)^(j / ZTAB), j = 0..ZTAB */
+	int dense;	 /* the data plane before issue 21 */
 };
 
 /* Zipf draws by table: exp() per token cost lda at 1,024 workers most of
@@ -162,6 +163,32 @@ static void item_rows(struct sim_model *md, int t, int v, uint64_t i,
 	}
 }
 
+/* Items of partition v whose rows of table t repeat after this many (0:
+ * never): mf's rating i touches user i mod block and an item of i mod
+ * ITEMS only.  A loop that adds rows to a set (which drops repeats) stops
+ * after a period: the same set, without visiting the 98 k ratings of a
+ * Netflix partition one by one. */
+static uint64_t period(const struct sim_model *md, int t, int v)
+{
+	const struct frr_sim_model *m = &md->m;
+	uint64_t W = (uint64_t)md->W;
+
+	if (m->kind != FRR_SIM_MODEL_MF)
+		return 0;
+	if (t == 1)
+		return m->b;
+	return m->a * (uint64_t)(v + 1) / W - m->a * (uint64_t)v / W;
+}
+
+/* the end of [a, b) that visits every distinct row of table t */
+static uint64_t visit_end(const struct sim_model *md, int t, int v, uint64_t a,
+			  uint64_t b)
+{
+	uint64_t n = period(md, t, v);
+
+	return n && b - a > n ? a + n : b;
+}
+
 /* Where row lives: k = t * P + its shard, li its local index there. */
 static void row_home(const struct sim_model *md, int t, uint64_t row,
 		     uint64_t *k, uint64_t *li)
@@ -233,7 +260,9 @@ static void set_of(struct sim_model *md, int v, const uint64_t (*rg)[2],
 			continue;
 		}
 		for (int r = 0; r < nrg; r++)
-			for (uint64_t i = rg[r][0]; i < rg[r][1]; i++)
+			for (uint64_t i = rg[r][0],
+				      e = visit_end(md, t, v, i, rg[r][1]);
+			     i < e; i++)
 				item_rows(md, t, v, i, mark);
 	}
 }
@@ -260,8 +289,10 @@ static struct sim_bsz shard_batch(const struct sim_model *md, int o)
 
 		if (!n)
 			continue;
-		if (frr_seg_bytes(FRR_SEG_DENSE, md->hi[k] - md->lo[k], cols) <=
-		    frr_seg_bytes(FRR_SEG_SPARSE, n, cols)) {
+		/* the dense plane sent one dense range, whatever it held */
+		if (md->dense ||
+		    frr_seg_bytes(FRR_SEG_DENSE, md->hi[k] - md->lo[k], cols) <=
+			frr_seg_bytes(FRR_SEG_SPARSE, n, cols)) {
 			kind = FRR_SEG_DENSE;
 			n = md->hi[k] - md->lo[k];
 		}
@@ -378,6 +409,10 @@ static void chunk_caps(struct sim_model *md)
 				 whole, (uint64_t)md->W,
 				 frr_seg_bytes(FRR_SEG_SPARSE, 1, max_cols))) -
 			     FRR_SLOT_HDR;
+		/* the dense plane's slots held the whole shard: a batch
+		 * was one chunk */
+		if (md->dense)
+			md->cap[o] = frr_slot_bytes(whole) - FRR_SLOT_HDR;
 	}
 }
 
@@ -442,7 +477,7 @@ static int cmp_u64(const void *a, const void *b)
 /* the rows of partition v into the rank's set */
 static void collect_part(struct sim_model *md, int t, int v)
 {
-	for (uint64_t i = 0; i < md->n; i++)
+	for (uint64_t i = 0, e = visit_end(md, t, v, 0, md->n); i < e; i++)
 		item_rows(md, t, v, i, collect);
 }
 
@@ -542,7 +577,8 @@ static int place_rows(struct sim_model *md)
 			continue;
 		for (int v = 0; v < md->W; v++) {
 			md->own_rank = v / md->T;
-			for (uint64_t i = 0; i < md->n; i++)
+			for (uint64_t i = 0, e = visit_end(md, t, v, 0, md->n);
+			     i < e; i++)
 				item_rows(md, t, v, i, declare);
 		}
 	}
@@ -569,6 +605,7 @@ int sim_model_init(struct sim *s)
 	md->T = s->cfg->T;
 	md->W = s->W;
 	md->n = s->cfg->items;
+	md->dense = s->cfg->dense_plane;
 	if (m->kind == FRR_SIM_MODEL_MF) {
 		add_table(md, m->a, m->c, 0, md->P == 1);
 		add_table(md, m->b, m->c, 0, 1); /* mf declares every item */
@@ -584,8 +621,11 @@ int sim_model_init(struct sim *s)
 	} else if (m->kind == FRR_SIM_MODEL_MLR) {
 		add_table(md, m->a, m->b, 1, 1);
 	}
+	/* the dense plane: every rank held every row, rows on row % P */
+	for (int t = 0; md->dense && t < md->nt; t++)
+		md->t[t].held_all = 1;
 	err = alloc_all(md);
-	if (!err)
+	if (!err && !md->dense)
 		err = place_rows(md);
 	if (err)
 		return err;

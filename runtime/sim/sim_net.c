@@ -57,10 +57,15 @@ int sim_net_init(struct sim *s)
 	s->rx_free = calloc((size_t)P, sizeof(double));
 	s->hb_next = malloc((size_t)P * sizeof(double));
 	s->bsz = calloc((size_t)P, sizeof(*s->bsz));
+	s->rx_acc = calloc((size_t)P, sizeof(double));
+	s->rk = calloc((size_t)P + 2 * RR_MAX_GROUP + 2, sizeof(int));
+	s->wbsz = s->cfg->link.on
+		      ? calloc((size_t)s->W * (size_t)P, sizeof(*s->wbsz))
+		      : malloc(1);
 	s->comm_w = calloc((size_t)s->cfg->clocks, sizeof(double));
 	s->push_s = calloc((size_t)s->cfg->clocks, sizeof(double));
 	if (!s->tx_free || !s->rx_free || !s->hb_next || !s->bsz ||
-	    !s->comm_w || !s->push_s)
+	    !s->comm_w || !s->push_s || !s->rx_acc || !s->rk || !s->wbsz)
 		return -ENOMEM;
 	for (int p = 0; p < P; p++)
 		s->hb_next[p] = 0.2;
@@ -76,6 +81,9 @@ void sim_net_fini(struct sim *s)
 	free(s->rx_free);
 	free(s->hb_next);
 	free(s->bsz);
+	free(s->rx_acc);
+	free(s->rk);
+	free(s->wbsz);
 	free(s->comm_w);
 	free(s->push_s);
 }
@@ -121,8 +129,29 @@ double sim_nic_send(struct sim *s, int p, int q, double t, uint64_t bytes,
 	end = flushes ? rx_end + 2 * lat * (double)flushes : start + tx;
 	if (arrive)
 		*arrive = flushes ? end - lat : rx_end + lat;
-	s->tx_free[p] = end;
+	/* The runtime's worker threads post and flush on their own lanes
+	 * (job/setup.c frr_rt_lanes_wanted), so a flush waits for its own
+	 * writes only: the wire is busy while the bytes go out, not for the
+	 * round trip.  In the dense plane of before issue 21 every send and
+	 * its flush ran under the rank's one transport lock, which held the
+	 * NIC until the flush returned. */
+	s->tx_free[p] = s->cfg->dense_plane ? end : start + tx;
 	return end;
+}
+
+/* Post from p at t or once its NIC is free, without a receiver's queue:
+ * returns when the bytes are out (the server's push, below). */
+static double nic_post(struct sim *s, int p, double t, uint64_t bytes,
+		       uint64_t msgs)
+{
+	const struct frr_sim_link *l = &s->cfg->link;
+	double start;
+
+	heartbeats(s, p, t);
+	start = t > s->tx_free[p] ? t : s->tx_free[p];
+	s->tx_free[p] = start + (double)msgs * l->msg_s +
+			(l->tx_Bps > 0 ? (double)bytes / l->tx_Bps : 0);
+	return s->tx_free[p];
 }
 
 static void add_comm(struct sim *s, const struct sim_worker *w, double t0)
@@ -149,8 +178,10 @@ void sim_batch_count(struct sim *s, int p, int v, const uint64_t (*rg)[2],
 void sim_flush(struct sim *s, struct sim_worker *w, int v,
 	       const uint64_t (*rg)[2], int nrg)
 {
-	int p = w->rank;
-	double t0 = s->now, t = s->now;
+	int p = w->rank, P = s->cfg->P;
+	double t0 = s->now;
+	/* its own copy: other workers size theirs while it waits */
+	struct sim_bsz *b = s->wbsz + (size_t)w->w * (size_t)P;
 
 	sim_batch_count(s, p, v, rg, nrg);
 	if (!s->cfg->link.on) {
@@ -159,12 +190,17 @@ void sim_flush(struct sim *s, struct sim_worker *w, int v,
 		return;
 	}
 	/* the batch to every shard in turn (batch.c batch_send), each chunk
-	 * a write, its seq word and a flush */
-	for (int o = 0; o < s->cfg->P; o++)
+	 * a write, its seq word and a flush.  One shard at a time in virtual
+	 * time: a receiver takes bytes in the order they come, so a send
+	 * must not book it ahead of others' earlier sends (booking all
+	 * shards at once put every worker's batch behind the whole of the
+	 * previous one's: at 1,024 workers a convoy of P x the batch) */
+	memcpy(b, s->bsz, (size_t)P * sizeof(*b));
+	for (int o = 0; o < P; o++)
 		if (o != p)
-			t = sim_nic_send(s, p, o, t, s->bsz[o].bytes,
-					 2 * s->bsz[o].n, s->bsz[o].n, NULL);
-	sim_sleep_until(s, t);
+			sim_sleep_until(s, sim_nic_send(s, p, o, s->now,
+							b[o].bytes, 2 * b[o].n,
+							b[o].n, NULL));
 	add_comm(s, w, t0);
 }
 
@@ -174,6 +210,12 @@ static int readers(const struct sim *s, const struct sim_worker *w, int *out)
 {
 	int n = 0, T = s->cfg->T;
 
+	/* the dense plane wrote every word to every rank */
+	for (int r = 0; s->cfg->dense_plane && r < s->cfg->P; r++)
+		if (r != w->rank)
+			out[n++] = r;
+	if (s->cfg->dense_plane)
+		return n;
 	for (int i = 0; i < w->rw.nhelpers + w->rw.nhelpees; i++) {
 		int v = i < w->rw.nhelpers ? w->rw.helpers[i]
 					   : w->rw.helpees[i - w->rw.nhelpers];
@@ -189,7 +231,7 @@ static int readers(const struct sim *s, const struct sim_worker *w, int *out)
 
 double sim_progress_send(struct sim *s, struct sim_worker *w)
 {
-	int rk[2 * RR_MAX_GROUP + 2], n;
+	int *rk = s->rk, n;
 	double t0 = s->now, t = s->now, vis = s->now + s->cfg->lat_s, arr;
 
 	if (!s->cfg->link.on || !s->reassign)
@@ -210,13 +252,26 @@ double sim_progress_send(struct sim *s, struct sim_worker *w)
 	return vis;
 }
 
+/*
+ * Every shard's server pushes at once, so the pushes are not booked one
+ * shard after the other on the receivers' queues (a receiver would then
+ * take shard 1's bytes only after all of shard 0's to every rank, a
+ * convoy of P pushes): each server's sends follow each other on its own
+ * NIC, and each receiver takes the sum of what all shards push to it at
+ * its receive bandwidth, from the clock's close on (or once it is free).
+ */
 double sim_push_clock(struct sim *s, int c, double t)
 {
 	int P = s->cfg->P;
+	const struct frr_sim_link *l = &s->cfg->link;
 	double closed = t + (P > 1 ? s->cfg->lat_s : s->cfg->local_lat_s);
+	double lat = s->cfg->lat_s;
 
+	if (s->cfg->link.on)
+		for (int r = 0; r < P; r++)
+			s->rx_acc[r] = 0;
 	for (int o = 0; o < P && s->mdl; o++) {
-		double to = t, arr;
+		double to = t;
 
 		for (int r = 0; r < P; r++) {
 			struct sim_bsz b = sim_model_push(s, o, r);
@@ -230,20 +285,33 @@ double sim_push_clock(struct sim *s, int c, double t)
 		if (!s->cfg->link.on)
 			continue;
 		/* shard.c frr_rt_try_apply: "pushing" to every rank and a
-		 * flush of each, the apply, the rows, "done" behind them */
+		 * flush of each (a round trip, the lock held in the dense
+		 * plane), the apply, the rows, "done" behind them */
 		for (int r = 0; r < P; r++)
-			if (r != o)
-				to = sim_nic_send(s, o, r, to, 8, 1, 1, NULL);
+			if (r != o) {
+				to = nic_post(s, o, to, 8, 1) + 2 * lat;
+				if (s->cfg->dense_plane)
+					s->tx_free[o] = to;
+				s->rx_acc[r] += 8;
+			}
 		for (int r = 0; r < P; r++) {
 			struct sim_bsz b = sim_model_push(s, o, r);
 
 			if (r == o)
 				continue;
-			to = sim_nic_send(s, o, r, to, b.bytes + 8, b.n + 1, 0,
-					  &arr);
-			if (arr > closed)
-				closed = arr;
+			to = nic_post(s, o, to, b.bytes + 8, b.n + 1);
+			if (to + lat > closed)
+				closed = to + lat;
+			s->rx_acc[r] += b.bytes + 8;
 		}
+	}
+	for (int r = 0; s->cfg->link.on && r < P; r++) {
+		double from = s->rx_free[r] > t ? s->rx_free[r] : t;
+
+		s->rx_free[r] =
+		    from + (l->rx_Bps > 0 ? s->rx_acc[r] / l->rx_Bps : 0);
+		if (s->rx_free[r] + lat > closed)
+			closed = s->rx_free[r] + lat;
 	}
 	if (s->cfg->link.on)
 		s->push_s[c] = closed - t;

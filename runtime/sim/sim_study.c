@@ -53,6 +53,7 @@ void frr_sim_study_defaults(struct frr_sim_study *s)
 	s->net = "ib";
 	s->link = "none";
 	s->model = "none";
+	s->plane = "now";
 	for (int m = 0; m < FRR_SIM_NMODES; m++)
 		s->modes[s->nmodes++] = m;
 }
@@ -142,7 +143,7 @@ static void print_table(const struct frr_sim_study *o,
 	       c->P, c->T, c->clocks, (unsigned long long)c->items,
 	       c->cost->desc, o->net, c->lat_s * 1e6, c->slack,
 	       (unsigned long long)c->seed);
-	printf("link %s, model %s\n", o->link, o->model);
+	printf("link %s, model %s, plane %s\n", o->link, o->model, o->plane);
 	printf("ideal (%s without stragglers): %.4f s\n\n",
 	       c->slack ? "ssp" : "bsp", ideal);
 	printf("%-28s %-7s %10s %8s %8s %8s %10s %6s %6s %10s %8s\n", "pattern",
@@ -188,7 +189,7 @@ static void write_csv(FILE *f, const struct frr_sim_study *o,
 		   "x_bound,work_s,dropped_frac,rr_offers,rr_accepted,"
 		   "rr_cancelled,rr_items_reassigned,sim_wall_s,sim_cpu_s,"
 		   "events,link,model,comm_share,comm_max,bytes_batch,"
-		   "bytes_push,bytes_ctl,bytes_state,msgs\n");
+		   "bytes_push,bytes_ctl,bytes_state,msgs,plane\n");
 	for (int i = 0; i < nrows; i++) {
 		const struct frr_sim_result *r = &rows[i].r;
 
@@ -212,13 +213,13 @@ static void write_csv(FILE *f, const struct frr_sim_study *o,
 		csv_str(f, o->link);
 		fputc(',', f);
 		csv_str(f, o->model);
-		fprintf(f, ",%.6f,%.6f,%llu,%llu,%llu,%llu,%llu\n",
+		fprintf(f, ",%.6f,%.6f,%llu,%llu,%llu,%llu,%llu,%s\n",
 			r->comm_mean, r->comm_max,
 			(unsigned long long)r->bytes_batch,
 			(unsigned long long)r->bytes_push,
 			(unsigned long long)r->bytes_ctl,
 			(unsigned long long)r->bytes_state,
-			(unsigned long long)r->msgs);
+			(unsigned long long)r->msgs, o->plane);
 	}
 }
 
@@ -275,6 +276,8 @@ static void write_json(FILE *f, const struct frr_sim_study *o,
 	fprintf(f, ", \"link_gbps\": %g, \"msg_us\": %g, \"model\": ",
 		c->link.tx_Bps * 8 / 1e9, c->link.msg_s * 1e6);
 	frr_json_str(f, o->model);
+	fprintf(f, ", \"plane\": ");
+	frr_json_str(f, o->plane);
 	fprintf(f, ", \"cost\": ");
 	frr_json_str(f, c->cost->desc);
 	fprintf(f, "},\n  \"ideal_s\": %.6f,\n  \"runs\": [\n", ideal);
