@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "sim_int.h"
+#include "sizes.h"
 
 /* Nominal line rates; per-message costs are estimates (docs/simulator.md
  * "Link presets" has the sources).  Latencies are --net's. */
@@ -196,11 +197,14 @@ void sim_flush(struct sim *s, struct sim_worker *w, int v,
 	 * shards at once put every worker's batch behind the whole of the
 	 * previous one's: at 1,024 workers a convoy of P x the batch) */
 	memcpy(b, s->bsz, (size_t)P * sizeof(*b));
-	for (int o = 0; o < P; o++)
+	for (int i = 0; i < P; i++) {
+		int o = frr_batch_dest(p, P, i);
+
 		if (o != p)
 			sim_sleep_until(s, sim_nic_send(s, p, o, s->now,
 							b[o].bytes, 2 * b[o].n,
 							b[o].n, NULL));
+	}
 	add_comm(s, w, t0);
 }
 

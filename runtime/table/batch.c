@@ -354,7 +354,9 @@ int frr_rt_batch_send(struct frr_ctx *c, int final, int nextra)
 	int err = 0;
 
 	group_written(rt, c->cache);
-	for (int o = 0; o < rt->P && !err; o++) {
+	for (int i = 0; i < rt->P && !err; i++) {
+		int o = frr_batch_dest(rt->rank, rt->P, i);
+
 		ch.o = o;
 		ch.cap = frr_rt_slot_size(rt, o, c->snd->id) - FRR_SLOT_HDR;
 		err = batch_to(&ch);

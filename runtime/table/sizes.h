@@ -55,4 +55,14 @@ static inline uint64_t frr_seg_fit(uint64_t room, int sparse, uint32_t cols)
 	return room >= FRR_SEG_HDR + 7 + rb ? (room - FRR_SEG_HDR - 7) / rb : 0;
 }
 
+/* The i-th shard (0 <= i < P) a batch of rank r goes to: the next ranks
+ * first and its own last, so the ranks' batches do not all start at shard
+ * 0 and queue behind each other there (incast; the simulator's part (d)
+ * found it).  The order of the sends changes no result: a shard applies
+ * in the partitions' order, not the arrivals' (table/shard.c). */
+static inline int frr_batch_dest(int r, int P, int i)
+{
+	return (r + 1 + i) % P;
+}
+
 #endif /* FLEXRR_RUNTIME_TABLE_SIZES_H */
