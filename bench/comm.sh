@@ -70,22 +70,13 @@ fi
 bench_kjv "$tmp"
 
 # pair: wait (up to 240 s) until the other VM reached NAME too
-pair_barrier() {
-	local other=b
-	[ "$SOFTROCE_VM" = b ] && other=a
-	touch "$scratch/sync.$1.$SOFTROCE_VM"
-	for _ in $(seq 1 4800); do
-		[ -e "$scratch/sync.$1.$other" ] && return 0
-		sleep 0.05
-	done
-	echo "comm.sh: VM $other did not reach '$1' within 240 s" >&2
-	exit 1
-}
+. scripts/lib/pairsync.sh
+sync_vm() { pair_barrier "$scratch" "$1" || exit 1; }
 
 if [ -n "${SOFTROCE_VM:-}" ]; then
 	# in the pair: VM a serves, VM b writes across the wire
 	vb=(--backend verbs -d "$RXE_DEV" -x "$RXE_GID_IDX" -s 1M -n 300)
-	pair_barrier bw
+	sync_vm bw
 	if [ "$SOFTROCE_VM" = a ]; then
 		"$bin" bench write_bw "${vb[@]}" >"$tmp/bw-srv" 2>&1 || true
 	else
@@ -93,7 +84,7 @@ if [ -n "${SOFTROCE_VM:-}" ]; then
 		"$bin" bench write_bw "${vb[@]}" -- "$RXE_PEER_IP" 2>/dev/null |
 			awk '$1 == 1048576 { print $4 }' >"$scratch/bw" || true
 	fi
-	pair_barrier bw-done
+	sync_vm bw-done
 	bw=$(cat "$scratch/bw" 2>/dev/null || true)
 elif [ -n "${RXE_DEV:-}" ]; then
 	# in the VM: the server side in the background, the client to it
@@ -140,7 +131,7 @@ run_job() {
 		return
 	fi
 	port=$((port + 1))
-	pair_barrier "job-$app-$P"
+	sync_vm "job-$app-$P"
 	lo=0 hi=$((P / 2))
 	[ "$SOFTROCE_VM" = b ] && lo=$((P / 2)) hi=$P
 	for ((r = lo; r < hi; r++)); do
@@ -158,7 +149,7 @@ run_job() {
 	for ((r = lo; r < hi; r++)); do
 		grep -m1 'error' "$tmp/err.$r" || true
 	done >"$tmp/err"
-	pair_barrier "done-$app-$P"
+	sync_vm "done-$app-$P"
 	return $rc
 }
 

@@ -22,18 +22,9 @@ export FLEXRR_SIZE=2 FLEXRR_RANK=$rank FLEXRR_TEST_BACKENDS=verbs
 token=$(cat "$out/token")
 rdv_ip=192.168.77.1 # VM a: rank 0 listens there
 
+. "$(dirname "$0")/../lib/pairsync.sh"
 # barrier NAME: wait (up to 240 s) until the other VM reached NAME too
-barrier() {
-	local other=b
-	[ "$vm" = b ] && other=a
-	touch "$out/sync.$1.$vm"
-	for _ in $(seq 1 4800); do
-		[ -e "$out/sync.$1.$other" ] && return 0
-		sleep 0.05
-	done
-	echo "2vm $vm: VM $other did not reach '$1' within 240 s"
-	return 1
-}
+barrier() { pair_barrier "$out" "$1"; }
 
 # job NAME PORT CMD...: run this VM's rank of job NAME, bounded
 job() {
