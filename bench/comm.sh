@@ -59,11 +59,15 @@ if [ "$backend" = verbs ] && [ -z "${RXE_DEV:-}" ] &&
 		scratch=$(mktemp -d "$bdir/comm-pair.XXXXXX")
 		trap 'rm -rf "$tmp" "$scratch"' EXIT
 		od -An -tx1 -N16 /dev/urandom | tr -d ' \n' >"$scratch/token"
+		rc=0
 		scripts/softroce-vm.sh pair --smp 2 --timeout 3000 --share "$PWD" \
 			--libs-of "$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")" -- \
-			"$(printf '%q ' bash bench/comm.sh "${args[@]}" --scratch "$scratch")" |
-			sed -n 's/^[ab]| \(#\|app\|mf\|lda\|mlr\)/\1/p'
-		exit "${PIPESTATUS[0]}"
+			"$(printf '%q ' bash bench/comm.sh "${args[@]}" --scratch "$scratch")" 2>&1 |
+			tee "$scratch/console" |
+			sed -n 's/^[ab]| \(#\|app\|mf\|lda\|mlr\)/\1/p' || rc=$?
+		# a failed pair says why: the consoles' last lines
+		[ "$rc" = 0 ] || tail -n 30 "$scratch/console" >&2
+		exit "$rc"
 	fi
 	bench_in_vm 3000 "$bin" "${args[@]}"
 fi
