@@ -198,7 +198,9 @@ void sim_flush(struct sim *s, struct sim_worker *w, int v,
 	 * previous one's: at 1,024 workers a convoy of P x the batch) */
 	memcpy(b, s->bsz, (size_t)P * sizeof(*b));
 	for (int i = 0; i < P; i++) {
-		int o = frr_batch_dest(p, P, i);
+		/* the dense plane sent to shards 0 .. P - 1, every rank alike
+		 */
+		int o = s->cfg->dense_plane ? i : frr_batch_dest(p, P, i);
 
 		if (o != p)
 			sim_sleep_until(s, sim_nic_send(s, p, o, s->now,
