@@ -346,9 +346,12 @@ static int rt_init(struct frr_rt *rt, struct frr_oob *oob,
 			rt->prog_shift++;
 	}
 	rt->tb->consumed = calloc((size_t)rt->W, sizeof(uint64_t));
+	rt->tb->lhand =
+	    calloc((size_t)rt->T * rt->tb->K, sizeof(*rt->tb->lhand));
 	rt->tb->scratch = calloc(3 * (size_t)rt->W, sizeof(int));
 	rt->tb->eager_last = calloc((size_t)rt->W, 2 * sizeof(size_t));
-	if (!rt->tb->consumed || !rt->tb->scratch || !rt->tb->eager_last)
+	if (!rt->tb->consumed || !rt->tb->lhand || !rt->tb->scratch ||
+	    !rt->tb->eager_last)
 		return -ENOMEM;
 	return frr_rt_tables_init(rt);
 }
@@ -378,6 +381,7 @@ static int rt_fini(struct frr_rt *rt)
 	free(rt->prog_nsubs);
 	free(rt->prog_read);
 	free(rt->tb->consumed);
+	free(rt->tb->lhand);
 	free(rt->tb->scratch);
 	free(rt->tb->eager_last);
 	free(rt->tb->shard_rows);

@@ -2,17 +2,21 @@
 /*
  * Flushing a worker cache: one update batch per shard, in chunks written
  * into slots of the shard's inbox that the sender owns (docs/runtime.md
- * "Update batches on the wire"; format in table.h).  Per table and shard a
+ * "Update batches on the wire"; format in table.h), or, to its own rank,
+ * into buffers of its own the server takes as they are (struct
+ * frr_lbufs).  Per table and shard a
  * batch carries the written rows' ids and updates, or one dense range
  * where that is smaller.  A written row's update is (value - value at the
  * fetch) x the weight of the table's combine rule for ADD tables (no
  * per-step delta stores in the app's loop), the value for SET tables (always
  * sparse: a dense range would carry unwritten rows), the gradient sum for
  * AdaGrad.  The
- * own end-of-clock batch of a FRR_TABLE_SEE_OWN_PENDING table also records what
- * it pushed, for later fetches (table/cache.c).
+ * own end-of-clock batch of an ADD or SET table (not opted out) also records
+ * what it pushed, for later fetches (table/cache.c): a copy for rows of other
+ * ranks' shards, a pointer into its own chunk for rows of this rank's.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "flexrr/log.h"
@@ -88,6 +92,62 @@ static float batch_scale(const struct frr_ctx *c, const struct frr_tcache *tc)
 	return s;
 }
 
+/* A buffer for a chunk of clock `clock` to this rank (struct frr_lbufs):
+ * first every buffer whose clock the local shard has applied is free
+ * again (done is read once: clocks < done are applied). */
+static uint8_t *lbuf_get(struct frr_rt *rt, struct frr_sender *wk, int clock)
+{
+	struct frr_lbufs *lb = &wk->lb;
+	uint64_t done = frr_rt_shard_done(rt, rt->rank);
+	size_t keep = 0;
+	uint8_t *p;
+
+	if (!lb->size)
+		lb->size = frr_rt_slot_size(rt, rt->rank, wk->id);
+	for (size_t i = 0; i < lb->nuse; i++) {
+		if ((uint64_t)lb->clock[i] < done) {
+			lb->free[lb->nfree++] = lb->use[i];
+			continue;
+		}
+		lb->use[keep] = lb->use[i];
+		lb->clock[keep++] = lb->clock[i];
+	}
+	lb->nuse = keep;
+	if (lb->nuse == lb->cap) {
+		size_t cap = lb->cap ? 2 * lb->cap : 16;
+		uint8_t **u = realloc(lb->use, cap * sizeof(*u));
+		uint8_t **f = u ? realloc(lb->free, cap * sizeof(*f)) : NULL;
+		int *c = f ? realloc(lb->clock, cap * sizeof(*c)) : NULL;
+
+		if (u)
+			lb->use = u;
+		if (f)
+			lb->free = f;
+		if (!c)
+			return NULL;
+		lb->clock = c;
+		lb->cap = cap;
+	}
+	p = lb->nfree ? lb->free[--lb->nfree] : malloc(lb->size);
+	if (p) {
+		lb->use[lb->nuse] = p;
+		lb->clock[lb->nuse++] = clock;
+	}
+	return p;
+}
+
+void frr_rt_lbufs_fini(struct frr_lbufs *lb)
+{
+	for (size_t i = 0; i < lb->nuse; i++)
+		free(lb->use[i]);
+	for (size_t i = 0; i < lb->nfree; i++)
+		free(lb->free[i]);
+	free(lb->use);
+	free(lb->free);
+	free(lb->clock);
+	memset(lb, 0, sizeof(*lb));
+}
+
 /* The chunks of one batch to one rank being filled (one slot at a time). */
 struct chunker {
 	struct frr_ctx *c;
@@ -96,6 +156,7 @@ struct chunker {
 	uint8_t *dst; /* the slot (local inbox) or the staging buffer */
 	size_t soff;  /* the slot's offset in o's inbox */
 	uint64_t seq, used, cap;
+	int k;			/* the slot */
 	int final, nextra, own; /* own: the own batch of the clock (pend) */
 	_Atomic uint64_t *local_seq; /* the local last chunk, published last */
 	uint64_t lseq, bytes;
@@ -109,13 +170,21 @@ static int chunk_open(struct chunker *ch)
 
 	if (err)
 		return err;
+	if (ch->o == rt->rank) {
+		ch->dst = lbuf_get(rt, wk, ch->c->clock);
+		if (!ch->dst)
+			return frr_rt_fail(rt, -ENOMEM,
+					   "worker %d: out of memory for its "
+					   "update batch",
+					   wk->id);
+	} else {
+		ch->dst = frr_tp_mr_ptr(wk->stage);
+		ch->soff = frr_rt_slot_off(rt, ch->o, wk->id, k);
+	}
 	ch->seq = ++wk->sent_seq[ch->o];
 	wk->slot_seq[(size_t)ch->o * rt->tb->K + k] = ch->seq;
-	ch->soff = frr_rt_slot_off(rt, ch->o, wk->id, k);
-	ch->dst = ch->o == rt->rank ? rt->tb->inboxp + ch->soff
-				    : frr_tp_mr_ptr(wk->stage);
-	if (ch->o != rt->rank)
-		((struct frr_slot_hdr *)ch->dst)->seq = 0;
+	ch->k = k;
+	((struct frr_slot_hdr *)ch->dst)->seq = 0;
 	ch->used = 0;
 	ch->open = 1;
 	return 0;
@@ -152,6 +221,7 @@ static int chunk_close(struct chunker *ch, int last)
 	struct frr_ctx *c = ch->c;
 	struct frr_rt *rt = c->rt;
 	struct frr_slot_hdr *h = (struct frr_slot_hdr *)ch->dst;
+	struct frr_lhand *lh;
 
 	h->sender = c->snd->id;
 	h->owner = c->part;
@@ -167,12 +237,14 @@ static int chunk_close(struct chunker *ch, int last)
 	if (ch->o != rt->rank)
 		return slot_write(rt, c->snd, ch->o, ch->soff, ch->used,
 				  ch->seq);
+	/* to this rank: the server takes the buffer itself (frr_lhand) */
+	lh = &rt->tb->lhand[(size_t)c->snd->local * rt->tb->K + ch->k];
+	lh->buf = ch->dst;
 	if (last) { /* published after the clock record (batch_send) */
-		ch->local_seq = (_Atomic uint64_t *)&h->seq;
+		ch->local_seq = &lh->seq;
 		ch->lseq = ch->seq;
 	} else {
-		atomic_store_explicit((_Atomic uint64_t *)&h->seq, ch->seq,
-				      memory_order_release);
+		atomic_store_explicit(&lh->seq, ch->seq, memory_order_release);
 	}
 	return 0;
 }
@@ -202,15 +274,23 @@ static void row_update(struct chunker *ch, struct frr_tcache *tc, uint64_t row,
 		for (uint32_t j = 0; j < cols; j++)
 			out[j] = (v[j] - s[j]) * scale;
 	if (ch->own && tc->ptag) {
-		int ring = ch->c->cache->ring;
-		uint64_t r = tc->pslot[row] ? tc->pslot[row] - 1 : tc->npend,
+		int ring = ch->c->cache->ring, here = ch->o == ch->c->rt->rank;
+		uint32_t *n = here ? &tc->nlpend : &tc->npend;
+		uint64_t r = tc->pslot[row] ? tc->pslot[row] - 1 : *n,
 			 at = r * (uint64_t)ring +
 			      (uint64_t)(ch->c->clock % ring);
 
 		if (!tc->pslot[row])
-			tc->pslot[row] = ++tc->npend;
-		memcpy(tc->pend + at * cols, out, cols * sizeof(float));
-		tc->ptag[at] = ch->c->clock + 1;
+			tc->pslot[row] = ++*n;
+		/* a row of this rank's shard: its change stays where it is,
+		 * in the chunk the local shard applies (struct frr_lbufs) */
+		if (here) {
+			tc->lref[at] = out;
+			tc->ltag[at] = ch->c->clock + 1;
+		} else {
+			memcpy(tc->pend + at * cols, out, cols * sizeof(float));
+			tc->ptag[at] = ch->c->clock + 1;
+		}
 	}
 }
 

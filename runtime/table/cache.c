@@ -100,7 +100,12 @@ int frr_cache_init(struct frr_rt *rt, struct frr_cache *k, int ring)
 			tc->ptag =
 			    calloc((size_t)ring * s->rows, sizeof(int32_t));
 			tc->pslot = calloc(s->rows, sizeof(uint32_t));
-			if (!tc->pend || !tc->ptag || !tc->pslot)
+			tc->lref = (const float **)calloc(
+			    (size_t)ring * s->rows, sizeof(*tc->lref));
+			tc->ltag =
+			    calloc((size_t)ring * s->rows, sizeof(int32_t));
+			if (!tc->pend || !tc->ptag || !tc->pslot || !tc->lref ||
+			    !tc->ltag)
 				return -ENOMEM;
 		}
 	}
@@ -124,6 +129,8 @@ void frr_cache_fini(struct frr_cache *k)
 		free(tc->wstart);
 		free(tc->pend);
 		free(tc->ptag);
+		free(tc->lref);
+		free(tc->ltag);
 		free(tc->comp);
 	}
 	memset(k, 0, sizeof(*k));
@@ -209,9 +216,13 @@ static uint64_t load_eager(struct frr_rt *rt, int o, int t, uint64_t d,
 }
 
 /* Add what this worker pushed in clocks [d, clock) for this row (ADD), or
- * take the latest value it pushed in them (SET: a pushed value replaces). */
+ * take the latest value it pushed in them (SET: a pushed value replaces).
+ * here: the row is of this rank's shard, its changes are where its chunks
+ * are (lref: table/batch.c), which stay until the shard has applied their
+ * clock, that is until done > their clock, and d, read after, skips them. */
 static void add_pending(const struct frr_cache *k, const struct frr_tcache *tc,
-			uint64_t row, uint64_t d, int clock, float *val)
+			uint64_t row, uint64_t d, int clock, int here,
+			float *val)
 {
 	uint64_t r = tc->pslot[row];
 	const int32_t *tag;
@@ -220,14 +231,15 @@ static void add_pending(const struct frr_cache *k, const struct frr_tcache *tc,
 
 	if (!r--)
 		return; /* never pushed by this worker */
-	tag = tc->ptag + r * (uint64_t)k->ring;
+	tag = (here ? tc->ltag : tc->ptag) + r * (uint64_t)k->ring;
 	for (int s = 0; s < k->ring; s++) {
 		int64_t pc = (int64_t)tag[s] - 1;
+		uint64_t at = r * (uint64_t)k->ring + (uint64_t)s;
 		const float *p;
 
 		if (pc < (int64_t)d || pc >= clock)
 			continue;
-		p = tc->pend + (r * (uint64_t)k->ring + (uint64_t)s) * tc->cols;
+		p = here ? tc->lref[at] : tc->pend + at * tc->cols;
 		if (tc->rule == FRR_UPDATE_SET) {
 			if (pc > last_pc) {
 				last_pc = pc;
@@ -276,10 +288,10 @@ fetch(struct frr_ctx *c, struct frr_tcache *tc, int t, uint64_t row)
 		add_pending(
 		    k, tc, row,
 		    load_eager(rt, o, c->snd->local, d, src, val, tc->cols),
-		    c->clock, val);
+		    c->clock, o == rt->rank, val);
 	} else if (tc->ptag) {
 		d = load_exact(rt, o, src, val, tc->cols);
-		add_pending(k, tc, row, d, c->clock, val);
+		add_pending(k, tc, row, d, c->clock, o == rt->rank, val);
 	} else {
 		/* done first: the copy holds at least the clocks < d */
 		d = frr_rt_shard_done(rt, o);

@@ -110,6 +110,13 @@ void *frr_rt_pay_get(struct frr_rt *rt, uint64_t n)
 	return malloc(cap);
 }
 
+void frr_rt_chunk_free(struct frr_rt *rt, struct frr_chunk *ck)
+{
+	if (!ck->lent)
+		frr_rt_pay_put(rt, ck->pay, ck->h.bytes);
+	ck->pay = NULL;
+}
+
 void frr_rt_pay_put(struct frr_rt *rt, void *p, uint64_t n)
 {
 	uint64_t cap;
@@ -186,10 +193,27 @@ static void backup_count(struct frr_rt *rt, const struct frr_slot_hdr *h)
 				      memory_order_release);
 }
 
-/* Copy slot k of sender v (its next seq) into the store and free it. */
+/* Sender v's slot k: a worker of this rank's (struct frr_lhand), else the
+ * inbox's; its seq word. */
+static const _Atomic uint64_t *slot_seq(struct frr_rt *rt, int v, int k)
+{
+	if (v / rt->T == rt->rank)
+		return &rt->tb->lhand[(size_t)(v % rt->T) * rt->tb->K + k].seq;
+	return (const _Atomic uint64_t *)&slot_hdr(rt, v, k)->seq;
+}
+
+/* Copy slot k of sender v (its next seq) into the store and free it.  A
+ * chunk of a worker of this rank is in a buffer of that worker's (struct
+ * frr_lbufs), which stays until its clock is applied: the store keeps it
+ * there, without a copy (lent). */
 static int drain_slot(struct frr_rt *rt, int v, int k, uint64_t seq)
 {
-	const struct frr_slot_hdr *in = slot_hdr(rt, v, k);
+	int lent = v / rt->T == rt->rank;
+	const struct frr_slot_hdr *in =
+	    lent ? (const struct frr_slot_hdr *)rt->tb
+		       ->lhand[(size_t)(v % rt->T) * rt->tb->K + k]
+		       .buf
+		 : slot_hdr(rt, v, k);
 	uint64_t cap = frr_rt_slot_size(rt, rt->rank, v) - FRR_SLOT_HDR;
 	struct frr_chunk ck;
 	const struct frr_slot_hdr *h = &ck.h;
@@ -206,20 +230,23 @@ static int drain_slot(struct frr_rt *rt, int v, int k, uint64_t seq)
 		return corrupt(rt, h, v, "bad header");
 	if (h->clock < rt->tb->next_apply)
 		return corrupt(rt, h, v, "a clock already applied");
-	ck.pay = frr_rt_pay_get(rt, h->bytes);
+	ck.lent = lent;
+	ck.pay =
+	    lent ? (uint8_t *)in + FRR_SLOT_HDR : frr_rt_pay_get(rt, h->bytes);
 	if (!ck.pay)
 		return frr_rt_fail(rt, -ENOMEM,
 				   "rank %d: out of memory copying a %llu-byte "
 				   "update batch",
 				   rt->rank, (unsigned long long)h->bytes);
-	memcpy(ck.pay, (const uint8_t *)in + FRR_SLOT_HDR, h->bytes);
+	if (!lent)
+		memcpy(ck.pay, (const uint8_t *)in + FRR_SLOT_HDR, h->bytes);
 	if (!payload_ok(rt, ck.pay, h->bytes)) {
-		frr_rt_pay_put(rt, ck.pay, h->bytes);
+		frr_rt_chunk_free(rt, &ck);
 		return corrupt(rt, h, v, "bad segments");
 	}
 	err = store_push(rt, &ck);
 	if (err) {
-		frr_rt_pay_put(rt, ck.pay, h->bytes);
+		frr_rt_chunk_free(rt, &ck);
 		return err;
 	}
 	backup_count(rt, h);
@@ -236,7 +263,7 @@ int frr_rt_inbox_drain(struct frr_rt *rt)
 			uint64_t want = rt->tb->consumed[v] + 1;
 			int err;
 
-			if (frr_tp_load_u64(&slot_hdr(rt, v, k)->seq) != want)
+			if (frr_tp_load_u64(slot_seq(rt, v, k)) != want)
 				continue;
 			err = drain_slot(rt, v, k, want);
 			if (err)
@@ -288,16 +315,15 @@ size_t frr_rt_inbox_select(struct frr_rt *rt, int c)
 
 void frr_rt_inbox_release(struct frr_rt *rt, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		frr_rt_pay_put(rt, rt->tb->sel[i].pay, rt->tb->sel[i].h.bytes);
-		rt->tb->sel[i].pay = NULL;
-	}
+	for (size_t i = 0; i < n; i++)
+		frr_rt_chunk_free(rt, &rt->tb->sel[i]);
 }
 
 void frr_rt_inbox_fini(struct frr_rt *rt)
 {
 	for (size_t i = 0; i < rt->tb->nstore; i++)
-		free(rt->tb->store[i].pay);
+		if (!rt->tb->store[i].lent)
+			free(rt->tb->store[i].pay);
 	for (unsigned c = 0; c < FRR_PAY_CLASSES; c++)
 		while (rt->tb->pay_free[c]) {
 			void *p = rt->tb->pay_free[c];

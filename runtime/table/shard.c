@@ -260,8 +260,7 @@ int frr_rt_eager_apply(struct frr_rt *rt)
 		if (!eager_due(rt, last, i))
 			continue;
 		apply_chunk(rt, ck, dlo, dhi);
-		frr_rt_pay_put(rt, ck->pay, ck->h.bytes);
-		ck->pay = NULL; /* applied */
+		frr_rt_chunk_free(rt, ck); /* applied */
 	}
 	for (int t = 0; t < rt->tb->ntables && !err; t++)
 		err = frr_rt_push_rows(rt, t, dlo[t], dhi[t]);

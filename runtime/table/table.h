@@ -70,6 +70,14 @@ struct frr_tcache {
 	int32_t *ptag;
 	uint32_t *pslot;
 	uint32_t npend;
+	/* the same for rows of this rank's own shard, without a copy: their
+	 * changes sit in the batch's own chunk buffers (struct frr_lbufs),
+	 * which the local shard applies from and which live until it has:
+	 * per local record (pslot of a local row), ring entries of a pointer
+	 * to the row's change there (lref) and its tag (ltag) */
+	const float **lref;
+	int32_t *ltag;
+	uint32_t nlpend;
 	/* FRR_TABLE_COMPENSATED: per slot x cols, the running compensation
 	 * of the batch's updates (the value's lost low part, negated) */
 	float *comp;
@@ -236,6 +244,25 @@ struct frr_wclock {
 	uint64_t dropped;	/* mode backup: items not run (cut) */
 };
 
+/*
+ * The chunks a worker thread sends to its own rank are written into
+ * buffers of its own, not into its inbox slot, and the server keeps them
+ * as they are (table/inbox.c: no copy): so the changes of the rows of this
+ * rank's shard exist once, read by the shard's apply and by this worker's
+ * read-my-writes (struct frr_tcache lref).  A buffer is taken again once
+ * the local shard's done word says its clock is applied: then neither the
+ * server nor a fetch (which skips the clocks < done) reads it any more.
+ * Used by the sending thread only.
+ */
+struct frr_lbufs {
+	uint8_t **use; /* buffers holding chunks of clocks not yet applied */
+	int *clock;    /* their clocks */
+	size_t nuse, cap;
+	uint8_t **free; /* buffers to reuse (nfree of cap) */
+	size_t nfree;
+	size_t size; /* bytes of a buffer: a local inbox slot's */
+};
+
 /* A worker thread's side of the data path: its caches, the transport it
  * sends on and the sequence numbers of what it sent.  Used by that thread
  * only (worker/worker.h embeds it in struct frr_worker). */
@@ -250,8 +277,9 @@ struct frr_sender {
 	struct frr_tp_ep **lane_ep;	/* [P] */
 	struct frr_tp_rmr **lane_inbox; /* [P] */
 	uint64_t *sent_seq;		/* per dest rank */
-	uint64_t *slot_seq; /* [P][K]: seq last written into each slot */
-	float *bad_row;	    /* handed out after an app's out-of-range access */
+	uint64_t *slot_seq;  /* [P][K]: seq last written into each slot */
+	float *bad_row;	     /* handed out after an app's out-of-range access */
+	struct frr_lbufs lb; /* its chunks to its own rank */
 };
 
 struct frr_worker; /* worker/worker.h */
@@ -291,6 +319,17 @@ struct frr_chunk {
 	struct frr_slot_hdr h;
 	uint8_t *pay; /* h.bytes, malloc'ed; eager: NULL once applied (the
 		       * header stays until its clock is complete) */
+	int lent;     /* pay is in a local sender's buffer (struct
+		       * frr_lbufs): not the server's to free */
+};
+
+/* A local sender's slot k: where its chunk is (the buffer, header first)
+ * and its seq (0 = none yet), published last.  In the server's private
+ * memory, not the inbox a peer may write: a pointer must not come from
+ * there.  rt->tb->lhand[thread * K + k]. */
+struct frr_lhand {
+	_Atomic uint64_t seq;
+	uint8_t *buf;
 };
 
 /* Size classes of the payload pool: 8 per power of two up to 2^63. */
@@ -322,9 +361,10 @@ struct frr_tables {
 	uint32_t own_declared; /* tables the app flagged so (bit t) */
 
 	/* server state */
-	uint64_t *consumed; /* [sender]: seq of the last chunk drained */
-	int *scratch;	    /* 3 * W ints for try_apply */
-	size_t *eager_last; /* 2 * W: eager apply's per-sender scratch */
+	uint64_t *consumed;	 /* [sender]: seq of the last chunk drained */
+	struct frr_lhand *lhand; /* [T * K]: local senders' slots */
+	int *scratch;		 /* 3 * W ints for try_apply */
+	size_t *eager_last;	 /* 2 * W: eager apply's per-sender scratch */
 	/* drained chunks not applied yet (clocks >= next_apply), and the
 	 * selection of the clock being applied */
 	struct frr_chunk *store, *sel;
@@ -384,6 +424,8 @@ void frr_cache_next_batch(struct frr_cache *k);
  * c->clock); visible on return.  final: the owner's own end-of-clock
  * batch, announcing nextra more batches of (part, clock). */
 int frr_rt_batch_send(struct frr_ctx *c, int final, int nextra);
+/* Free a sender's local chunk buffers (after the server is done). */
+void frr_rt_lbufs_fini(struct frr_lbufs *lb);
 /* Payload bytes a chunk to rank o can carry. */
 size_t frr_rt_chunk_cap(const struct frr_rt *rt, int o);
 
@@ -435,6 +477,9 @@ void frr_rt_inbox_release(struct frr_rt *rt, size_t n);
  * (server thread only). */
 void *frr_rt_pay_get(struct frr_rt *rt, uint64_t n);
 void frr_rt_pay_put(struct frr_rt *rt, void *p, uint64_t n);
+/* Done with a drained chunk's payload: back to the pool, unless it is a
+ * local sender's (lent); pay = NULL. */
+void frr_rt_chunk_free(struct frr_rt *rt, struct frr_chunk *ck);
 void frr_rt_inbox_fini(struct frr_rt *rt);
 
 #endif /* FLEXRR_RUNTIME_TABLE_H */

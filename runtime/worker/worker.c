@@ -441,6 +441,7 @@ void frr_rt_workers_fini(struct frr_rt *rt)
 
 		frr_cache_fini(&wk->dp.own);
 		frr_cache_fini(&wk->dp.help);
+		frr_rt_lbufs_fini(&wk->dp.lb);
 		free(wk->dp.sent_seq);
 		free(wk->dp.slot_seq);
 		free(wk->mbox_sent);
