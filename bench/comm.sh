@@ -59,37 +59,21 @@ if [ "$backend" = verbs ] && [ -z "${RXE_DEV:-}" ] &&
 		scratch=$(mktemp -d "$bdir/comm-pair.XXXXXX")
 		trap 'rm -rf "$tmp" "$scratch"' EXIT
 		od -An -tx1 -N16 /dev/urandom | tr -d ' \n' >"$scratch/token"
-		rc=0
 		scripts/softroce-vm.sh pair --smp 2 --timeout 3000 --share "$PWD" \
 			--libs-of "$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")" -- \
-			"$(printf '%q ' bash bench/comm.sh "${args[@]}" --scratch "$scratch")" 2>&1 |
-			tee "$scratch/console" |
-			sed -n 's/^[ab]| \(#\|app\|mf\|lda\|mlr\)/\1/p' || rc=$?
-		# a failed pair says why: the consoles' last lines
-		[ "$rc" = 0 ] || tail -n 30 "$scratch/console" >&2
-		exit "$rc"
+			"$(printf '%q ' bash bench/comm.sh "${args[@]}" --scratch "$scratch")" |
+			sed -n 's/^[ab]| \(#\|app\|mf\|lda\|mlr\)/\1/p'
+		exit "${PIPESTATUS[0]}"
 	fi
 	bench_in_vm 3000 "$bin" "${args[@]}"
 fi
 bench_kjv "$tmp"
 
-# pair: wait (up to 240 s) until the other VM reached NAME too
-. scripts/lib/pairsync.sh
-sync_vm() { pair_barrier "$scratch" "$1" || exit 1; }
-
 if [ -n "${SOFTROCE_VM:-}" ]; then
-	# in the pair: VM a serves, VM b writes across the wire
-	vb=(--backend verbs -d "$RXE_DEV" -x "$RXE_GID_IDX" -s 1M -n 300)
-	sync_vm bw
-	if [ "$SOFTROCE_VM" = a ]; then
-		"$bin" bench write_bw "${vb[@]}" >"$tmp/bw-srv" 2>&1 || true
-	else
-		sleep 1
-		"$bin" bench write_bw "${vb[@]}" -- "$RXE_PEER_IP" 2>/dev/null |
-			awk '$1 == 1048576 { print $4 }' >"$scratch/bw" || true
-	fi
-	sync_vm bw-done
-	bw=$(cat "$scratch/bw" 2>/dev/null || true)
+	# in the pair (scripts/lib/pair.sh): VM b writes across the wire to VM a
+	. scripts/lib/pair.sh
+	pair_write_bw "$bin" "$scratch" 300 || exit 1
+	bw=$pair_bw
 elif [ -n "${RXE_DEV:-}" ]; then
 	# in the VM: the server side in the background, the client to it
 	vb=(--backend verbs -d "$RXE_DEV" -x "$RXE_GID_IDX" -s 1M -n 300)
@@ -126,7 +110,7 @@ app_args() { # app
 # it in the pair (ranks 0 .. P/2 - 1 in VM a, the rest in VM b); 0 or not
 port=7300
 run_job() {
-	local app=$1 P=$2 m=$3 r lo hi rc=0 pids=()
+	local app=$1 P=$2 m=$3 r lo hi rc=0
 	if [ -z "${SOFTROCE_VM:-}" ]; then
 		# shellcheck disable=SC2046
 		"$bin" run -q --no-pin --backend "$backend" -n "$P" -t 1 \
@@ -135,25 +119,17 @@ run_job() {
 		return
 	fi
 	port=$((port + 1))
-	sync_vm "job-$app-$P"
 	lo=0 hi=$((P / 2))
 	[ "$SOFTROCE_VM" = b ] && lo=$((P / 2)) hi=$P
-	for ((r = lo; r < hi; r++)); do
-		# shellcheck disable=SC2046
-		FLEXRR_RANK=$r FLEXRR_SIZE=$P FLEXRR_RENDEZVOUS=192.168.77.1:$port \
-			FLEXRR_JOB_TOKEN=$(cat "$scratch/token")-$app-$P \
-			timeout 600 "$bin" run -q --no-pin --backend verbs -t 1 \
-			--dead-timeout 20000 \
-			--clocks "$clocks" --metrics "$m" \
-			$(app_args "$app") >/dev/null 2>"$tmp/err.$r" &
-		pids+=($!)
-	done
-	for r in "${pids[@]}"; do wait "$r" || rc=1; done
+	# shellcheck disable=SC2046
+	pair_ranks "$bin" "$scratch" "job-$app-$P" "$port" "$P" \
+		"$(cat "$scratch/token")-$app-$P" "$tmp/r" -q --no-pin -t 1 \
+		--dead-timeout 20000 --clocks "$clocks" --metrics "$m" \
+		$(app_args "$app") || rc=1
 	# every rank's first error line here (the others only follow it)
 	for ((r = lo; r < hi; r++)); do
-		grep -m1 'error' "$tmp/err.$r" || true
+		grep -m1 'error' "$tmp/r.$r.err" || true
 	done >"$tmp/err"
-	sync_vm "done-$app-$P"
 	return $rc
 }
 

@@ -7,7 +7,9 @@
 #   4. every build type with gcc (Release, Debug) and clang, -Werror
 #   5. the verbs suites over a real soft-RoCE device: natively when this host
 #      has an RDMA device, else inside the qemu soft-RoCE VM
-#   6. two hosts: jobs with one rank in each of two soft-RoCE VMs
+#   6. two hosts: jobs with one rank in each of two soft-RoCE VMs; the
+#      simulator against mf jobs across that pair (scripts/test-sim-pair.sh,
+#      a second boot of the pair: ~30 s)
 #   7. Slurm: a one-node slurmctld + slurmd, srun -n 4 and sbatch
 #   8. every fuzz target for 12 s, one per CPU at once (scripts/fuzz.sh),
 #   9. formatting and the include order of the layers (scripts/check-layers.sh)
@@ -121,6 +123,9 @@ if [ $quick = 0 ]; then
 	fi
 	if [ $vm = 1 ] && [ -x scripts/test-2vm.sh ]; then
 		stage "two hosts (soft-RoCE VM pair)" scripts/test-2vm.sh build
+	fi
+	if [ $vm = 1 ] && [ -x scripts/test-sim-pair.sh ]; then
+		stage "simulator vs the VM pair (bandwidth)" scripts/test-sim-pair.sh build
 	fi
 	if [ -x scripts/test-slurm.sh ]; then
 		stage "Slurm (srun, sbatch)" scripts/test-slurm.sh build

@@ -22,8 +22,8 @@ export FLEXRR_SIZE=2 FLEXRR_RANK=$rank FLEXRR_TEST_BACKENDS=verbs
 token=$(cat "$out/token")
 rdv_ip=192.168.77.1 # VM a: rank 0 listens there
 
-. "$(dirname "$0")/../lib/pairsync.sh"
 # barrier NAME: wait (up to 240 s) until the other VM reached NAME too
+. "$(dirname "$0")/../lib/pair.sh"
 barrier() { pair_barrier "$out" "$1"; }
 
 # job NAME PORT CMD...: run this VM's rank of job NAME, bounded
