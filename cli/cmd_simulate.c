@@ -223,6 +223,13 @@ static const struct frr_opt table[] = {
 		.arg = "G", .def_text = "the link's",
 		.help = "send and receive bandwidth (0: unlimited)"),
 	US("msg-us", link.msg_s, 1e7, "a link's cost per message posted"),
+	FRR_OPT("flush-ns-per-byte", 0, FRR_OPT_DOUBLE, C(link.flush_s_B), 0,
+		1e6, .scale = 1e-9, .arg = "NS",
+		.help = "a worker's CPU per batch byte it flushes\n"
+			"(deltas, copies; measured: docs/simulator.md)"),
+	FRR_OPT("apply-ns-per-byte", 0, FRR_OPT_DOUBLE, C(link.apply_s_B), 0,
+		1e6, .scale = 1e-9, .arg = "NS",
+		.help = "a server's CPU per byte it applies and pushes"),
 	FRR_OPT("model", 0, FRR_OPT_STRING, F(model), 0, 0, .parse = opt_model,
 		.arg = "SPEC",
 		.help = "the tables: none, mf:USERS,ITEMS,RANK,\n"

@@ -363,9 +363,9 @@ Test(sim, a_slow_link_makes_a_clock_longer_by_its_bytes)
 
 	cr_assert_eq(frr_sim_model_parse("mf:2000,500,16", &c.model), 0);
 	c.poll_s = 0; /* wake-ups at once: no rounding to the naps */
-	c.link = (struct frr_sim_link){ 1, 0, 0, 0 };
+	c.link = (struct frr_sim_link){ .on = 1 };
 	run(&c, FRR_SIM_BSP, "none", &fast);
-	c.link = (struct frr_sim_link){ 1, B, B, 0 };
+	c.link = (struct frr_sim_link){ .on = 1, .tx_Bps = B, .rx_Bps = B };
 	run(&c, FRR_SIM_BSP, "none", &slow);
 	cr_assert_eq(fast.bytes_batch, slow.bytes_batch);
 	per_worker = (double)slow.bytes_batch / (c.clocks * 2);
@@ -379,6 +379,36 @@ Test(sim, a_slow_link_makes_a_clock_longer_by_its_bytes)
 	cr_assert(slow.comm_mean > fast.comm_mean && slow.comm_max <= 1,
 		  "communication share %.4f (unlimited: %.4f)", slow.comm_mean,
 		  fast.comm_mean);
+	frr_sim_result_free(&fast);
+	frr_sim_result_free(&slow);
+}
+
+/* The runtime's CPU per byte (--flush-ns-per-byte, --apply-ns-per-byte):
+ * on an unlimited link a BSP clock of 2 x 1 workers grows by a worker's
+ * batch x the flush's cost plus (the batch its shard took in + its push)
+ * x the apply's (the two ranks' batches and pushes are alike). */
+Test(sim, cpu_per_byte_makes_a_clock_longer_by_its_bytes)
+{
+	const double F = 2e-9, A = 1e-9;
+	struct frr_sim_cfg c = cfg(2, 1, 10, 400);
+	struct frr_sim_result fast, slow;
+	double extra, want, per_worker, per_push;
+
+	cr_assert_eq(frr_sim_model_parse("mf:2000,500,16", &c.model), 0);
+	c.poll_s = 0;
+	c.link = (struct frr_sim_link){ .on = 1 };
+	run(&c, FRR_SIM_BSP, "none", &fast);
+	c.link.flush_s_B = F;
+	c.link.apply_s_B = A;
+	run(&c, FRR_SIM_BSP, "none", &slow);
+	per_worker = (double)slow.bytes_batch / (c.clocks * 2);
+	per_push = (double)slow.bytes_push / (c.clocks * 2);
+	want = per_worker * F + (per_worker + per_push) * A;
+	extra = (slow.time_s - fast.time_s) / c.clocks;
+	cr_assert(want > 1e-5, "the model moves too little: %.3g s", want);
+	cr_assert(fabs(extra - want) < 0.02 * want,
+		  "a clock took %.6f s longer, bytes x per-byte costs = %.6f s",
+		  extra, want);
 	frr_sim_result_free(&fast);
 	frr_sim_result_free(&slow);
 }
@@ -402,9 +432,9 @@ Test(sim, many_senders_share_the_receivers_without_a_convoy)
 
 	cr_assert_eq(frr_sim_model_parse("mf:7200,2400,32", &c.model), 0);
 	c.poll_s = 0;
-	c.link = (struct frr_sim_link){ 1, 0, 0, 0 };
+	c.link = (struct frr_sim_link){ .on = 1 };
 	run(&c, FRR_SIM_BSP, "none", &fast);
-	c.link = (struct frr_sim_link){ 1, B, B, 0 };
+	c.link = (struct frr_sim_link){ .on = 1, .tx_Bps = B, .rx_Bps = B };
 	run(&c, FRR_SIM_BSP, "none", &slow);
 	want = ((double)slow.bytes_batch + (double)slow.bytes_push) /
 	       (c.clocks * 8) / B;

@@ -41,6 +41,13 @@ struct frr_sim_cost; /* an item cost model (frr_sim_study_run makes it) */
 struct frr_sim_link {
 	int on;
 	double tx_Bps, rx_Bps, msg_s;
+	/* The runtime's CPU per byte, which the wire's bandwidth does not
+	 * cover where the wire is memory (shm): a worker's flush (the
+	 * batch's deltas and copies) per batch byte it sends, and a shard
+	 * server's apply and push per byte it takes in and pushes out.
+	 * Seconds per byte, 0 by default; measured, never fitted
+	 * (docs/simulator.md "Validation"). */
+	double flush_s_B, apply_s_B;
 };
 /* A named link ("hdr", "100gbe", "25gbe", "softroce", "none"): its NIC,
  * and its latency into *lat_s (none: left as is).  -EINVAL for another

@@ -122,7 +122,10 @@ struct sim {
 	double *comm_w;			     /* [clock]: workers' send time */
 	double *push_s;			     /* [clock]: replica push time */
 	struct sim_bsz *bsz;		     /* [P] scratch: one batch */
-	double *rx_acc;		 /* [P] scratch: bytes pushed to r */
+	double *rx_acc; /* [P] scratch: bytes pushed to r */
+	/* per shard: the batch bytes it took in this clock, applied at the
+	 * clock's close (link.apply_s_B) */
+	double *in_B;
 	int *rk;		 /* scratch: a word's reader ranks */
 	struct sim_bsz *wbsz;	 /* [W * P]: a worker's batch being sent */
 	uint64_t bytes[4], msgs; /* batch, push, control, item state */

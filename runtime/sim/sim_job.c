@@ -453,8 +453,10 @@ static int check_cfg(const struct frr_sim_cfg *c, enum frr_sim_mode mode)
 		      "than the job has";
 	else if (!c->cost)
 		why = "no item cost model";
-	else if (c->link.tx_Bps < 0 || c->link.rx_Bps < 0 || c->link.msg_s < 0)
-		why = "bandwidths and per-message costs must be >= 0";
+	else if (c->link.tx_Bps < 0 || c->link.rx_Bps < 0 ||
+		 c->link.msg_s < 0 || c->link.flush_s_B < 0 ||
+		 c->link.apply_s_B < 0)
+		why = "bandwidths, per-message and per-byte costs must be >= 0";
 	if (why)
 		frr_err("simulate: %s", why);
 	return why ? -EINVAL : 0;

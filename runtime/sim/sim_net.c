@@ -42,8 +42,12 @@ int frr_sim_link_preset(const char *name, struct frr_sim_link *l, double *lat_s)
 		if (!strcmp(name, links[i].name)) {
 			double Bps = links[i].gbps * 1e9 / 8;
 
-			*l = (struct frr_sim_link){ 1, Bps, Bps,
-						    links[i].msg_us * 1e-6 };
+			*l = (struct frr_sim_link){
+				.on = 1,
+				.tx_Bps = Bps,
+				.rx_Bps = Bps,
+				.msg_s = links[i].msg_us * 1e-6,
+			};
 			*lat_s = links[i].lat_us * 1e-6;
 			return 0;
 		}
@@ -59,6 +63,7 @@ int sim_net_init(struct sim *s)
 	s->hb_next = malloc((size_t)P * sizeof(double));
 	s->bsz = calloc((size_t)P, sizeof(*s->bsz));
 	s->rx_acc = calloc((size_t)P, sizeof(double));
+	s->in_B = calloc((size_t)P, sizeof(double));
 	s->rk = calloc((size_t)P + 2 * RR_MAX_GROUP + 2, sizeof(int));
 	s->wbsz = s->cfg->link.on
 		      ? calloc((size_t)s->W * (size_t)P, sizeof(*s->wbsz))
@@ -66,7 +71,8 @@ int sim_net_init(struct sim *s)
 	s->comm_w = calloc((size_t)s->cfg->clocks, sizeof(double));
 	s->push_s = calloc((size_t)s->cfg->clocks, sizeof(double));
 	if (!s->tx_free || !s->rx_free || !s->hb_next || !s->bsz ||
-	    !s->comm_w || !s->push_s || !s->rx_acc || !s->rk || !s->wbsz)
+	    !s->comm_w || !s->push_s || !s->rx_acc || !s->in_B || !s->rk ||
+	    !s->wbsz)
 		return -ENOMEM;
 	for (int p = 0; p < P; p++)
 		s->hb_next[p] = 0.2;
@@ -83,6 +89,7 @@ void sim_net_fini(struct sim *s)
 	free(s->hb_next);
 	free(s->bsz);
 	free(s->rx_acc);
+	free(s->in_B);
 	free(s->rk);
 	free(s->wbsz);
 	free(s->comm_w);
@@ -176,6 +183,22 @@ void sim_batch_count(struct sim *s, int p, int v, const uint64_t (*rg)[2],
 		}
 }
 
+/* The worker's CPU before its batch goes out (its deltas and copies:
+ * on shm they cost about as much as the memory wire itself), and the
+ * bytes each shard will apply at the clock's close. */
+static void flush_cpu(struct sim *s, int p, const struct sim_bsz *b)
+{
+	double by = 0;
+
+	for (int o = 0; o < s->cfg->P; o++)
+		if (o != p) {
+			by += (double)b[o].bytes;
+			s->in_B[o] += (double)b[o].bytes;
+		}
+	if (by > 0 && s->cfg->link.flush_s_B > 0)
+		sim_sleep_until(s, s->now + by * s->cfg->link.flush_s_B);
+}
+
 void sim_flush(struct sim *s, struct sim_worker *w, int v,
 	       const uint64_t (*rg)[2], int nrg)
 {
@@ -197,6 +220,7 @@ void sim_flush(struct sim *s, struct sim_worker *w, int v,
 	 * shards at once put every worker's batch behind the whole of the
 	 * previous one's: at 1,024 workers a convoy of P x the batch) */
 	memcpy(b, s->bsz, (size_t)P * sizeof(*b));
+	flush_cpu(s, p, b);
 	for (int i = 0; i < P; i++) {
 		/* the dense plane sent to shards 0 .. P - 1, every rank alike
 		 */
@@ -277,7 +301,7 @@ double sim_push_clock(struct sim *s, int c, double t)
 		for (int r = 0; r < P; r++)
 			s->rx_acc[r] = 0;
 	for (int o = 0; o < P && s->mdl; o++) {
-		double to = t;
+		double to = t, out = 0;
 
 		for (int r = 0; r < P; r++) {
 			struct sim_bsz b = sim_model_push(s, o, r);
@@ -287,7 +311,11 @@ double sim_push_clock(struct sim *s, int c, double t)
 			/* rows, plus the pushing and done words */
 			s->bytes[1] += b.bytes + 16;
 			s->msgs += b.n + 2;
+			out += (double)b.bytes;
 		}
+		/* the server's CPU: the batches' apply, the rows' packing */
+		to += (s->in_B[o] + out) * l->apply_s_B;
+		s->in_B[o] = 0;
 		if (!s->cfg->link.on)
 			continue;
 		/* shard.c frr_rt_try_apply: "pushing" to every rank and a

@@ -273,8 +273,11 @@ static void write_json(FILE *f, const struct frr_sim_study *o,
 		(unsigned long long)c->seed, o->net, c->lat_s * 1e6,
 		c->local_lat_s * 1e6, c->poll_s * 1e6, c->apply_s * 1e6);
 	frr_json_str(f, o->link);
-	fprintf(f, ", \"link_gbps\": %g, \"msg_us\": %g, \"model\": ",
-		c->link.tx_Bps * 8 / 1e9, c->link.msg_s * 1e6);
+	fprintf(f,
+		", \"link_gbps\": %g, \"msg_us\": %g, \"flush_ns_b\": %g, "
+		"\"apply_ns_b\": %g, \"model\": ",
+		c->link.tx_Bps * 8 / 1e9, c->link.msg_s * 1e6,
+		c->link.flush_s_B * 1e9, c->link.apply_s_B * 1e9);
 	frr_json_str(f, o->model);
 	fprintf(f, ", \"plane\": ");
 	frr_json_str(f, o->plane);
