@@ -1,9 +1,18 @@
 #!/usr/bin/env bash
 # Peak memory of whole jobs (not a test), issue 21's measure: for each
-# mode and shape, the job's peak is MemAvailable before the job minus the
-# lowest MemAvailable sampled every 50 ms while it runs (what the host
-# really gave it: shared transport regions counted once), beside the ranks'
-# own peak RSS (the job's "peak memory per rank" line).  With --old BIN the
+# mode and shape, sampled every 50 ms:
+#   job_avail: MemAvailable before the job minus its lowest while the job
+#     runs, as issue 21 measures and judges it (moves with every other
+#     process on the host and with the page cache);
+#   job_pss (bench/memsample.py): the highest sum of the job's processes'
+#     PSS (a page shared by k processes counts 1/k in each), what the job
+#     itself holds, shown beside it because other users do not move it;
+#   rank_own: each rank's highest RSS without the pages of the other
+#     ranks' regions it writes into (the holder's memory, in the holder's
+#     RSS too): what lives in the rank, which is what job/memplan.c plans
+#     (plan_mib: its figure in step, FLEXRR_LOG=debug);
+#   rank_rss: each rank's peak RSS (VmHWM: the job's "peak memory per
+#     rank" line).  With --old BIN the
 # same jobs run with that binary too, interleaved, so the table shows the
 # ratio of the two data planes measured in one run on one machine.
 #   bench/memory.sh [--build DIR] [--old BIN] [--modes "bsp ssp flexrr"]
@@ -31,12 +40,13 @@ trap 'rm -rf "$tmp"' EXIT
 
 avail_kib() { awk '/^MemAvailable:/ {print $2}' /proc/meminfo; }
 
-# one job: prints "peak_job_mib rank_peaks rc"
+# one job: prints "peak_job_mib rank_peaks rc job_pss_mib rank_own plans"
 measure() { # bin mode P T
 	local bin=$1 mode=$2 P=$3 T=$4 before low now pid rc=0 slack=()
 	[ "$mode" = bsp ] || slack=(--slack 1)
 	before=$(avail_kib); low=$before
-	"$bin" run --no-pin --backend shm -n "$P" -t "$T" --mode "$mode" \
+	FLEXRR_LOG=debug /usr/bin/python3 bench/memsample.py -- \
+		"$bin" run --no-pin --backend shm -n "$P" -t "$T" --mode "$mode" \
 		"${slack[@]}" --clocks "$clocks" mf --synthetic "$synth" \
 		--rank "$rank" >"$tmp/out" 2>"$tmp/err" &
 	pid=$!
@@ -46,17 +56,22 @@ measure() { # bin mode P T
 		sleep 0.05
 	done
 	wait "$pid" || rc=$?
-	local ranks
+	local ranks pss own plan
 	ranks=$(sed -n 's/^flexrr: peak memory per rank (MiB): \(.*\);.*/\1/p' "$tmp/err")
+	pss=$(sed -n 's/^memsample: job_pss_mib=\([0-9]*\) .*/\1/p' "$tmp/err")
+	own=$(sed -n 's/^memsample: .* rank_own_mib=\([^ ]*\) .*/\1/p' "$tmp/err" | tr , ' ')
+	# job/memplan.c's plan of each rank's peak (in step), FLEXRR_LOG=debug
+	plan=$(sed -n 's/.*memory plan of rank \([0-9]*\): .*peak about \([0-9]*\) MiB.*/\1:\2/p' \
+		"$tmp/err" | sort -n | tr '\n' ' ')
 	if [ $rc != 0 ]; then
 		ranks="failed: $(grep -m1 -E 'error|killed' "$tmp/err" | cut -c1-160)"
 	fi
-	echo "$(( (before - low) / 1024 ))	${ranks:-n/a}	$rc"
+	echo "$(( (before - low) / 1024 ))	${ranks:-n/a}	$rc	${pss:-0}	${own:-n/a}	${plan:-n/a}"
 }
 
 awk -v m="$model" -v i="$input" -v u="$users" -v it="$items" -v c=$((rank + 1)) \
 	'BEGIN { printf "model %.3f GB (users %s, items %s, %s cols), input %.3f GB\n", m / 1e9, u, it, c, i / 1e9 }'
-header="mode	shape	binary	job_peak_mib	x_model_input	rank_peaks_mib	rc"
+header="mode	shape	binary	job_avail_mib	x_model_input	job_pss_mib	x_pss	rank_own_mib	plan_mib	rank_rss_mib	rc"
 echo "$header"
 [ -z "$out" ] || echo "$header" >"$out"
 for mode in $modes; do
@@ -68,9 +83,10 @@ for mode in $modes; do
 				[ -n "$old" ] || continue
 				bin=$old
 			fi
-			IFS=$'\t' read -r peak ranks rc < <(measure "$bin" "$mode" "$P" "$T")
+			IFS=$'\t' read -r peak ranks rc pss own plan < <(measure "$bin" "$mode" "$P" "$T")
 			x=$(awk -v p="$peak" -v m="$model" -v i="$input" 'BEGIN { printf "%.2f", p * 1048576 / (m + i) }')
-			row="$mode	$shape	$which	$peak	$x	$ranks	$rc"
+			xp=$(awk -v p="$pss" -v m="$model" -v i="$input" 'BEGIN { printf "%.2f", p * 1048576 / (m + i) }')
+			row="$mode	$shape	$which	$peak	$x	$pss	$xp	$own	$plan	$ranks	$rc"
 			echo "$row"
 			[ -z "$out" ] || echo "$row" >>"$out"
 		done

@@ -451,6 +451,27 @@ static int mf_clock_local(void *app, struct frr_eval_ctx *ec, int clock)
 	return 0;
 }
 
+/* What clock_local allocates at its first call: every item's row, and the
+ * rows of the users the held-out ratings of a partition name (at most
+ * min(held-out ratings, users) of the largest; test_users' index too). */
+static size_t mf_mem_later(void *app, const int *parts, int n)
+{
+	struct mf_app *m = app;
+	size_t most = 0, index = 0;
+
+	for (int i = 0; i < n; i++) {
+		const struct mf_part *p = &m->slices[parts[i]].p;
+		size_t u = p->ntest < p->nusers ? p->ntest : p->nusers;
+
+		if (u > most)
+			most = u;
+		index += sizeof(uint32_t) * (u + (size_t)p->nusers);
+	}
+	return sizeof(float) * ((size_t)m->nitems + 1 + most) *
+		   (size_t)m->cols +
+	       index;
+}
+
 static int mf_clock_global(void *app, const double *stats, int nstats,
 			   int clock, double *objective, char *metrics,
 			   size_t metrics_len)
@@ -535,5 +556,6 @@ const struct frr_app_ops frr_app_mf = {
 	.gather = mf_gather,
 	.check_args = mf_check_args,
 	.part_rows = mf_part_rows,
+	.mem_later = mf_mem_later,
 	.opts = &mf_opt_set,
 };

@@ -340,6 +340,16 @@ struct frr_app_ops {
 	 * cheap.  Costs 8 bytes per item held.
 	 */
 	double (*item_cost)(void *app, int part, uint64_t item);
+	/*
+	 * Optional (appended): the bytes this process will still allocate
+	 * once the job has started, for clock_local, save or anything else
+	 * it keeps beyond its data (say, a copy of the rows its evaluation
+	 * reads), when its own partitions are parts[0 .. n).  Called once,
+	 * after load_partition of every partition the process holds; the
+	 * memory check (docs/runtime.md "Memory of a rank") adds it to what
+	 * the process holds then.  An estimate: nothing checks it.
+	 */
+	size_t (*mem_later)(void *app, const int *parts, int n);
 };
 
 /* Add rows [row, row + n) of `table` to the set part_rows declares

@@ -34,13 +34,37 @@
 #define LANE_PEER_BYTES (0.65 * 1048576)
 
 struct mem_plan {
-	double replica, accum, transport, caches, pending, inflight;
+	double replica, accum, transport, caches, pending, inflight, app;
+	/* of inflight, what only a lag needs: the batches of the clocks
+	 * after the oldest one not applied (a worker up to the slack ahead
+	 * of the slowest keeps its own batches of them here) */
+	double lag;
 };
 
+/* What the memory check needs: the bound, with the lag (inflight counts
+ * it). */
 static double plan_total(const struct mem_plan *m)
 {
 	return m->replica + m->accum + m->transport + m->caches + m->pending +
-	       m->inflight;
+	       m->inflight + m->app;
+}
+
+/* What the app says it will allocate once the job runs (mem_later), for
+ * this rank's own partitions. */
+static double app_later(const struct frr_rt *rt)
+{
+	const struct frr_app_ops *a = rt->app;
+	int *parts;
+	double b;
+
+	if (!FRR_APP_HAS(a, mem_later) || !a->mem_later ||
+	    !(parts = malloc((size_t)rt->T * sizeof(int))))
+		return 0;
+	for (int i = 0; i < rt->T; i++)
+		parts[i] = rt->rank * rt->T + i;
+	b = (double)a->mem_later(rt->app_state, parts, rt->T);
+	free(parts);
+	return b;
 }
 
 /* The job's threads will each open a verbs lane (job/setup.c lanes). */
@@ -57,10 +81,12 @@ static int lanes_on_verbs(const struct frr_rt *rt)
 
 static void plan_rank(const struct frr_rt *rt, struct mem_plan *m)
 {
-	const int caches = rt->rr_reassign ? 2 : 1; /* own (+ help) */
+	/* own (+ help: RapidReassignment, when there is anyone to help) */
+	const int caches = rt->rr_reassign && rt->W > 1 ? 2 : 1;
 	const double ring = frr_cache_ring(rt->eff_slack), W = rt->W;
 
 	memset(m, 0, sizeof(*m));
+	m->app = app_later(rt);
 	m->replica = (double)rt->tb->repl_len;
 	m->transport = (double)rt->ctl_len + (double)rt->tb->inbox_len +
 		       (double)rt->T * (double)rt->tb->slot_max;
@@ -76,6 +102,14 @@ static void plan_rank(const struct frr_rt *rt, struct mem_plan *m)
 		int one = (rt->tb->own_declared >> t) & 1;
 		int own = (s->flags & FRR_TABLE_SEE_OWN_PENDING) != 0;
 		double touched = one ? rows / W : rows;
+		/* of those, the rows of this rank's shard (a flagged table's
+		 * rows placed with their only writer, table/place.c: all of a
+		 * worker's share) */
+		const uint64_t *solo =
+		    rt->tb->hold ? rt->tb->hold->solo[t] : NULL;
+		double here = one ? (solo ? (double)solo[rt->rank] / rt->T
+					  : touched * (shard / rb) / rows)
+				  : shard / rb;
 
 		if (s->rule == FRR_UPDATE_ADAGRAD)
 			m->accum += shard;
@@ -92,19 +126,32 @@ static void plan_rank(const struct frr_rt *rt, struct mem_plan *m)
 		 * a slot and, for the rows written, two ids */
 		m->caches +=
 		    rt->T * caches * (touched * (2 * rb + 16) + 5 * rows);
+		if (here > touched)
+			here = touched;
+		/* pending rows: a copy of each change to another rank's
+		 * shard, a pointer and a tag into the batch's own chunks (in
+		 * flight, below) for this rank's (table/batch.c) */
 		if (own && ring)
 			m->pending +=
-			    rt->T * (ring * touched * (rb + 4) + 4 * rows);
-		/* batches of the clocks not yet applied (workers run up to
-		 * the slack ahead): a flagged table's shard once per clock,
-		 * another's once per worker */
-		m->inflight += (rt->eff_slack + 1) * shard * (one ? 1 : W);
+			    rt->T *
+			    (ring * ((touched - here) * (rb + 4) + here * 12) +
+			     4 * rows);
+		/* batches of the clocks not yet applied: a flagged table's
+		 * shard once per clock, another's once per worker.  A clock
+		 * is applied once every worker's batch of it is in, so with
+		 * one worker one clock; else a worker that runs the slack
+		 * ahead of the slowest keeps s more here (the bound the check
+		 * uses: lag); in step, one */
+		m->inflight += shard * (one ? 1 : W);
+		if (W > 1)
+			m->lag += rt->eff_slack * shard * (one ? 1 : W);
 		/* --checkpoint: the cut's copy of the shard (and AdaGrad's
 		 * sums) that the writer thread writes (job/checkpoint.c) */
 		if (rt->prm->ckpt_dir)
 			m->inflight +=
 			    shard * (s->rule == FRR_UPDATE_ADAGRAD ? 2 : 1);
 	}
+	m->inflight += m->lag;
 }
 
 /* MemAvailable (free memory plus what the kernel can reclaim), or the
@@ -253,13 +300,14 @@ static void refuse(const struct frr_rt *rt, const struct mem_info *all, int r,
 		"available%s (the tables are %.2f GiB; a rank holds about "
 		"%.2f GiB: replica %.2f, worker caches %.2f, pending rows "
 		"%.2f, batches in flight %.2f, AdaGrad and compensation sums "
-		"%.2f, transport %.2f); use more "
+		"%.2f, transport %.2f, the app's later allocations %.2f); use "
+		"more "
 		"hosts, fewer processes per host, fewer threads (-t), a "
 		"smaller slack, or smaller tables%s",
 		here, here == 1 ? "" : "s", r, where[0] ? " in its cgroup" : "",
 		need / G, avail / G, where, table / G, plan_total(m) / G,
 		m->replica / G, m->caches / G, m->pending / G, m->inflight / G,
-		m->accum / G, m->transport / G,
+		m->accum / G, m->transport / G, m->app / G,
 		where[0] ? ", or raise the cgroup's memory limit (srun --mem, "
 			   "docker --memory)"
 			 : "");
@@ -318,9 +366,17 @@ int frr_rt_check_memory(struct frr_rt *rt)
 	}
 	/* the peak to expect: what it holds now (its input) and the plan */
 	frr_dbg("memory plan of rank %d: %.0f MiB on top of the %.0f MiB it "
-		"holds (peak about %.0f MiB)",
+		"holds (peak about %.0f MiB in step, up to %.0f MiB when a "
+		"worker runs the slack ahead): replica %.0f, caches %.0f, "
+		"pending %.0f, in flight %.0f, sums %.0f, transport %.0f, "
+		"app later %.0f",
 		rt->rank, mine.need / 1048576.0, resident_now() / 1048576.0,
-		(mine.need + resident_now()) / 1048576.0);
+		(mine.need - mine.plan.lag + resident_now()) / 1048576.0,
+		(mine.need + resident_now()) / 1048576.0,
+		mine.plan.replica / 1048576.0, mine.plan.caches / 1048576.0,
+		mine.plan.pending / 1048576.0, mine.plan.inflight / 1048576.0,
+		mine.plan.accum / 1048576.0, mine.plan.transport / 1048576.0,
+		mine.plan.app / 1048576.0);
 out:
 	free(all);
 	return err;
