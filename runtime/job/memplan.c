@@ -126,6 +126,9 @@ static void plan_rank(const struct frr_rt *rt, struct mem_plan *m)
 		 * a slot and, for the rows written, two ids */
 		m->caches +=
 		    rt->T * caches * (touched * (2 * rb + 16) + 5 * rows);
+		/* the own cache's snapshots, where it keeps none */
+		if (!frr_cache_keeps_snap(rt, s, (int)ring))
+			m->caches -= rt->T * touched * rb;
 		if (here > touched)
 			here = touched;
 		/* pending rows: a copy of each change to another rank's

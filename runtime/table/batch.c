@@ -257,6 +257,17 @@ static void row_update(struct chunker *ch, struct frr_tcache *tc, uint64_t row,
 	const float *v = frr_tcache_val(tc, row),
 		    *s = tc->snap + (uint64_t)tc->slot[row] * cols;
 
+	/* as read (cache.c); a row whose pull failed (the job is failing)
+	 * has no replica row: no change */
+	if (tc->nosnap && tc->rule == FRR_UPDATE_ADD) {
+		int t = (int)(tc - ch->c->cache->t);
+
+		s = __atomic_load_n(&ch->c->rt->tb->hold->rslot[t][row],
+				    __ATOMIC_ACQUIRE) < FRR_HOLD_BUSY
+			? frr_rt_replica_row(ch->c->rt, t, row)
+			: v;
+	}
+
 	if (tc->rule == FRR_UPDATE_ADAGRAD)
 		memcpy(out, s, cols * sizeof(float));
 	else if (tc->rule == FRR_UPDATE_SET) /* the value, not a change */

@@ -56,6 +56,27 @@ static void *cache_calloc(size_t n, size_t size)
 	return p;
 }
 
+/*
+ * Whether a cache keeps a snapshot of each row it reads.  SET sends the
+ * value, not a change: never.  ADD takes its change against the replica
+ * row itself in an exact job (BSP): every shard applies clock c only once
+ * every worker's last batch of c is in, after this worker's flush, and
+ * pushes to the replicas only then, so a row read in clock c is the same,
+ * bit for bit, at the flush.  Not with slack (this worker's own earlier
+ * batches land meanwhile), reassignment (a helper's batch of the same
+ * rows), backups (a clock may be applied before a slow worker's flush) or
+ * the test that breaks SSP.
+ */
+int frr_cache_keeps_snap(const struct frr_rt *rt,
+			 const struct frr_table_spec *s, int ring)
+{
+	if (s->rule == FRR_UPDATE_SET)
+		return 0;
+	return s->rule != FRR_UPDATE_ADD || ring != 0 || rt->eff_slack != 0 ||
+	       rt->eager || rt->rr_reassign || rt->backups != 0 ||
+	       rt->test_break_ssp;
+}
+
 int frr_cache_init(struct frr_rt *rt, struct frr_cache *k, int ring)
 {
 	memset(k, 0, sizeof(*k));
@@ -76,6 +97,7 @@ int frr_cache_init(struct frr_rt *rt, struct frr_cache *k, int ring)
 				? 1.0f
 				: 1.0f / (float)rt->job.nparts;
 		tc->by_share = s->combine == FRR_COMBINE_MEAN;
+		tc->nosnap = !frr_cache_keeps_snap(rt, s, ring);
 		tc->val = cache_calloc(n, sizeof(float));
 		tc->snap = cache_calloc(n, sizeof(float));
 		tc->stamp = calloc(s->rows, 1);
@@ -299,7 +321,7 @@ fetch(struct frr_ctx *c, struct frr_tcache *tc, int t, uint64_t row)
 	}
 	if (tc->rule == FRR_UPDATE_ADAGRAD)
 		memset(snap, 0, tc->cols * sizeof(float));
-	else
+	else if (!tc->nosnap)
 		memcpy(snap, val, tc->cols * sizeof(float));
 	if (tc->comp)
 		memset(tc->comp + (uint64_t)slot * tc->cols, 0,

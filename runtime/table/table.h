@@ -51,6 +51,11 @@ struct frr_tcache {
 	float scale;
 	int by_share;
 	float *val, *snap; /* compact: slot x cols */
+	/* no snap kept (frr_cache_keeps_snap): SET sends the value, and an
+	 * ADD table of an exact job without reassignment or backups takes its
+	 * change against the replica row itself, which nothing writes until
+	 * every batch of the clock is in: the same bits, half the cache */
+	int nosnap;
 	uint8_t *stamp;
 	uint32_t *slot;	   /* per row: its slot, valid while stamp's gen is */
 	uint32_t nslot;	   /* slots used in this batch */
@@ -415,6 +420,10 @@ static inline int frr_rt_backup_cut(const struct frr_rt *rt)
 
 /* ---- table/cache.c ---- */
 int frr_cache_init(struct frr_rt *rt, struct frr_cache *k, int ring);
+/* Whether a cache with this ring keeps a snapshot of table s's rows it
+ * reads (struct frr_tcache nosnap): the memory plan counts it. */
+int frr_cache_keeps_snap(const struct frr_rt *rt,
+			 const struct frr_table_spec *s, int ring);
 void frr_cache_fini(struct frr_cache *k);
 /* End the batch: the next access of every row fetches it again. */
 void frr_cache_next_batch(struct frr_cache *k);
