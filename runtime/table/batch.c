@@ -305,6 +305,35 @@ static void row_update(struct chunker *ch, struct frr_tcache *tc, uint64_t row,
 	}
 }
 
+/*
+ * Ask for the cache lines of written row `row`'s value and snapshot ahead
+ * of row_update.  The compact arrays are in the order the batch first
+ * touched its rows (mf: its users in a shuffled order), a segment walks
+ * them in local row order: without this each row's loads missed one
+ * after the other (perf, mf at P = 2: 72% of the flush's samples on the
+ * delta loop's loads).  A hint only: no fault, no change to any value.
+ */
+static inline void lines_prefetch(const void *p, uint64_t n)
+{
+	const uintptr_t end = (uintptr_t)p + n;
+
+	/* over the lines p..p + n touches: gcc 12.2 compiled a loop from p
+	 * by 64 followed by a prefetch of p + n - 1 to nothing (objdump) */
+	for (uintptr_t a = (uintptr_t)p & ~(uintptr_t)63; a < end; a += 64)
+		__builtin_prefetch((const void *)a);
+}
+
+static inline void row_prefetch(const struct frr_tcache *tc, uint64_t row)
+{
+	const uint64_t b = (uint64_t)tc->cols * sizeof(float);
+
+	lines_prefetch(frr_tcache_val(tc, row), b);
+	lines_prefetch(tc->snap + (uint64_t)tc->slot[row] * tc->cols, b);
+}
+
+/* Rows ahead of the one being written that row_prefetch asks for. */
+#define FRR_FLUSH_AHEAD 8
+
 /* Append one segment of up to n rows (dense from local row lo, or the
  * sparse ids) that fits the open chunk; returns the rows taken. */
 static uint64_t seg_fill(struct chunker *ch, int t, uint32_t kind, uint64_t lo,
@@ -334,6 +363,16 @@ static uint64_t seg_fill(struct chunker *ch, int t, uint32_t kind, uint64_t lo,
 	for (uint64_t i = 0; i < fit; i++, out += cols) {
 		uint64_t li = kind == FRR_SEG_SPARSE ? ids[i] : lo + i;
 		uint64_t row = frr_place_row(h, (int)P, t, ch->o, li);
+
+		if (i + FRR_FLUSH_AHEAD < fit) {
+			uint64_t la = kind == FRR_SEG_SPARSE
+					  ? ids[i + FRR_FLUSH_AHEAD]
+					  : li + FRR_FLUSH_AHEAD;
+			uint64_t ra = frr_place_row(h, (int)P, t, ch->o, la);
+
+			if (tc->stamp[ra] == want)
+				row_prefetch(tc, ra);
+		}
 
 		if (kind == FRR_SEG_SPARSE)
 			oid[i] = li;
