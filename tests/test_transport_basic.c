@@ -501,3 +501,56 @@ Test(transport_basic, zero_length_and_region_end)
 
 	FRR_TEST_RUN(2, edges, &a, 60000);
 }
+
+/*
+ * frr_tp_rmr_direct: on shm the peer's region itself, whose stores a
+ * later counter write on the endpoint orders (G3) like a write's; out of
+ * range, or on a backend without such a mapping (verbs), NULL.
+ */
+static int direct(struct frr_oob *oob, void *arg)
+{
+	struct frr_test_arg *a = arg;
+	struct pair p;
+	int ret = pair_open(oob, a->backend, &p);
+	int shm;
+
+	if (ret)
+		return ret;
+	shm = frr_tp_backend_of(p.m.ctx) == FRR_TP_BACKEND_SHM;
+	if (p.m.rank == 1) {
+		unsigned char *d = frr_tp_rmr_direct(p.rmr, 0, FLAG_OFF);
+
+		FRR_CHECK(!frr_tp_rmr_direct(p.rmr, REGION - 8, 16),
+			  "a range past the region's end was mapped");
+		FRR_CHECK(!frr_tp_rmr_direct(NULL, 0, 8), "NULL region");
+		FRR_CHECK(!d == !shm, "direct %p on %s", (void *)d,
+			  shm ? "shm" : "verbs");
+		for (unsigned k = 0; d && k < NBLK; k++)
+			fill_block(d + (size_t)k * BLK, k);
+		ret = frr_tp_write_u64(p.m.eps[0], p.rmr, FLAG_OFF, 1, 0, 0);
+		FRR_CHECK(!ret, "write_u64: %d", ret);
+		ret = frr_tp_flush(p.m.eps[0], FRR_TEST_TIMEOUT_MS);
+		FRR_CHECK(!ret, "flush: %d", ret);
+	} else if (shm) {
+		const unsigned char *dst = frr_tp_mr_ptr(p.mr);
+
+		for (long spins = 0; !frr_tp_load_u64(dst + FLAG_OFF);
+		     spins++) {
+			FRR_CHECK(spins < 1000000L, "counter never came");
+			usleep(10);
+		}
+		for (unsigned k = 0; k < NBLK; k++)
+			FRR_CHECK(block_ok(dst + (size_t)k * BLK, k),
+				  "block %u stored directly not seen before "
+				  "the counter (G3)",
+				  k);
+	}
+	return pair_close(oob, &p);
+}
+
+Test(transport_basic, direct_stores_ordered_by_counter)
+{
+	struct frr_test_arg a = { 0 };
+
+	FRR_TEST_RUN(2, direct, &a, 60000);
+}

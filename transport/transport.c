@@ -611,6 +611,14 @@ int frr_tp_write_u64(struct frr_tp_ep *ep, struct frr_tp_rmr *rmr, size_t roff,
 	return ep->ctx->ops.write_u64(ep, rmr, roff, value, wr_id, flags);
 }
 
+void *frr_tp_rmr_direct(struct frr_tp_rmr *rmr, size_t roff, size_t len)
+{
+	if (!rmr || !in_range(roff, len, rmr->desc.len) ||
+	    !rmr->ep->ctx->ops.rmr_direct)
+		return NULL;
+	return rmr->ep->ctx->ops.rmr_direct(rmr, roff);
+}
+
 int frr_tp_write_notify(struct frr_tp_ep *ep, const struct frr_tp_mr *lmr,
 			size_t loff, struct frr_tp_rmr *rmr, size_t roff,
 			size_t len, uint32_t imm, uint64_t wr_id,

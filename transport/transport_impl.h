@@ -77,6 +77,8 @@ struct frr_tp_ops {
 	int (*poll_notify)(struct frr_tp_ctx *ctx, struct frr_tp_notify *n,
 			   int max);
 	int (*flush)(struct frr_tp_ep *ep, int timeout_ms);
+	/* frr_tp_rmr_direct, range checked by the caller; NULL: none */
+	void *(*rmr_direct)(struct frr_tp_rmr *rmr, size_t roff);
 	/* 1 when the backend can open a context on this host now (a device
 	 * is up); NULL = always. */
 	int (*available)(void);

@@ -251,6 +251,18 @@ int frr_tp_poll(struct frr_tp_ctx *ctx, struct frr_tp_wc *wc, int max);
 /* Notifications that arrived; returns count (0..max) or -errno. */
 int frr_tp_poll_notify(struct frr_tp_ctx *ctx, struct frr_tp_notify *n,
 		       int max);
+/*
+ * Where a write of len bytes to rmr + roff lands, when the backend maps the
+ * peer's region into this process (shm): the caller may store into it
+ * directly instead of building the bytes in a local region and calling
+ * frr_tp_write, one copy less.  Such stores count as a write posted on
+ * rmr's endpoint by the storing thread (G1, G3: a counter write it posts
+ * after them on that endpoint is seen after them).  NULL when the backend
+ * has no such mapping (verbs), the range is outside the region or the
+ * region is gone: then write as usual.  The peer may read or change the
+ * bytes at any time: treat what is read back from there as hostile.
+ */
+void *frr_tp_rmr_direct(struct frr_tp_rmr *rmr, size_t roff, size_t len);
 /* G1: every write posted on ep so far is visible at the target. */
 int frr_tp_flush(struct frr_tp_ep *ep, int timeout_ms);
 

@@ -153,7 +153,9 @@ struct chunker {
 	struct frr_ctx *c;
 	int o;	      /* destination rank */
 	int open;     /* a chunk is being filled in dst */
-	uint8_t *dst; /* the slot (local inbox) or the staging buffer */
+	uint8_t *dst; /* the chunk: a local buffer (struct frr_lbufs), the
+		       * peer's slot itself (direct) or the staging buffer */
+	int direct;   /* dst is in o's inbox, mapped here (shm) */
 	size_t soff;  /* the slot's offset in o's inbox */
 	uint64_t seq, used, cap;
 	int k;			/* the slot */
@@ -178,21 +180,35 @@ static int chunk_open(struct chunker *ch)
 					   "update batch",
 					   wk->id);
 	} else {
-		ch->dst = frr_tp_mr_ptr(wk->stage);
 		ch->soff = frr_rt_slot_off(rt, ch->o, wk->id, k);
+		/* on shm the batch is built in the peer's slot itself: the
+		 * staging buffer and its copy are a pass over every byte
+		 * less.  Only on the thread's own lane, whose imports are its
+		 * own (the shared ctx's are tp_lock's) */
+		ch->dst =
+		    wk->lane
+			? frr_tp_rmr_direct(wk->lane_inbox[ch->o], ch->soff,
+					    frr_rt_slot_size(rt, ch->o, wk->id))
+			: NULL;
+		ch->direct = ch->dst != NULL;
+		if (!ch->dst)
+			ch->dst = frr_tp_mr_ptr(wk->stage);
 	}
 	ch->seq = ++wk->sent_seq[ch->o];
 	wk->slot_seq[(size_t)ch->o * rt->tb->K + k] = ch->seq;
 	ch->k = k;
-	((struct frr_slot_hdr *)ch->dst)->seq = 0;
+	/* direct: the slot's seq is the counter write's alone (slot_write) */
+	if (!ch->direct)
+		((struct frr_slot_hdr *)ch->dst)->seq = 0;
 	ch->used = 0;
 	ch->open = 1;
 	return 0;
 }
 
-/* Write the staged chunk into rank o's inbox, then its seq (G3). */
+/* Write the staged chunk into rank o's inbox (direct: it is there
+ * already), then its seq (G3). */
 static int slot_write(struct frr_rt *rt, struct frr_sender *wk, int o,
-		      size_t soff, uint64_t len, uint64_t seq)
+		      size_t soff, uint64_t len, uint64_t seq, int direct)
 {
 	/* the thread's own lane needs no lock: nobody else posts on it */
 	struct frr_tp_ep *ep = wk->lane ? wk->lane_ep[o] : rt->eps[o];
@@ -202,8 +218,9 @@ static int slot_write(struct frr_rt *rt, struct frr_sender *wk, int o,
 
 	if (!wk->lane)
 		pthread_mutex_lock(&rt->tp_lock);
-	err =
-	    frr_tp_write(ep, wk->stage, 0, in, soff, FRR_SLOT_HDR + len, 0, 0);
+	err = direct ? 0
+		     : frr_tp_write(ep, wk->stage, 0, in, soff,
+				    FRR_SLOT_HDR + len, 0, 0);
 	if (!err)
 		err = frr_tp_write_u64(ep, in, soff, seq, 0, 0);
 	if (!err)
@@ -236,7 +253,7 @@ static int chunk_close(struct chunker *ch, int last)
 	ch->open = 0;
 	if (ch->o != rt->rank)
 		return slot_write(rt, c->snd, ch->o, ch->soff, ch->used,
-				  ch->seq);
+				  ch->seq, ch->direct);
 	/* to this rank: the server takes the buffer itself (frr_lhand) */
 	lh = &rt->tb->lhand[(size_t)c->snd->local * rt->tb->K + ch->k];
 	lh->buf = ch->dst;
@@ -250,8 +267,8 @@ static int chunk_close(struct chunker *ch, int last)
 }
 
 /* The update of written row `row` of table tc into out[0..cols). */
-static void row_update(struct chunker *ch, struct frr_tcache *tc, uint64_t row,
-		       float scale, float *out)
+static void row_delta(const struct frr_tcache *tc, uint64_t row, float scale,
+		      float *out)
 {
 	const uint32_t cols = tc->cols;
 	const float *v = frr_tcache_val(tc, row),
@@ -284,25 +301,43 @@ static void row_update(struct chunker *ch, struct frr_tcache *tc, uint64_t row,
 	else
 		for (uint32_t j = 0; j < cols; j++)
 			out[j] = (v[j] - s[j]) * scale;
-	if (ch->own && tc->ptag) {
-		int ring = ch->c->cache->ring, here = ch->o == ch->c->rt->rank;
-		uint32_t *n = here ? &tc->nlpend : &tc->npend;
-		uint64_t r = tc->pslot[row] ? tc->pslot[row] - 1 : *n,
-			 at = r * (uint64_t)ring +
-			      (uint64_t)(ch->c->clock % ring);
+}
 
-		if (!tc->pslot[row])
-			tc->pslot[row] = ++*n;
-		/* a row of this rank's shard: its change stays where it is,
-		 * in the chunk the local shard applies (struct frr_lbufs) */
-		if (here) {
-			tc->lref[at] = out;
-			tc->ltag[at] = ch->c->clock + 1;
-		} else {
-			memcpy(tc->pend + at * cols, out, cols * sizeof(float));
-			tc->ptag[at] = ch->c->clock + 1;
-		}
+/* The own batch's record of what it pushed of `row` (read-my-writes,
+ * table/cache.c): a row of this rank's shard points at its change in the
+ * chunk the local shard applies (out, in a struct frr_lbufs buffer); for
+ * another rank's, the copy kept here, returned for the update to be
+ * computed into (it is not read back from out: that may be the peer's
+ * slot, which the peer can change). */
+static float *pend_record(struct chunker *ch, struct frr_tcache *tc,
+			  uint64_t row, float *out)
+{
+	int ring = ch->c->cache->ring, here = ch->o == ch->c->rt->rank;
+	uint32_t *n = here ? &tc->nlpend : &tc->npend;
+	uint64_t r = tc->pslot[row] ? tc->pslot[row] - 1 : *n,
+		 at = r * (uint64_t)ring + (uint64_t)(ch->c->clock % ring);
+
+	if (!tc->pslot[row])
+		tc->pslot[row] = ++*n;
+	if (here) {
+		tc->lref[at] = out;
+		tc->ltag[at] = ch->c->clock + 1;
+		return NULL;
 	}
+	tc->ptag[at] = ch->c->clock + 1;
+	return tc->pend + at * tc->cols;
+}
+
+/* Written row `row`'s update into out (and its pending record). */
+static void row_update(struct chunker *ch, struct frr_tcache *tc, uint64_t row,
+		       float scale, float *out)
+{
+	float *keep =
+	    ch->own && tc->ptag ? pend_record(ch, tc, row, out) : NULL;
+
+	row_delta(tc, row, scale, keep ? keep : out);
+	if (keep)
+		memcpy(out, keep, tc->cols * sizeof(float));
 }
 
 /*

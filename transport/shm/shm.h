@@ -260,6 +260,7 @@ size_t shm_page_round(size_t len);
 int shm_write(struct frr_tp_ep *ep, const struct frr_tp_mr *lmr, size_t loff,
 	      struct frr_tp_rmr *rmr, size_t roff, size_t len, uint64_t wr_id,
 	      unsigned flags);
+void *shm_rmr_direct(struct frr_tp_rmr *rmr, size_t roff);
 int shm_write_u64(struct frr_tp_ep *ep, struct frr_tp_rmr *rmr, size_t roff,
 		  uint64_t value, uint64_t wr_id, unsigned flags);
 int shm_write_notify(struct frr_tp_ep *ep, const struct frr_tp_mr *lmr,

@@ -94,6 +94,17 @@ int shm_write(struct frr_tp_ep *ep, const struct frr_tp_mr *lmr, size_t loff,
 	return 0;
 }
 
+/* The mapping of the peer's region: the stores shm_write makes, done by
+ * the caller (the same exposure: the peer's memfd, mapped here). */
+void *shm_rmr_direct(struct frr_tp_rmr *rmr, size_t roff)
+{
+	struct shm_rmr *r = shm_rmr_of(rmr);
+
+	if (!atomic_load_explicit(&r->ctl->alive, memory_order_relaxed))
+		return NULL;
+	return r->data + roff;
+}
+
 int shm_write_u64(struct frr_tp_ep *ep, struct frr_tp_rmr *rmr, size_t roff,
 		  uint64_t value, uint64_t wr_id, unsigned flags)
 {

@@ -446,4 +446,5 @@ const struct frr_tp_ops frr_tp_shm_ops = {
 	.poll = shm_poll,
 	.poll_notify = shm_poll_notify,
 	.flush = shm_flush,
+	.rmr_direct = shm_rmr_direct,
 };
