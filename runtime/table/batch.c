@@ -266,24 +266,29 @@ static int chunk_close(struct chunker *ch, int last)
 	return 0;
 }
 
-/* The update of written row `row` of table tc into out[0..cols). */
-static void row_delta(const struct frr_tcache *tc, uint64_t row, float scale,
-		      float *out)
+/* What row `row`'s change is taken against: its snapshot, or where the
+ * cache keeps none (frr_cache_keeps_snap) the replica row as it was read;
+ * a row whose pull failed (the job is failing) has no replica row: its
+ * value itself, no change. */
+static const float *row_snap(const struct chunker *ch,
+			     const struct frr_tcache *tc, uint64_t row)
+{
+	const struct frr_rt *rt = ch->c->rt;
+	int t = (int)(tc - ch->c->cache->t);
+
+	if (!tc->nosnap || tc->rule != FRR_UPDATE_ADD)
+		return tc->snap + (uint64_t)tc->slot[row] * tc->cols;
+	return __atomic_load_n(&rt->tb->hold->rslot[t][row], __ATOMIC_ACQUIRE) <
+		       FRR_HOLD_BUSY
+		   ? frr_rt_replica_row(rt, t, row)
+		   : frr_tcache_val(tc, row);
+}
+
+static void row_delta(const struct frr_tcache *tc, uint64_t row, const float *s,
+		      float scale, float *out)
 {
 	const uint32_t cols = tc->cols;
-	const float *v = frr_tcache_val(tc, row),
-		    *s = tc->snap + (uint64_t)tc->slot[row] * cols;
-
-	/* as read (cache.c); a row whose pull failed (the job is failing)
-	 * has no replica row: no change */
-	if (tc->nosnap && tc->rule == FRR_UPDATE_ADD) {
-		int t = (int)(tc - ch->c->cache->t);
-
-		s = __atomic_load_n(&ch->c->rt->tb->hold->rslot[t][row],
-				    __ATOMIC_ACQUIRE) < FRR_HOLD_BUSY
-			? frr_rt_replica_row(ch->c->rt, t, row)
-			: v;
-	}
+	const float *v = frr_tcache_val(tc, row);
 
 	if (tc->rule == FRR_UPDATE_ADAGRAD)
 		memcpy(out, s, cols * sizeof(float));
@@ -335,7 +340,7 @@ static void row_update(struct chunker *ch, struct frr_tcache *tc, uint64_t row,
 	float *keep =
 	    ch->own && tc->ptag ? pend_record(ch, tc, row, out) : NULL;
 
-	row_delta(tc, row, scale, keep ? keep : out);
+	row_delta(tc, row, row_snap(ch, tc, row), scale, keep ? keep : out);
 	if (keep)
 		memcpy(out, keep, tc->cols * sizeof(float));
 }
@@ -358,12 +363,14 @@ static inline void lines_prefetch(const void *p, uint64_t n)
 		__builtin_prefetch((const void *)a);
 }
 
-static inline void row_prefetch(const struct frr_tcache *tc, uint64_t row)
+static inline void row_prefetch(const struct chunker *ch,
+				const struct frr_tcache *tc, uint64_t row)
 {
 	const uint64_t b = (uint64_t)tc->cols * sizeof(float);
 
 	lines_prefetch(frr_tcache_val(tc, row), b);
-	lines_prefetch(tc->snap + (uint64_t)tc->slot[row] * tc->cols, b);
+	if (tc->rule != FRR_UPDATE_SET)
+		lines_prefetch(row_snap(ch, tc, row), b);
 }
 
 /* Rows ahead of the one being written that row_prefetch asks for. */
@@ -406,7 +413,7 @@ static uint64_t seg_fill(struct chunker *ch, int t, uint32_t kind, uint64_t lo,
 			uint64_t ra = frr_place_row(h, (int)P, t, ch->o, la);
 
 			if (tc->stamp[ra] == want)
-				row_prefetch(tc, ra);
+				row_prefetch(ch, tc, ra);
 		}
 
 		if (kind == FRR_SEG_SPARSE)
