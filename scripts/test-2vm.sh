@@ -31,33 +31,16 @@ vt_check_build bin/flexrr tests/test_rr_job
 vt_inside_root "the VMs"
 
 t0=$SECONDS
-scratch=$(mktemp -d "$build/test-2vm.XXXXXX")
-vpid=""
-# on any exit: stop the pair (its own trap stops both qemus), drop the scratch
-cleanup() {
-	if [ -n "$vpid" ] && kill -0 "$vpid" 2>/dev/null; then
-		kill "$vpid" 2>/dev/null || true
-		wait "$vpid" 2>/dev/null || true
-	fi
-	[ $keep = 1 ] || rm -rf "$scratch"
-}
-trap cleanup EXIT
-chmod 700 "$scratch"
-# the job secret, as a launcher hands it to every rank (never on a command line)
-od -An -tx1 -N16 /dev/urandom | tr -d ' \n' >"$scratch/token"
+vt_pair_scratch test-2vm
 # the BSP job, on both sides
 echo "--seed 5 --clocks 5 -q -t 2 toy --items 40" >"$scratch/bsp.args"
 read -r -a bsp_args <"$scratch/bsp.args"
 "$build/bin/flexrr" run -n 2 --backend shm "${bsp_args[@]}" >"$scratch/bsp.shm" ||
 	{ echo "test-2vm.sh: the reference job on shm failed" >&2; exit 1; }
 
-vmrc=0
-"$ROOT/scripts/softroce-vm.sh" pair --smp "$smp" --timeout 900 --share "$ROOT" \
+vt_pair_run --smp "$smp" --timeout 900 --share "$ROOT" \
 	--libs-of "$build/bin/flexrr" --libs-of "$build/tests/test_rr_job" -- \
-	"bash $ROOT/scripts/softroce/guest-pair.sh $build $scratch" &
-vpid=$! # waited for in the background, so a signal reaches cleanup at once
-wait "$vpid" || vmrc=$?
-vpid=""
+	"bash $ROOT/scripts/softroce/guest-pair.sh $build $scratch"
 
 # ---- judge
 fails=0 results=()

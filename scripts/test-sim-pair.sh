@@ -35,18 +35,7 @@ vt_inside_root "the VMs"
 
 t0=$SECONDS
 B=$build/bin/flexrr
-scratch=$(mktemp -d "$build/test-sim-pair.XXXXXX")
-vpid=""
-cleanup() {
-	if [ -n "$vpid" ] && kill -0 "$vpid" 2>/dev/null; then
-		kill "$vpid" 2>/dev/null || true
-		wait "$vpid" 2>/dev/null || true
-	fi
-	[ $keep = 1 ] || rm -rf "$scratch"
-}
-trap cleanup EXIT
-chmod 700 "$scratch"
-od -An -tx1 -N16 /dev/urandom | tr -d ' \n' >"$scratch/token"
+vt_pair_scratch test-sim-pair
 echo 40 >"$scratch/bw.n" # 40 MiB: 2-4 s at 10-17 MB/s
 data="mf --synthetic 20000,20000,200000 --rank 32"
 model=mf:20000,20000,33 items=90000 # a worker's ratings: 200,000 x 0.9 / 2
@@ -57,12 +46,8 @@ for m in $modes; do
 		"--metrics $scratch/$m.csv $data"
 done >"$scratch/jobs"
 
-vmrc=0
-"$ROOT/scripts/softroce-vm.sh" pair --smp 2 --timeout 900 --share "$ROOT" \
-	--libs-of "$B" -- "bash $ROOT/scripts/softroce/guest-jobs.sh $build $scratch" &
-vpid=$!
-wait "$vpid" || vmrc=$?
-vpid=""
+vt_pair_run --smp 2 --timeout 900 --share "$ROOT" \
+	--libs-of "$B" -- "bash $ROOT/scripts/softroce/guest-jobs.sh $build $scratch"
 
 bw=$(cat "$scratch/bw" 2>/dev/null || true)
 fails=0

@@ -11,22 +11,6 @@
 
 TestSuite(bench_cli, .timeout = 120);
 
-/* The BW average column of the row of `size` bytes, or -1. */
-static double row_bw(const char *out, long size)
-{
-	char key[32];
-	const char *p;
-	long bytes, iters;
-	double peak, avg;
-
-	snprintf(key, sizeof(key), "\n %ld ", size);
-	p = strstr(out, key);
-	if (!p ||
-	    sscanf(p, " %ld %ld %lf %lf", &bytes, &iters, &peak, &avg) != 4)
-		return -1;
-	return avg;
-}
-
 Test(bench_cli, write_bw_span_rotates_and_reports)
 {
 	static struct rt_run r;
@@ -45,8 +29,8 @@ Test(bench_cli, write_bw_span_rotates_and_reports)
 
 	rt_exec(&r, argv, NULL, 60);
 	cr_assert_eq(r.code, 0, "write_bw --span failed:\n%s", r.err);
-	cr_assert_gt(row_bw(r.out, 65536), 0, "no 65536-byte row in:\n%s",
-		     r.out);
+	cr_assert_gt(rt_bw_row_avg(r.out, 65536), 0,
+		     "no 65536-byte row in:\n%s", r.out);
 }
 
 Test(bench_cli, write_bw_span_too_large_is_refused)

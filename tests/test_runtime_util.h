@@ -155,6 +155,23 @@ static inline double rt_summary_value(const char *out, const char *key)
 	return strtod(p + strlen(pat), NULL);
 }
 
+/* `flexrr bench write_bw`'s average bandwidth (MB/s) in its row of `size`
+ * bytes, or -1 when the table has no such row. */
+static inline double rt_bw_row_avg(const char *out, long size)
+{
+	char key[32];
+	const char *p;
+	long bytes, iters;
+	double peak, avg;
+
+	snprintf(key, sizeof(key), "\n %ld ", size);
+	p = strstr(out, key);
+	if (!p ||
+	    sscanf(p, " %ld %ld %lf %lf", &bytes, &iters, &peak, &avg) != 4)
+		return -1;
+	return avg;
+}
+
 /* A loopback TCP port free right now (the kernel's pick). */
 static inline int rt_free_port(void)
 {

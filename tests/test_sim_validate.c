@@ -449,17 +449,13 @@ static double shm_write_bw(void)
 			 "--span",
 			 "256M",
 			 NULL };
-	double size, iters, peak, avg;
+	double avg;
 
 	rt_exec(&run, argv, NULL, 120);
 	cr_assert_eq(run.code, 0, "write_bw failed:\n%s", run.err);
-	for (char *l = run.out; l; l = strchr(l, '\n'), l = l ? l + 1 : l)
-		if (sscanf(l, "%lf %lf %lf %lf", &size, &iters, &peak, &avg) ==
-			4 &&
-		    size == 1048576)
-			return avg;
-	cr_assert_fail("no 1 MiB row in:\n%s", run.out);
-	return 0;
+	avg = rt_bw_row_avg(run.out, 1048576);
+	cr_assert_gt(avg, 0, "no 1 MiB row in:\n%s", run.out);
+	return avg;
 }
 
 /* What a metrics CSV says of its steady clocks (>= 2) */

@@ -316,6 +316,24 @@ static void refuse(const struct frr_rt *rt, const struct mem_info *all, int r,
 			 : "");
 }
 
+/* The peak to expect (debug): what the process holds now (its input) and
+ * the plan, term by term. */
+static void log_plan(const struct frr_rt *rt, const struct mem_info *mine)
+{
+	const double M = 1048576.0, held = resident_now();
+	const struct mem_plan *m = &mine->plan;
+
+	frr_dbg("memory plan of rank %d: %.0f MiB on top of the %.0f MiB it "
+		"holds (peak about %.0f MiB in step, up to %.0f MiB when a "
+		"worker runs the slack ahead): replica %.0f, caches %.0f, "
+		"pending %.0f, in flight %.0f, sums %.0f, transport %.0f, "
+		"app later %.0f",
+		rt->rank, mine->need / M, held / M,
+		(mine->need - m->lag + held) / M, (mine->need + held) / M,
+		m->replica / M, m->caches / M, m->pending / M, m->inflight / M,
+		m->accum / M, m->transport / M, m->app / M);
+}
+
 int frr_rt_check_memory(struct frr_rt *rt)
 {
 	struct mem_info mine = { .host = host_id(), .avail = host_available() };
@@ -367,19 +385,8 @@ int frr_rt_check_memory(struct frr_rt *rt)
 			err = -ENOMEM;
 		}
 	}
-	/* the peak to expect: what it holds now (its input) and the plan */
-	frr_dbg("memory plan of rank %d: %.0f MiB on top of the %.0f MiB it "
-		"holds (peak about %.0f MiB in step, up to %.0f MiB when a "
-		"worker runs the slack ahead): replica %.0f, caches %.0f, "
-		"pending %.0f, in flight %.0f, sums %.0f, transport %.0f, "
-		"app later %.0f",
-		rt->rank, mine.need / 1048576.0, resident_now() / 1048576.0,
-		(mine.need - mine.plan.lag + resident_now()) / 1048576.0,
-		(mine.need + resident_now()) / 1048576.0,
-		mine.plan.replica / 1048576.0, mine.plan.caches / 1048576.0,
-		mine.plan.pending / 1048576.0, mine.plan.inflight / 1048576.0,
-		mine.plan.accum / 1048576.0, mine.plan.transport / 1048576.0,
-		mine.plan.app / 1048576.0);
+	if (frr_log_get_level() >= FRR_LOG_DEBUG)
+		log_plan(rt, &mine);
 out:
 	free(all);
 	return err;

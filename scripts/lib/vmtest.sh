@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Sourced by scripts/test-verbs.sh and scripts/test-2vm.sh (the stages that
+# Sourced by scripts/test-verbs.sh, test-2vm.sh and test-sim-pair.sh (the stages that
 # may boot the soft-RoCE VM): ROOT, the command line both share (BUILD_DIR,
 # -h/--help, the script's own options through its vt_opt), the checks of
 # BUILD_DIR, and whether this host has an RDMA port to run on natively.
@@ -13,6 +13,14 @@
 #                                      # build absolute
 #   vt_inside_root WHAT    # BUILD_DIR must be below ROOT (shared with WHAT)
 #   vt_have_active_port    # 0 when an RDMA port here is ACTIVE
+#   vt_pair_scratch NAME   # scratch=BUILD_DIR/NAME.XXXXXX (mode 700) with
+#                          # the job secret in scratch/token, as a launcher
+#                          # hands it (never on a command line); on exit
+#                          # the VM pair is stopped and, unless keep=1, the
+#                          # scratch dropped
+#   vt_pair_run PAIR-ARGS... # scripts/softroce-vm.sh pair PAIR-ARGS, waited
+#                          # for in the background (a signal reaches the
+#                          # exit trap at once); its status in vmrc
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
@@ -61,4 +69,28 @@ vt_have_active_port() {
 		[ -e "$s" ] && grep -q ACTIVE "$s" && return 0
 	done
 	return 1
+}
+
+vt_pair_cleanup() {
+	if [ -n "$vpid" ] && kill -0 "$vpid" 2>/dev/null; then
+		kill "$vpid" 2>/dev/null || true
+		wait "$vpid" 2>/dev/null || true
+	fi
+	[ "${keep:-0}" = 1 ] || rm -rf "$scratch"
+}
+
+vt_pair_scratch() {
+	scratch=$(mktemp -d "$build/$1.XXXXXX")
+	vpid=""
+	trap vt_pair_cleanup EXIT
+	chmod 700 "$scratch"
+	od -An -tx1 -N16 /dev/urandom | tr -d ' \n' >"$scratch/token"
+}
+
+vt_pair_run() {
+	vmrc=0
+	"$ROOT/scripts/softroce-vm.sh" pair "$@" &
+	vpid=$!
+	wait "$vpid" || vmrc=$?
+	vpid=""
 }
