@@ -283,7 +283,7 @@ Test(straggler, trace_file_is_json_with_delays_and_workers)
 		frr_trace_instant(frr_trace_buf(t, 1), FRR_TR_CANCELLED, 0, 0,
 				  5, 10);
 	cr_assert_eq(frr_trace_dropped(t), 6);
-	cr_assert_eq(frr_trace_write(t, 1000), 0);
+	cr_assert_eq(frr_trace_write(t, 1000, NULL), 0);
 	frr_trace_destroy(t);
 	snprintf(cmd, sizeof(cmd),
 		 "python3 -c \"import json,sys; e=json.load(open('%s')); "

@@ -563,7 +563,7 @@ int frr_sim_run(const struct frr_sim_cfg *cfg, enum frr_sim_mode mode,
 					 FRR_RR_MBOX_DEPTH);
 		fill_result(&s, res);
 		if (s.trace)
-			err = frr_trace_write(s.trace, 0);
+			err = frr_trace_write(s.trace, 0, NULL);
 	}
 	if (err == -ENOMEM)
 		frr_err("simulate: out of memory for %d workers", s.W);

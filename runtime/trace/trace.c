@@ -224,6 +224,7 @@ static int write_events(const struct frr_trace *t, FILE *f)
 struct fill_arg {
 	const struct frr_trace *t;
 	int timeout_ms;
+	const int32_t *part_err; /* NULL: unknown */
 };
 
 /* a rank's part: its events */
@@ -297,7 +298,13 @@ static int fill_all(FILE *f, void *arg)
 			err = -ENAMETOOLONG;
 			break;
 		}
-		append_file(f, part, a->timeout_ms);
+		if (a->part_err && a->part_err[r])
+			frr_err("--trace: the trace lacks %s: rank %d could "
+				"not write it (its error says why)",
+				part, r);
+		else
+			append_file(f, part,
+				    a->part_err ? 0 : a->timeout_ms);
 	}
 	/* a closing event without a trailing comma keeps the JSON strict */
 	fprintf(f, "{\"ph\":\"M\",\"pid\":0,\"name\":\"trace_end\","
@@ -305,9 +312,10 @@ static int fill_all(FILE *f, void *arg)
 	return err;
 }
 
-int frr_trace_write(struct frr_trace *t, int timeout_ms)
+int frr_trace_write(struct frr_trace *t, int timeout_ms,
+		    const int32_t *part_err)
 {
-	struct fill_arg a = { t, timeout_ms };
+	struct fill_arg a = { t, timeout_ms, part_err };
 	char part[4096];
 	int err;
 

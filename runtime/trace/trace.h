@@ -9,8 +9,9 @@
  * its own pre-allocated buffer (no allocation, no syscall, no lock; a full
  * buffer drops records and counts them).  Everything is formatted and written
  * once, at job end, by frr_trace_write().  With several ranks, each rank
- * writes FILE.rank<r> and rank 0 merges them into FILE (waiting a bounded
- * time for the other ranks' parts).
+ * writes FILE.rank<r> and rank 0 merges them into FILE: at a clean end
+ * the ranks tell rank 0 whether their part is in place (a collective of the
+ * job), so it waits for none; after a failure it takes what is there.
  */
 #ifndef FLEXRR_RUNTIME_TRACE_H
 #define FLEXRR_RUNTIME_TRACE_H
@@ -64,9 +65,13 @@ int frr_trace_create(const char *path, int rank, int nranks, int first_worker,
 void frr_trace_destroy(struct frr_trace *t);
 /* Buffer of local worker i (0 <= i < nworkers_local), NULL if t is NULL. */
 struct frr_trace_buf *frr_trace_buf(struct frr_trace *t, int i);
-/* Write this rank's events; rank 0 merges all ranks into the file (waits up
- * to timeout_ms for the others).  Returns 0 or negative errno (logged). */
-int frr_trace_write(struct frr_trace *t, int timeout_ms);
+/* Write this rank's events: a rank other than 0 its part FILE.rank<r>; rank
+ * 0 the file, merging every part in place.  part_err (nranks entries, or
+ * NULL if unknown) is what each rank's part write returned: a part known
+ * missing is not waited for; an unknown one is waited up to timeout_ms.
+ * Returns 0 or negative errno (logged). */
+int frr_trace_write(struct frr_trace *t, int timeout_ms,
+		    const int32_t *part_err);
 /* Total records dropped because buffers were full. */
 uint64_t frr_trace_dropped(const struct frr_trace *t);
 

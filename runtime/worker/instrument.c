@@ -31,6 +31,7 @@ struct frr_inst {
 	struct frr_stragglers strag;
 	struct frr_trace *trace;
 	struct frr_inst_worker *iw; /* T, this rank's workers */
+	int trace_written;
 };
 
 static struct frr_inst_worker *iw_of(const struct frr_worker *wk)
@@ -95,14 +96,26 @@ int frr_inst_fini(struct frr_rt *rt)
 			 "%.3f s injected",
 			 rt->rank, (unsigned long long)delayed,
 			 (double)inj / 1e9);
-	/* rank 0 merges the ranks' parts; after a failure some never come */
-	if (in->trace)
-		err = frr_trace_write(in->trace, frr_rt_failed(rt) ? 0 : 10000);
+	/* not written at a clean end (the job failed): rank 0 merges the
+	 * parts there are; after a failure some never come */
+	if (in->trace && !in->trace_written)
+		err = frr_trace_write(in->trace, frr_rt_failed(rt) ? 0 : 10000,
+				      NULL);
 	frr_trace_destroy(in->trace);
 	free(in->iw);
 	free(in);
 	rt->ws->inst = NULL;
 	return err;
+}
+
+int frr_inst_trace_write(struct frr_rt *rt, const int32_t *part_err)
+{
+	struct frr_inst *in = rt->ws->inst;
+
+	if (!in || !in->trace)
+		return 0;
+	in->trace_written = 1;
+	return frr_trace_write(in->trace, 0, part_err);
 }
 
 struct frr_trace_buf *frr_rt_trace_buf(const struct frr_rt *rt, int w)

@@ -125,6 +125,11 @@ int frr_rt_hook(struct frr_rt *rt, int err, const char *name, int w, int c);
 /* ---- worker/instrument.c: stragglers and trace, every mode ---- */
 int frr_inst_init(struct frr_rt *rt);
 int frr_inst_fini(struct frr_rt *rt);
+/* At a clean end, the workers joined: a rank other than 0 writes its trace
+ * part; rank 0 (after the ranks said, part_err[r], whether theirs is in
+ * place) the trace.  0, or the error (logged).  frr_inst_fini writes it
+ * otherwise. */
+int frr_inst_trace_write(struct frr_rt *rt, const int32_t *part_err);
 int frr_inst_clock_begin(struct frr_worker *wk, int c);
 void frr_inst_ssp_wait(struct frr_worker *wk, int c, uint64_t t0, uint64_t t1);
 /* wk's thread ran items for work_ns (its own or, helping, another's). */
