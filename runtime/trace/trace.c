@@ -303,8 +303,7 @@ static int fill_all(FILE *f, void *arg)
 				"not write it (its error says why)",
 				part, r);
 		else
-			append_file(f, part,
-				    a->part_err ? 0 : a->timeout_ms);
+			append_file(f, part, a->part_err ? 0 : a->timeout_ms);
 	}
 	/* a closing event without a trailing comma keeps the JSON strict */
 	fprintf(f, "{\"ph\":\"M\",\"pid\":0,\"name\":\"trace_end\","
