@@ -96,6 +96,9 @@ struct frr_rt_params {
 	/* mode backup: workers a clock does not wait for; -1 = the default,
 	 * 5% of the workers, at least 1 */
 	int backups;
+	/* mode lb-bsp: clocks the speed prediction averages; <= 0: the
+	 * default (FRR_LB_HISTORY_DEFAULT) */
+	int lb_history;
 	/* rank among the job's ranks on this node, from the launcher
 	 * (bootstrap's frr_launcher_env); -1 = the rank (a local job) */
 	int local_rank;
@@ -131,6 +134,10 @@ struct frr_rt_shape {
 	int slack;
 	uint64_t seed;
 };
+
+/* lb-bsp's ring of per-item times: clocks c - history .. c - 1 are read
+ * at clock c's start while clock c's finals may land (> 2 x the max). */
+#define FRR_LB_RING 160
 
 /* ---- progress word ------------------------------------------------------ */
 /* One 64-bit word per worker in the control region: [63:44] clock + 1 (0 =
@@ -180,6 +187,12 @@ struct frr_rt {
 	/* mode backup: the clock ends when W - backups workers finished it
 	 * (0: off; table/inbox.c counts, worker/ cuts) */
 	int backups;
+	/* mode lb-bsp (0: off): the history length, and every worker's
+	 * per-item time of its recent clocks as this rank's server drained
+	 * them from the final batches (table/inbox.c), [w * FRR_LB_RING +
+	 * clock % FRR_LB_RING] = clock << 32 | float bits; rr/lb.c plans */
+	int lb_history;
+	_Atomic uint64_t *lb_item;
 	int rr_reassign; /* flexrr and rr modes: RapidReassignment runs */
 	int flush_ms;	 /* data-path flush timeout: --dead-timeout / 3 */
 	double t0;

@@ -6,7 +6,7 @@
  * target, which sees no struct frr_rt) check a slack against the bound and
  * name their modes with these words.  Plain constants: no other include.
  * The simulator's enum (flexrr/sim.h, public) has its own values: it has
- * lb-bsp and no async.
+ * no async.
  */
 #ifndef FLEXRR_RUNTIME_CORE_MODE_H
 #define FLEXRR_RUNTIME_CORE_MODE_H
@@ -19,6 +19,7 @@
 #define FRR_MODE_NAME_FLEXRR "flexrr"
 #define FRR_MODE_NAME_RR "rr"
 #define FRR_MODE_NAME_BACKUP "backup"
+#define FRR_MODE_NAME_LB_BSP "lb-bsp"
 
 /* --mode: the runtime's, not the app's (apps see frr_job_info.slack). */
 enum frr_mode {
@@ -31,13 +32,21 @@ enum frr_mode {
 	 * have finished it, and those drop the rest of their items at their
 	 * next chunk (Chen et al., 2016; the simulator's "backup") */
 	FRR_MODE_BACKUP = 5,
+	/* BSP whose lists are balanced up front: at each clock's start the
+	 * faster workers of a slow one's helper group take planned tails of
+	 * its list, sized from every worker's per-item time of the last
+	 * --lb-history clocks (LB-BSP, Chen et al., SoCC 2020; rr/lb.c) */
+	FRR_MODE_LB_BSP = 6,
 };
-#define FRR_NMODES 6
+#define FRR_NMODES 7
+#define FRR_LB_HISTORY_DEFAULT 3 /* --lb-history (runtime and simulator) */
+#define FRR_LB_HISTORY_MAX 64
 
 /* Modes whose slack is 0 (every read holds exactly the clocks before it). */
 static inline int frr_mode_exact(int m)
 {
-	return m == FRR_MODE_BSP || m == FRR_MODE_RR || m == FRR_MODE_BACKUP;
+	return m == FRR_MODE_BSP || m == FRR_MODE_RR || m == FRR_MODE_BACKUP ||
+	       m == FRR_MODE_LB_BSP;
 }
 
 /* Backup workers when none are given: 5% of the w workers, at least 1
@@ -52,7 +61,8 @@ static inline const char *frr_mode_name(int m)
 {
 	static const char *const n[FRR_NMODES] = {
 		FRR_MODE_NAME_BSP,    FRR_MODE_NAME_SSP, FRR_MODE_NAME_ASYNC,
-		FRR_MODE_NAME_FLEXRR, FRR_MODE_NAME_RR,	 FRR_MODE_NAME_BACKUP
+		FRR_MODE_NAME_FLEXRR, FRR_MODE_NAME_RR,	 FRR_MODE_NAME_BACKUP,
+		FRR_MODE_NAME_LB_BSP
 	};
 
 	return m >= 0 && m < FRR_NMODES ? n[m] : "?";

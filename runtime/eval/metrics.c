@@ -57,7 +57,7 @@ struct clock_sum {
 	double stats[FRR_MAX_STATS];
 	double slowest;
 	int slow_w;
-	uint64_t stale, dropped;
+	uint64_t stale, dropped, moved;
 };
 
 /* Rank r's record of clock c, copied once out of the slot r writes and
@@ -101,6 +101,8 @@ static int sum_records(struct frr_rt *rt, int c, struct clock_sum *s)
 			}
 			s->stale += (uint64_t)m[FRR_M_STALE_READS];
 			s->dropped += (uint64_t)m[FRR_M_DROPPED];
+			/* lb-bsp counts its planned tails there */
+			s->moved += (uint64_t)m[FRR_M_RR0 + 3];
 		}
 		write_metrics(rt, c, r, d);
 	}
@@ -155,9 +157,12 @@ int frr_rt_try_global(struct frr_rt *rt, int c)
 	if (err)
 		return err;
 	rt->ev->dropped_sum += s.dropped;
+	rt->ev->moved_sum += s.moved;
 	bk[0] = 0;
 	if (rt->backups)
 		snprintf(bk, sizeof(bk), " dropped=%" PRIu64, s.dropped);
+	else if (rt->lb_history)
+		snprintf(bk, sizeof(bk), " moved=%" PRIu64, s.moved);
 	now = frr_rt_clock_now();
 	if (!rt->prm->quiet)
 		fprintf(stderr,
@@ -219,20 +224,28 @@ int frr_rt_metrics_close(struct frr_rt *rt)
 	return frr_file_close(f, rt->prm->metrics_path, "--metrics");
 }
 
-/* Mode backup: what the cuts dropped, of every item of the clocks run. */
+/* Mode backup: what the cuts dropped, of every item of the clocks run;
+ * mode lb-bsp: what the plans moved to a helper. */
 static void backup_summary(const struct frr_rt *rt, char *buf, size_t len)
 {
 	uint64_t all = 0;
 
 	buf[0] = 0;
-	if (!rt->backups)
+	if (!rt->backups && !rt->lb_history)
 		return;
 	for (int w = 0; w < rt->W; w++)
 		all += rt->ws->nitems[w];
 	all *= (uint64_t)frr_rt_stop_clock(rt);
-	snprintf(buf, len, " backups=%d dropped=%" PRIu64 " dropped_share=%.4f",
-		 rt->backups, rt->ev->dropped_sum,
-		 all ? (double)rt->ev->dropped_sum / (double)all : 0.0);
+	if (rt->backups)
+		snprintf(buf, len,
+			 " backups=%d dropped=%" PRIu64 " dropped_share=%.4f",
+			 rt->backups, rt->ev->dropped_sum,
+			 all ? (double)rt->ev->dropped_sum / (double)all : 0.0);
+	else
+		snprintf(buf, len,
+			 " lb_history=%d moved=%" PRIu64 " moved_share=%.4f",
+			 rt->lb_history, rt->ev->moved_sum,
+			 all ? (double)rt->ev->moved_sum / (double)all : 0.0);
 }
 
 void frr_rt_print_summary(struct frr_rt *rt, double secs)

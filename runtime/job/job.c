@@ -263,6 +263,14 @@ static void rt_setup_shape(struct frr_rt *rt, struct frr_oob *oob,
 	if (o->mode == FRR_MODE_BACKUP)
 		rt->backups =
 		    o->backups > 0 ? o->backups : frr_backups_default(rt->W);
+	/* lb-bsp runs the helpers' ranges through rr's seam (help caches,
+	 * replicas, run_range) with its own plan instead of rr's protocol */
+	if (o->mode == FRR_MODE_LB_BSP) {
+		rt->ws->rr = &frr_lb_ops;
+		rt->rr_reassign = 1;
+		rt->lb_history =
+		    o->lb_history > 0 ? o->lb_history : FRR_LB_HISTORY_DEFAULT;
+	}
 }
 
 static int rt_alloc(struct frr_rt *rt)
@@ -283,6 +291,12 @@ static int rt_alloc(struct frr_rt *rt)
 	rt->prog_subs = calloc((size_t)rt->T * rt->P, sizeof(int));
 	rt->prog_nsubs = calloc((size_t)rt->T, sizeof(int));
 	rt->prog_read = calloc((size_t)rt->W, 1);
+	if (rt->lb_history) {
+		rt->lb_item =
+		    calloc((size_t)rt->W * FRR_LB_RING, sizeof(*rt->lb_item));
+		if (!rt->lb_item)
+			return -ENOMEM;
+	}
 	if (!rt->ws->parts || !rt->ws->nitems || !rt->ws->wk ||
 	    !rt->js->hb_last || !rt->js->hb_seen || !rt->ev->stats_copy ||
 	    !rt->prog_subs || !rt->prog_nsubs || !rt->prog_read)
@@ -380,6 +394,7 @@ static int rt_fini(struct frr_rt *rt)
 	free(rt->prog_subs);
 	free(rt->prog_nsubs);
 	free(rt->prog_read);
+	free(rt->lb_item);
 	free(rt->tb->consumed);
 	free(rt->tb->lhand);
 	free(rt->tb->scratch);

@@ -195,6 +195,14 @@ int frr_job_finalize(struct frr_job *job)
 			job->prog);
 		return -EINVAL;
 	}
+	if (o->p.lb_history > 0 && o->p.mode != FRR_MODE_LB_BSP) {
+		fprintf(stderr,
+			"%s: --lb-history is for --mode lb-bsp (BSP with "
+			"lists sized from measured speeds); add --mode lb-bsp "
+			"or drop --lb-history\n",
+			job->prog);
+		return -EINVAL;
+	}
 	engage_rr(o);
 	return 0;
 }

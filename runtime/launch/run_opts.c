@@ -89,8 +89,8 @@ static int opt_mode(void *obj, const struct frr_opt *o, const char *v)
 			return 0;
 		}
 	fprintf(stderr,
-		"%s: unknown mode '%s': use bsp, ssp, async, flexrr, rr or "
-		"backup\n",
+		"%s: unknown mode '%s': use bsp, ssp, async, flexrr, rr, "
+		"backup or lb-bsp\n",
 		job_of(obj)->prog, v);
 	return -EINVAL;
 }
@@ -280,7 +280,8 @@ static const struct frr_opt run_table[] = {
 			"up, else shm)"),
 	FRR_OPT("mode", 0, FRR_OPT_FUNC, F(o.p.mode), 0, 0, .parse = opt_mode,
 		DEFTEXT("bsp"), .group = JOB, .arg = "M",
-		.help = "bsp | ssp | async | flexrr | rr | backup\n"
+		.help = "bsp | ssp | async | flexrr | rr | backup |\n"
+			"lb-bsp\n"
 			"(ssp when --slack is given)"),
 	FRR_OPT("slack", 0, FRR_OPT_INT, F(o.p.slack), 0, FRR_RT_MAX_SLACK,
 		.def.i = -1, ANYBASE, .group = JOB, .arg = "S",
@@ -297,6 +298,12 @@ static const struct frr_opt run_table[] = {
 		.help = "--mode backup: a clock waits for all workers but\n"
 			"N; the N still running drop the rest of their\n"
 			"items (counted: dropped= in the summary)"),
+	FRR_OPT("lb-history", 0, FRR_OPT_INT, F(o.p.lb_history), 1,
+		FRR_LB_HISTORY_MAX, .def.i = -1, .group = JOB, .arg = "N",
+		.def_text = STR(FRR_LB_HISTORY_DEFAULT),
+		.help = "--mode lb-bsp: clocks of per-item times that\n"
+			"predict each worker's speed (its share of the\n"
+			"next clock)"),
 	FRR_OPT("clocks", 0, FRR_OPT_INT, F(o.p.clocks), 1, 1000000,
 		.def.i = 10, ANYBASE, .group = JOB, .arg = "N",
 		.help = "clocks to run"),

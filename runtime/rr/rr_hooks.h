@@ -108,6 +108,8 @@ _Static_assert(sizeof(struct frr_rr_msg) == 64, "one cache line");
 
 /* rr/rr.c */
 extern const struct frr_rr_ops frr_rr_ops;
+/* rr/lb.c: --mode lb-bsp (planned tails within the helper groups) */
+extern const struct frr_rr_ops frr_lb_ops;
 
 /* ---- runtime calls for rr ----------------------------------------------- */
 const struct frr_rt_shape *frr_rt_shape(const struct frr_rt *rt);

@@ -89,5 +89,6 @@ int frr_rt_run_range(struct frr_rt *rt, int helper, int owner, int clock,
 	};
 	if (b > a)
 		err = frr_rt_process(&c, a, b);
+	c.rec->helped += b - a;
 	return err ? err : frr_rt_batch_send(&c, 0, 0);
 }

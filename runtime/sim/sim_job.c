@@ -25,6 +25,7 @@
 #include "flexrr/log.h"
 #include "mode.h"
 #include "sim_int.h"
+#include "straggler.h"
 
 /* the runtime's words for the modes both have (ssp.h) */
 const char *const frr_sim_mode_names[FRR_SIM_NMODES] = {
@@ -72,35 +73,26 @@ static int applied(const struct sim *s, int c)
 	return c < 0 || s->closed_at[c] <= s->now;
 }
 
-/* lb-bsp: every worker's share of clock c + 1 from its predicted speed */
+/* lb-bsp: every worker's share of clock c + 1 from its predicted speed
+ * (the runtime's rule: straggler/straggler.h frr_lb_shares) */
 static void lb_shares(struct sim *s, int c)
 {
 	int H = s->cfg->lb_history, W = s->W;
-	uint64_t total = s->cfg->items * (uint64_t)W, given = 0;
-	double sum = 0, *speed = malloc((size_t)W * sizeof(double));
+	double *t = malloc(2 * (size_t)W * sizeof(double));
 
-	if (!speed) {
+	if (!t) {
 		s->err = -ENOMEM;
 		return;
 	}
 	if (H > c + 1)
 		H = c + 1;
 	for (int v = 0; v < W; v++) {
-		double t = 0;
-
+		t[v] = 0;
 		for (int k = 0; k < H; k++)
-			t += s->ws[v].last_item_s[(c - k) % 64];
-		speed[v] = t > 0 ? H / t : 1.0;
-		sum += speed[v];
+			t[v] += s->ws[v].last_item_s[(c - k) % 64];
 	}
-	for (int v = 0; v < W; v++) {
-		s->share[v] = (uint64_t)floor((double)total * speed[v] / sum);
-		given += s->share[v];
-	}
-	/* the remainder (< W items) to the fastest first-come: round robin */
-	for (int v = 0; given < total; v = (v + 1) % W, given++)
-		s->share[v]++;
-	free(speed);
+	frr_lb_shares(W, H, t, t + W, s->cfg->items * (uint64_t)W, s->share);
+	free(t);
 }
 
 static void clock_finished(struct sim *s, struct sim_worker *w, int c)
@@ -317,7 +309,7 @@ void frr_sim_cfg_defaults(struct frr_sim_cfg *cfg)
 		.rr_report = 16,
 		.rr_threshold = 0.2,
 		.rr_min_share = 0.05,
-		.lb_history = 3,
+		.lb_history = FRR_LB_HISTORY_DEFAULT,
 		.backups = -1,
 	};
 }
@@ -446,7 +438,7 @@ static int check_cfg(const struct frr_sim_cfg *c, enum frr_sim_mode mode)
 	else if (c->contention_factor < 1)
 		why = "the contention factor must be >= 1";
 	else if (mode == FRR_SIM_LB_BSP &&
-		 (c->lb_history < 1 || c->lb_history > 64))
+		 (c->lb_history < 1 || c->lb_history > FRR_LB_HISTORY_MAX))
 		why = "lb-bsp's speed history must be 1..64 clocks";
 	else if (mode == FRR_SIM_BACKUP && c->backups >= c->P * c->T)
 		why = "the backup baseline must drop fewer workers per clock "

@@ -449,3 +449,21 @@ void frr_strag_clock_end(struct frr_strag_worker *sw)
 	if (sw->debt_ns)
 		pay(sw);
 }
+
+void frr_lb_shares(int w, int h, const double *tsum, double *speed,
+		   uint64_t total, uint64_t *share)
+{
+	uint64_t given = 0;
+	double sum = 0;
+
+	for (int v = 0; v < w; v++) {
+		speed[v] = tsum[v] > 0 ? h / tsum[v] : 1.0;
+		sum += speed[v];
+	}
+	for (int v = 0; v < w; v++) {
+		share[v] = (uint64_t)floor((double)total * speed[v] / sum);
+		given += share[v];
+	}
+	for (int v = 0; given < total; v = (v + 1) % w, given++)
+		share[v]++;
+}

@@ -128,4 +128,13 @@ void frr_strag_account(struct frr_strag_worker *sw, uint64_t work_ns);
 /* End of the worker's own items of the clock: pay what is still owed. */
 void frr_strag_clock_end(struct frr_strag_worker *sw);
 
+/* lb-bsp's speed prediction and shares, one copy for the runtime (rr/lb.c)
+ * and the simulator (sim/sim_job.c): worker v's speed is h / tsum[v], tsum
+ * the sum of its per-item times over its last h clocks (1 when it has none
+ * measured); share[v] = floor(total * speed[v] / sum of speeds), and the
+ * remainder (< w items) goes one each from worker 0 up.  speed: w doubles of
+ * the caller's scratch.  The same inputs give the same shares anywhere. */
+void frr_lb_shares(int w, int h, const double *tsum, double *speed,
+		   uint64_t total, uint64_t *share);
+
 #endif /* FLEXRR_RUNTIME_STRAGGLER_H */

@@ -249,6 +249,7 @@ static int chunk_close(struct chunker *ch, int last)
 	h->nextra = ch->nextra;
 	h->last = last;
 	h->bytes = ch->used;
+	h->item_s = ch->final ? c->rec->item_s : 0;
 	ch->bytes += ch->used;
 	ch->open = 0;
 	if (ch->o != rt->rank)

@@ -202,6 +202,23 @@ static const _Atomic uint64_t *slot_seq(struct frr_rt *rt, int v, int k)
 	return (const _Atomic uint64_t *)&slot_hdr(rt, v, k)->seq;
 }
 
+/* Mode lb-bsp: keep the owner's per-item time of its clock (a final batch
+ * reaches every shard, so every rank keeps the same word); read by rr/lb.c
+ * once this rank's shard applied the clock. */
+static void lb_record(struct frr_rt *rt, const struct frr_slot_hdr *h)
+{
+	float t = (float)h->item_s;
+	uint32_t bits;
+
+	if (!rt->lb_history || !h->final || !h->last)
+		return;
+	memcpy(&bits, &t, sizeof(bits));
+	atomic_store_explicit(&rt->lb_item[(size_t)h->owner * FRR_LB_RING +
+					   (size_t)h->clock % FRR_LB_RING],
+			      ((uint64_t)(uint32_t)h->clock + 1) << 32 | bits,
+			      memory_order_relaxed);
+}
+
 /* Copy slot k of sender v (its next seq) into the store and free it.  A
  * chunk of a worker of this rank is in a buffer of that worker's (struct
  * frr_lbufs), which stays until its clock is applied: the store keeps it
@@ -226,7 +243,8 @@ static int drain_slot(struct frr_rt *rt, int v, int k, uint64_t seq)
 	if (h->sender != v || h->owner < 0 || h->owner >= rt->W ||
 	    h->clock < 0 || h->final < 0 || h->final > 1 || h->nextra < 0 ||
 	    h->nextra > rt->W * 64 || h->last < 0 || h->last > 1 ||
-	    h->bytes > cap || (h->bytes & 7))
+	    h->bytes > cap || (h->bytes & 7) ||
+	    !(h->item_s >= 0 && h->item_s <= 1e6))
 		return corrupt(rt, h, v, "bad header");
 	if (h->clock < rt->tb->next_apply)
 		return corrupt(rt, h, v, "a clock already applied");
@@ -250,6 +268,7 @@ static int drain_slot(struct frr_rt *rt, int v, int k, uint64_t seq)
 		return err;
 	}
 	backup_count(rt, h);
+	lb_record(rt, h);
 	rt->tb->consumed[v] = seq;
 	return slot_ack(rt, v, k, seq);
 }

@@ -247,6 +247,8 @@ struct frr_wclock {
 	uint64_t reads;		/* row fetches */
 	uint64_t pulls;		/* fetches of rows not held (table/hold.c) */
 	uint64_t dropped;	/* mode backup: items not run (cut) */
+	uint64_t helped;	/* items of others' lists run (run_range) */
+	double item_s;		/* lb-bsp: seconds per item run, own + help */
 };
 
 /*
@@ -314,6 +316,9 @@ struct frr_slot_hdr {
 	int32_t nextra;
 	int32_t last;	/* 1 = the batch's last chunk */
 	uint64_t bytes; /* payload bytes after the header */
+	/* a final batch: the owner's seconds per item this clock (lb-bsp
+	 * plans from it, rr/lb.c) */
+	double item_s;
 };
 _Static_assert(sizeof(struct frr_slot_hdr) <= FRR_SLOT_HDR, "slot header");
 

@@ -267,9 +267,19 @@ static int one_clock(struct frr_worker *wk, int clock)
 		.bound = frr_rt_read_bound(rt, clock),
 	};
 	double t0, t1;
+	uint64_t items;
 	int nextra = 0, err;
 
 	test_die(rt, wk, clock);
+	if (rt->ws->rr && rt->ws->rr->clock_plan) {
+		err =
+		    frr_rt_hook(rt,
+				rt->ws->rr->clock_plan(rt, rt->ws->rr_state,
+						       wk->dp.id, clock, &list),
+				"clock_plan", wk->dp.id, clock);
+		if (err)
+			return err;
+	}
 	t0 = frr_rt_clock_now();
 	err =
 	    frr_rt_progress_publish(rt, wk->dp.id, clock, list.next, list.end);
@@ -278,6 +288,9 @@ static int one_clock(struct frr_worker *wk, int clock)
 	t1 = frr_rt_clock_now();
 	wk->loop_time = t1 - t0;
 	c.rec->compute_s += t1 - t0;
+	/* lb-bsp's speed: own and planned help items alike (final batch) */
+	items = c.cache->items + c.rec->helped; /* the own batch not sent */
+	c.rec->item_s = items ? (t1 - t0) / (double)items : 0;
 	if (err)
 		return err;
 	if (nextra)

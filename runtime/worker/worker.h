@@ -76,6 +76,10 @@ struct frr_rr_ops {
 	int (*own_list_done)(struct frr_rt *rt, void *state, int w, int clock,
 			     struct frr_rr_list *list);
 	int (*clock_end)(struct frr_rt *rt, void *state, int w, int clock);
+	/* (lb-bsp; NULL in rr) After the SSP wait of clock c, before any item
+	 * runs: may lower list->end (the tail others run this clock). */
+	int (*clock_plan)(struct frr_rt *rt, void *state, int w, int clock,
+			  struct frr_rr_list *list);
 	/* (rr, additive) After w's last clock, on its thread: keep answering
 	 * helpees until they finish too.  last_clock = last clock run. */
 	int (*worker_exit)(struct frr_rt *rt, void *state, int w,

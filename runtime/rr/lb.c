@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: MIT
+/*
+ * --mode lb-bsp: BSP whose lists are balanced up front (LB-BSP, Chen et al.,
+ * SoCC 2020), through the worker loop's ops table (rr_hooks.h), beside rr's.
+ *
+ * A worker can only run items whose input its rank holds: its own partition
+ * and the replicas of its helpees (the rr helper groups, loaded at job_init
+ * as rr loads them).  At clock c's start (after the BSP wait, so every
+ * worker's final batch of c - 1 is drained on this rank) every worker reads
+ * every worker's per-item time of clocks c - H .. c - 1, which the final
+ * batches carry and each rank's server keeps (table/inbox.c lb_record), and
+ * computes the same plan: shares of the clock's items proportional to the
+ * predicted speeds (frr_lb_shares, the simulator's rule), then, donor by
+ * donor in id order, the tail of a worker above its share goes to the
+ * helpers of its group below theirs, in group order, each as much as it
+ * still has room for.  A donor runs [0, end) and tells the shards to expect
+ * one batch more per planned range; a helper runs its ranges after its own
+ * list (frr_rt_run_range, one batch each).  So every item runs once per
+ * clock, and what is moved depends only on the words every rank has: the
+ * plan is the same everywhere, though timings make it differ run to run.
+ * Items that no helper has room for stay with their owner.  Apps with item
+ * state are refused: a moved range's state would have to be shipped first
+ * and back after, as rr does (not done).
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flexrr/log.h"
+#include "rr_hooks.h"
+#include "rr_proto.h"
+#include "straggler.h"
+
+struct lb_gift {
+	int owner, helper;
+	uint64_t a, b;
+};
+
+/* One worker thread's scratch and this clock's plan (its thread only). */
+struct lb_thread {
+	double *tsum, *speed; /* W */
+	uint64_t *share, *room;
+	struct lb_gift *gifts; /* the clock's ranges moved, at most W * g */
+	int ngifts, clock;
+} __attribute__((aligned(64)));
+
+struct lb_job {
+	int P, T, W, rank, g, H;
+	struct lb_thread *th; /* T */
+};
+
+static void job_free(struct lb_job *j)
+{
+	for (int l = 0; j->th && l < j->T; l++) {
+		free(j->th[l].tsum);
+		free(j->th[l].share);
+		free(j->th[l].gifts);
+	}
+	free(j->th);
+	free(j);
+}
+
+/* Replicas of the partitions this rank's workers may be planned to run:
+ * the workers of other ranks whose group holds one of ours. */
+static int load_replicas(struct frr_rt *rt, const struct lb_job *j)
+{
+	int grp[RR_MAX_GROUP], n, err;
+
+	for (int v = 0; v < j->W; v++) {
+		if (v / j->T == j->rank)
+			continue;
+		n = rr_helper_group(j->P, j->T, j->g, v, grp);
+		for (int i = 0; i < n; i++)
+			if (grp[i] / j->T == j->rank) {
+				err = frr_rt_want_replica(rt, v);
+				if (err) {
+					frr_err("lb-bsp: loading a replica of "
+						"worker %d's partition failed "
+						"(%d)",
+						v, err);
+					return err;
+				}
+				break;
+			}
+	}
+	return 0;
+}
+
+static int lb_job_init(struct frr_rt *rt, const struct frr_rr_opts *opts,
+		       void **state)
+{
+	const struct frr_rt_shape *s = frr_rt_shape(rt);
+	struct lb_job *j;
+	int err = -ENOMEM;
+
+	if (rt->app->item_state_size) {
+		frr_err("--mode lb-bsp: app %s keeps item state, which lb-bsp "
+			"does not move with a range yet; use --mode rr or "
+			"flexrr (which ship it) or bsp",
+			rt->app->name);
+		return -EINVAL;
+	}
+	j = calloc(1, sizeof(*j));
+	if (!j)
+		return -ENOMEM;
+	j->P = s->nranks;
+	j->T = s->threads;
+	j->W = s->nworkers;
+	j->rank = s->rank;
+	j->H = rt->lb_history;
+	j->g = opts->group_size > 0 ? opts->group_size : 4;
+	if (j->g > RR_MAX_GROUP)
+		j->g = RR_MAX_GROUP;
+	j->th = calloc((size_t)j->T, sizeof(*j->th));
+	if (!j->th)
+		goto fail;
+	for (int l = 0; l < j->T; l++) {
+		struct lb_thread *t = &j->th[l];
+
+		t->tsum = malloc(2 * (size_t)j->W * sizeof(double));
+		t->share = malloc(2 * (size_t)j->W * sizeof(uint64_t));
+		t->gifts =
+		    malloc((size_t)j->W * (size_t)j->g * sizeof(*t->gifts));
+		if (!t->tsum || !t->share || !t->gifts)
+			goto fail;
+		t->speed = t->tsum + j->W;
+		t->room = t->share + j->W;
+		t->clock = -1;
+	}
+	err = load_replicas(rt, j);
+	if (err)
+		goto fail;
+	*state = j;
+	return 0;
+fail:
+	if (err == -ENOMEM)
+		frr_err("lb-bsp: out of memory for the plans of %d workers",
+			j->W);
+	job_free(j);
+	return err;
+}
+
+static void lb_job_fini(struct frr_rt *rt, void *state)
+{
+	(void)rt;
+	job_free(state);
+}
+
+/* Worker v's seconds per item of clock k, as this rank's server kept it. */
+static int item_time(const struct frr_rt *rt, int v, int k, double *t)
+{
+	uint64_t w = atomic_load_explicit(
+	    &rt->lb_item[(size_t)v * FRR_LB_RING + (size_t)k % FRR_LB_RING],
+	    memory_order_relaxed);
+	uint32_t bits = (uint32_t)w;
+	float f;
+
+	if (w >> 32 != (uint64_t)k + 1)
+		return -EPROTO;
+	memcpy(&f, &bits, sizeof(f));
+	*t = f;
+	return 0;
+}
+
+/* Ranges of v's tail [.., n_v) to the helpers of its group with room. */
+static void give_tail(const struct lb_job *j, struct lb_thread *t, int v,
+		      uint64_t n, uint64_t e)
+{
+	int grp[RR_MAX_GROUP], ng = rr_helper_group(j->P, j->T, j->g, v, grp);
+	uint64_t end = n;
+
+	for (int i = 0; i < ng && e; i++) {
+		int h = grp[i];
+		uint64_t give = e < t->room[h] ? e : t->room[h];
+
+		if (h == v || !give)
+			continue;
+		t->gifts[t->ngifts++] =
+		    (struct lb_gift){ v, h, end - give, end };
+		end -= give;
+		e -= give;
+		t->room[h] -= give;
+	}
+}
+
+/* The plan of clock c, the same on every worker of every rank. */
+static int plan(struct frr_rt *rt, const struct lb_job *j, struct lb_thread *t,
+		int c)
+{
+	int H = j->H < c ? j->H : c;
+	uint64_t total = 0;
+
+	t->ngifts = 0;
+	t->clock = c;
+	if (!H)
+		return 0; /* no speed measured yet: plain BSP */
+	for (int v = 0; v < j->W; v++) {
+		t->tsum[v] = 0;
+		total += frr_rt_nitems(rt, v);
+		for (int k = c - H; k < c; k++) {
+			double x;
+
+			if (item_time(rt, v, k, &x))
+				return frr_rt_fail(
+				    rt, -EPROTO,
+				    "lb-bsp: worker %d's item time of clock "
+				    "%d is not here at clock %d's start (its "
+				    "final batch was applied); a flexrr bug",
+				    v, k, c);
+			t->tsum[v] += x;
+		}
+	}
+	frr_lb_shares(j->W, H, t->tsum, t->speed, total, t->share);
+	for (int v = 0; v < j->W; v++) {
+		uint64_t n = frr_rt_nitems(rt, v);
+
+		t->room[v] = t->share[v] > n ? t->share[v] - n : 0;
+	}
+	for (int v = 0; v < j->W; v++) {
+		uint64_t n = frr_rt_nitems(rt, v);
+		uint64_t e = n > t->share[v] ? n - t->share[v] : 0;
+
+		/* the owner keeps one item: its list is never empty */
+		if (e && e >= n)
+			e = n - 1;
+		if (e)
+			give_tail(j, t, v, n, e);
+	}
+	return 0;
+}
+
+static int lb_clock_plan(struct frr_rt *rt, void *state, int w, int clock,
+			 struct frr_rr_list *list)
+{
+	struct lb_job *j = state;
+	int l = w - j->rank * j->T;
+	struct lb_thread *t = &j->th[l];
+	struct frr_wclock *rec = frr_rt_clock_rec(&rt->ws->wk[l], clock);
+	int err = plan(rt, j, t, clock);
+
+	if (err)
+		return err;
+	for (int i = 0; i < t->ngifts; i++)
+		if (t->gifts[i].owner == w) {
+			/* the tails are cut from the end down */
+			list->end = t->gifts[i].a;
+			rec->rr[3] += (double)(t->gifts[i].b - t->gifts[i].a);
+		}
+	return 0;
+}
+
+/* After the own list: the planned ranges of others; k = this worker's
+ * ranges that others run (one batch each to every shard). */
+static int lb_own_list_done(struct frr_rt *rt, void *state, int w, int clock,
+			    struct frr_rr_list *list)
+{
+	struct lb_job *j = state;
+	struct lb_thread *t = &j->th[w - j->rank * j->T];
+	int k = 0, err = 0;
+
+	(void)list;
+	if (t->clock != clock)
+		return -EPROTO;
+	for (int i = 0; i < t->ngifts && !err; i++) {
+		const struct lb_gift *g = &t->gifts[i];
+
+		if (g->owner == w)
+			k++;
+		else if (g->helper == w)
+			err = frr_rt_run_range(rt, w, g->owner, clock, g->a,
+					       g->b);
+	}
+	/* run once: a second call (none expected) must not run them again */
+	t->clock = -1;
+	return err ? err : k;
+}
+
+static int lb_nop(struct frr_rt *rt, void *state, int w, int clock)
+{
+	(void)rt;
+	(void)state;
+	(void)w;
+	(void)clock;
+	return 0;
+}
+
+static int lb_progress_check(struct frr_rt *rt, void *state, int w, int clock,
+			     struct frr_rr_list *list)
+{
+	(void)list;
+	return lb_nop(rt, state, w, clock);
+}
+
+static void lb_peer_dead(struct frr_rt *rt, void *state, int rank,
+			 const char *what)
+{
+	(void)rt;
+	(void)state;
+	(void)rank;
+	(void)what;
+}
+
+static void lb_worker_failed(struct frr_rt *rt, void *state, int w)
+{
+	(void)rt;
+	(void)state;
+	(void)w;
+}
+
+const struct frr_rr_ops frr_lb_ops = {
+	.job_init = lb_job_init,
+	.job_fini = lb_job_fini,
+	.clock_begin = lb_nop,
+	.idle = lb_nop,
+	.progress_check = lb_progress_check,
+	.own_list_done = lb_own_list_done,
+	.clock_end = lb_nop,
+	.clock_plan = lb_clock_plan,
+	.worker_exit = lb_nop,
+	.peer_dead = lb_peer_dead,
+	.worker_failed = lb_worker_failed,
+};
