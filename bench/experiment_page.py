@@ -27,7 +27,7 @@ import statistics
 import subprocess
 
 MODES = ["bsp", "ssp", "rr", "flexrr", "lb-bsp", "backup"]
-REAL_MODES = ["bsp", "ssp", "rr", "flexrr", "backup"]
+REAL_MODES = ["bsp", "ssp", "rr", "flexrr", "lb-bsp", "backup"]
 TRANSIENT = ("slow-worker", "disrupted-machine", "power-law")
 BOUND_PATTERNS = ("power-law", "persistent")
 SCALES = [16, 64, 256, 1024]
@@ -133,7 +133,7 @@ set style fill solid 0.8 border -1
 set yrange [0:*]
 set key top left
 set grid ytics
-plot "{dat}" using 2:xtic(1) title "BSP", "" using 3 title "SSP", "" using 4 title "RR", "" using 5 title "FlexRR", "" using 6 title "backup"
+plot "{dat}" using 2:xtic(1) title "BSP", "" using 3 title "SSP", "" using 4 title "RR", "" using 5 title "FlexRR", "" using 6 title "lb-bsp", "" using 7 title "backup"
 """)
     os.remove(dat)
     lines.append("![emulated runs](emulated.png)\n")
@@ -181,7 +181,7 @@ def part_b_intro(lines, meta):
         "objective the ideal run reached at half of its clocks.\n")
 
 
-RUNS = ["ideal", "bsp", "ssp", "rr", "flexrr", "backup"]
+RUNS = ["ideal", "bsp", "ssp", "rr", "flexrr", "lb-bsp", "backup"]
 INF = float("inf")
 # persistent:0,2 and contention:0 (a hog sharing worker 0's core: half of
 # it, if the scheduler splits it evenly) leave 2 workers 1.5 workers' speed:
@@ -782,9 +782,11 @@ def main():
          "1.1, like slow-worker), `persistent:0,2` (worker 0 always 2x "
          "slower), `contention:0` (a CPU hog on worker 0's core in real runs; "
          "a factor 2 in the simulator). Same seed, so every mode sees the "
-         "same schedule. lb-bsp is a baseline of the simulator only "
-         "(docs/simulator.md); backup runs in (a) and (b) too (`flexrr run "
-         "--mode backup`, 5% of the workers, at least 1).\n",
+         "same schedule. lb-bsp and backup run in (a) and (b) too: "
+         "`flexrr run --mode lb-bsp` (lists balanced up front within the "
+         "helper groups from the last 3 clocks' speeds; not for lda, whose "
+         "item state it does not move) and `--mode backup` (5% of the "
+         "workers, at least 1).\n",
          "## Goals\n"]
     goal_at = len(L)
     L.append("## (a) Emulated runs on this machine\n")
