@@ -27,8 +27,10 @@
  * a slow-down of the worker's compute, --contention-factor); until
  * 2026-12-03 this test ran and printed it unjudged, 20% of its time, and
  * 2 x 4 rr and flexrr came out 20-34% off.  bench/experiment.sh part (a)
- * still sets it beside the simulator.  lb-bsp exists only in the simulator;
- * backup's real runs are tested for their accounting (test_runtime_backup).
+ * still sets it beside the simulator.  lb-bsp's and backup's real runs are
+ * not judged here: they are tested for their accounting
+ * (test_runtime_lbbsp, test_runtime_backup) and set beside the simulator
+ * in bench/experiment.sh part (a).
  *
  * Robust on a loaded 2-core machine: runs are short (16 clocks of ~55 ms),
  * mostly sleep, calibrated while they run, repetitions interleaved, and a
