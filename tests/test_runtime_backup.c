@@ -27,81 +27,22 @@
 #include "flexrr/flexrr.h"
 #include "flexrr/log.h"
 #include "job.h"
+#include "test_count_app.h"
 #include "test_util.h"
 
 TestSuite(runtime_backup, .timeout = 600);
 
-#define ITEMS 48
 #define CLOCKS 5
 #define NW 4 /* 2 ranks x 2 threads */
-
-enum { ST_ITEMS, ST_N };
-
-struct bapp {
-	struct frr_job_info job;
-	double ran; /* leader: items run, summed over the clocks */
-};
-
-static int b_create(const struct frr_job_info *job, int argc, char **argv,
-		    void **app)
-{
-	struct bapp *a = calloc(1, sizeof(*a));
-
-	(void)argc, (void)argv;
-	if (!a)
-		return -ENOMEM;
-	a->job = *job;
-	*app = a;
-	return 0;
-}
-
-static void b_destroy(void *app)
-{
-	free(app);
-}
-
-static int b_tables(void *app, struct frr_table_spec *s, int max)
-{
-	struct bapp *a = app;
-
-	(void)max;
-	s[0] = (struct frr_table_spec){ .name = "count",
-					.rows = (uint64_t)a->job.nparts * ITEMS,
-					.cols = 1,
-					.rule = FRR_UPDATE_ADD };
-	return 1;
-}
-
-static int b_load(void *app, int part, uint64_t *n, void **data)
-{
-	(void)app, (void)part;
-	*n = ITEMS;
-	*data = NULL;
-	return 0;
-}
-
-static int b_process(void *app, struct frr_ctx *c, uint64_t begin, uint64_t end)
-{
-	uint64_t base = (uint64_t)frr_part_index(c) * ITEMS;
-	struct timespec ts = { 0, 300 * 1000 };
-
-	(void)app;
-	for (uint64_t i = begin; i < end; i++) {
-		frr_cell_update(c, 0, base + i, 0, 1);
-		frr_stat_add(c, ST_ITEMS, 1);
-		nanosleep(&ts, NULL);
-	}
-	return 0;
-}
 
 static int b_global(void *app, const double *st, int nstats, int clock,
 		    double *objective, char *metrics, size_t len)
 {
-	struct bapp *a = app;
+	struct count_app *a = app;
 
 	(void)nstats, (void)clock;
-	a->ran += st[ST_ITEMS];
-	*objective = st[ST_ITEMS];
+	a->ran += st[COUNT_ST_ITEMS];
+	*objective = st[COUNT_ST_ITEMS];
 	snprintf(metrics, len, "ran=%.0f", a->ran);
 	return 0;
 }
@@ -110,11 +51,11 @@ static int b_global(void *app, const double *st, int nstats, int clock,
 static int b_save_at(void *app, struct frr_eval_ctx *ec, const char *path,
 		     int clock)
 {
-	struct bapp *a = app;
+	struct count_app *a = app;
 	double sum = 0;
 
 	(void)path;
-	for (uint64_t r = 0; r < (uint64_t)a->job.nparts * ITEMS; r++) {
+	for (uint64_t r = 0; r < (uint64_t)a->job.nparts * COUNT_ITEMS; r++) {
 		float v;
 
 		frr_eval_row_read(ec, 0, r, &v);
@@ -137,13 +78,13 @@ static const struct frr_app_ops backup_app = {
 	.size = sizeof(struct frr_app_ops),
 	.name = "backupcount",
 	.summary = "counts the items a backup cut lets run (tests)",
-	.create = b_create,
-	.destroy = b_destroy,
-	.tables = b_tables,
-	.load_partition = b_load,
-	.process = b_process,
+	.create = count_create,
+	.destroy = count_destroy,
+	.tables = count_tables,
+	.load_partition = count_load,
+	.process = count_process,
 	.clock_global = b_global,
-	.nstats = ST_N,
+	.nstats = COUNT_ST_N,
 	.save_at = b_save_at,
 };
 
@@ -208,10 +149,10 @@ static double check_metrics(const char *path, int backups)
 		cr_assert_eq(n, 18, "row: %s", line);
 		cr_assert(col[0] >= 0 && col[0] < CLOCKS, "%s", line);
 		/* updates (one per item run) + dropped = the partition */
-		cr_assert_eq(col[6] + col[17], ITEMS,
+		cr_assert_eq(col[6] + col[17], COUNT_ITEMS,
 			     "worker %.0f clock %.0f ran %.0f items and "
 			     "dropped %.0f of %d",
-			     col[1], col[0], col[6], col[17], ITEMS);
+			     col[1], col[0], col[6], col[17], COUNT_ITEMS);
 		cut[(int)col[0]] += col[17] > 0;
 		dropped += col[17];
 		rows++;

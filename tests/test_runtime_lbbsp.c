@@ -30,86 +30,27 @@
 #include "flexrr/log.h"
 #include "job.h"
 #include "test_runtime_util.h"
+#include "test_count_app.h"
 #include "test_util.h"
 
 TestSuite(runtime_lbbsp, .timeout = 600);
 
-#define ITEMS 48
 #define CLOCKS 6
 #define NW 4 /* 2 ranks x 2 threads */
-
-enum { ST_ITEMS, ST_N };
-
-struct lapp {
-	struct frr_job_info job;
-	double ran; /* leader: items run, summed over the clocks */
-};
-
-static int l_create(const struct frr_job_info *job, int argc, char **argv,
-		    void **app)
-{
-	struct lapp *a = calloc(1, sizeof(*a));
-
-	(void)argc, (void)argv;
-	if (!a)
-		return -ENOMEM;
-	a->job = *job;
-	*app = a;
-	return 0;
-}
-
-static void l_destroy(void *app)
-{
-	free(app);
-}
-
-static int l_tables(void *app, struct frr_table_spec *s, int max)
-{
-	struct lapp *a = app;
-
-	(void)max;
-	s[0] = (struct frr_table_spec){ .name = "count",
-					.rows = (uint64_t)a->job.nparts * ITEMS,
-					.cols = 1,
-					.rule = FRR_UPDATE_ADD };
-	return 1;
-}
-
-static int l_load(void *app, int part, uint64_t *n, void **data)
-{
-	(void)app, (void)part;
-	*n = ITEMS;
-	*data = NULL;
-	return 0;
-}
-
-static int l_process(void *app, struct frr_ctx *c, uint64_t begin, uint64_t end)
-{
-	uint64_t base = (uint64_t)frr_part_index(c) * ITEMS;
-	struct timespec ts = { 0, 300 * 1000 };
-
-	(void)app;
-	for (uint64_t i = begin; i < end; i++) {
-		frr_cell_update(c, 0, base + i, 0, 1);
-		frr_stat_add(c, ST_ITEMS, 1);
-		nanosleep(&ts, NULL);
-	}
-	return 0;
-}
 
 static int l_global(void *app, const double *st, int nstats, int clock,
 		    double *objective, char *metrics, size_t len)
 {
-	struct lapp *a = app;
+	struct count_app *a = app;
 
 	(void)nstats;
-	if (st[ST_ITEMS] != (double)a->job.nparts * ITEMS) {
-		frr_err("clock %d ran %.0f items of %d", clock, st[ST_ITEMS],
-			a->job.nparts * ITEMS);
+	if (st[COUNT_ST_ITEMS] != (double)a->job.nparts * COUNT_ITEMS) {
+		frr_err("clock %d ran %.0f items of %d", clock,
+			st[COUNT_ST_ITEMS], a->job.nparts * COUNT_ITEMS);
 		return -EPROTO;
 	}
-	a->ran += st[ST_ITEMS];
-	*objective = st[ST_ITEMS];
+	a->ran += st[COUNT_ST_ITEMS];
+	*objective = st[COUNT_ST_ITEMS];
 	snprintf(metrics, len, "ran=%.0f", a->ran);
 	return 0;
 }
@@ -118,11 +59,11 @@ static int l_global(void *app, const double *st, int nstats, int clock,
 static int l_save_at(void *app, struct frr_eval_ctx *ec, const char *path,
 		     int clock)
 {
-	struct lapp *a = app;
+	struct count_app *a = app;
 	double sum = 0;
 
 	(void)path;
-	for (uint64_t r = 0; r < (uint64_t)a->job.nparts * ITEMS; r++) {
+	for (uint64_t r = 0; r < (uint64_t)a->job.nparts * COUNT_ITEMS; r++) {
 		float v;
 
 		frr_eval_row_read(ec, 0, r, &v);
@@ -146,13 +87,13 @@ static const struct frr_app_ops lb_app = {
 	.size = sizeof(struct frr_app_ops),
 	.name = "lbcount",
 	.summary = "counts the runs of every item (tests)",
-	.create = l_create,
-	.destroy = l_destroy,
-	.tables = l_tables,
-	.load_partition = l_load,
-	.process = l_process,
+	.create = count_create,
+	.destroy = count_destroy,
+	.tables = count_tables,
+	.load_partition = count_load,
+	.process = count_process,
 	.clock_global = l_global,
-	.nstats = ST_N,
+	.nstats = COUNT_ST_N,
 	.save_at = l_save_at,
 };
 
@@ -222,10 +163,10 @@ static void check_metrics(const char *path)
 				     "clock %d: the 4x straggler kept its "
 				     "whole list",
 				     c);
-			cr_assert_eq(col[6] + col[13], ITEMS,
+			cr_assert_eq(col[6] + col[13], COUNT_ITEMS,
 				     "clock %d: the straggler ran %.0f items "
 				     "and gave %.0f of %d",
-				     c, col[6], col[13], ITEMS);
+				     c, col[6], col[13], COUNT_ITEMS);
 		}
 		rows++;
 	}
@@ -233,8 +174,8 @@ static void check_metrics(const char *path)
 	cr_assert_eq(rows, CLOCKS * NW);
 	cr_assert_eq(moved[0], 0, "clock 0 moved %.0f items", moved[0]);
 	for (int c = 0; c < CLOCKS; c++)
-		cr_assert_eq(ran[c], NW * ITEMS, "clock %d ran %.0f items", c,
-			     ran[c]);
+		cr_assert_eq(ran[c], NW * COUNT_ITEMS,
+			     "clock %d ran %.0f items", c, ran[c]);
 }
 
 static void run_lb(int history)
