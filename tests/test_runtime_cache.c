@@ -324,8 +324,9 @@ Test(runtime_cache, eager_own_pending_exact_and_staleness_bounded)
 {
 	enum frr_tp_backend bs[FRR_TEST_MAX_BACKENDS];
 	int nb = frr_test_backends(bs, FRR_TEST_MAX_BACKENDS);
-	/* under TSan an eager run of 16 clocks took 6-10 s (a plain one
-	 * 0.05 s): three runs there, slack 1 to 3, for CI's time budget */
+	/* an eager run adds the bulk table (8 columns of BULK rows a
+	 * partition) and under TSan took 6-10 s (a run without it 0.05 s):
+	 * three runs there, slack 1 to 3, for CI's time budget */
 	int runs = frr_test_quick() ? 2 : frr_test_sanitizer() ? 3 : 6;
 
 	eager = 1;
