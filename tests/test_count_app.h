@@ -5,16 +5,19 @@
  * partition p adds 1 to cell p x COUNT_ITEMS + i of table "count" (one
  * column, ADD), counts stat COUNT_ST_ITEMS and sleeps 300 us, so a 4x
  * straggler is slow enough for a plan or a cut to act.  Each suite brings
- * its own clock_global and save_at: what it checks differs.
+ * its own clock_global and save_at (count_cells_check, exact or not) and
+ * reads its --metrics rows with count_metrics_row.
  */
 #ifndef FLEXRR_TEST_COUNT_APP_H
 #define FLEXRR_TEST_COUNT_APP_H
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "flexrr/flexrr.h"
+#include "flexrr/log.h"
 
 #define COUNT_ITEMS 48
 
@@ -77,6 +80,58 @@ static int count_process(void *app, struct frr_ctx *c, uint64_t begin,
 		nanosleep(&ts, NULL);
 	}
 	return 0;
+}
+
+/* After clock 'clock' (save_at, on the leader): every cell of "count" is a
+ * whole number of runs, exactly clock + 1 when exact (every item ran once
+ * a clock), else at most that (a cut may drop an item); and the cells sum
+ * to the items run.  0, or -EPROTO (said). */
+static int count_cells_check(const struct count_app *a, struct frr_eval_ctx *ec,
+			     int clock, int exact)
+{
+	double sum = 0;
+
+	for (uint64_t r = 0; r < (uint64_t)a->job.nparts * COUNT_ITEMS; r++) {
+		float v;
+
+		frr_eval_row_read(ec, 0, r, &v);
+		if (exact ? v != (float)(clock + 1)
+			  : v < 0 || v > (float)(clock + 1) ||
+				v != (float)(int)v) {
+			frr_err("cell %llu is %g after %d clocks%s",
+				(unsigned long long)r, (double)v, clock + 1,
+				exact ? ": an item ran twice or never in a "
+					"clock"
+				      : "");
+			return -EPROTO;
+		}
+		sum += v;
+	}
+	if (sum != a->ran) {
+		frr_err("the cells sum to %.0f, but %.0f items ran", sum,
+			a->ran);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+/* A row of the --metrics file (2 ranks x 2 threads): its COUNT_COLS
+ * numbers; the count read (COUNT_COLS when whole). */
+#define COUNT_COLS 18
+#define COUNT_COL_UPDATES 6 /* items run */
+#define COUNT_COL_MOVED 13  /* rr_items_reassigned */
+#define COUNT_COL_DROPPED 17
+static int count_metrics_row(const char *line, double col[COUNT_COLS])
+{
+	const char *p = line;
+	int n = 0;
+
+	while (n < COUNT_COLS && p) {
+		col[n++] = atof(p);
+		if ((p = strchr(p, ',')))
+			p++;
+	}
+	return n;
 }
 
 #endif /* FLEXRR_TEST_COUNT_APP_H */

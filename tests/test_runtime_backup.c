@@ -51,27 +51,8 @@ static int b_global(void *app, const double *st, int nstats, int clock,
 static int b_save_at(void *app, struct frr_eval_ctx *ec, const char *path,
 		     int clock)
 {
-	struct count_app *a = app;
-	double sum = 0;
-
 	(void)path;
-	for (uint64_t r = 0; r < (uint64_t)a->job.nparts * COUNT_ITEMS; r++) {
-		float v;
-
-		frr_eval_row_read(ec, 0, r, &v);
-		if (v < 0 || v > (float)(clock + 1) || v != (float)(int)v) {
-			frr_err("cell %llu is %g after %d clocks",
-				(unsigned long long)r, (double)v, clock + 1);
-			return -EPROTO;
-		}
-		sum += v;
-	}
-	if (sum != a->ran) {
-		frr_err("the cells sum to %.0f, but %.0f items ran", sum,
-			a->ran);
-		return -EPROTO;
-	}
-	return 0;
+	return count_cells_check(app, ec, clock, 0);
 }
 
 static const struct frr_app_ops backup_app = {
@@ -137,24 +118,20 @@ static double check_metrics(const char *path, int backups)
 	cr_assert_not_null(fgets(line, sizeof(line), f));
 	cr_assert(strstr(line, ",dropped\n"), "header: %s", line);
 	while (fgets(line, sizeof(line), f)) {
-		double col[18];
-		char *p = line;
-		int n = 0;
+		double col[COUNT_COLS];
 
-		while (n < 18 && p) {
-			col[n++] = atof(p);
-			if ((p = strchr(p, ',')))
-				p++;
-		}
-		cr_assert_eq(n, 18, "row: %s", line);
+		cr_assert_eq(count_metrics_row(line, col), COUNT_COLS,
+			     "row: %s", line);
 		cr_assert(col[0] >= 0 && col[0] < CLOCKS, "%s", line);
 		/* updates (one per item run) + dropped = the partition */
-		cr_assert_eq(col[6] + col[17], COUNT_ITEMS,
+		cr_assert_eq(col[COUNT_COL_UPDATES] + col[COUNT_COL_DROPPED],
+			     COUNT_ITEMS,
 			     "worker %.0f clock %.0f ran %.0f items and "
 			     "dropped %.0f of %d",
-			     col[1], col[0], col[6], col[17], COUNT_ITEMS);
-		cut[(int)col[0]] += col[17] > 0;
-		dropped += col[17];
+			     col[1], col[0], col[COUNT_COL_UPDATES],
+			     col[COUNT_COL_DROPPED], COUNT_ITEMS);
+		cut[(int)col[0]] += col[COUNT_COL_DROPPED] > 0;
+		dropped += col[COUNT_COL_DROPPED];
 		rows++;
 	}
 	fclose(f);

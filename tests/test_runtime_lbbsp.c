@@ -59,28 +59,8 @@ static int l_global(void *app, const double *st, int nstats, int clock,
 static int l_save_at(void *app, struct frr_eval_ctx *ec, const char *path,
 		     int clock)
 {
-	struct count_app *a = app;
-	double sum = 0;
-
 	(void)path;
-	for (uint64_t r = 0; r < (uint64_t)a->job.nparts * COUNT_ITEMS; r++) {
-		float v;
-
-		frr_eval_row_read(ec, 0, r, &v);
-		if (v != (float)(clock + 1)) {
-			frr_err("cell %llu is %g after %d clocks: an item ran "
-				"twice or never in a clock",
-				(unsigned long long)r, (double)v, clock + 1);
-			return -EPROTO;
-		}
-		sum += v;
-	}
-	if (sum != a->ran) {
-		frr_err("the cells sum to %.0f, but %.0f items ran", sum,
-			a->ran);
-		return -EPROTO;
-	}
-	return 0;
+	return count_cells_check(app, ec, clock, 1);
 }
 
 static const struct frr_app_ops lb_app = {
@@ -143,30 +123,28 @@ static void check_metrics(const char *path)
 		      strstr(line, ",rr_items_reassigned,"),
 		  "header: %s", line);
 	while (fgets(line, sizeof(line), f)) {
-		double col[18];
-		char *p = line;
-		int n = 0, c;
+		double col[COUNT_COLS];
+		int c;
 
-		while (n < 18 && p) {
-			col[n++] = atof(p);
-			if ((p = strchr(p, ',')))
-				p++;
-		}
-		cr_assert_eq(n, 18, "row: %s", line);
+		cr_assert_eq(count_metrics_row(line, col), COUNT_COLS,
+			     "row: %s", line);
 		c = (int)col[0];
 		cr_assert(c >= 0 && c < CLOCKS, "%s", line);
-		ran[c] += col[6];
-		moved[c] += col[13];
+		ran[c] += col[COUNT_COL_UPDATES];
+		moved[c] += col[COUNT_COL_MOVED];
 		if (col[1] == 0 && c > 0) {
 			/* the straggler: a tail given away, the rest run */
-			cr_assert_gt(col[13], 0,
+			cr_assert_gt(col[COUNT_COL_MOVED], 0,
 				     "clock %d: the 4x straggler kept its "
 				     "whole list",
 				     c);
-			cr_assert_eq(col[6] + col[13], COUNT_ITEMS,
+			cr_assert_eq(col[COUNT_COL_UPDATES] +
+					 col[COUNT_COL_MOVED],
+				     COUNT_ITEMS,
 				     "clock %d: the straggler ran %.0f items "
 				     "and gave %.0f of %d",
-				     c, col[6], col[13], COUNT_ITEMS);
+				     c, col[COUNT_COL_UPDATES],
+				     col[COUNT_COL_MOVED], COUNT_ITEMS);
 		}
 		rows++;
 	}
@@ -239,10 +217,7 @@ Test(runtime_lbbsp, cli_reports_and_refuses)
 		rt_run_argv(&a, 2, 2, "shm", bad[i].a[0], bad[i].a[1],
 			    bad[i].a[2], bad[i].a[3], "toy");
 		rt_exec(r, a.v, NULL, 60);
-		cr_assert_eq(r->code, 2, "%s: exit %d, %s", bad[i].msg, r->code,
-			     r->err);
-		cr_assert_eq(rt_count(r->err, "flexrr run: "), 1, "%s", r->err);
-		cr_assert(strstr(r->err, bad[i].msg), "%s", r->err);
+		RT_ASSERT_USAGE_ERROR(r, bad[i].msg);
 	}
 	free(r);
 }

@@ -204,6 +204,17 @@ static inline int rt_free_port(void)
 		unlink(path);                                                 \
 	} while (0)
 
+/* r ran a `flexrr run` its command line refused: a usage error (exit 2),
+ * said in one line, naming want. */
+#define RT_ASSERT_USAGE_ERROR(r, want)                                    \
+	do {                                                              \
+		cr_assert_eq((r)->code, 2, "%s: exit %d, %s", (want),     \
+			     (r)->code, (r)->err);                        \
+		cr_assert_eq(rt_count((r)->err, "flexrr run: "), 1, "%s", \
+			     (r)->err);                                   \
+		cr_assert(strstr((r)->err, (want)), "%s", (r)->err);      \
+	} while (0)
+
 static inline const char *rt_bin(void)
 {
 	return FLEXRR_BIN;

@@ -102,7 +102,7 @@ static int sum_records(struct frr_rt *rt, int c, struct clock_sum *s)
 			s->stale += (uint64_t)m[FRR_M_STALE_READS];
 			s->dropped += (uint64_t)m[FRR_M_DROPPED];
 			/* lb-bsp counts its planned tails there */
-			s->moved += (uint64_t)m[FRR_M_RR0 + 3];
+			s->moved += (uint64_t)m[FRR_M_RR_ITEMS];
 		}
 		write_metrics(rt, c, r, d);
 	}
@@ -226,7 +226,7 @@ int frr_rt_metrics_close(struct frr_rt *rt)
 
 /* Mode backup: what the cuts dropped, of every item of the clocks run;
  * mode lb-bsp: what the plans moved to a helper. */
-static void backup_summary(const struct frr_rt *rt, char *buf, size_t len)
+static void cut_summary(const struct frr_rt *rt, char *buf, size_t len)
 {
 	uint64_t all = 0;
 
@@ -252,7 +252,7 @@ void frr_rt_print_summary(struct frr_rt *rt, double secs)
 {
 	char bk[96];
 
-	backup_summary(rt, bk, sizeof(bk));
+	cut_summary(rt, bk, sizeof(bk));
 	printf("flexrr: done mode=%s backend=%s procs=%d threads=%d "
 	       "clocks=%d time_s=%.3f objective=%.9g%s%s%s\n",
 	       frr_mode_name(rt->prm->mode),

@@ -23,6 +23,9 @@ enum frr_metric {
 	FRR_M_STALE_READS,
 	FRR_M_MIN_DATA_CLOCK, /* -1: read no rows */
 	FRR_M_RR0,	      /* FRR_RT_NRR rr counters (rr_proto.h) */
+	/* of them, items run by another worker (rr_proto.h RR_C_ITEMS; rr
+	 * and lb-bsp) */
+	FRR_M_RR_ITEMS = FRR_M_RR0 + 3,
 	FRR_M_PULLS = FRR_M_RR0 + FRR_RT_NRR, /* rows not held, fetched */
 	FRR_M_PUSHED,  /* worker 0 of a rank: row bytes its shard pushed */
 	FRR_M_APPLY_S, /* worker 0 of a rank: its server's apply + push */

@@ -64,38 +64,12 @@ static void job_free(struct lb_job *j)
 	free(j);
 }
 
-/* Replicas of the partitions this rank's workers may be planned to run:
- * the workers of other ranks whose group holds one of ours. */
-static int load_replicas(struct frr_rt *rt, const struct lb_job *j)
-{
-	int grp[RR_MAX_GROUP], n, err;
-
-	for (int v = 0; v < j->W; v++) {
-		if (v / j->T == j->rank)
-			continue;
-		n = rr_helper_group(j->P, j->T, j->g, v, grp);
-		for (int i = 0; i < n; i++)
-			if (grp[i] / j->T == j->rank) {
-				err = frr_rt_want_replica(rt, v);
-				if (err) {
-					frr_err("lb-bsp: loading a replica of "
-						"worker %d's partition failed "
-						"(%d)",
-						v, err);
-					return err;
-				}
-				break;
-			}
-	}
-	return 0;
-}
-
 static int lb_job_init(struct frr_rt *rt, const struct frr_rr_opts *opts,
 		       void **state)
 {
 	const struct frr_rt_shape *s = frr_rt_shape(rt);
 	struct lb_job *j;
-	int err = -ENOMEM;
+	int err;
 
 	if (rt->app->item_state_size) {
 		frr_err("--mode lb-bsp: app %s keeps item state, which lb-bsp "
@@ -112,9 +86,11 @@ static int lb_job_init(struct frr_rt *rt, const struct frr_rr_opts *opts,
 	j->W = s->nworkers;
 	j->rank = s->rank;
 	j->H = rt->lb_history;
-	j->g = opts->group_size > 0 ? opts->group_size : 4;
+	/* rr's default; rr refuses more than RR_MAX_GROUP (lb-bsp clamps) */
+	j->g = rr_config_from(opts, j->P, j->T, 0, 0).group_size;
 	if (j->g > RR_MAX_GROUP)
 		j->g = RR_MAX_GROUP;
+	err = -ENOMEM;
 	j->th = calloc((size_t)j->T, sizeof(*j->th));
 	if (!j->th)
 		goto fail;
@@ -131,7 +107,7 @@ static int lb_job_init(struct frr_rt *rt, const struct frr_rr_opts *opts,
 		t->load = t->share + j->W;
 		t->clock = -1;
 	}
-	err = load_replicas(rt, j);
+	err = rr_load_replicas(rt, j->g, "lb-bsp");
 	if (err)
 		goto fail;
 	*state = j;
@@ -286,7 +262,8 @@ static int lb_clock_plan(struct frr_rt *rt, void *state, int w, int clock,
 		if (t->gifts[i].owner == w) {
 			/* the tails are cut from the end down */
 			list->end = t->gifts[i].a;
-			rec->rr[3] += (double)(t->gifts[i].b - t->gifts[i].a);
+			rec->rr[RR_C_ITEMS] +=
+			    (double)(t->gifts[i].b - t->gifts[i].a);
 		}
 	return 0;
 }

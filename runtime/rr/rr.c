@@ -24,6 +24,7 @@
 #include "rr/rr_hooks.h"
 #include "rr/rr_proto.h"
 #include "rr_hooks.h"
+#include "stats.h"
 #include "trace/trace.h"
 
 struct rr_wstate {
@@ -174,6 +175,10 @@ static int env_timeout_ms(const struct frr_rt *rt)
 	return rt->prm->timeout_ms > 0 ? rt->prm->timeout_ms : 60000;
 }
 
+_Static_assert(RR_C_ITEMS == FRR_M_RR_ITEMS - FRR_M_RR0 &&
+		   RR_C_NCOUNTERS == FRR_RT_NRR,
+	       "the --metrics rr columns follow rr_proto.h's counters");
+
 static int check_opts(const struct frr_rr_opts *o)
 {
 	if (o->threshold < 0 || o->threshold > 1) {
@@ -196,24 +201,23 @@ static int check_opts(const struct frr_rr_opts *o)
 	return 0;
 }
 
-/* Load replicas of the partitions this rank's workers may be asked to help
- * with (workers of other ranks whose group holds one of ours). */
-static int load_replicas(struct rr_job *j)
+int rr_load_replicas(struct frr_rt *rt, int g, const char *mode)
 {
+	const struct frr_rt_shape *s = frr_rt_shape(rt);
 	int grp[RR_MAX_GROUP], n, err;
 
-	for (int v = 0; v < j->W; v++) {
-		if (v / j->T == j->rank)
+	for (int v = 0; v < s->nworkers; v++) {
+		if (v / s->threads == s->rank)
 			continue;
-		n = rr_helper_group(j->P, j->T, j->cfg.group_size, v, grp);
+		n = rr_helper_group(s->nranks, s->threads, g, v, grp);
 		for (int i = 0; i < n; i++)
-			if (grp[i] / j->T == j->rank) {
-				err = frr_rt_want_replica(j->rt, v);
+			if (grp[i] / s->threads == s->rank) {
+				err = frr_rt_want_replica(rt, v);
 				if (err) {
-					frr_err("rr: loading a replica of "
+					frr_err("%s: loading a replica of "
 						"worker %d's partition "
 						"failed (%d)",
-						v, err);
+						mode, v, err);
 					return err;
 				}
 				break;
@@ -322,7 +326,7 @@ static int rr_job_init(struct frr_rt *rt, const struct frr_rr_opts *opts,
 		ws->rw.on_count = obs_count;
 		ws->rw.obs_arg = ws;
 	}
-	err = load_replicas(j);
+	err = rr_load_replicas(j->rt, j->cfg.group_size, "rr");
 	if (!err)
 		err = progress_readers(j);
 	if (err)

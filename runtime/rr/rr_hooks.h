@@ -110,6 +110,10 @@ _Static_assert(sizeof(struct frr_rr_msg) == 64, "one cache line");
 extern const struct frr_rr_ops frr_rr_ops;
 /* rr/lb.c: --mode lb-bsp (planned tails within the helper groups) */
 extern const struct frr_rr_ops frr_lb_ops;
+/* rr.c, for rr and lb-bsp: load the replicas of every partition this
+ * rank's workers may run for another (the workers of other ranks whose
+ * group of g holds one of ours); mode names the caller in the error. */
+int rr_load_replicas(struct frr_rt *rt, int g, const char *mode);
 
 /* ---- runtime calls for rr ----------------------------------------------- */
 const struct frr_rt_shape *frr_rt_shape(const struct frr_rt *rt);
