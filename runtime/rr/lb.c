@@ -42,9 +42,9 @@ struct lb_gift {
 
 /* One worker thread's scratch and this clock's plan (its thread only). */
 struct lb_thread {
-	double *tsum, *speed;	/* W */
-	uint64_t *share, *load; /* load: items planned this clock */
-	struct lb_gift *gifts;	/* the clock's ranges moved, at most W * g */
+	double *tsum, *speed;	    /* W */
+	uint64_t *share, *n, *load; /* n: lists; load: planned this clock */
+	struct lb_gift *gifts; /* the clock's ranges moved, at most W * g */
 	int ngifts, clock;
 } __attribute__((aligned(64)));
 
@@ -98,13 +98,14 @@ static int lb_job_init(struct frr_rt *rt, const struct frr_rr_opts *opts,
 		struct lb_thread *t = &j->th[l];
 
 		t->tsum = malloc(2 * (size_t)j->W * sizeof(double));
-		t->share = malloc(2 * (size_t)j->W * sizeof(uint64_t));
+		t->share = malloc(3 * (size_t)j->W * sizeof(uint64_t));
 		t->gifts =
 		    malloc((size_t)j->W * (size_t)j->g * sizeof(*t->gifts));
 		if (!t->tsum || !t->share || !t->gifts)
 			goto fail;
 		t->speed = t->tsum + j->W;
-		t->load = t->share + j->W;
+		t->n = t->share + j->W;
+		t->load = t->n + j->W;
 		t->clock = -1;
 	}
 	err = rr_load_replicas(rt, j->g, "lb-bsp");
@@ -142,13 +143,17 @@ static int item_time(const struct frr_rt *rt, int v, int k, double *t)
 	return 0;
 }
 
-/* Items a worker of speed s (items per second) with l items planned can
- * take and still end by time T. */
-static uint64_t fits(double T, double s, uint64_t l)
+/* Items worker h can take and still end by time T, from its planned load
+ * at its speed; none if it gives itself (a list above its share): a
+ * donor that took from another would run others' items while its own
+ * tail runs elsewhere. */
+static uint64_t takes(const struct lb_thread *t, int h, double T)
 {
-	double n = floor(T * s);
+	double n = floor(T * t->speed[h]);
 
-	return n > (double)l ? (uint64_t)n - l : 0;
+	if (t->n[h] > t->share[h])
+		return 0;
+	return n > (double)t->load[h] ? (uint64_t)n - t->load[h] : 0;
 }
 
 /* The least time by which v's n items can be done by v and its group's
@@ -163,9 +168,7 @@ static double fill_time(const struct lb_thread *t, int v, uint64_t n,
 		double mid = (lo + hi) / 2, got = floor(mid * t->speed[v]);
 
 		for (int i = 0; i < ng; i++)
-			if (grp[i] != v)
-				got += (double)fits(mid, t->speed[grp[i]],
-						    t->load[grp[i]]);
+			got += (double)takes(t, grp[i], mid);
 		if (got >= (double)n)
 			hi = mid;
 		else
@@ -193,8 +196,7 @@ static void give_tail(const struct lb_job *j, struct lb_thread *t, int v,
 		e = n - 1;
 	for (int i = 0; i < ng && e; i++) {
 		int h = grp[i];
-		uint64_t can = h == v ? 0 : fits(T, t->speed[h], t->load[h]);
-		uint64_t give = e < can ? e : can;
+		uint64_t can = takes(t, h, T), give = e < can ? e : can;
 
 		if (!give)
 			continue;
@@ -236,14 +238,11 @@ static int plan(struct frr_rt *rt, const struct lb_job *j, struct lb_thread *t,
 	}
 	frr_lb_shares(j->W, H, t->tsum, t->speed, total, t->share);
 	for (int v = 0; v < j->W; v++)
-		t->load[v] = frr_rt_nitems(rt, v);
+		t->load[v] = t->n[v] = frr_rt_nitems(rt, v);
 	/* a worker above its job-wide share gives; its group takes */
-	for (int v = 0; v < j->W; v++) {
-		uint64_t n = frr_rt_nitems(rt, v);
-
-		if (n > t->share[v] && n > 1)
-			give_tail(j, t, v, n);
-	}
+	for (int v = 0; v < j->W; v++)
+		if (t->n[v] > t->share[v] && t->n[v] > 1)
+			give_tail(j, t, v, t->n[v]);
 	return 0;
 }
 
