@@ -293,8 +293,12 @@ struct frr_app_ops {
 	 * and the bytes it receives follow what it reads.  A row read that
 	 * was not declared is still served right: fetched from its shard at
 	 * its first use (a round trip, counted as `pulls` in --metrics) and
-	 * kept.  Without it, a process keeps every row.  0 or a negative
-	 * errno.
+	 * kept.  Without it, a process keeps every row.  A row written must
+	 * be declared by every partition that writes it: under SSP a row
+	 * exactly one partition declares is added to its shard in place by
+	 * that partition's worker, and a batch of another partition that
+	 * writes it fails the job (docs/runtime.md "Rows only their writer
+	 * declares").  0 or a negative errno.
 	 */
 	int (*part_rows)(void *app, int part, struct frr_rowset *rs);
 	/*

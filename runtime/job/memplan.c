@@ -110,6 +110,11 @@ static void plan_rank(const struct frr_rt *rt, struct mem_plan *m)
 		double here = one ? (solo ? (double)solo[rt->rank] / rt->T
 					  : touched * (shard / rb) / rows)
 				  : shard / rb;
+		/* rows this rank's workers add to the shard in place
+		 * (table/direct.c): no snapshot, no record, never in a
+		 * batch; per thread and in all */
+		double direct = (double)frr_direct_rows(rt, t),
+		       moving = shard - direct * rb;
 
 		if (s->rule == FRR_UPDATE_ADAGRAD)
 			m->accum += shard;
@@ -129,6 +134,8 @@ static void plan_rank(const struct frr_rt *rt, struct mem_plan *m)
 		/* the own cache's snapshots, where it keeps none */
 		if (!frr_cache_keeps_snap(rt, s, (int)ring))
 			m->caches -= rt->T * touched * rb;
+		else
+			m->caches -= direct * rb;
 		if (here > touched)
 			here = touched;
 		/* pending rows: a copy of each change to another rank's
@@ -136,18 +143,18 @@ static void plan_rank(const struct frr_rt *rt, struct mem_plan *m)
 		 * flight, below) for this rank's (table/batch.c) */
 		if (own && ring)
 			m->pending +=
-			    rt->T *
-			    (ring * ((touched - here) * (rb + 4) + here * 12) +
-			     4 * rows);
+			    rt->T * (ring * ((touched - here) * (rb + 4) +
+					     (here - direct / rt->T) * 12) +
+				     4 * rows);
 		/* batches of the clocks not yet applied: a flagged table's
 		 * shard once per clock, another's once per worker.  A clock
 		 * is applied once every worker's batch of it is in, so with
 		 * one worker one clock; else a worker that runs the slack
 		 * ahead of the slowest keeps s more here (the bound the check
 		 * uses: lag); in step, one */
-		m->inflight += shard * (one ? 1 : W);
+		m->inflight += moving * (one ? 1 : W);
 		if (W > 1)
-			m->lag += rt->eff_slack * shard * (one ? 1 : W);
+			m->lag += rt->eff_slack * moving * (one ? 1 : W);
 		/* --checkpoint: the cut's copy of the shard (and AdaGrad's
 		 * sums) that the writer thread writes (job/checkpoint.c) */
 		if (rt->prm->ckpt_dir)

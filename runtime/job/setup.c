@@ -83,6 +83,8 @@ int frr_rt_layout(struct frr_rt *rt)
 		held[v] = (uint8_t)rt->ws->parts[v].loaded;
 	err = frr_rt_hold_plan(rt, held);
 	free(held);
+	if (!err)
+		err = frr_direct_plan(rt);
 	if (err)
 		return err;
 	/* slots are freed as soon as the server drains them (table/inbox.c),

@@ -81,17 +81,6 @@ size_t frr_rt_chunk_cap(const struct frr_rt *rt, int o)
 	return (size_t)frr_chunk_cap(whole, (uint64_t)rt->W, one);
 }
 
-/* The weight of this batch's changes to table tc (combine rule): 1, or
- * 1 / nparts, for MEAN times the share of its partition's items. */
-static float batch_scale(const struct frr_ctx *c, const struct frr_tcache *tc)
-{
-	float s = tc->scale;
-
-	if (tc->by_share)
-		s *= (float)c->cache->items / (float)c->part_n;
-	return s;
-}
-
 /* A buffer for a chunk of clock `clock` to this rank (struct frr_lbufs):
  * first every buffer whose clock the local shard has applied is free
  * again (done is read once: clocks < done are applied). */
@@ -386,7 +375,7 @@ static uint64_t seg_fill(struct chunker *ch, int t, uint32_t kind, uint64_t lo,
 	const uint32_t cols = tc->cols, want = (ch->c->cache->gen << 1) | 1;
 	const uint64_t P = (uint64_t)ch->c->rt->P;
 	const struct frr_hold *h = ch->c->rt->tb->hold;
-	const float scale = batch_scale(ch->c, tc);
+	const float scale = frr_batch_scale(ch->c, tc);
 	uint64_t room = ch->cap - ch->used, fit, hdr = sizeof(struct frr_seg);
 	uint8_t *at = ch->dst + FRR_SLOT_HDR + ch->used;
 	struct frr_seg *sg = (struct frr_seg *)at;
@@ -413,13 +402,14 @@ static uint64_t seg_fill(struct chunker *ch, int t, uint32_t kind, uint64_t lo,
 					  : li + FRR_FLUSH_AHEAD;
 			uint64_t ra = frr_place_row(h, (int)P, t, ch->o, la);
 
-			if (tc->stamp[ra] == want)
+			if (tc->stamp[ra] == want && !frr_tcache_direct(tc, ra))
 				row_prefetch(ch, tc, ra);
 		}
 
 		if (kind == FRR_SEG_SPARSE)
 			oid[i] = li;
-		if (tc->stamp[row] != want)
+		/* a row applied in place inside a dense range: not here */
+		if (tc->stamp[row] != want || frr_tcache_direct(tc, row))
 			memset(out, 0, cols * sizeof(float));
 		else
 			row_update(ch, tc, row, scale, out);
@@ -526,6 +516,7 @@ int frr_rt_batch_send(struct frr_ctx *c, int final, int nextra)
 	double t0 = frr_rt_clock_now();
 	int err = 0;
 
+	frr_direct_flush(c);
 	group_written(rt, c->cache);
 	for (int i = 0; i < rt->P && !err; i++) {
 		int o = frr_batch_dest(rt->rank, rt->P, i);

@@ -163,7 +163,7 @@ void frr_cache_next_batch(struct frr_cache *k)
 	k->items = 0;
 	k->updates = 0;
 	for (int t = 0; t < FRR_MAX_TABLES; t++)
-		k->t[t].nslot = 0;
+		k->t[t].nslot = k->t[t].ndslot = 0;
 	/* 7 bits of generation (the low stamp bit is "written"): a clear
 	 * every 127 batches, one byte per row, is less than the flushes of
 	 * those batches walk */
@@ -286,7 +286,11 @@ fetch(struct frr_ctx *c, struct frr_tcache *tc, int t, uint64_t row)
 	int o = frr_place_owner(h, rt->P, t, row), held = 0;
 	uint32_t rs = __atomic_load_n(&h->rslot[t][row], __ATOMIC_ACQUIRE);
 	const float *src;
-	uint32_t slot = tc->nslot++;
+	/* a row applied in place needs no snapshot: its slot from the top,
+	 * so snap's pages stay those of the other rows (table/direct.c) */
+	int in_place = frr_tcache_direct(tc, row);
+	uint32_t slot =
+	    in_place ? (uint32_t)(tc->rows - 1 - tc->ndslot++) : tc->nslot++;
 	float *val = tc->val + (uint64_t)slot * tc->cols,
 	      *snap = tc->snap + (uint64_t)slot * tc->cols;
 	struct frr_wclock *rec = c->rec;
@@ -321,7 +325,7 @@ fetch(struct frr_ctx *c, struct frr_tcache *tc, int t, uint64_t row)
 	}
 	if (tc->rule == FRR_UPDATE_ADAGRAD)
 		memset(snap, 0, tc->cols * sizeof(float));
-	else if (!tc->nosnap)
+	else if (!tc->nosnap && !in_place)
 		memcpy(snap, val, tc->cols * sizeof(float));
 	if (tc->comp)
 		memset(tc->comp + (uint64_t)slot * tc->cols, 0,
@@ -368,6 +372,10 @@ static void mark_written(struct frr_ctx *c, struct frr_tcache *tc, uint64_t row)
 	uint64_t li = frr_place_local(h, P, t, row);
 
 	tc->stamp[row] |= 1;
+	if (frr_tcache_direct(tc, row)) { /* at the top, outside lo/hi */
+		tc->wrows[tc->rows - 1 - tc->ndw++] = row;
+		return;
+	}
 	tc->wrows[tc->nw++] = row; /* at most once per row and batch */
 	if (li < tc->lo[o])
 		tc->lo[o] = li;

@@ -28,11 +28,6 @@
 #define REQ_ROW_MAX ((1ull << REQ_ROW_BITS) - 2)
 #define REQ_SLOT_MAX ((1ull << REQ_SLOT_BITS) - 1)
 
-struct frr_rowset {
-	const struct frr_rt *rt;
-	uint64_t *bits[NT];
-};
-
 static inline int bit(const uint64_t *b, uint64_t i)
 {
 	return (int)((b[i >> 6] >> (i & 63)) & 1);
@@ -256,6 +251,7 @@ static int hold_alloc(struct frr_rt *rt)
 	if (!h)
 		return -ENOMEM;
 	rt->tb->hold = h;
+	h->me = rt->rank + 1; /* place.c: this rank's solo rows */
 	h->tbl_off = calloc(n, sizeof(uint64_t));
 	h->pull_base = calloc(n, sizeof(uint32_t));
 	h->pull_cap = calloc(n, sizeof(uint32_t));

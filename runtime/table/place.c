@@ -18,10 +18,10 @@
 #include "table.h"
 
 /* Table t's owners from every rank's declaration bitmap (own[r]): rows
- * declared by one rank go to it (counted in solo[rank]), the others to
- * row % P. */
+ * declared by one rank go to it (counted in solo[rank]; those of rank
+ * me - 1 also set in mine, when me), the others to row % P. */
 static void owners(int P, uint64_t rows, uint64_t *const *own, uint16_t *owner,
-		   uint64_t *solo)
+		   uint64_t *solo, int me, uint64_t *mine)
 {
 	for (uint64_t r = 0; r < rows; r++)
 		owner[r] = (uint16_t)(r % (uint64_t)P);
@@ -42,6 +42,8 @@ static void owners(int P, uint64_t rows, uint64_t *const *own, uint16_t *owner,
 					owner[r] = (uint16_t)q;
 					solo[q]++;
 				}
+				if (r < rows && q + 1 == me)
+					mine[w] |= m & -m;
 			}
 	}
 }
@@ -88,10 +90,12 @@ int frr_place(struct frr_hold *h, int P, int ntables, const uint64_t *rows,
 	for (int t = 0; t < ntables && !err; t++) {
 		h->owner[t] = malloc(rows[t] * sizeof(uint16_t) + 2);
 		h->solo[t] = calloc((size_t)P, sizeof(uint64_t));
-		if (!h->owner[t] || !h->solo[t])
+		h->mine[t] =
+		    h->me ? calloc(frr_bit_words(rows[t]) + 1, 8) : NULL;
+		if (!h->owner[t] || !h->solo[t] || (h->me && !h->mine[t]))
 			return -ENOMEM;
-		owners(P, rows[t], own + (size_t)t * P, h->owner[t],
-		       h->solo[t]);
+		owners(P, rows[t], own + (size_t)t * P, h->owner[t], h->solo[t],
+		       h->me, h->mine[t]);
 		for (uint64_t r = 0; r < rows[t]; r++)
 			moved += h->owner[t][r] != r % (uint64_t)P;
 		err = index_rows(h, P, t, rows[t], shard_rows);
@@ -109,5 +113,6 @@ void frr_place_fini(struct frr_hold *h)
 		free(h->lrow[t]);
 		free(h->obase[t]);
 		free(h->solo[t]);
+		free(h->mine[t]);
 	}
 }

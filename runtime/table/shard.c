@@ -84,6 +84,7 @@ void frr_rt_tables_fini(struct frr_rt *rt)
 		rt->tb->master[t] = rt->tb->accum[t] = rt->tb->comp[t] = NULL;
 	}
 	frr_rt_inbox_fini(rt);
+	frr_direct_fini(rt);
 	frr_rt_hold_fini(rt);
 }
 
@@ -120,11 +121,25 @@ static void apply_rows(struct frr_rt *rt, int t, uint64_t li, const float *g,
 	}
 }
 
+/* Rows [li, li + n) of g into table t's shard, one by one, but for those
+ * its own worker adds in place (table/direct.c), which a batch of
+ * partition `part` must not change. */
+static void apply_some(struct frr_rt *rt, int t, uint64_t li, const float *g,
+		       uint64_t n, int part)
+{
+	uint32_t cols = rt->tb->spec[t].cols;
+
+	for (uint64_t i = 0; i < n; i++)
+		if (!frr_direct_skip(rt, t, li + i, g + i * cols, part))
+			apply_rows(rt, t, li + i, g + i * cols, 1);
+}
+
 /* One drained chunk (validated when drained: table/inbox.c). */
 static void apply_chunk(struct frr_rt *rt, const struct frr_chunk *ck,
 			uint64_t *dlo, uint64_t *dhi)
 {
 	const uint8_t *p = ck->pay;
+	const struct frr_direct *dr = rt->tb->direct;
 
 	for (uint64_t at = 0; at < ck->h.bytes;) {
 		struct frr_seg sg;
@@ -135,8 +150,12 @@ static void apply_chunk(struct frr_rt *rt, const struct frr_chunk *ck,
 		cols = rt->tb->spec[sg.table].cols;
 		d = p + at + sizeof(sg);
 		if (sg.kind == FRR_SEG_DENSE) {
-			apply_rows(rt, (int)sg.table, sg.lo, (const float *)d,
-				   sg.n);
+			if (dr)
+				apply_some(rt, (int)sg.table, sg.lo,
+					   (const float *)d, sg.n, ck->h.owner);
+			else
+				apply_rows(rt, (int)sg.table, sg.lo,
+					   (const float *)d, sg.n);
 			if (sg.lo < dlo[sg.table])
 				dlo[sg.table] = sg.lo;
 			if (sg.lo + sg.n > dhi[sg.table])
@@ -146,8 +165,13 @@ static void apply_chunk(struct frr_rt *rt, const struct frr_chunk *ck,
 			const float *g = (const float *)(id + sg.n);
 
 			for (uint64_t i = 0; i < sg.n; i++) {
-				apply_rows(rt, (int)sg.table, id[i],
-					   g + i * cols, 1);
+				if (dr)
+					apply_some(rt, (int)sg.table, id[i],
+						   g + i * cols, 1,
+						   ck->h.owner);
+				else
+					apply_rows(rt, (int)sg.table, id[i],
+						   g + i * cols, 1);
 				if (id[i] < dlo[sg.table])
 					dlo[sg.table] = id[i];
 				if (id[i] + 1 > dhi[sg.table])
@@ -335,6 +359,10 @@ int frr_rt_try_apply(struct frr_rt *rt, int c)
 	for (size_t i = 0; i < n && !err; i++)
 		apply_chunk(rt, &rt->tb->sel[i], dlo, dhi);
 	frr_rt_inbox_release(rt, n);
+	/* and the rows this rank's workers added in place in clock c */
+	frr_direct_range(rt, c, dlo, dhi);
+	if (!err)
+		err = frr_direct_check(rt);
 	rt->tb->hold->push_now = 0;
 	for (int t = 0; t < rt->tb->ntables && !err; t++)
 		err = frr_rt_push_rows(rt, t, dlo[t], dhi[t]);

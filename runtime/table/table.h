@@ -86,7 +86,21 @@ struct frr_tcache {
 	/* FRR_TABLE_COMPENSATED: per slot x cols, the running compensation
 	 * of the batch's updates (the value's lost low part, negated) */
 	float *comp;
+	/* own cache, rows this worker adds to the shard in place at the
+	 * flush (table/direct.c; bitmap by row, NULL: none): they take val
+	 * slots from the top (ndslot of them; no snap: snap's slots stay
+	 * those of the other rows, nslot) and are listed at the top of
+	 * wrows (ndw), outside lo/hi and every batch */
+	const uint64_t *direct;
+	uint32_t ndslot;
+	uint64_t ndw;
 };
+
+/* Row `row` is applied in place by this cache's worker. */
+static inline int frr_tcache_direct(const struct frr_tcache *tc, uint64_t row)
+{
+	return tc->direct && ((tc->direct[row >> 6] >> (row & 63)) & 1);
+}
 
 /* FRR_TABLE_COMPENSATED: *v += d by Kahan's sum; *comp keeps minus what
  * the adds lost (the cache's batch and the shard each keep their own). */
@@ -169,6 +183,10 @@ struct frr_hold {
 	 * partitions declare (other ranks' batches never carry them: the
 	 * memory plan's inbox), NULL when nothing was placed */
 	uint64_t *solo[FRR_MAX_TABLES];
+	/* rank me - 1's solo rows (a bitmap per table), set by frr_place
+	 * when me (table/direct.c reads them) */
+	int me;
+	uint64_t *mine[FRR_MAX_TABLES];
 	_Alignas(64) _Atomic uint64_t npull[FRR_MAX_TABLES];
 };
 
@@ -304,6 +322,24 @@ struct frr_ctx {
 	int64_t bound; /* fetches must see clocks <= bound complete */
 };
 
+/* The weight of this batch's changes to table tc (combine rule): 1, or
+ * 1 / nparts, for MEAN times the share of its partition's items. */
+static inline float frr_batch_scale(const struct frr_ctx *c,
+				    const struct frr_tcache *tc)
+{
+	float s = tc->scale;
+
+	if (tc->by_share)
+		s *= (float)c->cache->items / (float)c->part_n;
+	return s;
+}
+
+/* part_rows' set (flexrr.h struct frr_rowset): a bitmap per table. */
+struct frr_rowset {
+	const struct frr_rt *rt;
+	uint64_t *bits[FRR_MAX_TABLES];
+};
+
 /* Inbox slot header: one chunk of an update batch (segments follow).  A
  * sender's chunks to one rank carry seq 1, 2, 3, ...: the server drains
  * them in that order. */
@@ -363,7 +399,8 @@ struct frr_tables {
 	struct frr_tp_rmr **rinbox, **rrepl;
 	uint8_t *inboxp, *replp;
 
-	struct frr_hold *hold; /* the rows this rank holds (table/hold.c) */
+	struct frr_hold *hold;	   /* the rows this rank holds (table/hold.c) */
+	struct frr_direct *direct; /* rows applied in place (direct.c) */
 	float *master[FRR_MAX_TABLES];
 	float *accum[FRR_MAX_TABLES]; /* AdaGrad sum of g^2 */
 	float *comp[FRR_MAX_TABLES];  /* FRR_TABLE_COMPENSATED: Kahan's */
@@ -477,6 +514,29 @@ uint64_t frr_rt_shared_rows(const struct frr_rt *rt, int t, int o);
 /* The rank storing row `row` of table t, and its index there. */
 int frr_rt_owner_rank(const struct frr_rt *rt, int t, uint64_t row);
 uint64_t frr_rt_local_index(const struct frr_rt *rt, int t, uint64_t row);
+
+/* ---- table/direct.c ---- */
+/* Whether this rank's solo rows of table t are applied in place. */
+int frr_direct_table_ok(const struct frr_rt *rt, int t);
+/* After the hold plan: each thread's rows (part_rows of its partition,
+ * declared by no other partition); 0 or the error. */
+int frr_direct_plan(struct frr_rt *rt);
+void frr_direct_fini(struct frr_rt *rt);
+/* Rows of table t this rank applies in place (every thread's). */
+uint64_t frr_direct_rows(const struct frr_rt *rt, int t);
+/* Thread q's own cache: its rows (struct frr_tcache direct). */
+void frr_direct_cache(const struct frr_rt *rt, struct frr_cache *k, int q);
+/* At a flush (batch.c): add the own cache's written rows of it to the
+ * shard, and note their local range for the server. */
+void frr_direct_flush(struct frr_ctx *c);
+/* Server, applying clock c: widen dlo/dhi by the rows applied in place. */
+void frr_direct_range(struct frr_rt *rt, int c, uint64_t *dlo, uint64_t *dhi);
+/* Server: local row li of table t is one of them (skip it in a batch of
+ * partition `part`; a change to it is noted for frr_direct_check). */
+int frr_direct_skip(struct frr_rt *rt, int t, uint64_t li, const float *g,
+		    int part);
+/* Fail the job if a batch wrote a row applied in place. */
+int frr_direct_check(struct frr_rt *rt);
 
 /* ---- table/inbox.c ---- */
 /* Copy every newly arrived chunk out of the inbox (freeing its slot):

@@ -321,6 +321,8 @@ static int worker_init(struct frr_worker *wk)
 	int err;
 
 	err = frr_cache_init(rt, &wk->dp.own, frr_cache_ring(rt->eff_slack));
+	if (!err)
+		frr_direct_cache(rt, &wk->dp.own, wk->dp.local);
 	if (!err && rt->rr_reassign)
 		err = frr_cache_init(rt, &wk->dp.help, 0);
 	wk->dp.bad_row = calloc(rt->tb->max_cols + 1, sizeof(float));
