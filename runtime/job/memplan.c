@@ -82,7 +82,12 @@ static int lanes_on_verbs(const struct frr_rt *rt)
 static void plan_rank(const struct frr_rt *rt, struct mem_plan *m)
 {
 	/* own (+ help: RapidReassignment, when there is anyone to help) */
-	const int caches = rt->rr_reassign && rt->W > 1 ? 2 : 1;
+	const int help = rt->rr_reassign && rt->W > 1;
+	/* of a flagged table's share, what one help batch can touch: rr
+	 * offers at most half of what is left of a list (rr_policy.c
+	 * tail_start), lb-bsp a donor's whole excess (rr/lb.c); a help
+	 * cache's slots restart at every batch (one range) */
+	const double hfrac = rt->lb_history ? 1.0 : 0.5;
 	const double ring = frr_cache_ring(rt->eff_slack), W = rt->W;
 
 	memset(m, 0, sizeof(*m));
@@ -115,6 +120,9 @@ static void plan_rank(const struct frr_rt *rt, struct mem_plan *m)
 		 * batch; per thread and in all */
 		double direct = (double)frr_direct_rows(rt, t),
 		       moving = shard - direct * rb;
+		/* the rows both caches touch (the help cache's bound) */
+		double cached =
+		    touched + (help ? (one ? hfrac : 1) * touched : 0);
 
 		if (s->rule == FRR_UPDATE_ADAGRAD)
 			m->accum += shard;
@@ -122,7 +130,7 @@ static void plan_rank(const struct frr_rt *rt, struct mem_plan *m)
 		 * cell of the rows a batch touches */
 		if (s->flags & FRR_TABLE_COMPENSATED) {
 			m->accum += shard;
-			m->caches += rt->T * caches * touched * rb;
+			m->caches += rt->T * cached * rb;
 		}
 		/* table/hold.c: this rank's slot per row, and as the owner
 		 * every rank's slot per row of its shard */
@@ -130,7 +138,7 @@ static void plan_rank(const struct frr_rt *rt, struct mem_plan *m)
 		/* val + snap of the rows a batch touches, and per row a stamp,
 		 * a slot and, for the rows written, two ids */
 		m->caches +=
-		    rt->T * caches * (touched * (2 * rb + 16) + 5 * rows);
+		    rt->T * (cached * (2 * rb + 16) + (1 + help) * 5 * rows);
 		/* the own cache's snapshots, where it keeps none */
 		if (!frr_cache_keeps_snap(rt, s, (int)ring))
 			m->caches -= rt->T * touched * rb;
