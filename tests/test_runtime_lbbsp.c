@@ -219,5 +219,13 @@ Test(runtime_lbbsp, cli_reports_and_refuses)
 		rt_exec(r, a.v, NULL, 60);
 		RT_ASSERT_USAGE_ERROR(r, bad[i].msg);
 	}
+	/* more helpers than a group holds: refused as rr refuses it (it was
+	 * clamped to 16 silently) */
+	rt_run_argv(&a, 2, 2, "shm", "--mode", "lb-bsp", "--rr-group", "20",
+		    "toy");
+	rt_exec(r, a.v, NULL, 60);
+	cr_assert_neq(r->code, 0, "--rr-group 20 ran: %s", r->out);
+	cr_assert(strstr(r->err, "--rr-group 20: at most 16 helpers"), "%s",
+		  r->err);
 	free(r);
 }

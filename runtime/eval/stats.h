@@ -11,7 +11,8 @@
 
 #include <stddef.h>
 
-#define FRR_RT_NRR 4 /* rr counters per clock (rr_proto.h rr_counter) */
+#include "table.h" /* FRR_RT_NRR: the rr counters of a clock's record */
+
 #define FRR_RT_NMETRICS (11 + FRR_RT_NRR) /* metric slots (stats.c names) */
 
 enum frr_metric {

@@ -78,6 +78,12 @@ static int lb_job_init(struct frr_rt *rt, const struct frr_rr_opts *opts,
 			rt->app->name);
 		return -EINVAL;
 	}
+	/* as rr refuses it (rr.c check_opts); it was clamped silently */
+	if (opts->group_size > RR_MAX_GROUP) {
+		frr_err("--rr-group %d: at most %d helpers per worker",
+			opts->group_size, RR_MAX_GROUP);
+		return -EINVAL;
+	}
 	j = calloc(1, sizeof(*j));
 	if (!j)
 		return -ENOMEM;
@@ -86,10 +92,8 @@ static int lb_job_init(struct frr_rt *rt, const struct frr_rr_opts *opts,
 	j->W = s->nworkers;
 	j->rank = s->rank;
 	j->H = rt->lb_history;
-	/* rr's default; rr refuses more than RR_MAX_GROUP (lb-bsp clamps) */
+	/* rr's default, at most RR_MAX_GROUP (refused above) */
 	j->g = rr_config_from(opts, j->P, j->T, 0, 0).group_size;
-	if (j->g > RR_MAX_GROUP)
-		j->g = RR_MAX_GROUP;
 	err = -ENOMEM;
 	j->th = calloc((size_t)j->T, sizeof(*j->th));
 	if (!j->th)
