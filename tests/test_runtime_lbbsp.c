@@ -38,31 +38,6 @@ TestSuite(runtime_lbbsp, .timeout = 600);
 #define CLOCKS 6
 #define NW 4 /* 2 ranks x 2 threads */
 
-static int l_global(void *app, const double *st, int nstats, int clock,
-		    double *objective, char *metrics, size_t len)
-{
-	struct count_app *a = app;
-
-	(void)nstats;
-	if (st[COUNT_ST_ITEMS] != (double)a->job.nparts * COUNT_ITEMS) {
-		frr_err("clock %d ran %.0f items of %d", clock,
-			st[COUNT_ST_ITEMS], a->job.nparts * COUNT_ITEMS);
-		return -EPROTO;
-	}
-	a->ran += st[COUNT_ST_ITEMS];
-	*objective = st[COUNT_ST_ITEMS];
-	snprintf(metrics, len, "ran=%.0f", a->ran);
-	return 0;
-}
-
-/* Every cell ran once per clock: each is the clocks run, exactly. */
-static int l_save_at(void *app, struct frr_eval_ctx *ec, const char *path,
-		     int clock)
-{
-	(void)path;
-	return count_cells_check(app, ec, clock, 1);
-}
-
 static const struct frr_app_ops lb_app = {
 	.size = sizeof(struct frr_app_ops),
 	.name = "lbcount",
@@ -72,9 +47,9 @@ static const struct frr_app_ops lb_app = {
 	.tables = count_tables,
 	.load_partition = count_load,
 	.process = count_process,
-	.clock_global = l_global,
+	.clock_global = count_global_all,
 	.nstats = COUNT_ST_N,
-	.save_at = l_save_at,
+	.save_at = count_save_exact,
 };
 
 struct cfg {

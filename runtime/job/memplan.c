@@ -142,7 +142,7 @@ static void plan_rank(const struct frr_rt *rt, struct mem_plan *m)
 		/* the own cache's snapshots, where it keeps none */
 		if (!frr_cache_keeps_snap(rt, s, (int)ring))
 			m->caches -= rt->T * touched * rb;
-		else
+		else if (!rt->rr_reassign) /* kept there: helpers write too */
 			m->caches -= direct * rb;
 		if (here > touched)
 			here = touched;

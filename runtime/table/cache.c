@@ -288,7 +288,7 @@ fetch(struct frr_ctx *c, struct frr_tcache *tc, int t, uint64_t row)
 	const float *src;
 	/* a row applied in place needs no snapshot: its slot from the top,
 	 * so snap's pages stay those of the other rows (table/direct.c) */
-	int in_place = frr_tcache_direct(tc, row);
+	int in_place = frr_tcache_direct(tc, row) && !tc->dsnap;
 	uint32_t slot =
 	    in_place ? (uint32_t)(tc->rows - 1 - tc->ndslot++) : tc->nslot++;
 	float *val = tc->val + (uint64_t)slot * tc->cols,

@@ -12,20 +12,26 @@
  * batches, and there are none), their chunks in flight for slack + 1
  * clocks and their read-my-writes records; the shard's apply of them.
  *
- * Only where the worker is the row's only writer by construction: a mode
- * without reassignment (flexrr, rr, lb-bsp run a partition's items on
- * other threads too) or backups, ADD tables without compensation, not
- * --eager (whose per-batch words count own batches), not with --checkpoint
- * (a cut at clock C must not hold a worker's clock C + 1, which under
- * slack it may have flushed already), and not in BSP (slack 0): there
- * the shard applies a clock only when all of it is in, which keeps what
- * evaluation reads exact; a direct row would show the next clock early.
- * A batch of another partition that writes such a row anyway (a row its
- * part_rows did not declare) fails the job, naming both partitions: the
- * two writers would race.  Env FLEXRR_DIRECT=0 turns it off (to measure
- * against, as FLEXRR_HOLD_ALL does for held rows).
+ * With reassignment (flexrr, and rr with slack) a helper runs some of the
+ * partition's items too, and its help batch of them reaches the shard as
+ * before: the worker then keeps its snapshot (its change is value - value
+ * at the fetch, whatever a help batch added meanwhile), and the row's
+ * read-modify-writes are serialised by the partition's mutex, taken once
+ * per flush by the worker and once per help chunk by the server.  Not
+ * with backups or lb-bsp (a cut or a plan, slack 0 anyway), ADD tables
+ * without compensation only, not --eager (whose per-batch words count
+ * own batches), not with --checkpoint (a cut at clock C must not hold a
+ * worker's clock C + 1, which under slack it may have flushed already),
+ * and not in BSP (slack 0): there the shard applies a clock only when all
+ * of it is in, which keeps what evaluation reads exact; a row added in
+ * place would show the next clock early.  A batch of another partition
+ * that writes such a row anyway (a row its part_rows did not declare)
+ * fails the job, naming both partitions: the two writers would race.  Env
+ * FLEXRR_DIRECT=0 turns it off (to measure against, as FLEXRR_HOLD_ALL
+ * does for held rows).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,6 +47,10 @@ struct frr_direct {
 	uint64_t *any[NT];  /* every thread's, or NULL: none */
 	uint64_t nrows[NT]; /* rows applied in place, all threads */
 	uint64_t *lo, *hi;  /* [(thread x NT + t) x ring]: local rows */
+	/* with reassignment: per thread, its partition's rows' writes (the
+	 * worker's flush, the server's apply of a help chunk); NULL without */
+	pthread_mutex_t *mu;
+	int nmu;
 	/* the first foreign write the server met (0: none): table + 1, row,
 	 * the writing partition */
 	int bad_t, bad_part;
@@ -67,7 +77,7 @@ int frr_direct_table_ok(const struct frr_rt *rt, int t)
 	const struct frr_hold *h = rt->tb->hold;
 
 	if (env_off() || !has_part_rows(rt->app) || rt->eff_slack <= 0 ||
-	    rt->eager || rt->rr_reassign || rt->backups || rt->test_break_ssp ||
+	    rt->eager || rt->lb_history || rt->backups || rt->test_break_ssp ||
 	    rt->prm->ckpt_dir)
 		return 0;
 	if (s->rule != FRR_UPDATE_ADD || (s->flags & FRR_TABLE_COMPENSATED))
@@ -115,6 +125,9 @@ static void direct_free(struct frr_direct *d)
 	}
 	free(d->lo);
 	free(d->hi);
+	for (int q = 0; d->mu && q < d->nmu; q++)
+		pthread_mutex_destroy(&d->mu[q]);
+	free(d->mu);
 	free(d);
 }
 
@@ -178,6 +191,13 @@ int frr_direct_plan(struct frr_rt *rt)
 	scratch = malloc((most + 1) * sizeof(uint64_t));
 	if (!scratch)
 		goto out;
+	if (rt->rr_reassign) {
+		d->mu = calloc((size_t)rt->T, sizeof(*d->mu));
+		if (!d->mu)
+			goto out;
+		for (; d->nmu < rt->T; d->nmu++)
+			pthread_mutex_init(&d->mu[d->nmu], NULL);
+	}
 	err = declare_own(rt, d, scratch);
 	for (int t = 0; t < rt->tb->ntables && !err; t++)
 		if (d->bits[t]) {
@@ -212,9 +232,11 @@ void frr_direct_cache(const struct frr_rt *rt, struct frr_cache *k, int q)
 {
 	const struct frr_direct *d = rt->tb->direct;
 
-	for (int t = 0; t < rt->tb->ntables; t++)
+	for (int t = 0; t < rt->tb->ntables; t++) {
 		k->t[t].direct =
 		    d && d->bits[t] ? d->bits[t] + q * d->words[t] : NULL;
+		k->t[t].dsnap = d && d->mu; /* helpers write them too */
+	}
 }
 
 /* m += (v - m) x scale, as the shard adds a batch's change (table/batch.c
@@ -233,6 +255,16 @@ row_apply(float *m, const float *v, uint32_t cols, float scale)
 			m[j] += (v[j] - m[j]) * scale;
 }
 
+/* With reassignment: m += (v - s) x scale, s the value at the fetch (a
+ * help batch may have changed m since). */
+__attribute__((no_sanitize("thread"), FRR_NO_MEMCPY_IDIOM)) static void
+row_apply_snap(float *m, const float *v, const float *s, uint32_t cols,
+	       float scale)
+{
+	for (uint32_t j = 0; j < cols; j++)
+		m[j] += (v[j] - s[j]) * scale;
+}
+
 void frr_direct_flush(struct frr_ctx *c)
 {
 	struct frr_rt *rt = c->rt;
@@ -243,6 +275,8 @@ void frr_direct_flush(struct frr_ctx *c)
 
 	if (!d || k != &c->snd->own)
 		return;
+	if (d->mu)
+		pthread_mutex_lock(&d->mu[c->snd->local]);
 	for (int t = 0; t < rt->tb->ntables; t++) {
 		struct frr_tcache *tc = &k->t[t];
 		uint64_t lo = UINT64_MAX, hi = 0;
@@ -252,8 +286,17 @@ void frr_direct_flush(struct frr_ctx *c)
 			uint64_t row = tc->wrows[tc->rows - 1 - i];
 			uint64_t li = frr_place_local(h, rt->P, t, row);
 
-			row_apply(rt->tb->master[t] + li * tc->cols,
-				  frr_tcache_val(tc, row), tc->cols, scale);
+			if (tc->dsnap)
+				row_apply_snap(
+				    rt->tb->master[t] + li * tc->cols,
+				    frr_tcache_val(tc, row),
+				    tc->snap +
+					(uint64_t)tc->slot[row] * tc->cols,
+				    tc->cols, scale);
+			else
+				row_apply(rt->tb->master[t] + li * tc->cols,
+					  frr_tcache_val(tc, row), tc->cols,
+					  scale);
 			lo = li < lo ? li : lo;
 			hi = li + 1 > hi ? li + 1 : hi;
 		}
@@ -266,6 +309,26 @@ void frr_direct_flush(struct frr_ctx *c)
 		d->lo[at] = lo;
 		d->hi[at] = hi;
 	}
+	if (d->mu)
+		pthread_mutex_unlock(&d->mu[c->snd->local]);
+}
+
+int frr_direct_lock(struct frr_rt *rt, const struct frr_slot_hdr *h)
+{
+	struct frr_direct *d = rt->tb->direct;
+	int q = h->owner - rt->rank * rt->T;
+
+	/* a help batch (not the owner's final one) of a partition here */
+	if (!d || !d->mu || h->final || q < 0 || q >= rt->T)
+		return -1;
+	pthread_mutex_lock(&d->mu[q]);
+	return q;
+}
+
+void frr_direct_unlock(struct frr_rt *rt, int q)
+{
+	if (q >= 0)
+		pthread_mutex_unlock(&rt->tb->direct->mu[q]);
 }
 
 void frr_direct_range(struct frr_rt *rt, int c, uint64_t *dlo, uint64_t *dhi)
@@ -288,16 +351,22 @@ void frr_direct_range(struct frr_rt *rt, int c, uint64_t *dlo, uint64_t *dhi)
 }
 
 int frr_direct_skip(struct frr_rt *rt, int t, uint64_t li, const float *g,
-		    int part)
+		    int part, int help)
 {
 	struct frr_direct *d = rt->tb->direct;
 	uint64_t row;
 	uint32_t cols = rt->tb->spec[t].cols;
+	int q = part - rt->rank * rt->T;
 
 	if (!d || !d->any[t])
 		return 0;
 	row = frr_place_row(rt->tb->hold, rt->P, t, rt->rank, li);
 	if (!bit(d->any[t], row))
+		return 0;
+	/* a helper's batch of the row's own partition: applied, under the
+	 * partition's mutex (frr_direct_lock) */
+	if (help && q >= 0 && q < rt->T &&
+	    bit(d->bits[t] + (size_t)q * d->words[t], row))
 		return 0;
 	/* a dense range of another batch carries it as zeros: nothing */
 	for (uint32_t j = 0; j < cols && !d->bad_t; j++)

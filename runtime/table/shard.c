@@ -122,15 +122,16 @@ static void apply_rows(struct frr_rt *rt, int t, uint64_t li, const float *g,
 }
 
 /* Rows [li, li + n) of g into table t's shard, one by one, but for those
- * its own worker adds in place (table/direct.c), which a batch of
- * partition `part` must not change. */
+ * its own worker adds in place (table/direct.c), which only a helper's
+ * batch of the rows' own partition may change. */
 static void apply_some(struct frr_rt *rt, int t, uint64_t li, const float *g,
-		       uint64_t n, int part)
+		       uint64_t n, const struct frr_slot_hdr *h)
 {
 	uint32_t cols = rt->tb->spec[t].cols;
 
 	for (uint64_t i = 0; i < n; i++)
-		if (!frr_direct_skip(rt, t, li + i, g + i * cols, part))
+		if (!frr_direct_skip(rt, t, li + i, g + i * cols, h->owner,
+				     !h->final))
 			apply_rows(rt, t, li + i, g + i * cols, 1);
 }
 
@@ -140,6 +141,7 @@ static void apply_chunk(struct frr_rt *rt, const struct frr_chunk *ck,
 {
 	const uint8_t *p = ck->pay;
 	const struct frr_direct *dr = rt->tb->direct;
+	int q = frr_direct_lock(rt, &ck->h);
 
 	for (uint64_t at = 0; at < ck->h.bytes;) {
 		struct frr_seg sg;
@@ -152,7 +154,7 @@ static void apply_chunk(struct frr_rt *rt, const struct frr_chunk *ck,
 		if (sg.kind == FRR_SEG_DENSE) {
 			if (dr)
 				apply_some(rt, (int)sg.table, sg.lo,
-					   (const float *)d, sg.n, ck->h.owner);
+					   (const float *)d, sg.n, &ck->h);
 			else
 				apply_rows(rt, (int)sg.table, sg.lo,
 					   (const float *)d, sg.n);
@@ -167,8 +169,7 @@ static void apply_chunk(struct frr_rt *rt, const struct frr_chunk *ck,
 			for (uint64_t i = 0; i < sg.n; i++) {
 				if (dr)
 					apply_some(rt, (int)sg.table, id[i],
-						   g + i * cols, 1,
-						   ck->h.owner);
+						   g + i * cols, 1, &ck->h);
 				else
 					apply_rows(rt, (int)sg.table, id[i],
 						   g + i * cols, 1);
@@ -180,6 +181,7 @@ static void apply_chunk(struct frr_rt *rt, const struct frr_chunk *ck,
 		}
 		at += frr_seg_bytes(sg.kind, sg.n, cols);
 	}
+	frr_direct_unlock(rt, q);
 }
 
 /* The apply order, whatever the arrival order: owner, its own batch first,

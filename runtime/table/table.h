@@ -87,11 +87,12 @@ struct frr_tcache {
 	 * of the batch's updates (the value's lost low part, negated) */
 	float *comp;
 	/* own cache, rows this worker adds to the shard in place at the
-	 * flush (table/direct.c; bitmap by row, NULL: none): they take val
-	 * slots from the top (ndslot of them; no snap: snap's slots stay
-	 * those of the other rows, nslot) and are listed at the top of
-	 * wrows (ndw), outside lo/hi and every batch */
+	 * flush (table/direct.c; bitmap by row, NULL: none): listed at the
+	 * top of wrows (ndw), outside lo/hi and every batch; without dsnap
+	 * they take val slots from the top (ndslot of them) and no snap, so
+	 * snap's slots stay those of the other rows (nslot) */
 	const uint64_t *direct;
+	int dsnap; /* keep their snapshots too: helpers write them as well */
 	uint32_t ndslot;
 	uint64_t ndw;
 };
@@ -534,7 +535,12 @@ void frr_direct_range(struct frr_rt *rt, int c, uint64_t *dlo, uint64_t *dhi);
 /* Server: local row li of table t is one of them (skip it in a batch of
  * partition `part`; a change to it is noted for frr_direct_check). */
 int frr_direct_skip(struct frr_rt *rt, int t, uint64_t li, const float *g,
-		    int part);
+		    int part, int help);
+/* Server, around applying a chunk: a help batch of a partition of this
+ * rank whose rows are added in place takes its mutex (the thread index,
+ * for frr_direct_unlock; -1: none taken). */
+int frr_direct_lock(struct frr_rt *rt, const struct frr_slot_hdr *h);
+void frr_direct_unlock(struct frr_rt *rt, int q);
 /* Fail the job if a batch wrote a row applied in place. */
 int frr_direct_check(struct frr_rt *rt);
 
