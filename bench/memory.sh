@@ -17,18 +17,21 @@
 # ratio of the two data planes measured in one run on one machine.
 #   bench/memory.sh [--build DIR] [--old BIN] [--modes "bsp ssp flexrr"]
 #       [--shapes "1x1 1x2 1x4 2x1 2x2 4x1"] [--synthetic U,I,R] [--rank K]
-#       [--clocks N] [--out FILE.tsv]
+#       [--clocks N] [--stragglers SPEC] [--out FILE.tsv]
 # Default job: mf --synthetic 2000000,20000,4000000 --rank 64 (user and
 # item rows of 65 floats: 0.53 GB of tables), 3 clocks, ssp/flexrr with
-# --slack 1.  Other users of the machine move MemAvailable too: run it on
+# --slack 1.  --stragglers SPEC (flexrr run's, e.g. persistent:0,2) slows a
+# worker, so flexrr's helpers fill their help caches (without it they stay
+# nearly empty and the plan's help-cache bound is not exercised).
+# Other users of the machine move MemAvailable too: run it on
 # an idle machine; every row says which binary and what it measured.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 build=build old="" modes="bsp ssp flexrr" shapes="1x1 1x2 1x4 2x1 2x2 4x1"
-synth=2000000,20000,4000000 rank=64 clocks=3 out=""
+synth=2000000,20000,4000000 rank=64 clocks=3 out="" strag=""
 . bench/lib.sh
-bench_parse memory.sh "--build=build --old=old --modes=modes --shapes=shapes --synthetic=synth --rank=rank --clocks=clocks --out=out" "$@"
+bench_parse memory.sh "--build=build --old=old --modes=modes --shapes=shapes --synthetic=synth --rank=rank --clocks=clocks --stragglers=strag --out=out" "$@"
 new=$build/bin/flexrr
 bench_need_bin memory.sh "$new"
 IFS=, read -r users items ratings <<<"$synth"
@@ -44,6 +47,7 @@ avail_kib() { awk '/^MemAvailable:/ {print $2}' /proc/meminfo; }
 measure() { # bin mode P T
 	local bin=$1 mode=$2 P=$3 T=$4 before low now pid rc=0 slack=()
 	[ "$mode" = bsp ] || slack=(--slack 1)
+	[ -z "$strag" ] || slack+=(--stragglers "$strag")
 	before=$(avail_kib); low=$before
 	FLEXRR_LOG=debug /usr/bin/python3 bench/memsample.py -- \
 		"$bin" run --no-pin --backend shm -n "$P" -t "$T" --mode "$mode" \
