@@ -19,6 +19,7 @@
 
 #include "flexrr/flexrr.h"
 #include "flexrr/log.h"
+#include "job.h"
 
 #define COUNT_ITEMS 48
 
@@ -142,6 +143,35 @@ static inline int count_save_exact(void *app, struct frr_eval_ctx *ec,
 {
 	(void)path;
 	return count_cells_check(app, ec, clock, 1);
+}
+
+/* The exact suites' job, on each rank: 2 threads, seed 3, quiet, their
+ * --metrics file, --save (the leader's save_at checks the cells), worker
+ * 0 a 4x persistent straggler; each suite sets its mode and what that
+ * mode needs. */
+static inline struct frr_rt_params count_params(const struct frr_app_ops *app,
+						enum frr_tp_backend b,
+						int clocks, const char *metrics)
+{
+	static char *argv[2];
+
+	argv[0] = (char *)app->name;
+	return (struct frr_rt_params){
+		.threads = 2,
+		.backend = b,
+		.clocks = clocks,
+		.seed = 3,
+		.quiet = 1,
+		.metrics_path = metrics,
+		.save_path = "unused",
+		.timeout_ms = 20000,
+		.dead_ms = 5000,
+		.delay_worker = -1,
+		.rr = { .stragglers = "persistent:0,4" },
+		.app = app,
+		.app_argc = 1,
+		.app_argv = argv,
+	};
 }
 
 /* A row of the --metrics file (2 ranks x 2 threads): its COUNT_COLS

@@ -79,30 +79,16 @@ struct cfg {
 static int job_main(struct frr_oob *oob, void *arg)
 {
 	struct cfg *j = arg;
-	static char *argv[] = { "backupcount", NULL };
-	struct frr_rt_params o = {
-		.threads = 2,
-		.backend = j->backend,
-		.mode = FRR_MODE_BACKUP,
-		.backups = j->backups,
-		.clocks = CLOCKS,
-		.seed = 3 + j->seed,
-		.quiet = 1,
-		.metrics_path = j->metrics,
-		.save_path = "unused",
-		.timeout_ms = 20000,
-		.dead_ms = 5000,
-		.delay_worker = -1,
-		.rr = { .group_size = 1,
-			.threshold = 0.2,
-			.min_share = 0.05,
-			.report_interval = 16,
-			.stragglers = "persistent:0,4" },
-		.app = &backup_app,
-		.app_argc = 1,
-		.app_argv = argv,
-	};
+	struct frr_rt_params o =
+	    count_params(&backup_app, j->backend, CLOCKS, j->metrics);
 
+	o.mode = FRR_MODE_BACKUP;
+	o.backups = j->backups;
+	o.seed += j->seed;
+	o.rr.group_size = 1;
+	o.rr.threshold = 0.2;
+	o.rr.min_share = 0.05;
+	o.rr.report_interval = 16;
 	return frr_rt_job_run(oob, &o) ? -EPROTO : 0;
 }
 

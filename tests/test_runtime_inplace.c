@@ -65,26 +65,11 @@ struct cfg {
 static int job_main(struct frr_oob *oob, void *arg)
 {
 	struct cfg *j = arg;
-	static char *argv[] = { "inplacecount", NULL };
-	struct frr_rt_params o = {
-		.threads = 2,
-		.backend = j->backend,
-		.mode = j->mode,
-		.slack = 1,
-		.clocks = CLOCKS,
-		.seed = 3,
-		.quiet = 1,
-		.metrics_path = j->metrics,
-		.save_path = "unused",
-		.timeout_ms = 20000,
-		.dead_ms = 5000,
-		.delay_worker = -1,
-		.rr = { .stragglers = "persistent:0,4" },
-		.app = &inplace_app,
-		.app_argc = 1,
-		.app_argv = argv,
-	};
+	struct frr_rt_params o =
+	    count_params(&inplace_app, j->backend, CLOCKS, j->metrics);
 
+	o.mode = j->mode;
+	o.slack = 1;
 	return frr_rt_job_run(oob, &o) ? -EPROTO : 0;
 }
 

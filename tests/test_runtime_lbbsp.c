@@ -61,26 +61,11 @@ struct cfg {
 static int job_main(struct frr_oob *oob, void *arg)
 {
 	struct cfg *j = arg;
-	static char *argv[] = { "lbcount", NULL };
-	struct frr_rt_params o = {
-		.threads = 2,
-		.backend = j->backend,
-		.mode = FRR_MODE_LB_BSP,
-		.lb_history = j->history,
-		.clocks = CLOCKS,
-		.seed = 3,
-		.quiet = 1,
-		.metrics_path = j->metrics,
-		.save_path = "unused",
-		.timeout_ms = 20000,
-		.dead_ms = 5000,
-		.delay_worker = -1,
-		.rr = { .stragglers = "persistent:0,4" },
-		.app = &lb_app,
-		.app_argc = 1,
-		.app_argv = argv,
-	};
+	struct frr_rt_params o =
+	    count_params(&lb_app, j->backend, CLOCKS, j->metrics);
 
+	o.mode = FRR_MODE_LB_BSP;
+	o.lb_history = j->history;
 	return frr_rt_job_run(oob, &o) ? -EPROTO : 0;
 }
 

@@ -64,19 +64,12 @@ static int env_off(void)
 	return e && strcmp(e, "0") == 0;
 }
 
-static int has_part_rows(const struct frr_app_ops *a)
-{
-	return a->size >= offsetof(struct frr_app_ops, part_rows) +
-			      sizeof(a->part_rows) &&
-	       a->part_rows;
-}
-
 int frr_direct_table_ok(const struct frr_rt *rt, int t)
 {
 	const struct frr_table_spec *s = &rt->tb->spec[t];
 	const struct frr_hold *h = rt->tb->hold;
 
-	if (env_off() || !has_part_rows(rt->app) || rt->eff_slack <= 0 ||
+	if (env_off() || !frr_rt_has_part_rows(rt->app) || rt->eff_slack <= 0 ||
 	    rt->eager || rt->lb_history || rt->backups || rt->test_break_ssp ||
 	    rt->prm->ckpt_dir)
 		return 0;
@@ -84,11 +77,6 @@ int frr_direct_table_ok(const struct frr_rt *rt, int t)
 		return 0;
 	/* P > 1: rows placed with their only writer's rank (table/place.c) */
 	return rt->P == 1 || (h && h->mine[t]);
-}
-
-static inline int bit(const uint64_t *b, uint64_t i)
-{
-	return (int)((b[i >> 6] >> (i & 63)) & 1);
 }
 
 /* Keep in thread q's bits only rows no other own partition declared and
@@ -144,12 +132,9 @@ static int declare_own(struct frr_rt *rt, struct frr_direct *d,
 		for (int t = 0; t < rt->tb->ntables; t++)
 			rs.bits[t] =
 			    d->bits[t] ? d->bits[t] + q * d->words[t] : scratch;
-		err = rt->app->part_rows(rt->app_state, v, &rs);
-		if (err) {
-			frr_err("app %s: part_rows(partition %d) failed (%d)",
-				rt->app->name, v, err);
-			return err < 0 ? err : -EINVAL;
-		}
+		err = frr_rt_part_rows(rt, v, &rs);
+		if (err)
+			return err;
 	}
 	return 0;
 }
@@ -221,6 +206,11 @@ void frr_direct_fini(struct frr_rt *rt)
 {
 	direct_free(rt->tb->direct);
 	rt->tb->direct = NULL;
+}
+
+int frr_direct_has(const struct frr_rt *rt, int t)
+{
+	return rt->tb->direct && rt->tb->direct->any[t];
 }
 
 uint64_t frr_direct_rows(const struct frr_rt *rt, int t)
@@ -361,12 +351,12 @@ int frr_direct_skip(struct frr_rt *rt, int t, uint64_t li, const float *g,
 	if (!d || !d->any[t])
 		return 0;
 	row = frr_place_row(rt->tb->hold, rt->P, t, rt->rank, li);
-	if (!bit(d->any[t], row))
+	if (!frr_bit_get(d->any[t], row))
 		return 0;
 	/* a helper's batch of the row's own partition: applied, under the
 	 * partition's mutex (frr_direct_lock) */
 	if (help && q >= 0 && q < rt->T &&
-	    bit(d->bits[t] + (size_t)q * d->words[t], row))
+	    frr_bit_get(d->bits[t] + (size_t)q * d->words[t], row))
 		return 0;
 	/* a dense range of another batch carries it as zeros: nothing */
 	for (uint32_t j = 0; j < cols && !d->bad_t; j++)
@@ -387,7 +377,7 @@ int frr_direct_check(struct frr_rt *rt)
 		return 0;
 	t = d->bad_t - 1;
 	while (q < rt->T - 1 &&
-	       !bit(d->bits[t] + (size_t)q * d->words[t], d->bad_row))
+	       !frr_bit_get(d->bits[t] + (size_t)q * d->words[t], d->bad_row))
 		q++;
 	return frr_rt_fail(
 	    rt, -EPROTO,

@@ -28,11 +28,6 @@
 #define REQ_ROW_MAX ((1ull << REQ_ROW_BITS) - 2)
 #define REQ_SLOT_MAX ((1ull << REQ_SLOT_BITS) - 1)
 
-static inline int bit(const uint64_t *b, uint64_t i)
-{
-	return (int)((b[i >> 6] >> (i & 63)) & 1);
-}
-
 static inline void bit_set(uint64_t *b, uint64_t i)
 {
 	b[i >> 6] |= 1ull << (i & 63);
@@ -71,11 +66,26 @@ static int holds_all(const struct frr_rt *rt, int r)
 	/* FLEXRR_HOLD_ALL=1: the data plane from before part_rows, for
 	 * measuring against it in one run (bench/bytes.sh); every rank of a
 	 * job must see the same value (launchers pass the environment) */
-	if (a->size < offsetof(struct frr_app_ops, part_rows) +
-			  sizeof(a->part_rows) ||
-	    !a->part_rows || rt->P == 1 || hold_all_env())
+	if (!frr_rt_has_part_rows(a) || rt->P == 1 || hold_all_env())
 		return 1;
 	return r == 0 && rt->prm->save_path && frr_rt_app_saves(a);
+}
+
+int frr_rt_has_part_rows(const struct frr_app_ops *a)
+{
+	return a->size >= offsetof(struct frr_app_ops, part_rows) +
+			      sizeof(a->part_rows) &&
+	       a->part_rows;
+}
+
+int frr_rt_part_rows(struct frr_rt *rt, int v, struct frr_rowset *rs)
+{
+	int err = rt->app->part_rows(rt->app_state, v, rs);
+
+	if (err)
+		frr_err("app %s: part_rows(partition %d) failed (%d)",
+			rt->app->name, v, err);
+	return err > 0 ? -EINVAL : err;
 }
 
 /* This rank's declarations (part_rows): into own[t] the rows its own
@@ -93,12 +103,9 @@ static int declare(struct frr_rt *rt, const uint8_t *held, uint64_t *const *all,
 			continue;
 		for (int t = 0; t < rt->tb->ntables; t++)
 			rs.bits[t] = v / rt->T == rt->rank ? own[t] : all[t];
-		err = rt->app->part_rows(rt->app_state, v, &rs);
-		if (err) {
-			frr_err("app %s: part_rows(partition %d) failed (%d)",
-				rt->app->name, v, err);
-			return err < 0 ? err : -EINVAL;
-		}
+		err = frr_rt_part_rows(rt, v, &rs);
+		if (err)
+			return err;
 	}
 	return 0;
 }
@@ -196,7 +203,7 @@ static int fill_rslot(struct frr_rt *rt, uint64_t *const *bits,
 			     li < rt->tb->shard_rows[t * P + o]; li++) {
 				uint64_t row = frr_place_row(h, P, t, o, li);
 
-				if (bit(bits[t], row))
+				if (frr_bit_get(bits[t], row))
 					h->rslot[t][row] = (uint32_t)k++;
 			}
 		}
@@ -225,7 +232,8 @@ static int fill_oslot(struct frr_rt *rt, int r, uint64_t *const *bits,
 		os = h->oslot[t] + (uint64_t)r * S;
 		for (uint64_t li = 0; li < S; li++)
 			os[li] =
-			    bit(bits[t], frr_place_row(h, P, t, rt->rank, li))
+			    frr_bit_get(bits[t],
+					frr_place_row(h, P, t, rt->rank, li))
 				? (uint32_t)k++
 				: FRR_HOLD_NONE;
 	}

@@ -121,14 +121,19 @@ static void apply_rows(struct frr_rt *rt, int t, uint64_t li, const float *g,
 	}
 }
 
-/* Rows [li, li + n) of g into table t's shard, one by one, but for those
- * its own worker adds in place (table/direct.c), which only a helper's
- * batch of the rows' own partition may change. */
+/* Rows [li, li + n) of a batch (header h) into table t's shard; where
+ * the table has rows their own worker adds in place (table/direct.c), one
+ * by one, skipping those, which only a helper's batch of the rows' own
+ * partition may change. */
 static void apply_some(struct frr_rt *rt, int t, uint64_t li, const float *g,
 		       uint64_t n, const struct frr_slot_hdr *h)
 {
 	uint32_t cols = rt->tb->spec[t].cols;
 
+	if (!frr_direct_has(rt, t)) {
+		apply_rows(rt, t, li, g, n);
+		return;
+	}
 	for (uint64_t i = 0; i < n; i++)
 		if (!frr_direct_skip(rt, t, li + i, g + i * cols, h->owner,
 				     !h->final))
@@ -140,7 +145,6 @@ static void apply_chunk(struct frr_rt *rt, const struct frr_chunk *ck,
 			uint64_t *dlo, uint64_t *dhi)
 {
 	const uint8_t *p = ck->pay;
-	const struct frr_direct *dr = rt->tb->direct;
 	int q = frr_direct_lock(rt, &ck->h);
 
 	for (uint64_t at = 0; at < ck->h.bytes;) {
@@ -152,12 +156,8 @@ static void apply_chunk(struct frr_rt *rt, const struct frr_chunk *ck,
 		cols = rt->tb->spec[sg.table].cols;
 		d = p + at + sizeof(sg);
 		if (sg.kind == FRR_SEG_DENSE) {
-			if (dr)
-				apply_some(rt, (int)sg.table, sg.lo,
-					   (const float *)d, sg.n, &ck->h);
-			else
-				apply_rows(rt, (int)sg.table, sg.lo,
-					   (const float *)d, sg.n);
+			apply_some(rt, (int)sg.table, sg.lo, (const float *)d,
+				   sg.n, &ck->h);
 			if (sg.lo < dlo[sg.table])
 				dlo[sg.table] = sg.lo;
 			if (sg.lo + sg.n > dhi[sg.table])
@@ -167,12 +167,8 @@ static void apply_chunk(struct frr_rt *rt, const struct frr_chunk *ck,
 			const float *g = (const float *)(id + sg.n);
 
 			for (uint64_t i = 0; i < sg.n; i++) {
-				if (dr)
-					apply_some(rt, (int)sg.table, id[i],
-						   g + i * cols, 1, &ck->h);
-				else
-					apply_rows(rt, (int)sg.table, id[i],
-						   g + i * cols, 1);
+				apply_some(rt, (int)sg.table, id[i],
+					   g + i * cols, 1, &ck->h);
 				if (id[i] < dlo[sg.table])
 					dlo[sg.table] = id[i];
 				if (id[i] + 1 > dhi[sg.table])

@@ -25,6 +25,18 @@
 #include "flexrr/flexrr.h"
 #include "sizes.h"
 
+/* 64-bit words of a bitmap of n rows (hold.c's and place.c's row sets). */
+static inline uint64_t frr_bit_words(uint64_t n)
+{
+	return (n + 63) / 64;
+}
+
+/* Bit i of such a bitmap. */
+static inline int frr_bit_get(const uint64_t *b, uint64_t i)
+{
+	return (int)((b[i >> 6] >> (i & 63)) & 1);
+}
+
 /*
  * One table in one worker cache.  Per row, dense: stamp (gen << 1 |
  * written) and slot.  Per row fetched in this batch, compact (slot k at
@@ -100,7 +112,7 @@ struct frr_tcache {
 /* Row `row` is applied in place by this cache's worker. */
 static inline int frr_tcache_direct(const struct frr_tcache *tc, uint64_t row)
 {
-	return tc->direct && ((tc->direct[row >> 6] >> (row & 63)) & 1);
+	return tc->direct && frr_bit_get(tc->direct, row);
 }
 
 /* FRR_TABLE_COMPENSATED: *v += d by Kahan's sum; *comp keeps minus what
@@ -190,12 +202,6 @@ struct frr_hold {
 	uint64_t *mine[FRR_MAX_TABLES];
 	_Alignas(64) _Atomic uint64_t npull[FRR_MAX_TABLES];
 };
-
-/* 64-bit words of a bitmap of n rows (hold.c's and place.c's row sets). */
-static inline uint64_t frr_bit_words(uint64_t n)
-{
-	return (n + 63) / 64;
-}
 
 /* Where rows live (table/place.c) from every rank's bitmap of the rows its
  * own partitions declare (own[t * P + q]): h's placement arrays, and
@@ -493,6 +499,11 @@ int frr_rt_try_apply(struct frr_rt *rt, int c);
 int frr_rt_eager_apply(struct frr_rt *rt);
 
 /* ---- table/hold.c ---- */
+/* The app declares the rows its partitions use (part_rows, which an app
+ * built against an older header lacks). */
+int frr_rt_has_part_rows(const struct frr_app_ops *a);
+/* part_rows(partition v) into rs; the error said. */
+int frr_rt_part_rows(struct frr_rt *rt, int v, struct frr_rowset *rs);
 /* Every rank's set of rows, exchanged: sets repl_off, repl_len.  held[v]:
  * partition v is loaded on this rank (its own, or rr's replicas). */
 int frr_rt_hold_plan(struct frr_rt *rt, const uint8_t *held);
@@ -523,6 +534,8 @@ int frr_direct_table_ok(const struct frr_rt *rt, int t);
  * declared by no other partition); 0 or the error. */
 int frr_direct_plan(struct frr_rt *rt);
 void frr_direct_fini(struct frr_rt *rt);
+/* Table t has rows this rank applies in place. */
+int frr_direct_has(const struct frr_rt *rt, int t);
 /* Rows of table t this rank applies in place (every thread's). */
 uint64_t frr_direct_rows(const struct frr_rt *rt, int t);
 /* Thread q's own cache: its rows (struct frr_tcache direct). */
