@@ -1,21 +1,27 @@
 #!/usr/bin/env bash
-# Quality and cost of --on-failure restart (issue 22 item 5; not a test):
-# for each app and seed, the job uninterrupted, then the same job with
-# checkpoints every 2 clocks in which rank 1 SIGKILLs itself at a random
-# clock (env FLEXRR_TEST_DIE, the test hook: an emulated crash) and the
-# launcher restarts it from the newest checkpoint.  Prints per run the
+# Quality and cost of --on-failure restart or recover (issue 22 item 5; not
+# a test): for each app and seed, the job uninterrupted, then the same job
+# with checkpoints every 2 clocks in which rank 1 SIGKILLs itself at a
+# random clock (env FLEXRR_TEST_DIE, the test hook: an emulated crash) and
+# the launcher restarts it from the newest checkpoint (restart), or the
+# survivor carries on from it, running rank 1 too (recover).  Prints per run the
 # final objectives and the time the death cost, then per app whether every
 # restarted run's objective lies within the spread of the uninterrupted
 # ones.  BSP restarts are exact (test_runtime_checkpoint); the interesting
 # modes are those whose result depends on timing (default flexrr).
 #   bench/restart-quality.sh [--build DIR] [--mode M] [--seeds N]
-#       [--apps "mf lda"] [--kjv FILE]
+#       [--apps "mf lda"] [--kjv FILE] [--on-failure restart|recover]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-build=build mode=flexrr seeds=5 apps="mf lda" kjv=""
+build=build mode=flexrr seeds=5 apps="mf lda" kjv="" how=restart
 . bench/lib.sh
-bench_parse restart-quality.sh "--build=build --mode=mode --seeds=seeds --apps=apps --kjv=kjv" "$@"
+bench_parse restart-quality.sh "--build=build --mode=mode --seeds=seeds --apps=apps --kjv=kjv --on-failure=how" "$@"
+case $how in
+restart) said='restarting the job' ;;
+recover) said='recovering (epoch' ;;
+*) echo "restart-quality.sh: --on-failure restart or recover, not '$how'" >&2; exit 2 ;;
+esac
 bin=$build/bin/flexrr
 bench_need_bin restart-quality.sh "$bin"
 tmp=$(mktemp -d)
@@ -31,8 +37,8 @@ app_args() {
 }
 objective() { sed -n 's/^flexrr: done .* objective=\([^ ]*\).*/\1/p' "$1"; }
 
-echo "mode $mode, -n 2 -t 2, $clocks clocks, checkpoints every 2, rank 1 killed at a random clock"
-printf '%-4s %-4s %-6s %-14s %-14s %-8s %s\n' app seed killed objective restarted ref_s restart_s
+echo "mode $mode, -n 2 -t 2, $clocks clocks, checkpoints every 2, rank 1 killed at a random clock, --on-failure $how"
+printf '%-4s %-4s %-6s %-14s %-14s %-8s %s\n' app seed killed objective "$how"ed ref_s extra_s
 for app in $apps; do
 	refs=() rest=()
 	for ((s = 1; s <= seeds; s++)); do
@@ -46,12 +52,12 @@ for app in $apps; do
 		rm -rf "$tmp/ck" "$tmp/died"
 		# shellcheck disable=SC2046
 		FLEXRR_TEST_DIE=1:$at:$tmp/died "$bin" "${job[@]}" --checkpoint "$tmp/ck" \
-			--checkpoint-every 2 --on-failure restart $(app_args "$app") \
+			--checkpoint-every 2 --on-failure "$how" $(app_args "$app") \
 			>"$tmp/re.out" 2>"$tmp/re.err" ||
-			{ echo "restarted $app seed $s failed:"; tail -3 "$tmp/re.err"; exit 1; }
+			{ echo "$how $app seed $s failed:"; tail -3 "$tmp/re.err"; exit 1; }
 		t2=$(date +%s.%N)
-		grep -q 'restarting the job' "$tmp/re.err" ||
-			{ echo "$app seed $s: no restart happened:"; tail -3 "$tmp/re.err"; exit 1; }
+		grep -qF "$said" "$tmp/re.err" ||
+			{ echo "$app seed $s: no $how happened:"; tail -3 "$tmp/re.err"; exit 1; }
 		a=$(objective "$tmp/ref.out") b=$(objective "$tmp/re.out")
 		refs+=("$a") rest+=("$b")
 		awk -v app="$app" -v s="$s" -v at="$at" -v a="$a" -v b="$b" -v t0="$t0" -v t1="$t1" -v t2="$t2" \
@@ -59,8 +65,8 @@ for app in $apps; do
 	done
 	printf '%s\n' "${refs[@]}" >"$tmp/refs"
 	printf '%s\n' "${rest[@]}" >"$tmp/rest"
-	awk -v app="$app" 'NR == FNR { if (lo == "" || $1 < lo) lo = $1; if (hi == "" || $1 > hi) hi = $1; next }
+	awk -v app="$app" -v how="$how" 'NR == FNR { if (lo == "" || $1 < lo) lo = $1; if (hi == "" || $1 > hi) hi = $1; next }
 		{ n++; if ($1 >= lo && $1 <= hi) in_++; if (rlo == "" || $1 < rlo) rlo = $1; if (rhi == "" || $1 > rhi) rhi = $1 }
-		END { printf "%s: uninterrupted %s .. %s, restarted %s .. %s: %d of %d within the uninterrupted spread\n", app, lo, hi, rlo, rhi, in_, n }' \
+		END { printf "%s: uninterrupted %s .. %s, %sed %s .. %s: %d of %d within the uninterrupted spread\n", app, lo, hi, how, rlo, rhi, in_, n }' \
 		"$tmp/refs" "$tmp/rest"
 done

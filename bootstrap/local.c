@@ -229,6 +229,7 @@ struct rank_state {
 	int killed_timeout;
 	int killed_grace; /* still running after a peer failed: killed */
 	int stopped;	  /* stopped by a signal (SIGSTOP, SIGTSTP) */
+	int lost;	  /* FRR_LAUNCH_SURVIVE: killed or stopped: lost */
 	int pending;	  /* has a request waiting for the collective */
 	uint64_t len;
 	char *buf;
@@ -240,6 +241,7 @@ struct launch {
 	int n;
 	int failed_rank;
 	long long kill_at;
+	int continued; /* FRR_LAUNCH_SURVIVE: the lost ones were continued */
 };
 
 static void fail_pending(struct launch *l, int err)
@@ -342,6 +344,17 @@ static int blame(int status)
 	return WEXITSTATUS(status) != ENOTCONN;
 }
 
+/* FRR_LAUNCH_SURVIVE: rank i was killed or stopped by a signal. */
+static int lose(struct launch *l, int i, int st)
+{
+	if (!(l->cfg->flags & FRR_LAUNCH_SURVIVE))
+		return 0;
+	if (!l->r[i].lost && l->cfg->on_lost)
+		l->cfg->on_lost(l->cfg->lost_arg, i, st);
+	l->r[i].lost = 1;
+	return 1;
+}
+
 /* The first failure named is the one most surely its own, not the
  * lowest-numbered: ranks that exit in one pass were all seen at once, and
  * a rank that stopped because a peer failed (blame 0) may be reaped before
@@ -361,10 +374,15 @@ static void reap(struct launch *l)
 			continue;
 		if (WIFSTOPPED(st) || WIFCONTINUED(st)) {
 			s->stopped = WIFSTOPPED(st);
+			if (s->stopped)
+				lose(l, i, st);
 			continue;
 		}
 		s->status = st;
 		s->reaped = 1;
+		/* a lost rank's own end (a fenced one says why) fails no one */
+		if (s->lost || (WIFSIGNALED(st) && lose(l, i, st)))
+			continue;
 		if (child_failed(s->status) &&
 		    (first < 0 || blame(s->status) > blame(l->r[first].status)))
 			first = i;
@@ -400,6 +418,22 @@ static int only_stopped_left(const struct launch *l)
 		n++;
 	}
 	return n > 0;
+}
+
+/* FRR_LAUNCH_SURVIVE: only lost ranks are left (stopped ones, or
+ * continued and not ended yet): continue them once so they can see they
+ * were fenced, and kill them grace_ms later. */
+static void continue_lost(struct launch *l)
+{
+	for (int i = 0; i < l->n; i++)
+		if (!l->r[i].reaped && !l->r[i].lost)
+			return;
+	for (int i = 0; i < l->n; i++)
+		if (!l->r[i].reaped)
+			kill(l->r[i].pid, SIGCONT);
+	l->continued = 1;
+	l->kill_at =
+	    frr_now_ms() + (l->cfg->grace_ms > 0 ? l->cfg->grace_ms : GRACE_MS);
 }
 
 static void kill_all(struct launch *l, int timeout)
@@ -443,6 +477,9 @@ static void supervise(struct launch *l)
 			maybe_complete(l);
 		}
 		reap(l);
+		if ((l->cfg->flags & FRR_LAUNCH_SURVIVE) && !l->continued &&
+		    live(l))
+			continue_lost(l);
 		if (!killed && timeout_ms > 0 && frr_now_ms() > deadline) {
 			kill_all(l, 1);
 			killed = 1;
@@ -464,6 +501,14 @@ static void supervise(struct launch *l)
 	free(pfd);
 }
 
+static int lost_all(const struct launch *l)
+{
+	for (int i = 0; i < l->n; i++)
+		if (!l->r[i].lost)
+			return 0;
+	return 1;
+}
+
 static int report(const struct launch *l)
 {
 	int ret = 0, quiet = !!(l->cfg->flags & FRR_LAUNCH_QUIET_EXITS);
@@ -478,7 +523,7 @@ static int report(const struct launch *l)
 	for (int i = 0; i < l->n; i++) {
 		const struct rank_state *s = &l->r[i];
 
-		if (!child_failed(s->status))
+		if (!child_failed(s->status) || s->lost)
 			continue;
 		if (s->killed_timeout) {
 			frr_err("launch: rank %d still running after %d ms: "
@@ -508,6 +553,11 @@ static int report(const struct launch *l)
 	}
 	if (l->failed_rank >= 0 && ret == -ETIMEDOUT)
 		ret = -EIO;
+	if (!ret && lost_all(l)) {
+		frr_err("launch: every rank was lost: nobody is left to carry "
+			"on the job");
+		ret = -EIO;
+	}
 	return ret;
 }
 
@@ -521,6 +571,7 @@ static void fill_result(const struct launch *l)
 	*res = (struct frr_launch_result){ .failed_rank = l->failed_rank,
 					   .hung_rank = -1 };
 	for (int i = 0; i < l->n; i++) {
+		res->lost += l->r[i].lost;
 		res->timed_out |= l->r[i].killed_timeout;
 		if (l->r[i].killed_grace && res->hung_rank < 0)
 			res->hung_rank = i;

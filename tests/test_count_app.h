@@ -30,8 +30,8 @@ struct count_app {
 	double ran; /* leader: items run, summed over the clocks */
 };
 
-static int count_create(const struct frr_job_info *job, int argc, char **argv,
-			void **app)
+static inline int count_create(const struct frr_job_info *job, int argc,
+			       char **argv, void **app)
 {
 	struct count_app *a = calloc(1, sizeof(*a));
 
@@ -43,12 +43,12 @@ static int count_create(const struct frr_job_info *job, int argc, char **argv,
 	return 0;
 }
 
-static void count_destroy(void *app)
+static inline void count_destroy(void *app)
 {
 	free(app);
 }
 
-static int count_tables(void *app, struct frr_table_spec *s, int max)
+static inline int count_tables(void *app, struct frr_table_spec *s, int max)
 {
 	struct count_app *a = app;
 
@@ -61,7 +61,7 @@ static int count_tables(void *app, struct frr_table_spec *s, int max)
 	return 1;
 }
 
-static int count_load(void *app, int part, uint64_t *n, void **data)
+static inline int count_load(void *app, int part, uint64_t *n, void **data)
 {
 	(void)app, (void)part;
 	*n = COUNT_ITEMS;
@@ -69,8 +69,8 @@ static int count_load(void *app, int part, uint64_t *n, void **data)
 	return 0;
 }
 
-static int count_process(void *app, struct frr_ctx *c, uint64_t begin,
-			 uint64_t end)
+static inline int count_process(void *app, struct frr_ctx *c, uint64_t begin,
+				uint64_t end)
 {
 	uint64_t base = (uint64_t)frr_part_index(c) * COUNT_ITEMS;
 	struct timespec ts = { 0, 300 * 1000 };
@@ -88,8 +88,9 @@ static int count_process(void *app, struct frr_ctx *c, uint64_t begin,
  * whole number of runs, exactly clock + 1 when exact (every item ran once
  * a clock), else at most that (a cut may drop an item); and the cells sum
  * to the items run.  0, or -EPROTO (said). */
-static int count_cells_check(const struct count_app *a, struct frr_eval_ctx *ec,
-			     int clock, int exact)
+static inline int count_cells_check(const struct count_app *a,
+				    struct frr_eval_ctx *ec, int clock,
+				    int exact)
 {
 	double sum = 0;
 
@@ -180,7 +181,7 @@ static inline struct frr_rt_params count_params(const struct frr_app_ops *app,
 #define COUNT_COL_UPDATES 6 /* items run */
 #define COUNT_COL_MOVED 13  /* rr_items_reassigned */
 #define COUNT_COL_DROPPED 17
-static int count_metrics_row(const char *line, double col[COUNT_COLS])
+static inline int count_metrics_row(const char *line, double col[COUNT_COLS])
 {
 	const char *p = line;
 	int n = 0;

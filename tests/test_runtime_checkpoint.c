@@ -27,44 +27,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "test_runtime_util.h"
+#include "test_ckpt_util.h"
 
 TestSuite(runtime_checkpoint, .timeout = 300);
-
-static char dir[64];
-
-/* A fresh scratch directory per test: dir/ck is the checkpoint dir. */
-static const char *scratch(void)
-{
-	snprintf(dir, sizeof(dir), "/tmp/frr-ckpt-XXXXXX");
-	cr_assert_not_null(mkdtemp(dir));
-	return dir;
-}
-
-static void scratch_rm(void)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	cr_assert_eq(system(cmd), 0);
-}
-
-/* `flexrr run -q --no-pin ARGS` (ARGS split at spaces), env "K=V" or NULL. */
-static void run(struct rt_run *r, const char *env, const char *args)
-{
-	char buf[2048], *argv[64], *envv[2] = { (char *)env, NULL };
-	int n = 0;
-
-	snprintf(buf, sizeof(buf), "%s", args);
-	argv[n++] = (char *)rt_bin();
-	argv[n++] = "run";
-	argv[n++] = "-q";
-	argv[n++] = "--no-pin";
-	for (char *s = strtok(buf, " "); s && n < 63; s = strtok(NULL, " "))
-		argv[n++] = s;
-	argv[n] = NULL;
-	rt_exec(r, argv, env ? envv : NULL, 120);
-}
 
 /* run() with printf-style ARGS; it must succeed. */
 __attribute__((format(printf, 2, 3))) static void run_ok(struct rt_run *r,
@@ -78,21 +43,6 @@ __attribute__((format(printf, 2, 3))) static void run_ok(struct rt_run *r,
 	va_end(ap);
 	run(r, NULL, args);
 	cr_assert_eq(r->code, 0, "%s: exit %d, %s", args, r->code, r->err);
-}
-
-/* The summary line without time_s. */
-static void result(const struct rt_run *r, char *out, size_t len)
-{
-	const char *d = strstr(r->out, "flexrr: done ");
-	const char *t = d ? strstr(d, " time_s=") : NULL;
-	const char *o = d ? strstr(d, " objective=") : NULL;
-
-	if (!t || !o) {
-		snprintf(out, len, "(no summary line)");
-		return;
-	}
-	snprintf(out, len, "%.*s%.*s", (int)(t - d), d, (int)strcspn(o, "\n"),
-		 o);
 }
 
 static void latest_is(const char *want)
@@ -431,7 +381,7 @@ static const struct {
 	{ "--resume %s/ck --load x toy", 2, "drop --load" },
 	{ "--checkpoint-every 3 toy", 2, "needs --checkpoint DIR" },
 	{ "--on-failure restart toy", 2, "restart needs --checkpoint DIR" },
-	{ "--on-failure recover toy", 2, "is not implemented yet" },
+	{ "--on-failure recover toy", 2, "recover needs --checkpoint DIR" },
 	{ "--on-failure retry toy", 2, "--on-failure" },
 	{ "--checkpoint %s/x --checkpoint-every 0 toy", 2,
 	  "--checkpoint-every wants" },

@@ -102,6 +102,7 @@ struct frr_launch_result {
 	int timed_out;	 /* a rank was killed at cfg->timeout_ms */
 	int hung_rank;	 /* the first rank still running after the grace
 			  * period, killed then, or -1 */
+	int lost;	 /* FRR_LAUNCH_SURVIVE: ranks lost (cfg.on_lost) */
 };
 
 struct frr_launch_cfg {
@@ -115,6 +116,10 @@ struct frr_launch_cfg {
 	unsigned flags;
 	/* optional: filled when frr_launch returns */
 	struct frr_launch_result *result;
+	/* FRR_LAUNCH_SURVIVE: told, in the caller's process, of each rank
+	 * lost (status as waitpid gave it: killed or stopped by a signal) */
+	void (*on_lost)(void *lost_arg, int rank, int status);
+	void *lost_arg;
 };
 
 enum frr_launch_flags {
@@ -131,6 +136,13 @@ enum frr_launch_flags {
 	 * that restarts the job (a stopped rank that is continued later can
 	 * no longer report its own verdict). */
 	FRR_LAUNCH_KILL_STOPPED = 1u << 2,
+	/* A rank killed or stopped by a signal is lost, not a failure: the
+	 * others are not killed (they carry on without it), cfg.on_lost is
+	 * told, and the launch succeeds when every other rank exits 0.  A
+	 * lost rank that is stopped is continued (SIGCONT) once only lost
+	 * ranks are left, so it can see it was fenced and say so; it is
+	 * killed grace_ms later if it has not ended. */
+	FRR_LAUNCH_SURVIVE = 1u << 3,
 };
 
 /*

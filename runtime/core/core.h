@@ -122,6 +122,12 @@ struct frr_rt_params {
 	int ckpt_every;
 	double ckpt_every_s;
 	const char *resume_dir;
+	/* a job the survivors of a lost rank carry on (launch/recover.c):
+	 * what happened, for the summary line ("lost=1 epoch=1 from_clock=6"),
+	 * and when its previous run failed (frr_now_s), for recovery_s;
+	 * NULL / 0: not a recovery */
+	const char *recovered;
+	double recover_t0;
 };
 
 /* The job as rr sees it: worker w = rank * threads + thread; partition w
@@ -247,11 +253,17 @@ struct frr_rt {
 	/* lane-connect:R: rank R's thread 0 fails to connect its lane to
 	 * its second peer (-ECONNREFUSED), 1 s after the first connected */
 	int test_forge_lane_connect;
-	/* env FLEXRR_TEST_DIE=R:C:FILE: rank R SIGKILLs itself as its first
-	 * worker starts app clock C, once (only the run that creates FILE):
-	 * the restart tests' dead rank; test_die_rank -1 = off */
-	int test_die_rank, test_die_clock;
-	const char *test_die_file;
+	/* env FLEXRR_TEST_DIE=R:C:FILE[,R:C:FILE...]: rank R SIGKILLs its
+	 * process as its first worker starts app clock C, once (only the run
+	 * that creates FILE): the restart and recovery tests' dead ranks;
+	 * with FLEXRR_TEST_DIE_STOP set it SIGSTOPs instead (a rank that
+	 * stops answering) */
+	int test_die_n, test_die_sig;
+	struct frr_test_die {
+		int rank, clock;
+		const char *file;
+	} test_die[4];
+	char test_die_buf[512];
 };
 
 /* An app built against an older flexrr.h has a shorter frr_app_ops: read a

@@ -24,6 +24,9 @@ struct frr_evals {
 	double *stats_copy;   /* rank 0: a rank's stats record (stats.h) */
 	uint64_t dropped_sum; /* rank 0: items dropped in the job */
 	uint64_t moved_sum;   /* rank 0: lb-bsp's items run by a helper */
+	/* a recovered job: from its previous run's failure to its first
+	 * clock (prm->recover_t0) */
+	double recovery_s;
 	/* after the app's clock_local(c) on this rank (checkpoints, job/'s):
 	 * 0 or the job's error; NULL: none */
 	int (*clock_evaluated)(struct frr_rt *rt, int c);

@@ -250,15 +250,18 @@ static void cut_summary(const struct frr_rt *rt, char *buf, size_t len)
 
 void frr_rt_print_summary(struct frr_rt *rt, double secs)
 {
-	char bk[96];
+	char bk[96], rec[160] = "";
 
 	cut_summary(rt, bk, sizeof(bk));
+	if (rt->prm->recovered)
+		snprintf(rec, sizeof(rec), " recovered: %s recovery_s=%.3f",
+			 rt->prm->recovered, rt->ev->recovery_s);
 	printf("flexrr: done mode=%s backend=%s procs=%d threads=%d "
-	       "clocks=%d time_s=%.3f objective=%.9g%s%s%s\n",
+	       "clocks=%d time_s=%.3f objective=%.9g%s%s%s%s\n",
 	       frr_mode_name(rt->prm->mode),
 	       frr_tp_backend_name(frr_tp_backend_of(rt->tp)), rt->P, rt->T,
 	       frr_rt_app_clock(rt, frr_rt_stop_clock(rt)), secs,
 	       rt->ev->objective, rt->ev->metrics[0] ? " " : "",
-	       rt->ev->metrics, bk);
+	       rt->ev->metrics, bk, rec);
 	fflush(stdout);
 }

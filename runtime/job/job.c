@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -203,15 +204,25 @@ static void rr_failed(struct frr_rt *rt, int rank, const char *what)
 
 static void test_die_init(struct frr_rt *rt, const char *e)
 {
-	const char *f = e ? strchr(e, ':') : NULL;
+	char *save = NULL, *s;
 
-	rt->test_die_rank = -1;
-	f = f ? strchr(f + 1, ':') : NULL;
-	if (!f || !f[1])
+	rt->test_die_n = 0;
+	rt->test_die_sig = getenv("FLEXRR_TEST_DIE_STOP") ? SIGSTOP : SIGKILL;
+	if (!e || strlen(e) >= sizeof(rt->test_die_buf))
 		return;
-	rt->test_die_rank = atoi(e);
-	rt->test_die_clock = atoi(strchr(e, ':') + 1);
-	rt->test_die_file = f + 1;
+	strcpy(rt->test_die_buf, e);
+	for (s = strtok_r(rt->test_die_buf, ",", &save);
+	     s && rt->test_die_n <
+		      (int)(sizeof(rt->test_die) / sizeof(rt->test_die[0]));
+	     s = strtok_r(NULL, ",", &save)) {
+		char *c = strchr(s, ':'), *f = c ? strchr(c + 1, ':') : NULL;
+
+		if (!f || !f[1])
+			continue;
+		rt->test_die[rt->test_die_n++] = (struct frr_test_die){
+			.rank = atoi(s), .clock = atoi(c + 1), .file = f + 1
+		};
+	}
 }
 
 static void rt_setup_shape(struct frr_rt *rt, struct frr_oob *oob,
@@ -688,6 +699,8 @@ int frr_rt_job_run(struct frr_oob *oob, const struct frr_rt_params *o)
 		goto out;
 	t_start = frr_rt_clock_now();
 	rt->ev->last_global_t = t_start;
+	if (o->recover_t0 > 0)
+		rt->ev->recovery_s = t_start - o->recover_t0;
 	err = job_clocks(rt);
 	/* an abandoned worker still runs in the rank's memory, tables and
 	 * transport: leave them all to it, the process is to exit */

@@ -95,21 +95,13 @@ static int check_ckpt_opts(const struct frr_job *job)
 			job->prog);
 		return -EINVAL;
 	}
-	if (job->on_failure == FRR_ON_FAILURE_RECOVER) {
+	if (job->on_failure != FRR_ON_FAILURE_FAIL && !o->p.ckpt_dir) {
 		fprintf(stderr,
-			"%s: --on-failure recover (the survivors carry on "
-			"without the dead rank) is not implemented yet; use "
-			"--on-failure restart with --checkpoint DIR (the job "
-			"starts again from its newest checkpoint), or fail\n",
-			job->prog);
-		return -EINVAL;
-	}
-	if (job->on_failure == FRR_ON_FAILURE_RESTART && !o->p.ckpt_dir) {
-		fprintf(stderr,
-			"%s: --on-failure restart needs --checkpoint DIR (a "
-			"restarted job continues from its newest "
-			"checkpoint)\n",
-			job->prog);
+			"%s: --on-failure %s needs --checkpoint DIR (the job "
+			"continues from its newest checkpoint)\n",
+			job->prog,
+			job->on_failure == FRR_ON_FAILURE_RESTART ? "restart"
+								  : "recover");
 		return -EINVAL;
 	}
 	if ((o->p.ckpt_dir && !*o->p.ckpt_dir) ||

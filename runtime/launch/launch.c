@@ -41,18 +41,17 @@ static void say_bootstrap(const struct frr_run_opts *o,
 			oob->size);
 }
 
-/* One rank: meet the others at the TCP rendezvous, run the job. */
-static int rank_main(struct frr_job *job, int rank, int size, const char *addr,
-		     int lfd)
+int frr_launch_rank_tcp(struct frr_job *job, struct frr_run_opts *o, int rank,
+			int size, const char *addr, int lfd)
 {
 	struct frr_tcp_cfg tcp = {
 		.addr = addr,
 		.listen_fd = lfd,
 		.rank = rank,
 		.size = size,
-		.secret = &job->o.secret,
+		.secret = &o->secret,
 		.binary_hash = frr_binary_hash(),
-		.args_hash = job->o.args_hash,
+		.args_hash = o->args_hash,
 		.timeout_ms = (int)(job->rdv_timeout * 1000),
 		.addr_hint = "--rendezvous HOST:PORT",
 	};
@@ -67,17 +66,25 @@ static int rank_main(struct frr_job *job, int rank, int size, const char *addr,
 		char how[96];
 
 		snprintf(how, sizeof(how), "tcp (rendezvous %s)", addr);
-		say_bootstrap(&job->o, oob, how);
+		say_bootstrap(o, oob, how);
 	}
-	err = run_rank(&job->o, oob);
+	err = run_rank(o, oob);
 	frr_oob_close(oob);
 	return err;
+}
+
+/* One rank: meet the others at the TCP rendezvous, run the job. */
+static int rank_main(struct frr_job *job, int rank, int size, const char *addr,
+		     int lfd)
+{
+	return frr_launch_rank_tcp(job, &job->o, rank, size, addr, lfd);
 }
 
 struct local_job {
 	struct frr_job *job;
 	char addr[64];
 	int lfd;
+	struct frr_board *board; /* --on-failure recover */
 };
 
 /* In a child forked by frr_launch (it ends the child with our result). */
@@ -85,10 +92,14 @@ static int local_rank(struct frr_oob *oob, void *arg)
 {
 	struct local_job *j = arg;
 
-	if (oob->rank)
-		close(j->lfd);
 	/* frr_launch drew it for this job; the child has it in memory */
 	j->job->o.secret = oob->secret;
+	/* every survivor keeps the socket: whoever runs rank 0 next serves */
+	if (j->board)
+		return frr_recover_rank(j->job, j->board, oob->rank, j->addr,
+					j->lfd);
+	if (oob->rank)
+		close(j->lfd);
 	return rank_main(j->job, oob->rank, oob->size, j->addr,
 			 oob->rank ? -1 : j->lfd);
 }
@@ -168,7 +179,8 @@ static void check_oversubscription(struct frr_job *job)
 }
 
 /* Fork P ranks once; they meet at a loopback socket bound before. */
-static int launch_once(struct frr_job *job, struct frr_launch_result *res)
+static int launch_once(struct frr_job *job, struct frr_launch_result *res,
+		       struct frr_board *board)
 {
 	/* no deadline: jobs run as long as they make progress (--timeout);
 	 * after a rank fails the others get 15 s to name the dead peer */
@@ -181,7 +193,13 @@ static int launch_once(struct frr_job *job, struct frr_launch_result *res)
 	/* restarting: a stopped rank is killed at once, not waited for */
 	if (job->on_failure == FRR_ON_FAILURE_RESTART)
 		cfg.flags |= FRR_LAUNCH_KILL_STOPPED;
-	struct local_job j = { .job = job };
+	/* recovering: a lost rank is marked on the board, not avenged */
+	if (board) {
+		cfg.flags |= FRR_LAUNCH_SURVIVE;
+		cfg.on_lost = frr_board_lost;
+		cfg.lost_arg = board;
+	}
+	struct local_job j = { .job = job, .board = board };
 	int err = loopback_listen(&j);
 
 	if (err)
@@ -297,15 +315,31 @@ static int run_local(struct frr_job *job)
 	/* once here, not once per forked rank (frr_job_run callers too) */
 	int err = frr_job_check_shape(job), n = 0;
 	double t0 = frr_now_s();
+	struct frr_board *board = NULL;
 
 	if (err)
 		return err;
 	check_oversubscription(job);
+	if (job->on_failure == FRR_ON_FAILURE_RECOVER) {
+		struct frr_launch_result res = { .failed_rank = -1,
+						 .hung_rank = -1 };
+
+		err = frr_board_new(job, &board);
+		if (!err)
+			err = launch_once(job, &res, board);
+		if (!err && res.lost)
+			fprintf(stderr,
+				"%s: done: %d rank(s) lost, the others carried "
+				"on (--on-failure recover), %.1f s in all\n",
+				job->prog, res.lost, frr_now_s() - t0);
+		frr_board_free(board);
+		return err;
+	}
 	for (;;) {
 		struct frr_launch_result res = { .failed_rank = -1,
 						 .hung_rank = -1 };
 
-		err = launch_once(job, &res);
+		err = launch_once(job, &res, NULL);
 		if (!err || job->on_failure != FRR_ON_FAILURE_RESTART ||
 		    !restart_or_not(job, &res, n))
 			break;
@@ -432,6 +466,16 @@ int frr_job_start(struct frr_job *job)
 			"this rank was started by a launcher (srun, mpirun, "
 			"PMIx): let it restart the job (docs/cluster.md, e.g. "
 			"sbatch --requeue) with --resume DIR\n",
+			job->prog);
+		return -EINVAL;
+	}
+	if (job->on_failure == FRR_ON_FAILURE_RECOVER) {
+		fprintf(stderr,
+			"%s: --on-failure recover carries on a local -n P job "
+			"(its launcher tells the survivors who was lost); "
+			"ranks started by srun, mpirun or PMIx cannot recover "
+			"yet: use --checkpoint DIR and resume the job with "
+			"--resume DIR (docs/cluster.md)\n",
 			job->prog);
 		return -EINVAL;
 	}

@@ -77,4 +77,23 @@ int frr_job_wants_pmix(const struct frr_job *job);
 /* Run a finalized job: 0 or a negative errno (logged). */
 int frr_job_start(struct frr_job *job);
 
+/* A rank of a TCP rendezvous at addr (lfd: rank 0's listening socket,
+ * closed by it; -1 = listen or dial addr): meet, run the job with o.  0
+ * or a negative errno (logged). */
+int frr_launch_rank_tcp(struct frr_job *job, struct frr_run_opts *o, int rank,
+			int size, const char *addr, int lfd);
+
+/* ---- --on-failure recover (recover.c) ---- */
+/* What the local launcher tells its ranks of lost ones: a page shared
+ * with the forked ranks. */
+struct frr_board;
+int frr_board_new(const struct frr_job *job, struct frr_board **b);
+void frr_board_free(struct frr_board *b);
+/* frr_launch's on_lost (in the launcher's process) */
+void frr_board_lost(void *board, int rank, int status);
+/* Local rank me of a recovering job: run it, and after each loss carry on
+ * with the survivors (lfd: the rendezvous socket, kept). */
+int frr_recover_rank(struct frr_job *job, struct frr_board *b, int me,
+		     const char *addr, int lfd);
+
 #endif /* FLEXRR_RUNTIME_LAUNCH_H */

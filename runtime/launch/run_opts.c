@@ -343,8 +343,8 @@ static const struct frr_opt run_table[] = {
 		.help = "when a rank dies: fail (every rank stops, naming\n"
 			"it); restart (a local -n P job starts again from\n"
 			"the newest checkpoint in its --checkpoint DIR);\n"
-			"recover (the survivors carry on: not implemented\n"
-			"yet)"),
+			"recover (a local -n P job: the survivors carry on\n"
+			"from that checkpoint, running the lost ranks)"),
 	FRR_OPT("max-restarts", 0, FRR_OPT_INT, F(max_restarts), 0, 1000,
 		.def.i = 3, ANYBASE, .group = JOB, .arg = "N",
 		.help = "restarts a --on-failure restart job may make"),

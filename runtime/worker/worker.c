@@ -186,20 +186,25 @@ static void injected_delay(struct frr_rt *rt, struct frr_worker *wk, int c)
 static void test_die(const struct frr_rt *rt, const struct frr_worker *wk,
 		     int c)
 {
-	int fd;
+	for (int i = 0; i < rt->test_die_n; i++) {
+		const struct frr_test_die *d = &rt->test_die[i];
+		int fd;
 
-	if (rt->test_die_rank != rt->rank || wk->dp.id != rt->rank * rt->T ||
-	    frr_rt_app_clock(rt, c) != rt->test_die_clock)
-		return;
-	fd = open(rt->test_die_file, O_WRONLY | O_CREAT | O_EXCL, 0600);
-	if (fd < 0)
-		return; /* died here once already: the restarted job runs */
-	close(fd);
-	fprintf(stderr,
-		"flexrr[%d]: test: FLEXRR_TEST_DIE: SIGKILL at clock "
-		"%d\n",
-		rt->rank, rt->test_die_clock);
-	raise(SIGKILL);
+		if (d->rank != rt->rank || wk->dp.id != rt->rank * rt->T ||
+		    frr_rt_app_clock(rt, c) != d->clock)
+			continue;
+		fd = open(d->file, O_WRONLY | O_CREAT | O_EXCL, 0600);
+		if (fd < 0)
+			continue; /* died here once already: the job goes on */
+		close(fd);
+		fprintf(stderr,
+			"flexrr[%d]: test: FLEXRR_TEST_DIE: %s at clock %d\n",
+			rt->rank,
+			rt->test_die_sig == SIGSTOP ? "SIGSTOP" : "SIGKILL",
+			d->clock);
+		/* the process, not the thread: a rank dies or stops whole */
+		kill(getpid(), rt->test_die_sig);
+	}
 }
 
 /* The own list, then rr's end of list (help others, wait for helpers,

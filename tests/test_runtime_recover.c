@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: MIT
+/*
+ * --on-failure recover (docs/runtime.md "When a rank is lost"): a local job
+ * whose rank is lost carries on with the other processes, the lost rank
+ * run by the next surviving one, from the newest checkpoint.
+ *   - BSP with a fixed seed ends with the uninterrupted run's summary line
+ *     (toy, mf), whether the lost rank is a worker rank or the leader, and
+ *     when two of four ranks are lost one after the other (the second one
+ *     running a lost rank already);
+ *   - a rank that stops (SIGSTOP) is fenced: the others carry on without
+ *     it, and once continued it exits saying it was left behind;
+ *   - the counting app in bsp, ssp, flexrr and rr (2 threads a rank, a 4x
+ *     straggler): every cell is exactly the clocks run after the recovery
+ *     (an item run twice or never fails the job's save) and every clock ran
+ *     every item (the app fails the clock otherwise);
+ *   - a rank's own error is not recovered (it would repeat), and launcher-
+ *     started ranks are refused with what to use instead.
+ * The deaths come from the job itself (FLEXRR_TEST_DIE, once per file), so
+ * nothing depends on timing.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "flexrr/job.h"
+#include "test_ckpt_util.h"
+#include "test_count_app.h"
+#include "test_util.h"
+
+TestSuite(runtime_recover, .timeout = 300);
+
+/*
+ * On backend b: JOB uninterrupted, then with --on-failure recover and the
+ * ranks of env FLEXRR_TEST_DIE=DIE (R:C[,R:C]: rank R lost at clock C,
+ * each file dir/dN) lost: exit 0, the same summary line, and what the log
+ * says.
+ */
+static void recover_on(enum frr_tp_backend b, const char *job0, const char *die,
+		       const char *more_env, const char *want_err,
+		       const char *want_note)
+{
+	struct rt_run *r = calloc(1, sizeof(*r));
+	char ref[1024], res[1024], env[512], a[1024], spec[256] = "";
+	char d[64], job[768];
+	int k = 0, i = 0;
+
+	scratch();
+	snprintf(job, sizeof(job), "--backend %s %s", frr_tp_backend_name(b),
+		 job0);
+	run(r, NULL, job);
+	cr_assert_eq(r->code, 0, "%s: exit %d, %s", job, r->code, r->err);
+	result(r, ref, sizeof(ref));
+	snprintf(d, sizeof(d), "%s", die);
+	for (char *s = strtok(d, ","); s; s = strtok(NULL, ","))
+		k += snprintf(spec + k, sizeof(spec) - (size_t)k, "%s%s:%s/d%d",
+			      k ? "," : "", s, dir, i++);
+	snprintf(env, sizeof(env), "FLEXRR_TEST_DIE=%s%s%s", spec,
+		 more_env ? " " : "", more_env ? more_env : "");
+	snprintf(a, sizeof(a),
+		 "--checkpoint %s/ck --checkpoint-every 2 --on-failure recover "
+		 "%s",
+		 dir, job);
+	run(r, env, a);
+	cr_assert_eq(r->code, 0, "%s: exit %d, %s", a, r->code, r->err);
+	cr_assert(strstr(r->err, want_err), "no '%s' in:\n%s", want_err,
+		  r->err);
+	cr_assert(strstr(r->err, "the others carried on (--on-failure "
+				 "recover)") &&
+		      !strstr(r->err, "restarting"),
+		  "%s", r->err);
+	cr_assert(strstr(r->out, want_note), "no '%s' in:\n%s", want_note,
+		  r->out);
+	result(r, res, sizeof(res));
+	cr_assert_str_eq(res, ref, "recovered:\n%s\nuninterrupted:\n%s", res,
+			 ref);
+	free(r);
+	scratch_rm();
+}
+
+/* recover_on for every backend under test (the soft-RoCE VM: verbs). */
+static void recover_case(const char *job, const char *die, const char *more_env,
+			 const char *want_err, const char *want_note)
+{
+	enum frr_tp_backend bs[FRR_TEST_MAX_BACKENDS];
+	int n = frr_test_backends(bs, FRR_TEST_MAX_BACKENDS);
+
+	for (int i = 0; i < n; i++)
+		recover_on(bs[i], job, die, more_env, want_err, want_note);
+}
+
+#define TOY3 "-n 3 --clocks 12 --seed 3 toy --items 300"
+
+Test(runtime_recover, a_rank_is_lost)
+{
+	recover_case(TOY3, "1:7", NULL,
+		     "rank 1 was killed by signal 9 (Killed); the others carry "
+		     "on without its process",
+		     " recovered: lost=1 epoch=1 from_clock=");
+}
+
+Test(runtime_recover, the_leader_is_lost)
+{
+	recover_case(TOY3, "0:7", NULL, "this process runs ranks 0, 1;",
+		     " recovered: lost=1 epoch=1 ");
+}
+
+/* Rank 1, then the process of rank 2 (which runs rank 1 by then): rank 3's
+ * process runs three ranks to the end. */
+Test(runtime_recover, two_of_four_one_after_the_other)
+{
+	recover_case("-n 4 --clocks 16 --seed 3 toy --items 400", "1:5,2:11",
+		     NULL, "this process runs ranks 1, 2, 3;",
+		     " recovered: lost=2 epoch=2 ");
+}
+
+Test(runtime_recover, mf_two_threads)
+{
+	recover_case("-n 2 -t 2 --clocks 8 --seed 5 mf --synthetic "
+		     "2000,300,20000 --rank 8",
+		     "1:5", NULL, "this process runs ranks 0, 1;",
+		     " recovered: lost=1 epoch=1 ");
+}
+
+/* Stopped, not dead: the others declare it unresponsive (1 s), carry on,
+ * and when the launcher continues it at the end it says it was fenced. */
+Test(runtime_recover, a_stopped_rank_is_fenced)
+{
+	recover_case("-n 3 --clocks 12 --seed 3 --dead-timeout 1 toy --items "
+		     "300",
+		     "2:5", "FLEXRR_TEST_DIE_STOP=1",
+		     "flexrr[2]: this rank was lost (stopped or too slow) and "
+		     "the others carried on without it (epoch 1): fenced",
+		     " recovered: lost=1 epoch=1 ");
+}
+
+/* Not recovered: a rank's own error (a forged NaN stat, refused by rank 0:
+ * nobody was lost), and ranks a launcher started. */
+Test(runtime_recover, refused_when_it_cannot_help)
+{
+	struct rt_run *r = calloc(1, sizeof(*r));
+	char a[512];
+
+	scratch();
+	snprintf(a, sizeof(a),
+		 "-n 2 --clocks 8 --checkpoint %s/ck --on-failure recover toy",
+		 dir);
+	run(r, "FLEXRR_TEST_FORGE=stats:1", a);
+	cr_assert_neq(r->code, 0, "%s", r->err);
+	cr_assert(!strstr(r->err, "recovering") &&
+		      !strstr(r->err, "carry on without"),
+		  "%s", r->err);
+	snprintf(a, sizeof(a),
+		 "--clocks 8 --checkpoint %s/ck --on-failure recover toy", dir);
+	run(r, "SLURM_PROCID=0 SLURM_NTASKS=1 SLURM_LOCALID=0", a);
+	cr_assert_neq(r->code, 0, "%s", r->err);
+	cr_assert(strstr(r->err, "ranks started by srun, mpirun or PMIx "
+				 "cannot recover yet"),
+		  "%s", r->err);
+	free(r);
+	scratch_rm();
+}
+
+/* ---- exact counts in every mode (the job API, in this process) ---- */
+
+/* save_at: every cell is exactly the clocks run (the checkpoint's counts
+ * plus the clocks after it, each once). */
+static int rc_save(void *app, struct frr_eval_ctx *ec, const char *path,
+		   int clock)
+{
+	struct count_app *a = app;
+
+	(void)path;
+	/* the leader's count of items run restarted with the recovery: the
+	 * cells' sum stands for it, and each cell must be clock + 1 */
+	a->ran = 0;
+	for (uint64_t r = 0; r < (uint64_t)a->job.nparts * COUNT_ITEMS; r++) {
+		float v;
+
+		frr_eval_row_read(ec, 0, r, &v);
+		a->ran += v;
+	}
+	return count_cells_check(a, ec, clock, 1);
+}
+
+static const struct frr_app_ops rc_app = {
+	.size = sizeof(struct frr_app_ops),
+	.name = "recovercount",
+	.summary = "counts the runs of every item (tests)",
+	.create = count_create,
+	.destroy = count_destroy,
+	.tables = count_tables,
+	.load_partition = count_load,
+	.process = count_process,
+	.clock_global = count_global_all,
+	.nstats = COUNT_ST_N,
+	.save_at = rc_save,
+};
+
+static void set(struct frr_job *job, const char *k, const char *v)
+{
+	cr_assert_eq(frr_job_set(job, k, v), 0, "%s %s", k, v ? v : "");
+}
+
+Test(runtime_recover, exact_counts_in_every_mode)
+{
+	static const char *const modes[] = { "bsp", "ssp", "flexrr", "rr" };
+	static char *argv[] = { "recovercount" };
+	enum frr_tp_backend bs[FRR_TEST_MAX_BACKENDS];
+	int nb = frr_test_backends(bs, FRR_TEST_MAX_BACKENDS);
+	char ck[128], die[160], died[128];
+	struct stat st;
+
+	for (int i = 0; i < 4 * nb; i++) {
+		struct frr_job *job = NULL;
+
+		scratch();
+		snprintf(ck, sizeof(ck), "%s/ck", dir);
+		snprintf(died, sizeof(died), "%s/died", dir);
+		snprintf(die, sizeof(die), "1:5:%s", died);
+		cr_assert_eq(setenv("FLEXRR_TEST_DIE", die, 1), 0);
+		cr_assert_eq(frr_job_create(&rc_app, &job), 0);
+		set(job, "procs", "3");
+		set(job, "threads", "2");
+		set(job, "backend", frr_tp_backend_name(bs[i / 4]));
+		set(job, "mode", modes[i % 4]);
+		set(job, "clocks", "10");
+		set(job, "seed", "3");
+		set(job, "quiet", NULL);
+		set(job, "no-pin", NULL);
+		set(job, "save", "unused");
+		set(job, "stragglers", "persistent:0,4");
+		set(job, "checkpoint", ck);
+		set(job, "checkpoint-every", "2");
+		set(job, "on-failure", "recover");
+		cr_assert_eq(frr_job_set_app_args(job, 1, argv), 0);
+		cr_assert_eq(frr_job_run(job), 0, "mode %s", modes[i % 4]);
+		frr_job_free(job);
+		cr_assert_eq(stat(died, &st), 0,
+			     "mode %s: rank 1 never died: nothing was "
+			     "recovered",
+			     modes[i % 4]);
+		scratch_rm();
+	}
+}
