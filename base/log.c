@@ -10,6 +10,9 @@
 /* -2 = not yet read from the environment */
 static _Atomic int log_level = -2;
 static _Atomic int log_rank = -1;
+/* a thread's own rank, where a process runs more than one: -1 = the
+ * process's */
+static _Thread_local int log_thread_rank = -1;
 
 static int level_from_env(void)
 {
@@ -45,6 +48,12 @@ void frr_log_set_level(enum frr_log_level level)
 void frr_log_set_rank(int rank)
 {
 	atomic_store_explicit(&log_rank, rank, memory_order_relaxed);
+	log_thread_rank = rank;
+}
+
+void frr_log_set_thread_rank(int rank)
+{
+	log_thread_rank = rank;
 }
 
 void frr_log(enum frr_log_level level, const char *fmt, ...)
@@ -57,7 +66,9 @@ void frr_log(enum frr_log_level level, const char *fmt, ...)
 
 	if ((int)level > (int)frr_log_get_level())
 		return;
-	rank = atomic_load_explicit(&log_rank, memory_order_relaxed);
+	rank = log_thread_rank >= 0
+		   ? log_thread_rank
+		   : atomic_load_explicit(&log_rank, memory_order_relaxed);
 	if (rank >= 0)
 		n = snprintf(line, sizeof(line), "flexrr[%d]: %s: ", rank,
 			     names[level]);

@@ -26,8 +26,13 @@ void frr_log(enum frr_log_level level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void frr_log_set_level(enum frr_log_level level);
 enum frr_log_level frr_log_get_level(void);
-/* Rank shown in the prefix; -1 (default) shows none. */
+/* Rank shown in the prefix; -1 (default) shows none.  It is the process's
+ * and the calling thread's: a process that runs more than one rank (a job
+ * recovered after a loss, in-process tests) names each rank's threads with
+ * frr_log_set_thread_rank. */
 void frr_log_set_rank(int rank);
+/* The rank shown in the prefix of the calling thread's lines. */
+void frr_log_set_thread_rank(int rank);
 
 #define frr_err(...) frr_log(FRR_LOG_ERROR, __VA_ARGS__)
 #define frr_warn(...) frr_log(FRR_LOG_WARN, __VA_ARGS__)

@@ -402,6 +402,7 @@ void *frr_rt_worker_main(void *arg)
 	struct frr_worker *wk = arg;
 	struct frr_rt *rt = wk->rt;
 
+	frr_log_set_thread_rank(rt->rank);
 	pin_self(wk);
 	if (!worker_init(wk))
 		worker_loop(wk);

@@ -203,6 +203,7 @@ void *shm_service(void *arg)
 	struct shm_ctx *c = arg;
 	struct epoll_event ev[16];
 
+	frr_log_set_thread_rank(c->base.cfg.rank);
 	bool stop = false;
 
 	while (!stop) {
