@@ -23,6 +23,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include "flexrr/bootstrap.h"
 
@@ -102,6 +103,15 @@ struct rdv {
 	int *fds; /* rank 0: fds[r] to rank r; others: fds[0] */
 };
 
+struct rdv_addr {
+	struct sockaddr_storage sa;
+	socklen_t len;
+};
+
+/* HOST:PORT, [V6]:PORT or *:PORT (listen on every IPv4 interface).  An
+ * IPv4 address of HOST is preferred when it has both kinds.  0 or
+ * -EINVAL (logged). */
+int rdv_parse_addr(const char *addr, int passive, struct rdv_addr *out);
 int rdv_left_ms(double deadline);
 /* Full read/write with a deadline. */
 int rdv_io_full(int fd, void *buf, size_t len, int wr, double deadline);

@@ -109,14 +109,7 @@ int rdv_io_full(int fd, void *buf, size_t len, int wr, double deadline)
 	return 0;
 }
 
-struct rdv_addr {
-	struct sockaddr_storage sa;
-	socklen_t len;
-};
-
-/* HOST:PORT, [V6]:PORT or *:PORT (listen on every IPv4 interface).  An
- * IPv4 address of HOST is preferred when it has both kinds. */
-static int parse_addr(const char *addr, int passive, struct rdv_addr *out)
+int rdv_parse_addr(const char *addr, int passive, struct rdv_addr *out)
 {
 	struct addrinfo hints = { .ai_family = AF_UNSPEC,
 				  .ai_socktype = SOCK_STREAM },
@@ -242,7 +235,7 @@ static int rdv_listen(const struct frr_tcp_cfg *cfg, int *fd_out)
 	struct rdv_addr a;
 	int fd, one = 1, err;
 
-	err = parse_addr(cfg->addr, 1, &a);
+	err = rdv_parse_addr(cfg->addr, 1, &a);
 	if (err)
 		return err;
 	fd = socket(a.sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -266,7 +259,7 @@ static int rdv_listen(const struct frr_tcp_cfg *cfg, int *fd_out)
 static int dial(const struct frr_tcp_cfg *cfg, double dl)
 {
 	struct rdv_addr a;
-	int err = parse_addr(cfg->addr, 0, &a), fd, one = 1;
+	int err = rdv_parse_addr(cfg->addr, 0, &a), fd, one = 1;
 
 	if (err)
 		return err;

@@ -12,6 +12,9 @@
 #         exactly once (test_rr_job's counting app, launcher_started_rank_...)
 #   mtu   VM b's netdev MTU differs (active MTU 4096 vs 1024): the job warns
 #         naming both MTUs and still finishes
+#   recover  --on-failure recover, rank 1 in VM b SIGKILLs itself at clock
+#         3: rank 0 in VM a runs both ranks from the checkpoint the VMs share
+#         and prints the bsp summary line
 #   kill  SIGKILL of rank 1 in VM b: rank 0 in VM a exits non-zero within
 #         10 s, naming rank 1
 # One boot of the pair (--smp 1 each); both VMs are stopped on any exit.
@@ -26,7 +29,7 @@ vt_opt() {
 	*) return 1 ;;
 	esac
 }
-vt_parse 18 "$@"
+vt_parse 21 "$@"
 vt_check_build bin/flexrr tests/test_rr_job
 vt_inside_root "the VMs"
 
@@ -60,6 +63,12 @@ ok=0
 both_ok bsp && [ -n "$want" ] && [ "$want" = "$got" ] && ok=1
 verdict bsp $ok "exit a=$(f bsp.a.rc) b=$(f bsp.b.rc); shm: '$want'; verbs: '${got:-none}'"
 
+got=$(summary "$scratch/recover.a.out" | sed -E 's/ recovered: .*//')
+said=$(grep -m1 'recovering (epoch 1): this process runs ranks 0, 1' "$scratch/recover.a.err" 2>/dev/null || true)
+ok=0
+[ "$(f recover.a.rc)" = 0 ] && [ "$(f recover.b.rc)" = 137 ] && [ -n "$said" ] && [ "$got" = "$want" ] && ok=1
+verdict recover $ok "exit a=$(f recover.a.rc) b=$(f recover.b.rc); ${said:-no recovery said}; '${got:-none}'"
+
 line=$(grep -m1 'items done by worker 1' "$scratch/rr.a.out" 2>/dev/null || true)
 ok=0
 both_ok rr && [ -n "$line" ] && ok=1
@@ -88,5 +97,5 @@ if [ $fails != 0 ] || [ $vmrc != 0 ]; then
 		tail -5 "$f"
 	done
 fi
-echo "test-2vm: $((4 - fails)) passed, $fails failed; VM pair exit $vmrc; $((SECONDS - t0)) s"
+echo "test-2vm: $((5 - fails)) passed, $fails failed; VM pair exit $vmrc; $((SECONDS - t0)) s"
 [ $fails = 0 ] && [ $vmrc = 0 ]

@@ -245,6 +245,22 @@ ok=0
 verdict $ok "srun loop after a rank died ($((SECONDS - s)) s)" "$tries srun(s); first $first; then '${got:-no summary line}'"
 [ $ok = 1 ] || show "$dir"/die-*.err "$dir/die.out"
 
+# --on-failure recover under srun (docs/cluster.md): the same death, one
+# srun; the survivors (srun leaves them running: KillOnBadExit is 0) agree
+# who is left, rank 2's process runs rank 1 too, and the job ends with the
+# uninterrupted answer; srun's exit is the killed task's (137)
+s=$SECONDS rc=0
+rm -rf "$ck" "$dir/died"
+FLEXRR_TEST_DIE=1:5:$dir/died timeout 120 srun -n 4 --time=2 "$B" run "${rargs[@]}" \
+	--bootstrap tcp --checkpoint "$ck" --checkpoint-every 2 --on-failure recover \
+	toy --items 30 >"$dir/rec.out" 2>"$dir/rec.err" || rc=$?
+got=$(summary "$dir/rec.out" | sed -E 's/ recovered: .*//')
+ok=0
+[ $rc = 137 ] && [ -n "$got" ] && [ "$got" = "$dwant" ] &&
+	grep -q 'recovering (epoch 1): this process runs ranks 1, 2' "$dir/rec.err" && ok=1
+verdict $ok "srun --on-failure recover after a rank died ($((SECONDS - s)) s)" "exit $rc; '${got:-no summary line}'"
+[ $ok = 1 ] || show "$dir/rec.err" "$dir/rec.out"
+
 s=$SECONDS rc=0
 timeout 60 srun -n 2 --time=1 "$B" doctor --json >"$dir/doctor.out" 2>"$dir/doctor.err" || rc=$?
 lines=$(grep -c '^{"host":"' "$dir/doctor.out" || true)

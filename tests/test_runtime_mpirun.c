@@ -87,3 +87,69 @@ Test(runtime_mpirun, np4_exact_bsp_answer)
 		free(r);
 	}
 }
+
+/*
+ * --on-failure recover under mpirun (docs/cluster.md): with
+ * --enable-recovery and orte_abort_on_non_zero_status 0 mpirun leaves the
+ * survivors running when rank 1 SIGKILLs itself at clock 7; they agree who
+ * is left, rank 2's process runs rank 1 too, and the job ends with the
+ * uninterrupted job's objective; mpirun exits 0.
+ */
+Test(runtime_mpirun, recover_keeps_the_survivors)
+{
+	struct rt_run *r = calloc(1, sizeof(*r));
+	char dir[64] = "/tmp/frr-rt-mpirec-XXXXXX", ck[96], die[128];
+	char *env[] = { "OMPI_MCA_rmaps_base_oversubscribe=1",
+			"FLEXRR_JOB_TOKEN=mpirun-test-0123456789abcdef0123",
+			die, NULL };
+	char *ref[] = { (char *)rt_bin(), "run", "-q",	   "-n", "3",
+			"--clocks",	  "12",	 "--seed", "3",	 "toy",
+			"--items",	  "300", NULL };
+	double want;
+
+	if (access("/usr/bin/mpirun", X_OK))
+		cr_skip_test("mpirun not installed (Debian: openmpi-bin)");
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(ck, sizeof(ck), "%s/ck", dir);
+	snprintf(die, sizeof(die), "FLEXRR_TEST_DIE=1:7:%s/died", dir);
+	rt_exec(r, ref, NULL, 60);
+	cr_assert_eq(r->code, 0, "%s", r->err);
+	want = rt_summary_value(r->out, "objective");
+	char *argv[] = { "/usr/bin/mpirun",
+			 "--allow-run-as-root",
+			 "--enable-recovery",
+			 "--mca",
+			 "orte_abort_on_non_zero_status",
+			 "0",
+			 "-np",
+			 "3",
+			 (char *)rt_bin(),
+			 "run",
+			 "-q",
+			 "--bootstrap",
+			 "tcp",
+			 "--clocks",
+			 "12",
+			 "--seed",
+			 "3",
+			 "--checkpoint",
+			 ck,
+			 "--checkpoint-every",
+			 "2",
+			 "--on-failure",
+			 "recover",
+			 "toy",
+			 "--items",
+			 "300",
+			 NULL };
+	rt_exec(r, argv, env, 90);
+	cr_assert_eq(r->code, 0, "mpirun: %s", r->err);
+	cr_assert(strstr(r->err, "recovering (epoch 1): this process runs "
+				 "ranks 1, 2"),
+		  "%s", r->err);
+	cr_assert(strstr(r->out, " recovered: lost=1 epoch=1 "), "%s", r->out);
+	cr_assert_eq(rt_summary_value(r->out, "objective"), want, "%s", r->out);
+	snprintf(ck, sizeof(ck), "rm -rf %s", dir);
+	cr_assert_eq(system(ck), 0);
+	free(r);
+}

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
 
 #include "flexrr/job.h"
@@ -136,8 +137,108 @@ Test(runtime_recover, a_stopped_rank_is_fenced)
 		     " recovered: lost=1 epoch=1 ");
 }
 
+/*
+ * Ranks started as a launcher (srun, mpirun) starts them: each its own
+ * process with PMI_RANK/PMI_SIZE, a rendezvous address and the job's
+ * token, meeting over TCP.  Nobody tells them who was lost: they agree
+ * among themselves (bootstrap's frr_members_agree).  out[k], err[k]: rank
+ * k's; the last rank is continued (SIGCONT) once the others ended, for a
+ * stopped one to see it was fenced.
+ */
+#define LN 3
+static void launched(enum frr_tp_backend b, const char *env_extra,
+		     const char *job, int codes[LN], struct rt_run *rr)
+{
+	char rdv[64], tok[] = "FLEXRR_JOB_TOKEN=0123456789abcdef0123456789ab"
+			      "cdef0123";
+	char rank[LN][32], size[32], buf[1024], eb[LN][256], *argv[64];
+	pid_t pid[LN];
+	int n = 0;
+
+	snprintf(rdv, sizeof(rdv), "FLEXRR_RENDEZVOUS=127.0.0.1:%d",
+		 rt_free_port());
+	snprintf(size, sizeof(size), "PMI_SIZE=%d", LN);
+	snprintf(buf, sizeof(buf),
+		 "run -q --no-pin --bootstrap tcp --backend %s --checkpoint "
+		 "%s/ck --checkpoint-every 2 --on-failure recover %s",
+		 frr_tp_backend_name(b), dir, job);
+	argv[n++] = (char *)rt_bin();
+	for (char *s = strtok(buf, " "); s && n < 63; s = strtok(NULL, " "))
+		argv[n++] = s;
+	argv[n] = NULL;
+	for (int k = 0; k < LN; k++) {
+		char tag[16], *env[8] = { rdv, tok, size, rank[k] };
+		int ne = 4;
+
+		snprintf(rank[k], sizeof(rank[k]), "PMI_RANK=%d", k);
+		snprintf(eb[k], sizeof(eb[k]), "%s", env_extra);
+		for (char *s = strtok(eb[k], " "); s && ne < 7;
+		     s = strtok(NULL, " "))
+			env[ne++] = s;
+		snprintf(tag, sizeof(tag), "l%d", k);
+		pid[k] = rt_spawn(argv, env, tag);
+	}
+	for (int k = 0; k < LN; k++) {
+		char tag[16];
+
+		if (k == LN - 1)
+			kill(pid[k], SIGCONT);
+		codes[k] = rt_wait(pid[k], 120);
+		snprintf(tag, sizeof(tag), "l%d", k);
+		rt_collect(tag, &rr[k]);
+	}
+}
+
+/* Launched: rank 1 killed (the others find its socket closed at once), or
+ * rank 2 stopped (not answering: found after the wait, and fenced when
+ * continued); rank 0 prints the uninterrupted summary line. */
+Test(runtime_recover, launched_ranks_agree_who_is_left)
+{
+	struct rt_run *rr = calloc(LN, sizeof(*rr));
+	enum frr_tp_backend bs[FRR_TEST_MAX_BACKENDS];
+	int nb = frr_test_backends(bs, FRR_TEST_MAX_BACKENDS), codes[LN];
+	char want[1024], got[1024], env[256];
+
+	for (int i = 0; i < 2 * nb; i++) {
+		enum frr_tp_backend b = bs[i / 2];
+		int stop = i % 2;
+
+		scratch();
+		snprintf(env, sizeof(env), "--backend %s " TOY3,
+			 frr_tp_backend_name(b));
+		run(rr, NULL, env);
+		result(rr, want, sizeof(want));
+		snprintf(env, sizeof(env), "FLEXRR_TEST_DIE=%d:5:%s/died%s",
+			 stop ? 2 : 1, dir,
+			 stop ? " FLEXRR_TEST_DIE_STOP=1" : "");
+		launched(b, env, stop ? "--dead-timeout 1 " TOY3 : TOY3, codes,
+			 rr);
+		cr_assert_eq(codes[0], 0, "rank 0: %d %s", codes[0], rr[0].err);
+		cr_assert_eq(codes[stop ? 1 : 2], 0, "%s",
+			     rr[stop ? 1 : 2].err);
+		cr_assert_eq(codes[stop ? 2 : 1], stop ? 1 : 128 + SIGKILL,
+			     "%s", rr[stop ? 2 : 1].err);
+		result(&rr[0], got, sizeof(got));
+		cr_assert_str_eq(
+		    got, want, "recovered:\n%s\nuninterrupted:\n%s", got, want);
+		cr_assert(strstr(rr[0].out, " recovered: lost=1 epoch=1 "),
+			  "%s", rr[0].out);
+		cr_assert(strstr(rr[0].err, "recovering (epoch 1)"), "%s",
+			  rr[0].err);
+		if (stop)
+			cr_assert(strstr(rr[2].err, "flexrr[2]: this rank was "
+						    "lost (stopped or too "
+						    "slow) and the others "
+						    "carried on without it "
+						    "(epoch 1): fenced"),
+				  "%s", rr[2].err);
+		scratch_rm();
+	}
+	free(rr);
+}
+
 /* Not recovered: a rank's own error (a forged NaN stat, refused by rank 0:
- * nobody was lost), and ranks a launcher started. */
+ * nobody was lost), and ranks a launcher started through PMIx. */
 Test(runtime_recover, refused_when_it_cannot_help)
 {
 	struct rt_run *r = calloc(1, sizeof(*r));
@@ -153,11 +254,13 @@ Test(runtime_recover, refused_when_it_cannot_help)
 		      !strstr(r->err, "carry on without"),
 		  "%s", r->err);
 	snprintf(a, sizeof(a),
-		 "--clocks 8 --checkpoint %s/ck --on-failure recover toy", dir);
+		 "--clocks 8 --bootstrap pmix --checkpoint %s/ck --on-failure "
+		 "recover toy",
+		 dir);
 	run(r, "SLURM_PROCID=0 SLURM_NTASKS=1 SLURM_LOCALID=0", a);
 	cr_assert_neq(r->code, 0, "%s", r->err);
-	cr_assert(strstr(r->err, "ranks started by srun, mpirun or PMIx "
-				 "cannot recover yet"),
+	cr_assert(strstr(r->err, "--on-failure recover needs the ranks to "
+				 "meet over TCP"),
 		  "%s", r->err);
 	free(r);
 	scratch_rm();

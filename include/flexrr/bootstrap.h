@@ -160,6 +160,40 @@ int frr_launch(const struct frr_launch_cfg *cfg, frr_launch_fn fn, void *arg);
  * a deadline (timeout_ms > 0): tests and single-host tools. */
 int frr_launch_local(int nprocs, frr_launch_fn fn, void *arg, int timeout_ms);
 
+/* ---- who is left after a loss (members.c) ------------------------------ */
+/* Listen for the other ranks on the interface that reaches toward
+ * (HOST:PORT, e.g. the rendezvous address): *fd, and its address as
+ * HOST:PORT in addr.  0 or a negative errno (logged). */
+int frr_members_listen(const char *toward, int *fd, char *addr, size_t len);
+
+struct frr_members_cfg {
+	int rank, size;
+	unsigned epoch;	 /* the epoch whose job failed */
+	uint64_t run_id; /* the same on every rank of one run of the job */
+	const struct frr_job_secret *secret;
+	char (*addrs)[64]; /* every rank's frr_members_listen address */
+	int listen_fd;	   /* ours */
+	/* how long a live rank may take to answer: its job fails within the
+	 * dead-peer timeout of ours, then it asks or answers */
+	int answer_ms;
+	/* the coordinator claims epoch + 1 before it says who is lost: 0, or
+	 * -EEXIST when another rank coordinated it (this one was left
+	 * behind) */
+	int (*lease)(void *lease_arg, unsigned epoch);
+	void *lease_arg;
+};
+
+/*
+ * After this rank's job failed: the ranks agree who is left.  Each asks the
+ * ranks below it in order; the first that answers is the coordinator (the
+ * lowest live rank, which serves the next epoch's rendezvous on its
+ * listen_fd).  Returns 1 when ranks were lost (lost[r] = 1 for each; a new
+ * epoch follows), 0 when nobody was (the job failed on its own), -ESTALE
+ * when this rank is not in the next epoch (it was left behind), or another
+ * negative errno.
+ */
+int frr_members_agree(const struct frr_members_cfg *cfg, unsigned char *lost);
+
 /* ---- TCP rendezvous (tcp.c) -------------------------------------------- */
 struct frr_tcp_cfg {
 	/* HOST:PORT of rank 0 ([v6addr]:PORT for IPv6 literals).  Rank 0

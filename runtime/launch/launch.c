@@ -42,7 +42,8 @@ static void say_bootstrap(const struct frr_run_opts *o,
 }
 
 int frr_launch_rank_tcp(struct frr_job *job, struct frr_run_opts *o, int rank,
-			int size, const char *addr, int lfd)
+			int size, const char *addr, int lfd,
+			int (*met)(void *arg, struct frr_oob *oob), void *arg)
 {
 	struct frr_tcp_cfg tcp = {
 		.addr = addr,
@@ -68,7 +69,9 @@ int frr_launch_rank_tcp(struct frr_job *job, struct frr_run_opts *o, int rank,
 		snprintf(how, sizeof(how), "tcp (rendezvous %s)", addr);
 		say_bootstrap(o, oob, how);
 	}
-	err = run_rank(o, oob);
+	err = met ? met(arg, oob) : 0;
+	if (!err)
+		err = run_rank(o, oob);
 	frr_oob_close(oob);
 	return err;
 }
@@ -77,7 +80,8 @@ int frr_launch_rank_tcp(struct frr_job *job, struct frr_run_opts *o, int rank,
 static int rank_main(struct frr_job *job, int rank, int size, const char *addr,
 		     int lfd)
 {
-	return frr_launch_rank_tcp(job, &job->o, rank, size, addr, lfd);
+	return frr_launch_rank_tcp(job, &job->o, rank, size, addr, lfd, NULL,
+				   NULL);
 }
 
 struct local_job {
@@ -469,13 +473,12 @@ int frr_job_start(struct frr_job *job)
 			job->prog);
 		return -EINVAL;
 	}
-	if (job->on_failure == FRR_ON_FAILURE_RECOVER) {
+	if (job->on_failure == FRR_ON_FAILURE_RECOVER &&
+	    frr_job_wants_pmix(job)) {
 		fprintf(stderr,
-			"%s: --on-failure recover carries on a local -n P job "
-			"(its launcher tells the survivors who was lost); "
-			"ranks started by srun, mpirun or PMIx cannot recover "
-			"yet: use --checkpoint DIR and resume the job with "
-			"--resume DIR (docs/cluster.md)\n",
+			"%s: --on-failure recover needs the ranks to meet over "
+			"TCP (they meet again that way after a loss): add "
+			"--bootstrap tcp (docs/cluster.md)\n",
 			job->prog);
 		return -EINVAL;
 	}
@@ -484,6 +487,9 @@ int frr_job_start(struct frr_job *job)
 	err = job->joined ? 0 : frr_job_join_launched(job, &env);
 	if (err)
 		return err;
+	if (job->on_failure == FRR_ON_FAILURE_RECOVER)
+		return frr_recover_launched(job, env.rank, env.size,
+					    job->o.rendezvous);
 	return rank_main(job, env.rank, env.size, job->o.rendezvous, -1);
 }
 

@@ -78,10 +78,12 @@ int frr_job_wants_pmix(const struct frr_job *job);
 int frr_job_start(struct frr_job *job);
 
 /* A rank of a TCP rendezvous at addr (lfd: rank 0's listening socket,
- * closed by it; -1 = listen or dial addr): meet, run the job with o.  0
- * or a negative errno (logged). */
+ * closed by it; -1 = listen or dial addr): meet, then met(arg, oob) when
+ * given (a collective every rank makes), run the job with o.  0 or a
+ * negative errno (logged). */
 int frr_launch_rank_tcp(struct frr_job *job, struct frr_run_opts *o, int rank,
-			int size, const char *addr, int lfd);
+			int size, const char *addr, int lfd,
+			int (*met)(void *arg, struct frr_oob *oob), void *arg);
 
 /* ---- --on-failure recover (recover.c) ---- */
 /* What the local launcher tells its ranks of lost ones: a page shared
@@ -95,5 +97,9 @@ void frr_board_lost(void *board, int rank, int status);
  * with the survivors (lfd: the rendezvous socket, kept). */
 int frr_recover_rank(struct frr_job *job, struct frr_board *b, int me,
 		     const char *addr, int lfd);
+/* Rank me of size, started by a launcher, meeting at addr (TCP): run it,
+ * and after each loss agree with the others who is left and carry on. */
+int frr_recover_launched(struct frr_job *job, int me, int size,
+			 const char *addr);
 
 #endif /* FLEXRR_RUNTIME_LAUNCH_H */

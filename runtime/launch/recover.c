@@ -25,6 +25,7 @@
  * they meet again in the next epoch.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -32,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -141,20 +143,67 @@ static int host_of(const unsigned char *lost, int n, int r)
 	return -1;
 }
 
-struct inst {
+/* One process's part of a recovering job. */
+struct recover {
 	struct frr_job *job;
+	int me, P;
+	unsigned epoch;
+	const char *addr; /* this epoch's rendezvous */
+	int lfd; /* the socket rank 0's host serves it on; -1: listen at addr */
+	struct frr_board *board; /* a local job: the launcher's page */
+	/* launcher-started: every rank's socket for frr_members_agree (ours:
+	 * mfd), and the run's id (rank 0's, drawn at the start) */
+	int mfd;
+	char (*maddr)[64];
+	uint64_t run_id;
+};
+
+struct inst {
+	struct recover *rc;
 	struct frr_run_opts o;
-	const char *addr;
 	int rank, lfd, err;
 	pthread_t th;
 };
 
+/* What epoch 0's ranks exchange once they met: their members sockets. */
+struct met_msg {
+	char addr[64];
+	uint64_t run_id;
+};
+
+static int met(void *arg, struct frr_oob *oob)
+{
+	struct recover *rc = arg;
+	struct met_msg mine = { .run_id = 0 }, *all;
+	int err;
+
+	if (rc->board || rc->epoch)
+		return 0;
+	all = calloc((size_t)rc->P, sizeof(*all));
+	if (!all)
+		return -ENOMEM;
+	snprintf(mine.addr, sizeof(mine.addr), "%s", rc->maddr[rc->me]);
+	if (!rc->me && getrandom(&mine.run_id, sizeof(mine.run_id), 0) !=
+			   sizeof(mine.run_id))
+		mine.run_id = frr_mix64(frr_now_ns() ^ (uint64_t)getpid());
+	err = frr_oob_allgather(oob, &mine, sizeof(mine), all, 30000);
+	for (int r = 0; r < rc->P && !err; r++) {
+		/* copied, terminated: a peer's bytes are used only as text */
+		memcpy(rc->maddr[r], all[r].addr, sizeof(all[r].addr));
+		rc->maddr[r][sizeof(rc->maddr[r]) - 1] = 0;
+	}
+	rc->run_id = all[0].run_id;
+	free(all);
+	return err;
+}
+
 static void *inst_main(void *arg)
 {
 	struct inst *in = arg;
+	struct recover *rc = in->rc;
 
-	in->err = frr_launch_rank_tcp(in->job, &in->o, in->rank,
-				      in->job->o.nprocs, in->addr, in->lfd);
+	in->err = frr_launch_rank_tcp(rc->job, &in->o, in->rank, rc->P,
+				      rc->addr, in->lfd, met, rc);
 	return NULL;
 }
 
@@ -169,27 +218,26 @@ static void epoch_secret(const struct frr_job_secret *s, unsigned e,
 	frr_auth_mac(s, "flexrr recovery epoch", na, nb, NULL, 0, out->b);
 }
 
-/* Run the n ranks this process hosts in epoch e (the first in this
+/* Run the n ranks this process hosts in this epoch (the first in this
  * thread): 0, or the first error (-ENOTRECOVERABLE before any other: the
  * process cannot run the job again). */
-static int run_hosted(struct frr_job *job, unsigned e, const int *ranks, int n,
-		      const char *addr, int lfd)
+static int run_hosted(struct recover *rc, const int *ranks, int n)
 {
+	struct frr_job *job = rc->job;
 	struct inst *in = calloc((size_t)n, sizeof(*in));
 	int err = 0;
 
 	if (!in)
 		return -ENOMEM;
 	for (int i = 0; i < n; i++) {
-		in[i] = (struct inst){ .job = job,
-				       .o = job->o,
-				       .addr = addr,
-				       .rank = ranks[i],
-				       .lfd = -1 };
-		if (e)
-			epoch_secret(&job->o.secret, e, &in[i].o.secret);
-		if (!ranks[i]) {
-			in[i].lfd = dup(lfd);
+		in[i] = (struct inst){
+			.rc = rc, .o = job->o, .rank = ranks[i], .lfd = -1
+		};
+		if (rc->epoch)
+			epoch_secret(&job->o.secret, rc->epoch,
+				     &in[i].o.secret);
+		if (!ranks[i] && rc->lfd >= 0) {
+			in[i].lfd = dup(rc->lfd);
 			if (in[i].lfd < 0) {
 				err = -errno;
 				fprintf(stderr,
@@ -227,16 +275,16 @@ out:
 	return err;
 }
 
-/* Say what this survivor does in epoch e; fill the summary's note and
- * set where the job continues from. */
-static void plan_epoch(struct frr_job *job, const unsigned char *lost,
-		       unsigned e, int me, int n, const int *ranks, char *note,
-		       size_t len)
+/* Say what this survivor does in the new epoch; fill the summary's note
+ * and set where the job continues from. */
+static void plan_epoch(struct recover *rc, const unsigned char *lost, int n,
+		       const int *ranks, char *note, size_t len)
 {
+	struct frr_job *job = rc->job;
 	char runs[256] = "";
 	int nlost = 0, clock, err, k = 0;
 
-	for (int r = 0; r < job->o.nprocs; r++)
+	for (int r = 0; r < rc->P; r++)
 		nlost += lost[r];
 	for (int i = 0; i < n && k < (int)sizeof(runs) - 16; i++)
 		k += snprintf(runs + k, sizeof(runs) - (size_t)k, "%s%d",
@@ -244,14 +292,14 @@ static void plan_epoch(struct frr_job *job, const unsigned char *lost,
 	err = frr_ckpt_latest(job->o.p.ckpt_dir, &clock);
 	if (!err)
 		job->o.p.resume_dir = job->o.p.ckpt_dir;
-	snprintf(note, len, "lost=%d epoch=%u from_clock=%d", nlost, e,
+	snprintf(note, len, "lost=%d epoch=%u from_clock=%d", nlost, rc->epoch,
 		 err ? -1 : clock);
 	job->o.p.recovered = note;
 	/* said under --quiet too: the job is not what it was */
 	fprintf(stderr,
 		"flexrr[%d]: recovering (epoch %u): this process runs "
 		"rank%s %s; ",
-		me, e, n > 1 ? "s" : "", runs);
+		rc->me, rc->epoch, n > 1 ? "s" : "", runs);
 	if (!err)
 		fprintf(stderr, "from %s/ckpt-%d: clocks after %d run again\n",
 			job->o.p.ckpt_dir, clock, clock);
@@ -263,51 +311,154 @@ static void plan_epoch(struct frr_job *job, const unsigned char *lost,
 					      "checkpoint yet");
 }
 
-int frr_recover_rank(struct frr_job *job, struct frr_board *b, int me,
-		     const char *addr, int lfd)
+/* A local job: the launcher's page says who was lost.  1 (a new epoch,
+ * lost[] filled), 0 (nobody: the job's own failure). */
+static int agree_local(struct recover *rc, unsigned char *lost)
 {
-	int P = job->o.nprocs, n = 1, err;
+	if (board_wait(rc->board, rc->epoch) == rc->epoch)
+		return 0;
+	rc->epoch = board_read(rc->board, lost);
+	return 1;
+}
+
+/* The coordinator's claim on an epoch: a file only one rank can create in
+ * the checkpoint directory every rank shares. */
+static int lease(void *arg, unsigned e)
+{
+	struct recover *rc = arg;
+	char p[4096];
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/.epoch-%016llx-%u", rc->job->o.p.ckpt_dir,
+		 (unsigned long long)rc->run_id, e);
+	fd =
+	    open(p, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		int err = -errno;
+
+		if (err != -EEXIST)
+			fprintf(stderr,
+				"flexrr[%d]: cannot create %s to start epoch "
+				"%u: %s\n",
+				rc->me, p, e, strerror(-err));
+		return err;
+	}
+	close(fd);
+	return 0;
+}
+
+/* Launcher-started: the ranks agree among themselves (bootstrap's
+ * frr_members_agree); the lowest one left serves the next rendezvous on
+ * its members socket.  1, 0 as agree_local, or a negative errno
+ * (-ESTALE: this rank was left behind). */
+static int agree_launched(struct recover *rc, unsigned char *lost)
+{
+	struct frr_members_cfg cfg = {
+		.rank = rc->me,
+		.size = rc->P,
+		.epoch = rc->epoch,
+		.run_id = rc->run_id,
+		.secret = &rc->job->o.secret,
+		.addrs = rc->maddr,
+		.listen_fd = rc->mfd,
+		.answer_ms = rc->job->o.p.dead_ms + 2000,
+		.lease = lease,
+		.lease_arg = rc,
+	};
+	int r = frr_members_agree(&cfg, lost), coord = 0;
+
+	if (r <= 0)
+		return r;
+	rc->epoch++;
+	while (lost[coord])
+		coord++;
+	rc->addr = rc->maddr[coord];
+	rc->lfd = coord == rc->me ? rc->mfd : -1;
+	return 1;
+}
+
+static int recover_loop(struct recover *rc)
+{
+	int P = rc->P, n = 1, err;
 	unsigned char *lost = calloc((size_t)P, 1);
 	int *ranks = calloc((size_t)P, sizeof(int));
 	char note[128];
-	unsigned e = 0;
 
 	if (!lost || !ranks) {
 		err = -ENOMEM;
 		goto out;
 	}
-	ranks[0] = me;
+	ranks[0] = rc->me;
 	for (;;) {
-		unsigned seen;
+		int r;
 
-		err = run_hosted(job, e, ranks, n, addr, lfd);
+		err = run_hosted(rc, ranks, n);
 		if (!err || err == -ENOTRECOVERABLE)
 			break;
-		job->o.p.recover_t0 = frr_now_s();
-		seen = board_wait(b, e);
-		if (seen == e)
+		rc->job->o.p.recover_t0 = frr_now_s();
+		r = rc->board ? agree_local(rc, lost)
+			      : agree_launched(rc, lost);
+		if (!r)
 			break; /* nobody was lost: the job's own failure */
-		e = board_read(b, lost);
-		if (lost[me]) {
-			fprintf(
-			    stderr,
-			    "flexrr[%d]: this rank was lost (stopped or too "
-			    "slow) and the others carried on without it "
-			    "(epoch %u): fenced, exiting without writing "
-			    "anything more\n",
-			    me, e);
+		if (r == -ESTALE || (r > 0 && lost[rc->me])) {
+			fprintf(stderr,
+				"flexrr[%d]: this rank was lost (stopped or "
+				"too slow) and the others carried on without "
+				"it (epoch %u): fenced, exiting without "
+				"writing anything more\n",
+				rc->me, rc->epoch + (r == -ESTALE));
 			err = -ESTALE;
 			break;
 		}
+		if (r < 0) {
+			err = r;
+			break;
+		}
 		n = 0;
-		for (int r = 0; r < P; r++)
-			if (host_of(lost, P, r) == me)
-				ranks[n++] = r;
-		plan_epoch(job, lost, e, me, n, ranks, note, sizeof(note));
+		for (int k = 0; k < P; k++)
+			if (host_of(lost, P, k) == rc->me)
+				ranks[n++] = k;
+		plan_epoch(rc, lost, n, ranks, note, sizeof(note));
 	}
 out:
 	free(lost);
 	free(ranks);
+	return err;
+}
+
+int frr_recover_rank(struct frr_job *job, struct frr_board *b, int me,
+		     const char *addr, int lfd)
+{
+	struct recover rc = { .job = job,
+			      .me = me,
+			      .P = job->o.nprocs,
+			      .addr = addr,
+			      .lfd = lfd,
+			      .board = b,
+			      .mfd = -1 };
+	int err = recover_loop(&rc);
+
 	close(lfd);
+	return err;
+}
+
+int frr_recover_launched(struct frr_job *job, int me, int size,
+			 const char *addr)
+{
+	struct recover rc = {
+		.job = job, .me = me, .P = size, .addr = addr, .lfd = -1
+	};
+	int err;
+
+	rc.maddr = calloc((size_t)size, sizeof(*rc.maddr));
+	if (!rc.maddr)
+		return -ENOMEM;
+	err = frr_members_listen(addr, &rc.mfd, rc.maddr[me],
+				 sizeof(rc.maddr[me]));
+	if (!err)
+		err = recover_loop(&rc);
+	if (rc.mfd >= 0)
+		close(rc.mfd);
+	free(rc.maddr);
 	return err;
 }

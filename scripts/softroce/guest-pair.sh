@@ -11,7 +11,9 @@
 # only 20 s at the rendezvous); in the kill job they coordinate there too.
 # Jobs: bsp (BSP, fixed seed), rr (FlexRR, persistent straggler on rank 0,
 # every item exactly once: test_rr_job), mtu (VM b's netdev MTU raised to
-# 4200 first), kill (VM b SIGKILLs its rank mid-job; VM a times its rank's exit).
+# 4200 first), recover (rank 1 SIGKILLs itself at clock 3, --on-failure
+# recover: rank 0 runs both ranks from the checkpoint in SCRATCH), kill (VM b
+# SIGKILLs its rank mid-job; VM a times its rank's exit).
 build=$1 out=$2
 vm=$SOFTROCE_VM
 B=$build/bin/flexrr
@@ -44,6 +46,12 @@ job() {
 echo "2vm $vm: rank $rank on $RXE_DEV/$RXE_NETDEV $RXE_IP, peer $RXE_PEER_IP, $(nproc) cpu(s)"
 read -r -a bsp_args <"$out/bsp.args"
 job bsp 7101 "$B" run --backend verbs "${bsp_args[@]}"
+
+# Recover: rank 1 (VM b) SIGKILLs itself at clock 3; rank 0 finds its socket
+# closed, runs rank 1 beside its own from the checkpoint both VMs share
+job recover 7105 env FLEXRR_TEST_DIE=1:3:$out/recover.died "$B" run --backend verbs \
+	--bootstrap tcp --checkpoint "$out/recover.ck" --checkpoint-every 1 \
+	--on-failure recover "${bsp_args[@]}"
 
 job rr 7102 "$build/tests/test_rr_job" --jobs 1 \
 	--filter 'rr_job/launcher_started_rank_across_hosts'
