@@ -10,7 +10,7 @@
 # ones.  BSP restarts are exact (test_runtime_checkpoint); the interesting
 # modes are those whose result depends on timing (default flexrr).
 #   bench/restart-quality.sh [--build DIR] [--mode M] [--seeds N]
-#       [--apps "mf lda"] [--kjv FILE] [--on-failure restart|recover]
+#       [--apps "mf lda mlr"] [--kjv FILE] [--on-failure restart|recover]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,6 +32,7 @@ app_args() {
 	case $1 in
 	mf) echo "mf --synthetic 20000,2000,400000 --rank 16" ;;
 	lda) echo "lda --text $kjv --topics 20 --no-progress" ;;
+	mlr) echo "mlr --data fashion-mnist --train-limit 6000 --test-limit 1000 --no-progress" ;;
 	*) echo "restart-quality.sh: no job for app '$1'" >&2; exit 2 ;;
 	esac
 }

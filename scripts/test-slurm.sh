@@ -14,6 +14,9 @@
 #   die     rank 1 of an srun -n 4 job SIGKILLs itself at clock 5: the
 #           step fails, and srun again with --resume DIR (the batch loop of
 #           docs/cluster.md) ends with the uninterrupted job's summary
+#   recover the same death with --on-failure recover: one srun, the
+#           survivors carry on (rank 2's process runs rank 1 too) and print
+#           the uninterrupted job's summary; srun exits 137
 #   doctor  the preflight, srun -n 2 flexrr doctor --json: one JSON line per
 #           task, and srun's exit status 1 exactly when one says unhealthy
 #           (this host may have no RDMA device: unhealthy is fine here)
@@ -29,7 +32,7 @@ build="" keep=0
 for a in "$@"; do
 	case $a in
 	--keep) keep=1 ;;
-	-h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "test-slurm.sh: unknown option '$a' (see --help)" >&2; exit 2 ;;
 	*) build=$a ;;
 	esac
