@@ -203,7 +203,7 @@ void *shm_service(void *arg)
 	struct shm_ctx *c = arg;
 	struct epoll_event ev[16];
 
-	frr_log_set_thread_rank(c->base.cfg.rank);
+	frr_log_set_thread_rank(c->rank); /* its own copy: see struct shm_ctx */
 	bool stop = false;
 
 	while (!stop) {
