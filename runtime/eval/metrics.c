@@ -250,7 +250,7 @@ static void cut_summary(const struct frr_rt *rt, char *buf, size_t len)
 
 void frr_rt_print_summary(struct frr_rt *rt, double secs)
 {
-	char bk[96], rec[160] = "";
+	char bk[96], rec[224] = "";
 
 	cut_summary(rt, bk, sizeof(bk));
 	if (rt->prm->recovered)

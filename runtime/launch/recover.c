@@ -281,19 +281,28 @@ static void plan_epoch(struct recover *rc, const unsigned char *lost, int n,
 		       const int *ranks, char *note, size_t len)
 {
 	struct frr_job *job = rc->job;
-	char runs[256] = "";
-	int nlost = 0, clock, err, k = 0;
+	char runs[256] = "", who[64] = "";
+	int nlost = 0, clock, err, k = 0, w = 0;
 
-	for (int r = 0; r < rc->P; r++)
-		nlost += lost[r];
+	for (int r = 0; r < rc->P; r++) {
+		if (!lost[r])
+			continue;
+		/* the first few by number, then "..." */
+		if (w < (int)sizeof(who) - 16)
+			w += snprintf(who + w, sizeof(who) - (size_t)w, "%s%d",
+				      nlost ? "," : "", r);
+		else if (!strstr(who, "..."))
+			w += snprintf(who + w, sizeof(who) - (size_t)w, ",...");
+		nlost++;
+	}
 	for (int i = 0; i < n && k < (int)sizeof(runs) - 16; i++)
 		k += snprintf(runs + k, sizeof(runs) - (size_t)k, "%s%d",
 			      i ? ", " : "", ranks[i]);
 	err = frr_ckpt_latest(job->o.p.ckpt_dir, &clock);
 	if (!err)
 		job->o.p.resume_dir = job->o.p.ckpt_dir;
-	snprintf(note, len, "lost=%d epoch=%u from_clock=%d", nlost, rc->epoch,
-		 err ? -1 : clock);
+	snprintf(note, len, "lost=%d epoch=%u from_clock=%d lost_ranks=%s",
+		 nlost, rc->epoch, err ? -1 : clock, who);
 	job->o.p.recovered = note;
 	/* said under --quiet too: the job is not what it was */
 	fprintf(stderr,
