@@ -48,6 +48,9 @@
 
 struct frr_board {
 	atomic_uint epoch; /* losses so far; written last */
+	/* a rank failed with its own error (not a lost peer): the others
+	 * stop waiting for a loss, recovery would repeat it */
+	atomic_int own_error;
 	int nprocs;
 	const char *prog;
 	size_t bytes;
@@ -73,6 +76,7 @@ int frr_board_new(const struct frr_job *job, struct frr_board **out)
 		return err;
 	}
 	atomic_init(&b->epoch, 0);
+	atomic_init(&b->own_error, 0);
 	b->nprocs = job->o.nprocs;
 	b->prog = job->prog;
 	b->bytes = bytes;
@@ -125,8 +129,11 @@ static unsigned board_wait(struct frr_board *b, unsigned e)
 	long long until = frr_now_ms() + BOARD_WAIT_MS;
 	struct timespec ts = { 0, 20 * 1000000L };
 
-	while (atomic_load(&b->epoch) == e && frr_now_ms() < until)
+	while (atomic_load(&b->epoch) == e && !atomic_load(&b->own_error) &&
+	       frr_now_ms() < until)
 		nanosleep(&ts, NULL);
+	if (atomic_load(&b->own_error))
+		return e;
 	if (atomic_load(&b->epoch) == e)
 		return e;
 	ts.tv_nsec = SETTLE_MS * 1000000L;
@@ -322,8 +329,13 @@ static void plan_epoch(struct recover *rc, const unsigned char *lost, int n,
 
 /* A local job: the launcher's page says who was lost.  1 (a new epoch,
  * lost[] filled), 0 (nobody: the job's own failure). */
-static int agree_local(struct recover *rc, unsigned char *lost)
+static int agree_local(struct recover *rc, int err, unsigned char *lost)
 {
+	/* how a rank's job ends when it loses a peer; anything else is its
+	 * own error, which the others need not wait out */
+	if (err != -ENOTCONN && err != -ETIMEDOUT && err != -ECONNRESET &&
+	    err != -EPIPE)
+		atomic_store(&rc->board->own_error, 1);
 	if (board_wait(rc->board, rc->epoch) == rc->epoch)
 		return 0;
 	rc->epoch = board_read(rc->board, lost);
@@ -405,7 +417,7 @@ static int recover_loop(struct recover *rc)
 		if (!err || err == -ENOTRECOVERABLE)
 			break;
 		rc->job->o.p.recover_t0 = frr_now_s();
-		r = rc->board ? agree_local(rc, lost)
+		r = rc->board ? agree_local(rc, err, lost)
 			      : agree_launched(rc, lost);
 		if (!r)
 			break; /* nobody was lost: the job's own failure */
