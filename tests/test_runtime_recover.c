@@ -4,9 +4,10 @@
  * whose rank is lost carries on with the other processes, the lost rank
  * run by the next surviving one, from the newest checkpoint.
  *   - BSP with a fixed seed ends with the uninterrupted run's summary line
- *     (toy, mf), whether the lost rank is a worker rank or the leader, and
- *     when two of four ranks are lost one after the other (the second one
- *     running a lost rank already);
+ *     (toy, mf), whether the lost rank is a worker rank or the leader (also
+ *     while it writes a checkpoint: the previous one serves), and when two
+ *     of four ranks are lost one after the other (the second one running a
+ *     lost rank already);
  *   - a rank that stops (SIGSTOP) is fenced: the others carry on without
  *     it, and once continued it exits saying it was left behind;
  *   - the counting app in bsp, ssp, flexrr and rr (2 threads a rank, a 4x
@@ -58,12 +59,13 @@ static void recover_on(enum frr_tp_backend b, const char *job0, const char *die,
 	run(r, NULL, job);
 	cr_assert_eq(r->code, 0, "%s: exit %d, %s", job, r->code, r->err);
 	result(r, ref, sizeof(ref));
-	snprintf(d, sizeof(d), "%s", die);
+	snprintf(d, sizeof(d), "%s", die ? die : "");
 	for (char *s = strtok(d, ","); s; s = strtok(NULL, ","))
 		k += snprintf(spec + k, sizeof(spec) - (size_t)k, "%s%s:%s/d%d",
 			      k ? "," : "", s, dir, i++);
-	snprintf(env, sizeof(env), "FLEXRR_TEST_DIE=%s%s%s", spec,
-		 more_env ? " " : "", more_env ? more_env : "");
+	/* die NULL: the loss comes from more_env alone */
+	snprintf(env, sizeof(env), "%s%s%s%s", die ? "FLEXRR_TEST_DIE=" : "",
+		 spec, die && more_env ? " " : "", more_env ? more_env : "");
 	snprintf(a, sizeof(a),
 		 "--checkpoint %s/ck --checkpoint-every 2 --on-failure recover "
 		 "%s",
@@ -110,6 +112,16 @@ Test(runtime_recover, the_leader_is_lost)
 {
 	recover_case(TOY3, "0:7", NULL, "this process runs ranks 0, 1;",
 		     " recovered: lost=1 epoch=1 ");
+}
+
+/* The leader lost while it writes checkpoint 5 (every shard file in
+ * place, its manifest not yet): the survivors carry on from checkpoint 3,
+ * the newest complete one. */
+Test(runtime_recover, the_leader_is_lost_while_writing_a_checkpoint)
+{
+	recover_case(TOY3, NULL, "FLEXRR_TEST_CKPT_KILL=5:manifest:self",
+		     "this process runs ranks 0, 1; from ",
+		     " recovered: lost=1 epoch=1 from_clock=3 ");
 }
 
 /* Rank 1, then the process of rank 2 (which runs rank 1 by then): rank 3's

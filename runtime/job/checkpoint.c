@@ -134,6 +134,7 @@ static void test_kill_init(struct frr_ckpt *k)
 
 	k->kill_clock = e ? atoi(e) : -1;
 	k->kill_before_manifest = e && strstr(e, ":manifest");
+	k->kill_self = e && strstr(e, ":self");
 }
 
 /* DIR exists (made if not) and is a directory of ours, not a link. */

@@ -124,8 +124,10 @@ struct frr_ckpt {
 	struct frr_ckpt_writer w;
 	/* env FLEXRR_TEST_CKPT_KILL=C (after checkpoint C is complete) or
 	 * C:manifest (before its manifest): rank 0 SIGKILLs its process
-	 * group, i.e. the whole local job; -1 = off */
-	int kill_clock, kill_before_manifest;
+	 * group, i.e. the whole local job; with :self only its own process,
+	 * once (the file DIR/.test-ckpt-kill): a leader lost while it writes,
+	 * for the recovery tests; -1 = off */
+	int kill_clock, kill_before_manifest, kill_self;
 };
 
 /* DIR/ckpt-CLOCK[/name] into buf: 0 or -ENAMETOOLONG (logged). */

@@ -233,10 +233,22 @@ static void remove_others(struct frr_rt *rt, int ac)
 	free(old);
 }
 
-static void test_kill(const struct frr_ckpt *k, int ac, int before_manifest)
+static void test_kill(const struct frr_rt *rt, int ac, int before_manifest)
 {
-	if (k->kill_clock == ac && k->kill_before_manifest == before_manifest)
+	const struct frr_ckpt *k = rt->js->ck;
+	char p[4096];
+	int fd;
+
+	if (k->kill_clock != ac || k->kill_before_manifest != before_manifest)
+		return;
+	if (!k->kill_self)
 		kill(0, SIGKILL); /* the test runs the job in its own group */
+	snprintf(p, sizeof(p), "%s/.test-ckpt-kill", rt->prm->ckpt_dir);
+	fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return; /* once: the recovered job writes this one again */
+	close(fd);
+	kill(getpid(), SIGKILL);
 }
 
 static int run_commit(struct frr_rt *rt, const struct frr_ckpt_task *t)
@@ -246,7 +258,7 @@ static int run_commit(struct frr_rt *rt, const struct frr_ckpt_task *t)
 
 	if (!err)
 		err = check_shards(rt, t->ac);
-	test_kill(rt->js->ck, t->ac, 1);
+	test_kill(rt, t->ac, 1);
 	if (!err)
 		err = frr_ckpt_path(p, sizeof(p), rt->prm->ckpt_dir, t->ac,
 				    "MANIFEST");
@@ -261,7 +273,7 @@ static int run_commit(struct frr_rt *rt, const struct frr_ckpt_task *t)
 					    (void *)&t->ac);
 	if (err)
 		return err;
-	test_kill(rt->js->ck, t->ac, 0);
+	test_kill(rt, t->ac, 0);
 	remove_others(rt, t->ac);
 	return 0;
 }
