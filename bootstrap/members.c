@@ -335,9 +335,17 @@ int frr_members_listen(const char *toward, int *fd_out, char *addr, size_t len)
 	struct rdv_addr a;
 	struct sockaddr_storage me;
 	socklen_t ml = sizeof(me);
-	char host[NI_MAXHOST], port[NI_MAXSERV];
-	int u, fd, err = rdv_parse_addr(toward, 0, &a);
+	char host[NI_MAXHOST], port[NI_MAXSERV], named[NI_MAXHOST + 8];
+	int u, fd, err;
 
+	/* rank 0 listening on every interface (*:PORT): the others reach it
+	 * by its host name, and so do we */
+	if (!strncmp(toward, "*:", 2) && !gethostname(host, sizeof(host))) {
+		host[sizeof(host) - 1] = 0;
+		snprintf(named, sizeof(named), "%s%s", host, toward + 1);
+		toward = named;
+	}
+	err = rdv_parse_addr(toward, 0, &a);
 	if (err)
 		return err;
 	/* the interface that reaches toward (nothing is sent) */
