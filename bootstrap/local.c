@@ -27,6 +27,8 @@
 #include "oob.h"
 
 #define GRACE_MS 2000
+/* a rank cfg.watch found lost gets this long to end on its own */
+#define FENCE_MS 1000
 /* the parent holds every rank's frame and the reply: bounded */
 #define MAX_FRAME (64u << 20)
 _Static_assert(MAX_FRAME >= FRR_OOB_ROUND_MAX,
@@ -227,10 +229,11 @@ struct rank_state {
 	int status;
 	int reaped;
 	int killed_timeout;
-	int killed_grace; /* still running after a peer failed: killed */
-	int stopped;	  /* stopped by a signal (SIGSTOP, SIGTSTP) */
-	int lost;	  /* FRR_LAUNCH_SURVIVE: killed or stopped: lost */
-	int pending;	  /* has a request waiting for the collective */
+	int killed_grace;   /* still running after a peer failed: killed */
+	int stopped;	    /* stopped by a signal (SIGSTOP, SIGTSTP) */
+	int lost;	    /* FRR_LAUNCH_SURVIVE: killed or stopped: lost */
+	long long fence_at; /* lost by cfg.watch: killed then if still here */
+	int pending;	    /* has a request waiting for the collective */
 	uint64_t len;
 	char *buf;
 };
@@ -436,6 +439,30 @@ static void continue_lost(struct launch *l)
 	    frr_now_ms() + (l->cfg->grace_ms > 0 ? l->cfg->grace_ms : GRACE_MS);
 }
 
+/* FRR_LAUNCH_SURVIVE: ranks the caller's watch found lost (hung: alive but
+ * silent to their peers, no signal seen) end, by themselves or killed. */
+static void watch_lost(struct launch *l)
+{
+	int r = l->cfg->watch ? l->cfg->watch(l->cfg->lost_arg) : -1;
+	long long now = frr_now_ms();
+
+	if (r >= 0 && r < l->n && !l->r[r].reaped && !l->r[r].lost) {
+		l->r[r].lost = 1;
+		l->r[r].fence_at = now + FENCE_MS;
+	}
+	for (int i = 0; i < l->n; i++) {
+		struct rank_state *s = &l->r[i];
+
+		if (!s->fence_at || s->reaped || now < s->fence_at)
+			continue;
+		s->fence_at = 0;
+		frr_warn("launch: rank %d was cut off (hung) and did not end "
+			 "within %d ms: killing it",
+			 i, FENCE_MS);
+		kill(s->pid, SIGKILL);
+	}
+}
+
 static void kill_all(struct launch *l, int timeout)
 {
 	for (int i = 0; i < l->n; i++) {
@@ -477,6 +504,8 @@ static void supervise(struct launch *l)
 			maybe_complete(l);
 		}
 		reap(l);
+		if (l->cfg->flags & FRR_LAUNCH_SURVIVE)
+			watch_lost(l);
 		if ((l->cfg->flags & FRR_LAUNCH_SURVIVE) && !l->continued &&
 		    live(l))
 			continue_lost(l);

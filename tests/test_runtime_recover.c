@@ -24,12 +24,14 @@
  * the sanitizers (their waits are timeouts, not work to check).
  */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "flexrr/job.h"
 #include "test_ckpt_util.h"
@@ -37,6 +39,54 @@
 #include "test_util.h"
 
 TestSuite(runtime_recover, .timeout = 300);
+
+/* What ran again: at least the clock the loss interrupted (every case
+ * loses a rank after a checkpoint, inside a clock), each whole. */
+static void rerun_check(const char *out)
+{
+	const char *s = strstr(out, " rerun_clocks=");
+	int k = 0;
+	unsigned long long n = 0;
+
+	cr_assert(s && sscanf(s, " rerun_clocks=%d rerun_items=%llu", &k, &n) ==
+			   2,
+		  "no rerun_clocks=K rerun_items=N in:\n%s", out);
+	cr_assert(k >= 1 && n > 0 && n % (unsigned)k == 0,
+		  "rerun_clocks=%d rerun_items=%llu: not whole clocks", k, n);
+}
+
+/* DIR/latest names the newest complete checkpoint in DIR: nobody of an
+ * epoch that is over (a fenced rank) replaced it or removed the new
+ * epoch's. */
+static void latest_check(void)
+{
+	char p[512];
+	int newest = -1, named = -2;
+	FILE *f;
+	DIR *d;
+
+	snprintf(p, sizeof(p), "%s/ck/latest", dir);
+	f = fopen(p, "r");
+	cr_assert(f && fscanf(f, "ckpt-%d", &named) == 1, "%s unreadable", p);
+	fclose(f);
+	snprintf(p, sizeof(p), "%s/ck", dir);
+	d = opendir(p);
+	cr_assert(d, "%s", p);
+	for (struct dirent *e; (e = readdir(d));) {
+		int c;
+
+		if (sscanf(e->d_name, "ckpt-%d", &c) != 1)
+			continue;
+		snprintf(p, sizeof(p), "%s/ck/ckpt-%d/MANIFEST", dir, c);
+		if (!access(p, F_OK) && c > newest)
+			newest = c;
+	}
+	closedir(d);
+	cr_assert_eq(named, newest,
+		     "DIR/latest names ckpt-%d, the newest complete one is "
+		     "ckpt-%d",
+		     named, newest);
+}
 
 /*
  * On backend b: JOB uninterrupted, then with --on-failure recover and the
@@ -80,6 +130,8 @@ static void recover_on(enum frr_tp_backend b, const char *job0, const char *die,
 		  "%s", r->err);
 	cr_assert(strstr(r->out, want_note), "no '%s' in:\n%s", want_note,
 		  r->out);
+	rerun_check(r->out);
+	latest_check();
 	result(r, res, sizeof(res));
 	cr_assert_str_eq(res, ref, "recovered:\n%s\nuninterrupted:\n%s", res,
 			 ref);
@@ -124,6 +176,21 @@ Test(runtime_recover, the_leader_is_lost_while_writing_a_checkpoint)
 		     " recovered: lost=1 epoch=1 from_clock=3 ");
 }
 
+/* The leader stopped while it writes checkpoint 5 (before its manifest):
+ * the others carry on from checkpoint 3 and write 5, 7, 9; continued at
+ * the end, the fenced leader's writer goes on, but its manifest and
+ * DIR/latest are refused (latest_check: still the survivors'). */
+Test(runtime_recover, a_fenced_leader_writes_no_checkpoint)
+{
+	if (frr_test_quick() || frr_test_sanitizer())
+		cr_skip_test("on the host (shm) only: see the top");
+	recover_case("-n 3 --clocks 12 --seed 3 --dead-timeout 1 toy --items "
+		     "300",
+		     NULL, "FLEXRR_TEST_CKPT_KILL=5:manifest:stop",
+		     "checkpoint: not writing its MANIFEST of clock 5",
+		     " recovered: lost=1 epoch=1 from_clock=3 ");
+}
+
 /* Rank 1, then the process of rank 2 (which runs rank 1 by then): rank 3's
  * process runs three ranks to the end. */
 Test(runtime_recover, two_of_four_one_after_the_other)
@@ -156,6 +223,21 @@ Test(runtime_recover, a_stopped_rank_is_fenced)
 		     "2:5", "FLEXRR_TEST_DIE_STOP=1",
 		     "flexrr[2]: this rank was lost (stopped or too slow) and "
 		     "the others carried on without it (epoch 1): fenced",
+		     " recovered: lost=1 epoch=1 ");
+}
+
+/* Hung (alive, its threads stuck: no signal its launcher sees): the
+ * others find it silent for the --dead-timeout and say so, the launcher
+ * cuts it off and kills it, and the job carries on.  Every clock of toy
+ * runs 900 items. */
+Test(runtime_recover, a_hung_rank_is_cut_off)
+{
+	if (frr_test_quick())
+		cr_skip_test("on the host (shm) only: see the top");
+	recover_case("-n 3 --clocks 12 --seed 3 --dead-timeout 1 toy --items "
+		     "300",
+		     "1:5", "FLEXRR_TEST_DIE_HANG=1",
+		     "rank 1 stopped answering: rank ",
 		     " recovered: lost=1 epoch=1 ");
 }
 

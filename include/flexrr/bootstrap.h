@@ -120,6 +120,12 @@ struct frr_launch_cfg {
 	 * lost (status as waitpid gave it: killed or stopped by a signal) */
 	void (*on_lost)(void *lost_arg, int rank, int status);
 	void *lost_arg;
+	/* FRR_LAUNCH_SURVIVE, optional: asked at every poll (20 ms) for a
+	 * rank the caller found lost although no signal said so (its peers
+	 * found it alive but silent), or -1.  The launcher counts it lost
+	 * (on_lost is not told: the caller knows), gives it 1 s to end on
+	 * its own (it may see it was fenced and say so), then kills it. */
+	int (*watch)(void *lost_arg);
 };
 
 enum frr_launch_flags {

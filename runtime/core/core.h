@@ -128,6 +128,29 @@ struct frr_rt_params {
 	 * NULL / 0: not a recovery */
 	const char *recovered;
 	double recover_t0;
+	/* a recovered job: the highest app clock the previous run had
+	 * started on this process (-1: none); the job takes the highest of
+	 * every rank's, and the summary counts the clocks since the
+	 * checkpoint as run again */
+	int failed_clock;
+	/* what a job tells launch/recover.c as it runs; NULL: nobody asks */
+	struct frr_rt_watch *watch;
+};
+
+/*
+ * A job launch/recover.c may carry on after a loss.  A hung process (alive,
+ * its threads stuck) gives its launcher no signal to see: its peers tell
+ * the watcher, at once, of a peer they found alive but silent for the
+ * --dead-timeout.  The workers record the highest app clock they started,
+ * which the next epoch reports as run again.
+ */
+struct frr_rt_watch {
+	void (*peer_hung)(void *arg, int rank);
+	/* 0 once the others carried on without this rank (its epoch is
+	 * over): its checkpoint writes are refused from then on */
+	int (*current)(void *arg);
+	void *arg;
+	atomic_int clock; /* -1 before the first clock */
 };
 
 /* The job as rr sees it: worker w = rank * threads + thread; partition w
@@ -257,8 +280,13 @@ struct frr_rt {
 	 * process as its first worker starts app clock C, once (only the run
 	 * that creates FILE): the restart and recovery tests' dead ranks;
 	 * with FLEXRR_TEST_DIE_STOP set it SIGSTOPs instead (a rank that
-	 * stops answering) */
+	 * stops answering), with FLEXRR_TEST_DIE_HANG its threads stop
+	 * (test_hung) */
 	int test_die_n, test_die_sig;
+	/* FLEXRR_TEST_DIE_HANG set: the dying rank's threads stop instead
+	 * (no signal its launcher could see): its worker sleeps for ever
+	 * and its server stops at its next heartbeat */
+	atomic_int test_hung;
 	struct frr_test_die {
 		int rank, clock;
 		const char *file;

@@ -212,6 +212,11 @@ int frr_rt_peer_fail_on(struct frr_rt *rt, int peer, struct frr_tp_ep *seen,
 		reporter = -1; /* our own view of the peer */
 		kind = own;
 	}
+	/* alive but silent: its launcher sees no signal, the watcher (if
+	 * any) learns it here and can cut it off */
+	if ((kind & NOTICE_HUNG) && !(kind & NOTICE_SELF) && dead != rt->rank &&
+	    rt->prm->watch && rt->prm->watch->peer_hung)
+		rt->prm->watch->peer_hung(rt->prm->watch->arg, dead);
 	/* rr names the helpers and helpees involved with the failed rank */
 	if (rt->on_fail)
 		rt->on_fail(rt, dead,

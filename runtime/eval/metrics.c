@@ -253,9 +253,18 @@ void frr_rt_print_summary(struct frr_rt *rt, double secs)
 	char bk[96], rec[224] = "";
 
 	cut_summary(rt, bk, sizeof(bk));
-	if (rt->prm->recovered)
-		snprintf(rec, sizeof(rec), " recovered: %s recovery_s=%.3f",
-			 rt->prm->recovered, rt->ev->recovery_s);
+	if (rt->prm->recovered) {
+		uint64_t items = 0;
+
+		for (int w = 0; w < rt->W; w++)
+			items += rt->ws->nitems[w];
+		snprintf(rec, sizeof(rec),
+			 " recovered: %s rerun_clocks=%d rerun_items=%" PRIu64
+			 " recovery_s=%.3f",
+			 rt->prm->recovered, rt->ev->rerun_clocks,
+			 items * (uint64_t)rt->ev->rerun_clocks,
+			 rt->ev->recovery_s);
+	}
 	printf("flexrr: done mode=%s backend=%s procs=%d threads=%d "
 	       "clocks=%d time_s=%.3f objective=%.9g%s%s%s%s\n",
 	       frr_mode_name(rt->prm->mode),

@@ -134,7 +134,8 @@ static void test_kill_init(struct frr_ckpt *k)
 
 	k->kill_clock = e ? atoi(e) : -1;
 	k->kill_before_manifest = e && strstr(e, ":manifest");
-	k->kill_self = e && strstr(e, ":self");
+	k->kill_self = e && (strstr(e, ":self") || strstr(e, ":stop"));
+	k->kill_stop = e && strstr(e, ":stop");
 }
 
 /* DIR exists (made if not) and is a directory of ours, not a link. */

@@ -126,8 +126,10 @@ struct frr_ckpt {
 	 * C:manifest (before its manifest): rank 0 SIGKILLs its process
 	 * group, i.e. the whole local job; with :self only its own process,
 	 * once (the file DIR/.test-ckpt-kill): a leader lost while it writes,
-	 * for the recovery tests; -1 = off */
-	int kill_clock, kill_before_manifest, kill_self;
+	 * for the recovery tests; with :stop it SIGSTOPs its process instead,
+	 * once (DIR/.test-ckpt-stop): a fenced leader that goes on writing
+	 * when continued; -1 = off */
+	int kill_clock, kill_before_manifest, kill_self, kill_stop;
 };
 
 /* DIR/ckpt-CLOCK[/name] into buf: 0 or -ENAMETOOLONG (logged). */

@@ -42,12 +42,31 @@ static int fill_blob(FILE *f, void *arg)
 	return ferror(f) ? -EIO : 0;
 }
 
+/* A rank the others carried on without (stopped, then continued) writes
+ * nothing more into DIR: its cut is of an epoch that is over, and the new
+ * epoch's checkpoints and DIR/latest are not its to replace or remove
+ * (launch/recover.c).  0, or -ESTALE said. */
+static int ck_fenced(const struct frr_rt *rt, int ac, const char *what)
+{
+	const struct frr_rt_watch *w = rt->prm->watch;
+
+	if (!w || !w->current || w->current(w->arg))
+		return 0;
+	frr_err("checkpoint: not writing %s of clock %d: a rank was lost and "
+		"this epoch of the job is over (the ranks carried on from the "
+		"newest complete checkpoint in %s, which are theirs now)",
+		what, ac, rt->prm->ckpt_dir);
+	return -ESTALE;
+}
+
 static int ck_write(struct frr_rt *rt, const struct frr_ckpt_task *t,
 		    const char *name, const struct blob *b)
 {
 	char p[4096];
 	int err = frr_ckpt_path(p, sizeof(p), rt->prm->ckpt_dir, t->ac, name);
 
+	if (!err)
+		err = ck_fenced(rt, t->ac, name);
 	if (!err)
 		err = frr_file_write_atomic(p, "--checkpoint", fill_blob,
 					    (void *)b);
@@ -243,6 +262,18 @@ static void test_kill(const struct frr_rt *rt, int ac, int before_manifest)
 		return;
 	if (!k->kill_self)
 		kill(0, SIGKILL); /* the test runs the job in its own group */
+	if (k->kill_stop) { /* stopped, then continued: it must be fenced */
+		snprintf(p, sizeof(p), "%s/.test-ckpt-stop", rt->prm->ckpt_dir);
+		fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd >= 0) {
+			close(fd);
+			/* this thread (raise: tgkill) stops here, with its
+			 * process; kill(getpid()) could let it write on for a
+			 * moment */
+			raise(SIGSTOP);
+		}
+		return;
+	}
 	snprintf(p, sizeof(p), "%s/.test-ckpt-kill", rt->prm->ckpt_dir);
 	fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0)
@@ -263,18 +294,23 @@ static int run_commit(struct frr_rt *rt, const struct frr_ckpt_task *t)
 		err = frr_ckpt_path(p, sizeof(p), rt->prm->ckpt_dir, t->ac,
 				    "MANIFEST");
 	if (!err)
+		err = ck_fenced(rt, t->ac, "its MANIFEST");
+	if (!err)
 		err = frr_file_write_atomic(p, "--checkpoint", fill_manifest,
 					    (void *)&t->id);
 	if (!err && snprintf(p, sizeof(p), "%s/latest", rt->prm->ckpt_dir) >=
 			(int)sizeof(p))
 		err = -ENAMETOOLONG;
 	if (!err)
+		err = ck_fenced(rt, t->ac, "DIR/latest");
+	if (!err)
 		err = frr_file_write_atomic(p, "--checkpoint", fill_latest,
 					    (void *)&t->ac);
 	if (err)
 		return err;
 	test_kill(rt, t->ac, 0);
-	remove_others(rt, t->ac);
+	if (!ck_fenced(rt, t->ac, "(removing the older checkpoints)"))
+		remove_others(rt, t->ac);
 	return 0;
 }
 

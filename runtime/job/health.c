@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "flexrr/log.h"
 #include "job.h"
@@ -113,8 +114,11 @@ static int beat(struct frr_rt *rt, int finished)
  */
 int frr_rt_heartbeat(struct frr_rt *rt, double now, int finished)
 {
+	struct timespec hung = { 1, 0 };
 	int err = 0;
 
+	while (atomic_load(&rt->test_hung)) /* FLEXRR_TEST_DIE_HANG */
+		nanosleep(&hung, NULL);
 	if ((now >= rt->js->hb_next || finished) &&
 	    (finished ? !pthread_mutex_lock(&rt->tp_lock)
 		      : !pthread_mutex_trylock(&rt->tp_lock))) {

@@ -207,6 +207,7 @@ static void test_die_init(struct frr_rt *rt, const char *e)
 	char *save = NULL, *s;
 
 	rt->test_die_n = 0;
+	atomic_init(&rt->test_hung, 0);
 	rt->test_die_sig = getenv("FLEXRR_TEST_DIE_STOP") ? SIGSTOP : SIGKILL;
 	if (!e || strlen(e) >= sizeof(rt->test_die_buf))
 		return;
@@ -447,6 +448,31 @@ static int check_final_progress(struct frr_rt *rt)
 }
 
 /* Initial rows in every replica, then everyone is ready. */
+/*
+ * A recovered job's start-up barrier: every rank says the highest app
+ * clock its process had started when the previous run failed; the clocks
+ * from the one resumed (clock_base) to the highest of those run again
+ * (the interrupted one counted whole).
+ */
+static int rerun_agree(struct frr_rt *rt)
+{
+	int32_t mine = rt->prm->failed_clock, *all, top = -1;
+	int err;
+
+	all = calloc((size_t)rt->P, sizeof(*all));
+	if (!all)
+		return -ENOMEM;
+	err = frr_oob_allgather(rt->oob, &mine, sizeof(mine), all,
+				rt->prm->timeout_ms);
+	for (int r = 0; r < rt->P && !err; r++)
+		if (all[r] > top && all[r] < rt->prm->clocks)
+			top = all[r]; /* peer-sent: only a clock of the job */
+	if (!err && top >= rt->clock_base)
+		rt->ev->rerun_clocks = top - rt->clock_base + 1;
+	free(all);
+	return err;
+}
+
 static int job_start(struct frr_rt *rt)
 {
 	int err = frr_rt_ckpt_init(rt);
@@ -464,7 +490,9 @@ static int job_start(struct frr_rt *rt)
 		err = frr_rt_flush_all(rt, rt->prm->timeout_ms);
 	if (err)
 		return err;
-	err = frr_oob_barrier(rt->oob, rt->prm->timeout_ms);
+	err = rt->prm->recovered
+		  ? rerun_agree(rt)
+		  : frr_oob_barrier(rt->oob, rt->prm->timeout_ms);
 	if (err)
 		frr_err("the start-up barrier failed (%d): another rank "
 			"failed to start, see its message",

@@ -201,6 +201,7 @@ static int launch_once(struct frr_job *job, struct frr_launch_result *res,
 	if (board) {
 		cfg.flags |= FRR_LAUNCH_SURVIVE;
 		cfg.on_lost = frr_board_lost;
+		cfg.watch = frr_board_watch;
 		cfg.lost_arg = board;
 	}
 	struct local_job j = { .job = job, .board = board };
@@ -217,7 +218,7 @@ static int launch_once(struct frr_job *job, struct frr_launch_result *res,
  * (ENOTCONN) or waited for one past a deadline (ETIMEDOUT). */
 static int gave_up(const struct frr_launch_result *r)
 {
-	return r->exit_code == ENOTCONN || r->exit_code == ETIMEDOUT;
+	return frr_launch_peer_lost(-r->exit_code);
 }
 
 /* A rank died or hung (killed by a signal, by the --timeout, or the ranks

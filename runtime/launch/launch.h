@@ -7,6 +7,8 @@
 #ifndef FLEXRR_RUNTIME_LAUNCH_H
 #define FLEXRR_RUNTIME_LAUNCH_H
 
+#include <errno.h>
+
 #include "flexrr/job.h"
 #include "job.h"
 
@@ -85,6 +87,17 @@ int frr_launch_rank_tcp(struct frr_job *job, struct frr_run_opts *o, int rank,
 			int size, const char *addr, int lfd,
 			int (*met)(void *arg, struct frr_oob *oob), void *arg);
 
+/* How a rank's job ends when it loses a peer, not by an error of its own:
+ * the peer's connection dropped (-ENOTCONN, -ECONNRESET, -EPIPE), a wait
+ * for it passed its deadline (-ETIMEDOUT), or, in a recovering job, its
+ * epoch ended under it (-ESTALE: a checkpoint write refused).  A restart or
+ * a recovery can mend these; a rank's own error they would repeat. */
+static inline int frr_launch_peer_lost(int err)
+{
+	return err == -ENOTCONN || err == -ETIMEDOUT || err == -ECONNRESET ||
+	       err == -EPIPE || err == -ESTALE;
+}
+
 /* ---- --on-failure recover (recover.c) ---- */
 /* What the local launcher tells its ranks of lost ones: a page shared
  * with the forked ranks. */
@@ -93,6 +106,8 @@ int frr_board_new(const struct frr_job *job, struct frr_board **b);
 void frr_board_free(struct frr_board *b);
 /* frr_launch's on_lost (in the launcher's process) */
 void frr_board_lost(void *board, int rank, int status);
+/* The launcher's cfg.watch: a rank its peers found hung, now lost, or -1. */
+int frr_board_watch(void *board);
 /* Local rank me of a recovering job: run it, and after each loss carry on
  * with the survivors (lfd: the rendezvous socket, kept). */
 int frr_recover_rank(struct frr_job *job, struct frr_board *b, int me,

@@ -54,7 +54,11 @@ struct frr_board {
 	int nprocs;
 	const char *prog;
 	size_t bytes;
-	atomic_uchar lost[]; /* per rank: 1 once lost */
+	struct {
+		atomic_uchar lost; /* 1 once lost */
+		/* 1 + a rank that found it alive but silent, 0: none */
+		atomic_int hung_by;
+	} r[];
 };
 
 _Static_assert(FRR_JOB_SECRET_LEN == FRR_AUTH_MAC_LEN,
@@ -62,7 +66,9 @@ _Static_assert(FRR_JOB_SECRET_LEN == FRR_AUTH_MAC_LEN,
 
 int frr_board_new(const struct frr_job *job, struct frr_board **out)
 {
-	size_t bytes = sizeof(struct frr_board) + (size_t)job->o.nprocs;
+	size_t bytes =
+	    sizeof(struct frr_board) +
+	    (size_t)job->o.nprocs * sizeof(((struct frr_board *)0)->r[0]);
 	struct frr_board *b = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
 				   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 
@@ -80,8 +86,10 @@ int frr_board_new(const struct frr_job *job, struct frr_board **out)
 	b->nprocs = job->o.nprocs;
 	b->prog = job->prog;
 	b->bytes = bytes;
-	for (int r = 0; r < b->nprocs; r++)
-		atomic_init(&b->lost[r], 0);
+	for (int r = 0; r < b->nprocs; r++) {
+		atomic_init(&b->r[r].lost, 0);
+		atomic_init(&b->r[r].hung_by, 0);
+	}
 	*out = b;
 	return 0;
 }
@@ -97,7 +105,7 @@ void frr_board_lost(void *arg, int rank, int st)
 	struct frr_board *b = arg;
 	int sig = WIFSTOPPED(st) ? WSTOPSIG(st) : WTERMSIG(st);
 
-	atomic_store(&b->lost[rank], 1);
+	atomic_store(&b->r[rank].lost, 1);
 	atomic_fetch_add(&b->epoch, 1);
 	fprintf(stderr,
 		"%s: rank %d was %s by signal %d (%s); the others carry on "
@@ -106,6 +114,34 @@ void frr_board_lost(void *arg, int rank, int st)
 		strsignal(sig),
 		WIFSTOPPED(st) ? ": it is fenced, and exits when continued"
 			       : "");
+}
+
+/* The launcher's poll (its cfg.watch): a rank that a survivor found alive
+ * but silent, which the launcher saw no signal from (hung), is lost: the
+ * first one named by a rank not lost itself (two ranks that name each
+ * other lose one). */
+int frr_board_watch(void *arg)
+{
+	struct frr_board *b = arg;
+
+	for (int r = 0; r < b->nprocs; r++) {
+		int by = atomic_load(&b->r[r].hung_by) - 1;
+
+		if (by < 0 || by >= b->nprocs || atomic_load(&b->r[r].lost) ||
+		    atomic_load(&b->r[by].lost))
+			continue;
+		atomic_store(&b->r[r].lost, 1);
+		atomic_fetch_add(&b->epoch, 1);
+		fprintf(stderr,
+			"%s: rank %d stopped answering: rank %d saw no "
+			"heartbeat from it for the --dead-timeout although "
+			"its process is alive (hung or overloaded); the others "
+			"carry on without it (--on-failure recover): it is "
+			"fenced, and killed if it does not exit\n",
+			b->prog, r, by);
+		return r;
+	}
+	return -1;
 }
 
 /* The survivors' view: the epoch and its lost flags, read together (a
@@ -117,7 +153,7 @@ static unsigned board_read(struct frr_board *b, unsigned char *lost)
 	do {
 		e = atomic_load(&b->epoch);
 		for (int r = 0; r < b->nprocs; r++)
-			lost[r] = atomic_load(&b->lost[r]);
+			lost[r] = atomic_load(&b->r[r].lost);
 	} while (e != atomic_load(&b->epoch));
 	return e;
 }
@@ -163,14 +199,55 @@ struct recover {
 	int mfd;
 	char (*maddr)[64];
 	uint64_t run_id;
+	/* the highest app clock a failed run had started here (-1: none),
+	 * for the next epoch's count of what ran again */
+	int failed_clock;
 };
 
 struct inst {
 	struct recover *rc;
 	struct frr_run_opts o;
 	int rank, lfd, err;
+	int started; /* th runs it (the first runs in the caller) */
 	pthread_t th;
+	struct frr_rt_watch watch;
 };
+
+/* The job of rank in->rank found `rank` alive but silent (its watch's
+ * peer_hung): a local job posts it for the launcher, which saw no signal;
+ * launched ranks agree on it themselves (frr_members_agree). */
+static void inst_peer_hung(void *arg, int rank)
+{
+	struct inst *in = arg;
+	struct frr_board *b = in->rc->board;
+	int none = 0;
+
+	if (b && rank >= 0 && rank < b->nprocs)
+		atomic_compare_exchange_strong(&b->r[rank].hung_by, &none,
+					       in->rank + 1);
+}
+
+/* The lease file of epoch e in DIR (the coordinator's claim, lease()). */
+static void lease_path(const struct recover *rc, unsigned e, char *p,
+		       size_t len)
+{
+	snprintf(p, len, "%s/.epoch-%016llx-%u", rc->job->o.p.ckpt_dir,
+		 (unsigned long long)rc->run_id, e);
+}
+
+/* A job's watch (its current): whether this rank's epoch still runs, for
+ * its checkpoint writes: not once the launcher's page moved past it (a
+ * local job), or another rank claimed the next one (launched ranks). */
+static int inst_current(void *arg)
+{
+	const struct recover *rc = ((const struct inst *)arg)->rc;
+	char p[4096];
+
+	if (rc->board)
+		return atomic_load(&rc->board->epoch) == rc->epoch;
+	lease_path(rc, rc->epoch + 1, p, sizeof(p));
+	return access(p, F_OK) != 0;
+}
 
 /* What epoch 0's ranks exchange once they met: their members sockets. */
 struct met_msg {
@@ -240,6 +317,12 @@ static int run_hosted(struct recover *rc, const int *ranks, int n)
 		in[i] = (struct inst){
 			.rc = rc, .o = job->o, .rank = ranks[i], .lfd = -1
 		};
+		in[i].watch.peer_hung = inst_peer_hung;
+		in[i].watch.current = inst_current;
+		in[i].watch.arg = &in[i];
+		atomic_init(&in[i].watch.clock, -1);
+		in[i].o.p.watch = &in[i].watch;
+		in[i].o.p.failed_clock = rc->failed_clock;
 		if (rc->epoch)
 			epoch_secret(&job->o.secret, rc->epoch,
 				     &in[i].o.secret);
@@ -267,18 +350,27 @@ static int run_hosted(struct recover *rc, const int *ranks, int n)
 				"(%s)\n",
 				job->prog, in[i].rank, strerror(e2));
 			in[i].err = -e2;
-			in[i].th = pthread_self();
+		} else {
+			in[i].started = 1;
 		}
 	}
 	inst_main(&in[0]);
 	for (int i = 1; i < n; i++)
-		if (!pthread_equal(in[i].th, pthread_self()))
+		if (in[i].started)
 			pthread_join(in[i].th, NULL);
 out:
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
+		int c = atomic_load(&in[i].watch.clock);
+
 		if (in[i].err == -ENOTRECOVERABLE || (!err && in[i].err))
 			err = in[i].err;
-	free(in);
+		if (c > rc->failed_clock)
+			rc->failed_clock = c;
+	}
+	/* an abandoned worker (-ENOTRECOVERABLE) may still touch its watch
+	 * until the process exits, which it is about to */
+	if (err != -ENOTRECOVERABLE)
+		free(in);
 	return err;
 }
 
@@ -331,10 +423,8 @@ static void plan_epoch(struct recover *rc, const unsigned char *lost, int n,
  * lost[] filled), 0 (nobody: the job's own failure). */
 static int agree_local(struct recover *rc, int err, unsigned char *lost)
 {
-	/* how a rank's job ends when it loses a peer; anything else is its
-	 * own error, which the others need not wait out */
-	if (err != -ENOTCONN && err != -ETIMEDOUT && err != -ECONNRESET &&
-	    err != -EPIPE)
+	/* its own error the others need not wait out */
+	if (!frr_launch_peer_lost(err))
 		atomic_store(&rc->board->own_error, 1);
 	if (board_wait(rc->board, rc->epoch) == rc->epoch)
 		return 0;
@@ -350,8 +440,7 @@ static int lease(void *arg, unsigned e)
 	char p[4096];
 	int fd;
 
-	snprintf(p, sizeof(p), "%s/.epoch-%016llx-%u", rc->job->o.p.ckpt_dir,
-		 (unsigned long long)rc->run_id, e);
+	lease_path(rc, e, p, sizeof(p));
 	fd =
 	    open(p, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
@@ -456,7 +545,8 @@ int frr_recover_rank(struct frr_job *job, struct frr_board *b, int me,
 			      .addr = addr,
 			      .lfd = lfd,
 			      .board = b,
-			      .mfd = -1 };
+			      .mfd = -1,
+			      .failed_clock = -1 };
 	int err = recover_loop(&rc);
 
 	close(lfd);
@@ -466,9 +556,12 @@ int frr_recover_rank(struct frr_job *job, struct frr_board *b, int me,
 int frr_recover_launched(struct frr_job *job, int me, int size,
 			 const char *addr)
 {
-	struct recover rc = {
-		.job = job, .me = me, .P = size, .addr = addr, .lfd = -1
-	};
+	struct recover rc = { .job = job,
+			      .me = me,
+			      .P = size,
+			      .addr = addr,
+			      .lfd = -1,
+			      .failed_clock = -1 };
 	int err;
 
 	rc.maddr = calloc((size_t)size, sizeof(*rc.maddr));

@@ -183,8 +183,7 @@ static void injected_delay(struct frr_rt *rt, struct frr_worker *wk, int c)
 }
 
 /* FLEXRR_TEST_DIE (core.h): this rank dies here, once per FILE. */
-static void test_die(const struct frr_rt *rt, const struct frr_worker *wk,
-		     int c)
+static void test_die(struct frr_rt *rt, const struct frr_worker *wk, int c)
 {
 	for (int i = 0; i < rt->test_die_n; i++) {
 		const struct frr_test_die *d = &rt->test_die[i];
@@ -200,11 +199,38 @@ static void test_die(const struct frr_rt *rt, const struct frr_worker *wk,
 		fprintf(stderr,
 			"flexrr[%d]: test: FLEXRR_TEST_DIE: %s at clock %d\n",
 			rt->rank,
-			rt->test_die_sig == SIGSTOP ? "SIGSTOP" : "SIGKILL",
+			getenv("FLEXRR_TEST_DIE_HANG") ? "hangs"
+			: rt->test_die_sig == SIGSTOP  ? "SIGSTOP"
+						       : "SIGKILL",
 			d->clock);
-		/* the process, not the thread: a rank dies or stops whole */
-		kill(getpid(), rt->test_die_sig);
+		if (getenv("FLEXRR_TEST_DIE_HANG")) {
+			/* hung: alive, silent, no signal (the server stops at
+			 * its next heartbeat) */
+			struct timespec ts = { 1, 0 };
+
+			atomic_store(&rt->test_hung, 1);
+			for (;;)
+				nanosleep(&ts, NULL);
+		}
+		/* the process dies or stops whole; raise (tgkill) makes this
+		 * thread stop before it runs on, as kill(getpid()) may not */
+		raise(rt->test_die_sig);
 	}
+}
+
+/* For launch/recover.c: the highest app clock this rank's workers started
+ * (once per clock, not per item). */
+static void watch_clock(const struct frr_rt *rt, int c)
+{
+	struct frr_rt_watch *w = rt->prm->watch;
+	int app = frr_rt_app_clock(rt, c), seen;
+
+	if (!w)
+		return;
+	seen = atomic_load(&w->clock);
+	while (seen < app &&
+	       !atomic_compare_exchange_weak(&w->clock, &seen, app))
+		;
 }
 
 /* The own list, then rr's end of list (help others, wait for helpers,
@@ -276,6 +302,7 @@ static int one_clock(struct frr_worker *wk, int clock)
 	int nextra = 0, err;
 
 	test_die(rt, wk, clock);
+	watch_clock(rt, clock);
 	if (rt->ws->rr && rt->ws->rr->clock_plan) {
 		err =
 		    frr_rt_hook(rt,
