@@ -244,6 +244,12 @@ static int serve_loop(struct server *s, int lfd, double dl, int *need)
 	while (*need > 0 && frr_now_s() < dl) {
 		int ms = rdv_left_ms(expire(s, dl)), pr, n = s->n;
 
+		if (s->cfg->abandon) {
+			if (s->cfg->abandon(s->cfg->abandon_arg))
+				return -ECANCELED;
+			ms = ms > 100 ? 100 : ms;
+		}
+
 		pfd[0] = (struct pollfd){ lfd, POLLIN, 0 };
 		for (int i = 0; i < n; i++)
 			pfd[i + 1] = (struct pollfd){ s->c[i].fd, POLLIN, 0 };

@@ -329,6 +329,26 @@ static int handshake(struct rdv *r, const struct frr_tcp_cfg *cfg, int fd,
 	return 0;
 }
 
+/* Until fd has something to read: 0, -ETIMEDOUT at dl, or -ECANCELED when
+ * cfg->abandon says so. */
+static int wait_readable(const struct frr_tcp_cfg *cfg, int fd, double dl)
+{
+	for (;;) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		int ms = rdv_left_ms(dl), n;
+
+		if (!ms)
+			return -ETIMEDOUT;
+		if (cfg->abandon && cfg->abandon(cfg->abandon_arg))
+			return -ECANCELED;
+		n = poll(&p, 1, cfg->abandon && ms > 100 ? 100 : ms);
+		if (n > 0)
+			return 0;
+		if (n < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
 static int join(struct rdv *r, const struct frr_tcp_cfg *cfg, double dl)
 {
 	unsigned char raw[sizeof(struct rdv_msg)];
@@ -342,6 +362,9 @@ static int join(struct rdv *r, const struct frr_tcp_cfg *cfg, double dl)
 		(void)rdv_io_full(fd, &p, sizeof(p), 1, dl);
 	if (!err)
 		err = rdv_io_full(fd, &p, sizeof(p), 1, dl);
+	/* the verdict comes once every rank joined */
+	if (!err)
+		err = wait_readable(cfg, fd, dl);
 	if (!err)
 		err = rdv_io_full(fd, raw, sizeof(raw), 0, dl);
 	if (!err && rdv_parse(raw, sizeof(raw), RDV_VERDICT, &v)) {

@@ -212,6 +212,19 @@ Test(runtime_recover, mf_two_threads)
 		     " recovered: lost=1 epoch=1 ");
 }
 
+/* Rank 1 lost at clock 5, then the process that was to run it (rank 2's)
+ * on its way to the survivors' meeting: the others give that meeting up
+ * (the launcher's page moved on) and meet again, rank 0's process running
+ * all three. */
+Test(runtime_recover, a_loss_while_the_survivors_meet)
+{
+	if (frr_test_quick())
+		cr_skip_test("on the host (shm) only: see the top");
+	recover_case(TOY3, "1:5", "FLEXRR_TEST_DIE_MEET=2",
+		     "this process runs ranks 0, 1, 2;",
+		     " recovered: lost=2 epoch=2 ");
+}
+
 /* Stopped, not dead: the others declare it unresponsive (1 s), carry on,
  * and when the launcher continues it at the end it says it was fenced. */
 Test(runtime_recover, a_stopped_rank_is_fenced)

@@ -225,6 +225,12 @@ struct frr_tcp_cfg {
 	 * caller's words, shown in errors (e.g. "--rendezvous HOST:PORT");
 	 * NULL = "frr_tcp_cfg.addr". */
 	const char *addr_hint;
+	/* Optional: asked at least every 100 ms while rank 0 waits for the
+	 * others, or a rank for rank 0's verdict; nonzero gives the meeting
+	 * up (-ECANCELED, not logged): a rank that was to come is known
+	 * lost, so waiting out timeout_ms would only delay the next try. */
+	int (*abandon)(void *arg);
+	void *abandon_arg;
 };
 
 /* Meet the other ranks; *oob is ready for collectives on return.  A

@@ -46,11 +46,16 @@ static int fill_blob(FILE *f, void *arg)
  * nothing more into DIR: its cut is of an epoch that is over, and the new
  * epoch's checkpoints and DIR/latest are not its to replace or remove
  * (launch/recover.c).  0, or -ESTALE said. */
-static int ck_fenced(const struct frr_rt *rt, int ac, const char *what)
+static int epoch_over(const struct frr_rt *rt)
 {
 	const struct frr_rt_watch *w = rt->prm->watch;
 
-	if (!w || !w->current || w->current(w->arg))
+	return w && w->current && !w->current(w->arg);
+}
+
+static int ck_fenced(const struct frr_rt *rt, int ac, const char *what)
+{
+	if (!epoch_over(rt))
 		return 0;
 	frr_err("checkpoint: not writing %s of clock %d: a rank was lost and "
 		"this epoch of the job is over (the ranks carried on from the "
@@ -309,7 +314,8 @@ static int run_commit(struct frr_rt *rt, const struct frr_ckpt_task *t)
 	if (err)
 		return err;
 	test_kill(rt, t->ac, 0);
-	if (!ck_fenced(rt, t->ac, "(removing the older checkpoints)"))
+	/* the older ones may be the next epoch's to resume from */
+	if (!epoch_over(rt))
 		remove_others(rt, t->ac);
 	return 0;
 }

@@ -43,7 +43,7 @@ static void say_bootstrap(const struct frr_run_opts *o,
 
 int frr_launch_rank_tcp(struct frr_job *job, struct frr_run_opts *o, int rank,
 			int size, const char *addr, int lfd,
-			int (*met)(void *arg, struct frr_oob *oob), void *arg)
+			const struct frr_rank_hooks *h)
 {
 	struct frr_tcp_cfg tcp = {
 		.addr = addr,
@@ -55,6 +55,8 @@ int frr_launch_rank_tcp(struct frr_job *job, struct frr_run_opts *o, int rank,
 		.args_hash = o->args_hash,
 		.timeout_ms = (int)(job->rdv_timeout * 1000),
 		.addr_hint = "--rendezvous HOST:PORT",
+		.abandon = h ? h->abandon : NULL,
+		.abandon_arg = h ? h->arg : NULL,
 	};
 	struct frr_oob *oob = NULL;
 	int err;
@@ -69,7 +71,7 @@ int frr_launch_rank_tcp(struct frr_job *job, struct frr_run_opts *o, int rank,
 		snprintf(how, sizeof(how), "tcp (rendezvous %s)", addr);
 		say_bootstrap(o, oob, how);
 	}
-	err = met ? met(arg, oob) : 0;
+	err = h && h->met ? h->met(h->arg, oob) : 0;
 	if (!err)
 		err = run_rank(o, oob);
 	frr_oob_close(oob);
@@ -80,8 +82,7 @@ int frr_launch_rank_tcp(struct frr_job *job, struct frr_run_opts *o, int rank,
 static int rank_main(struct frr_job *job, int rank, int size, const char *addr,
 		     int lfd)
 {
-	return frr_launch_rank_tcp(job, &job->o, rank, size, addr, lfd, NULL,
-				   NULL);
+	return frr_launch_rank_tcp(job, &job->o, rank, size, addr, lfd, NULL);
 }
 
 struct local_job {

@@ -79,23 +79,32 @@ int frr_job_wants_pmix(const struct frr_job *job);
 /* Run a finalized job: 0 or a negative errno (logged). */
 int frr_job_start(struct frr_job *job);
 
+/* What a recovering rank adds to its meeting (launch/recover.c): met, a
+ * collective every rank makes once they met; abandon, frr_tcp_cfg's. */
+struct frr_rank_hooks {
+	int (*met)(void *arg, struct frr_oob *oob);
+	int (*abandon)(void *arg);
+	void *arg;
+};
+
 /* A rank of a TCP rendezvous at addr (lfd: rank 0's listening socket,
- * closed by it; -1 = listen or dial addr): meet, then met(arg, oob) when
- * given (a collective every rank makes), run the job with o.  0 or a
- * negative errno (logged). */
+ * closed by it; -1 = listen or dial addr): meet, then h->met (h may be
+ * NULL), run the job with o.  0 or a negative errno (logged, but for
+ * -ECANCELED: h->abandon gave the meeting up). */
 int frr_launch_rank_tcp(struct frr_job *job, struct frr_run_opts *o, int rank,
 			int size, const char *addr, int lfd,
-			int (*met)(void *arg, struct frr_oob *oob), void *arg);
+			const struct frr_rank_hooks *h);
 
 /* How a rank's job ends when it loses a peer, not by an error of its own:
  * the peer's connection dropped (-ENOTCONN, -ECONNRESET, -EPIPE), a wait
  * for it passed its deadline (-ETIMEDOUT), or, in a recovering job, its
- * epoch ended under it (-ESTALE: a checkpoint write refused).  A restart or
+ * epoch ended under it (-ESTALE: a checkpoint write refused; -ECANCELED:
+ * a meeting given up).  A restart or
  * a recovery can mend these; a rank's own error they would repeat. */
 static inline int frr_launch_peer_lost(int err)
 {
 	return err == -ENOTCONN || err == -ETIMEDOUT || err == -ECONNRESET ||
-	       err == -EPIPE || err == -ESTALE;
+	       err == -EPIPE || err == -ESTALE || err == -ECANCELED;
 }
 
 /* ---- --on-failure recover (recover.c) ---- */

@@ -235,18 +235,28 @@ static void lease_path(const struct recover *rc, unsigned e, char *p,
 		 (unsigned long long)rc->run_id, e);
 }
 
-/* A job's watch (its current): whether this rank's epoch still runs, for
- * its checkpoint writes: not once the launcher's page moved past it (a
- * local job), or another rank claimed the next one (launched ranks). */
-static int inst_current(void *arg)
+/* This process's epoch is over: the launcher's page moved past it (a local
+ * job), or a rank claimed the next one in DIR (launched ranks). */
+static int epoch_over(const struct recover *rc)
 {
-	const struct recover *rc = ((const struct inst *)arg)->rc;
 	char p[4096];
 
 	if (rc->board)
-		return atomic_load(&rc->board->epoch) == rc->epoch;
+		return atomic_load(&rc->board->epoch) != rc->epoch;
 	lease_path(rc, rc->epoch + 1, p, sizeof(p));
-	return access(p, F_OK) != 0;
+	return access(p, F_OK) == 0;
+}
+
+/* A job's watch (its current), for its checkpoint writes. */
+static int inst_current(void *arg)
+{
+	return !epoch_over(((const struct inst *)arg)->rc);
+}
+
+/* The meeting's abandon: a rank lost meanwhile will not come. */
+static int meeting_over(void *arg)
+{
+	return epoch_over(arg);
 }
 
 /* What epoch 0's ranks exchange once they met: their members sockets. */
@@ -286,8 +296,10 @@ static void *inst_main(void *arg)
 	struct inst *in = arg;
 	struct recover *rc = in->rc;
 
+	struct frr_rank_hooks h = { met, meeting_over, rc };
+
 	in->err = frr_launch_rank_tcp(rc->job, &in->o, in->rank, rc->P,
-				      rc->addr, in->lfd, met, rc);
+				      rc->addr, in->lfd, &h);
 	return NULL;
 }
 
@@ -487,6 +499,29 @@ static int agree_launched(struct recover *rc, unsigned char *lost)
 	return 1;
 }
 
+/* env FLEXRR_TEST_DIE_MEET=R: the process of rank R is killed as it goes
+ * to a new epoch's meeting, once (the run that creates DIR/.test-die-meet):
+ * a loss while the survivors meet, for the tests. */
+static void test_die_meet(const struct recover *rc)
+{
+	const char *e = getenv("FLEXRR_TEST_DIE_MEET");
+	char p[4096];
+	int fd;
+
+	if (!e || atoi(e) != rc->me)
+		return;
+	snprintf(p, sizeof(p), "%s/.test-die-meet", rc->job->o.p.ckpt_dir);
+	fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	close(fd);
+	fprintf(stderr,
+		"flexrr[%d]: test: FLEXRR_TEST_DIE_MEET: SIGKILL on the way "
+		"to epoch %u's meeting\n",
+		rc->me, rc->epoch);
+	raise(SIGKILL);
+}
+
 static int recover_loop(struct recover *rc)
 {
 	int P = rc->P, n = 1, err;
@@ -502,6 +537,8 @@ static int recover_loop(struct recover *rc)
 	for (;;) {
 		int r;
 
+		if (rc->epoch)
+			test_die_meet(rc);
 		err = run_hosted(rc, ranks, n);
 		if (!err || err == -ENOTRECOVERABLE)
 			break;
