@@ -181,8 +181,6 @@ part_b() {
 			for m in $b_none; do b_run "$app" "$m" "$m" none "$r"; done
 			for spec in $b_patterns; do
 				for m in $b_modes; do
-					# lb-bsp moves no item state: lda's runs refuse it
-					[ "$app/$m" = lda/lb-bsp ] && continue
 					b_run "$app" "$m" "$m" "$spec" "$r"
 				done
 			done

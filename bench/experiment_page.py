@@ -784,8 +784,8 @@ def main():
          "a factor 2 in the simulator). Same seed, so every mode sees the "
          "same schedule. lb-bsp and backup run in (a) and (b) too: "
          "`flexrr run --mode lb-bsp` (lists balanced up front within the "
-         "helper groups from the last 3 clocks' speeds; not for lda, whose "
-         "item state it does not move) and `--mode backup` (5% of the "
+         "helper groups from the last 3 clocks' speeds; lda's item state "
+         "moves with a tail, as in rr) and `--mode backup` (5% of the "
          "workers, at least 1).\n",
          "## Goals\n"]
     goal_at = len(L)

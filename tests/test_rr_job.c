@@ -423,6 +423,32 @@ Test(rr_job, item_state_travels_to_remote_helpers)
 	unlink(j.metrics);
 }
 
+/* lb-bsp's planned tails carry their item state too: the straggler's tail
+ * goes to its one helper, on the other rank, every clock from the fourth
+ * (the default history is 3), and the counting app fails the job on any
+ * item whose state is not the clock it runs in. */
+Test(rr_job, item_state_travels_with_lb_bsp_tails)
+{
+	struct job_cfg j = { .P = 2,
+			     .T = 2,
+			     .mode = FRR_MODE_LB_BSP,
+			     .clocks = 6,
+			     .group = 1,
+			     .seed = 9,
+			     .stragglers = "persistent:0,6" };
+	int rows;
+
+	g_args = (struct cnt_args){
+		.items = 48, .state = 1, .clocks = j.clocks, .delay_us = 200
+	};
+	snprintf(j.metrics, sizeof(j.metrics), "/tmp/rr-job-lb-%d.csv",
+		 getpid());
+	run_ok(&j);
+	cr_assert_gt(metrics_sum_of(j.metrics, 13, 0, &rows), 0,
+		     "worker 0 gave no tail away");
+	unlink(j.metrics);
+}
+
 Test(rr_job, helper_killed_while_helping_fails_naming_it)
 {
 	enum frr_tp_backend bs[FRR_TEST_MAX_BACKENDS];

@@ -20,9 +20,17 @@
  * list (frr_rt_run_range, one batch each).  So every item runs once per
  * clock, and what is moved depends only on the words every rank has: the
  * plan is the same everywhere, though timings make it differ run to run.
- * The owner keeps one item at least.  Apps with item
- * state are refused: a moved range's state would have to be shipped first
- * and back after, as rr does (not done).
+ * The owner keeps one item at least.
+ *
+ * Item state (lda's topic assignments) travels with a range given to a
+ * helper on another rank, as in rr: the donor writes the range's states
+ * into the helper's rank's copy as it plans the clock, before it publishes
+ * its progress word for the clock, which the helpers of its group read
+ * (frr_rt_progress_reader): a helper runs the range once that word shows
+ * the clock, so the states it reads are the donor's.  frr_rt_run_range
+ * writes them back before the range's batch leaves, and the owner's next
+ * clock waits for that batch (BSP).  Helpers on the donor's rank share its
+ * copy.
  */
 #include <errno.h>
 #include <math.h>
@@ -64,6 +72,20 @@ static void job_free(struct lb_job *j)
 	free(j);
 }
 
+/* With item state: a worker's helpers on other ranks read its progress
+ * word, which says its states of the clock's ranges were pushed. */
+static int state_readers(struct frr_rt *rt, const struct lb_job *j)
+{
+	int grp[RR_MAX_GROUP], n, err = 0;
+
+	for (int v = 0; v < j->W && !err; v++) {
+		n = rr_helper_group(j->P, j->T, j->g, v, grp);
+		for (int i = 0; i < n && !err; i++)
+			err = frr_rt_progress_reader(rt, v, grp[i] / j->T);
+	}
+	return err;
+}
+
 static int lb_job_init(struct frr_rt *rt, const struct frr_rr_opts *opts,
 		       void **state)
 {
@@ -71,13 +93,6 @@ static int lb_job_init(struct frr_rt *rt, const struct frr_rr_opts *opts,
 	struct lb_job *j;
 	int err;
 
-	if (rt->app->item_state_size) {
-		frr_err("--mode lb-bsp: app %s keeps item state, which lb-bsp "
-			"does not move with a range yet; use --mode rr or "
-			"flexrr (which ship it) or bsp",
-			rt->app->name);
-		return -EINVAL;
-	}
 	/* as rr refuses it (rr.c check_opts); it was clamped silently */
 	if (opts->group_size > RR_MAX_GROUP) {
 		frr_err("--rr-group %d: at most %d helpers per worker",
@@ -113,6 +128,8 @@ static int lb_job_init(struct frr_rt *rt, const struct frr_rr_opts *opts,
 		t->clock = -1;
 	}
 	err = rr_load_replicas(rt, j->g, "lb-bsp");
+	if (!err && rt->app->item_state_size)
+		err = state_readers(rt, j);
 	if (err)
 		goto fail;
 	*state = j;
@@ -261,13 +278,42 @@ static int lb_clock_plan(struct frr_rt *rt, void *state, int w, int clock,
 
 	if (err)
 		return err;
-	for (int i = 0; i < t->ngifts; i++)
+	for (int i = 0; i < t->ngifts && !err; i++)
 		if (t->gifts[i].owner == w) {
 			/* the tails are cut from the end down */
 			list->end = t->gifts[i].a;
 			rec->rr[RR_C_ITEMS] +=
 			    (double)(t->gifts[i].b - t->gifts[i].a);
+			/* before the progress word of this clock (a no-op
+			 * without item state or on this rank) */
+			err = frr_rt_state_push(rt, w, t->gifts[i].helper,
+						t->gifts[i].a, t->gifts[i].b);
 		}
+	return err;
+}
+
+/* Before a helper runs g: the donor's states of it are here once its
+ * progress word shows the clock (lb_clock_plan pushed them first). */
+static int state_arrived(struct frr_rt *rt, const struct lb_gift *g, int c)
+{
+	double t0 = frr_rt_clock_now();
+	int ms = rt->prm->timeout_ms > 0 ? rt->prm->timeout_ms : 60000;
+
+	if (!rt->app->item_state_size || g->owner / rt->T == rt->rank)
+		return 0;
+	while (frr_rt_progress(rt, g->owner).clock < c) {
+		if (frr_rt_failed(rt))
+			return frr_rt_failed(rt);
+		if ((frr_rt_clock_now() - t0) * 1000 >= ms)
+			return frr_rt_fail(
+			    rt, -ETIMEDOUT,
+			    "lb-bsp: worker %d did not say within %d ms (the "
+			    "--timeout) that it pushed the item states of its "
+			    "items %llu..%llu of clock %d to worker %d's rank",
+			    g->owner, ms, (unsigned long long)g->a,
+			    (unsigned long long)g->b - 1, c, g->helper);
+		frr_nap_us(20);
+	}
 	return 0;
 }
 
@@ -288,7 +334,7 @@ static int lb_own_list_done(struct frr_rt *rt, void *state, int w, int clock,
 
 		if (g->owner == w)
 			k++;
-		else if (g->helper == w)
+		else if (g->helper == w && !(err = state_arrived(rt, g, clock)))
 			err = frr_rt_run_range(rt, w, g->owner, clock, g->a,
 					       g->b);
 	}

@@ -90,14 +90,10 @@ static int env_publish(void *env, int w, int clock,
 static int env_run_range(void *env, int helper, int owner, int clock,
 			 uint64_t a, uint64_t b)
 {
-	struct rr_job *j = env;
-	int err = frr_rt_run_range(j->rt, helper, owner, clock, a, b);
-
-	/* the owner's authoritative item states must hold our changes before
-	 * HelpCompleted (no-op without item state or on the owner's rank) */
-	if (!err && owner / j->T != j->rank)
-		err = frr_rt_state_return(j->rt, owner, a, b);
-	return err;
+	/* the item states of [a, b) are back with the owner when it returns,
+	 * before HelpCompleted */
+	return frr_rt_run_range(((struct rr_job *)env)->rt, helper, owner,
+				clock, a, b);
 }
 
 static int env_state_push(void *env, int owner, int helper, uint64_t a,

@@ -90,5 +90,10 @@ int frr_rt_run_range(struct frr_rt *rt, int helper, int owner, int clock,
 	if (b > a)
 		err = frr_rt_process(&c, a, b);
 	c.rec->helped += b - a;
+	/* the owner's copy of the range's item states is current before
+	 * the batch leaves: once every shard applied the clock (which needs
+	 * this batch) the owner may read them again */
+	if (!err && owner / rt->T != rt->rank)
+		err = frr_rt_state_return(rt, owner, a, b);
 	return err ? err : frr_rt_batch_send(&c, 0, 0);
 }
