@@ -399,16 +399,20 @@ Test(rr_job, a_fast_helper_of_slow_workers_never_blocks_on_its_batches)
 	}
 }
 
-Test(rr_job, item_state_travels_to_remote_helpers)
+/* Worker 0, a 6x straggler of 2 x 2 workers with group 1 (its only helper
+ * is on the other rank), has items run with their item state elsewhere:
+ * the counting app fails the job on any item whose state is not the clock
+ * it runs in. */
+static void state_travels(enum frr_mode mode, int slack, int clocks,
+			  uint64_t seed)
 {
-	/* group 1 on 2 ranks: the only helper is on the other rank */
 	struct job_cfg j = { .P = 2,
 			     .T = 2,
-			     .mode = FRR_MODE_FLEXRR,
-			     .slack = 1,
-			     .clocks = 5,
+			     .mode = mode,
+			     .slack = slack,
+			     .clocks = clocks,
 			     .group = 1,
-			     .seed = 7,
+			     .seed = seed,
 			     .stragglers = "persistent:0,6" };
 	int rows;
 
@@ -419,34 +423,20 @@ Test(rr_job, item_state_travels_to_remote_helpers)
 		 getpid());
 	run_ok(&j);
 	cr_assert_gt(metrics_sum(j.metrics, 13, &rows), 0,
-		     "worker 0 was never helped");
+		     "worker 0 had no item run by its helper");
 	unlink(j.metrics);
 }
 
-/* lb-bsp's planned tails carry their item state too: the straggler's tail
- * goes to its one helper, on the other rank, every clock from the fourth
- * (the default history is 3), and the counting app fails the job on any
- * item whose state is not the clock it runs in. */
+Test(rr_job, item_state_travels_to_remote_helpers)
+{
+	state_travels(FRR_MODE_FLEXRR, 1, 5, 7);
+}
+
+/* lb-bsp's planned tails carry their item state too (every clock from the
+ * fourth: the default history is 3). */
 Test(rr_job, item_state_travels_with_lb_bsp_tails)
 {
-	struct job_cfg j = { .P = 2,
-			     .T = 2,
-			     .mode = FRR_MODE_LB_BSP,
-			     .clocks = 6,
-			     .group = 1,
-			     .seed = 9,
-			     .stragglers = "persistent:0,6" };
-	int rows;
-
-	g_args = (struct cnt_args){
-		.items = 48, .state = 1, .clocks = j.clocks, .delay_us = 200
-	};
-	snprintf(j.metrics, sizeof(j.metrics), "/tmp/rr-job-lb-%d.csv",
-		 getpid());
-	run_ok(&j);
-	cr_assert_gt(metrics_sum_of(j.metrics, 13, 0, &rows), 0,
-		     "worker 0 gave no tail away");
-	unlink(j.metrics);
+	state_travels(FRR_MODE_LB_BSP, 0, 6, 9);
 }
 
 Test(rr_job, helper_killed_while_helping_fails_naming_it)
