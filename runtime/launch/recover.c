@@ -132,13 +132,15 @@ int frr_board_watch(void *arg)
 			continue;
 		atomic_store(&b->r[r].lost, 1);
 		atomic_fetch_add(&b->epoch, 1);
-		fprintf(stderr,
-			"%s: rank %d stopped answering: rank %d saw no "
-			"heartbeat from it for the --dead-timeout although "
-			"its process is alive (hung or overloaded); the others "
-			"carry on without it (--on-failure recover): it is "
-			"fenced, and killed if it does not exit\n",
-			b->prog, r, by);
+		fprintf(
+		    stderr,
+		    "%s: rank %d stopped answering: rank %d saw no "
+		    "heartbeat from it (or a rank its process runs) for the "
+		    "--dead-timeout although its process is alive (hung or "
+		    "overloaded); the others carry on without it "
+		    "(--on-failure recover): it is fenced, and killed if it "
+		    "does not exit\n",
+		    b->prog, r, by);
 		return r;
 	}
 	return -1;
@@ -202,6 +204,7 @@ struct recover {
 	/* the highest app clock a failed run had started here (-1: none),
 	 * for the next epoch's count of what ran again */
 	int failed_clock;
+	const unsigned char *lost; /* per process, as of this epoch */
 };
 
 struct inst {
@@ -213,18 +216,22 @@ struct inst {
 	struct frr_rt_watch watch;
 };
 
-/* The job of rank in->rank found `rank` alive but silent (its watch's
- * peer_hung): a local job posts it for the launcher, which saw no signal;
- * launched ranks agree on it themselves (frr_members_agree). */
+/* A job of this process found `rank` alive but silent (its watch's
+ * peer_hung): a local job posts the process that runs it for the launcher,
+ * which saw no signal; launched ranks agree on it themselves
+ * (frr_members_agree).  The page is per process, as lost[] is. */
 static void inst_peer_hung(void *arg, int rank)
 {
-	struct inst *in = arg;
-	struct frr_board *b = in->rc->board;
-	int none = 0;
+	const struct recover *rc = ((const struct inst *)arg)->rc;
+	struct frr_board *b = rc->board;
+	int none = 0, proc;
 
-	if (b && rank >= 0 && rank < b->nprocs)
-		atomic_compare_exchange_strong(&b->r[rank].hung_by, &none,
-					       in->rank + 1);
+	if (!b || rank < 0 || rank >= rc->P)
+		return;
+	proc = host_of(rc->lost, rc->P, rank);
+	if (proc >= 0 && proc != rc->me)
+		atomic_compare_exchange_strong(&b->r[proc].hung_by, &none,
+					       rc->me + 1);
 }
 
 /* The lease file of epoch e in DIR (the coordinator's claim, lease()). */
@@ -534,6 +541,7 @@ static int recover_loop(struct recover *rc)
 		goto out;
 	}
 	ranks[0] = rc->me;
+	rc->lost = lost;
 	for (;;) {
 		int r;
 
