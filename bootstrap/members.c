@@ -145,6 +145,15 @@ fail:
 	return err;
 }
 
+int frr_members_gone(const char *addr, int ms)
+{
+	int fd = mb_dial(addr, ms);
+
+	if (fd >= 0)
+		close(fd);
+	return fd == -ECONNREFUSED;
+}
+
 static uint64_t lost_hash(const unsigned char *lost, int n)
 {
 	return frr_fnv1a64(lost, (size_t)n, 0x6d656d62657273ull);

@@ -245,7 +245,11 @@ static int serve_loop(struct server *s, int lfd, double dl, int *need)
 		int ms = rdv_left_ms(expire(s, dl)), pr, n = s->n;
 
 		if (s->cfg->abandon) {
-			if (s->cfg->abandon(s->cfg->abandon_arg))
+			int k = 1;
+
+			while (k < s->r->oob.size && s->r->fds[k] >= 0)
+				k++;
+			if (s->cfg->abandon(s->cfg->abandon_arg, k))
 				return -ECANCELED;
 			ms = ms > 100 ? 100 : ms;
 		}

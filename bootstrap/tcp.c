@@ -339,7 +339,7 @@ static int wait_readable(const struct frr_tcp_cfg *cfg, int fd, double dl)
 
 		if (!ms)
 			return -ETIMEDOUT;
-		if (cfg->abandon && cfg->abandon(cfg->abandon_arg))
+		if (cfg->abandon && cfg->abandon(cfg->abandon_arg, -1))
 			return -ECANCELED;
 		n = poll(&p, 1, cfg->abandon && ms > 100 ? 100 : ms);
 		if (n > 0)

@@ -360,6 +360,43 @@ Test(runtime_recover, launched_ranks_agree_who_is_left)
 	free(rr);
 }
 
+/* Launched: rank 1 killed at clock 5, then rank 2's process (which is to
+ * run rank 1 too) on its way to epoch 1's meeting.  Rank 0's process,
+ * serving that meeting, finds the missing ranks' process gone (its members
+ * socket refuses) and gives the meeting up instead of waiting out the
+ * --rendezvous-timeout (300 s here: past this test's wait for its ranks),
+ * then runs all three. */
+Test(runtime_recover, launched_ranks_give_up_a_meeting_a_rank_left)
+{
+	struct rt_run *rr = calloc(LN, sizeof(*rr));
+	int codes[LN];
+	char want[1024], got[1024], env[256];
+
+	if (frr_test_quick())
+		cr_skip_test("on the host (shm) only: see the top");
+	scratch();
+	run(rr, NULL, "--backend shm " TOY3);
+	result(rr, want, sizeof(want));
+	snprintf(env, sizeof(env),
+		 "FLEXRR_TEST_DIE=1:5:%s/died FLEXRR_TEST_DIE_MEET=2", dir);
+	launched(FRR_TP_BACKEND_SHM, env, "--rendezvous-timeout 300 " TOY3,
+		 codes, rr);
+	cr_assert_eq(codes[0], 0, "rank 0: %d %s", codes[0], rr[0].err);
+	cr_assert_eq(codes[1], 128 + SIGKILL, "%s", rr[1].err);
+	cr_assert_eq(codes[2], 128 + SIGKILL, "%s", rr[2].err);
+	result(&rr[0], got, sizeof(got));
+	cr_assert_str_eq(got, want, "recovered:\n%s\nuninterrupted:\n%s", got,
+			 want);
+	cr_assert(strstr(rr[0].out, " recovered: lost=2 epoch=2 "), "%s",
+		  rr[0].out);
+	cr_assert(strstr(rr[0].err, "rank 2's process is gone (its members "
+				    "socket refuses): giving up epoch 1's "
+				    "meeting"),
+		  "%s", rr[0].err);
+	scratch_rm();
+	free(rr);
+}
+
 /* Not recovered: a rank's own error (a forged NaN stat, refused by rank 0:
  * nobody was lost), and ranks a launcher started through PMIx. */
 Test(runtime_recover, refused_when_it_cannot_help)

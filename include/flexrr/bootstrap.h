@@ -200,6 +200,12 @@ struct frr_members_cfg {
  */
 int frr_members_agree(const struct frr_members_cfg *cfg, unsigned char *lost);
 
+/* Whether the process that listened at addr (frr_members_listen) is gone:
+ * 1 when a connection there is refused (nobody listens), 0 when it is
+ * taken or not answered within ms (a host that is down may not answer:
+ * not known). */
+int frr_members_gone(const char *addr, int ms);
+
 /* ---- TCP rendezvous (tcp.c) -------------------------------------------- */
 struct frr_tcp_cfg {
 	/* HOST:PORT of rank 0 ([v6addr]:PORT for IPv6 literals).  Rank 0
@@ -226,10 +232,11 @@ struct frr_tcp_cfg {
 	 * NULL = "frr_tcp_cfg.addr". */
 	const char *addr_hint;
 	/* Optional: asked at least every 100 ms while rank 0 waits for the
-	 * others, or a rank for rank 0's verdict; nonzero gives the meeting
+	 * others (missing: the lowest rank that has not joined yet), or a
+	 * rank for rank 0's verdict (missing -1); nonzero gives the meeting
 	 * up (-ECANCELED, not logged): a rank that was to come is known
 	 * lost, so waiting out timeout_ms would only delay the next try. */
-	int (*abandon)(void *arg);
+	int (*abandon)(void *arg, int missing);
 	void *abandon_arg;
 };
 

@@ -83,7 +83,7 @@ int frr_job_start(struct frr_job *job);
  * collective every rank makes once they met; abandon, frr_tcp_cfg's. */
 struct frr_rank_hooks {
 	int (*met)(void *arg, struct frr_oob *oob);
-	int (*abandon)(void *arg);
+	int (*abandon)(void *arg, int missing);
 	void *arg;
 };
 

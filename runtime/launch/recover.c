@@ -45,6 +45,9 @@
 /* a failed job waits this long for the launcher to name a lost rank: it
  * reaps a killed or stopped one within its 20 ms poll */
 #define BOARD_WAIT_MS 3000
+/* launched ranks' meeting: how often its server asks whether the process
+ * of a rank still missing is gone */
+#define MEET_PROBE_MS 250
 
 struct frr_board {
 	atomic_uint epoch; /* losses so far; written last */
@@ -211,7 +214,8 @@ struct inst {
 	struct recover *rc;
 	struct frr_run_opts o;
 	int rank, lfd, err;
-	int started; /* th runs it (the first runs in the caller) */
+	int started;	      /* th runs it (the first runs in the caller) */
+	long long next_probe; /* meeting_over's, of the serving instance */
 	pthread_t th;
 	struct frr_rt_watch watch;
 };
@@ -260,10 +264,36 @@ static int inst_current(void *arg)
 	return !epoch_over(((const struct inst *)arg)->rc);
 }
 
-/* The meeting's abandon: a rank lost meanwhile will not come. */
-static int meeting_over(void *arg)
+/*
+ * The meeting's abandon: a rank lost meanwhile will not come.  A local
+ * job's page says so.  Launched ranks have no page: the instance that
+ * serves the meeting (rank 0's, on the coordinator's members socket) asks
+ * the members socket of the process that runs the first rank still missing
+ * every MEET_PROBE_MS; a refused connection is a process gone.
+ */
+static int meeting_over(void *arg, int missing)
 {
-	return epoch_over(arg);
+	struct inst *in = arg;
+	struct recover *rc = in->rc;
+	long long now;
+	int p;
+
+	if (epoch_over(rc))
+		return 1;
+	if (rc->board || !rc->epoch || missing < 0 || missing >= rc->P)
+		return 0;
+	now = frr_now_ms();
+	p = host_of(rc->lost, rc->P, missing);
+	if (now < in->next_probe || p < 0 || p == rc->me)
+		return 0;
+	in->next_probe = now + MEET_PROBE_MS;
+	if (!frr_members_gone(rc->maddr[p], MEET_PROBE_MS / 2))
+		return 0;
+	fprintf(stderr,
+		"flexrr[%d]: rank %d's process is gone (its members socket "
+		"refuses): giving up epoch %u's meeting\n",
+		rc->me, p, rc->epoch);
+	return 1;
 }
 
 /* What epoch 0's ranks exchange once they met: their members sockets. */
@@ -274,7 +304,7 @@ struct met_msg {
 
 static int met(void *arg, struct frr_oob *oob)
 {
-	struct recover *rc = arg;
+	struct recover *rc = ((struct inst *)arg)->rc;
 	struct met_msg mine = { .run_id = 0 }, *all;
 	int err;
 
@@ -303,7 +333,7 @@ static void *inst_main(void *arg)
 	struct inst *in = arg;
 	struct recover *rc = in->rc;
 
-	struct frr_rank_hooks h = { met, meeting_over, rc };
+	struct frr_rank_hooks h = { met, meeting_over, in };
 
 	in->err = frr_launch_rank_tcp(rc->job, &in->o, in->rank, rc->P,
 				      rc->addr, in->lfd, &h);
