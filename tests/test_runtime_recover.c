@@ -41,18 +41,27 @@
 TestSuite(runtime_recover, .timeout = 300);
 
 /* What ran again: at least the clock the loss interrupted (every case
- * loses a rank after a checkpoint, inside a clock), each whole. */
+ * loses a rank after a checkpoint, inside a clock), each whole: the clocks
+ * after the one resumed up to the one the loss interrupted. */
 static void rerun_check(const char *out)
 {
-	const char *s = strstr(out, " rerun_clocks=");
-	int k = 0;
+	const char *f = strstr(out, " from_clock="),
+		   *s = strstr(out, " failed_at_clock=");
+	int from = -2, at = -2, k = 0;
 	unsigned long long n = 0;
 
-	cr_assert(s && sscanf(s, " rerun_clocks=%d rerun_items=%llu", &k, &n) ==
-			   2,
-		  "no rerun_clocks=K rerun_items=N in:\n%s", out);
-	cr_assert(k >= 1 && n > 0 && n % (unsigned)k == 0,
-		  "rerun_clocks=%d rerun_items=%llu: not whole clocks", k, n);
+	cr_assert(f && sscanf(f, " from_clock=%d", &from) == 1 && s &&
+		      sscanf(s,
+			     " failed_at_clock=%d rerun_clocks=%d "
+			     "rerun_items=%llu",
+			     &at, &k, &n) == 3,
+		  "no from_clock, failed_at_clock, rerun_clocks, rerun_items "
+		  "in:\n%s",
+		  out);
+	cr_assert(k >= 1 && k == at - from && n > 0 && n % (unsigned)k == 0,
+		  "from_clock=%d failed_at_clock=%d rerun_clocks=%d "
+		  "rerun_items=%llu: not the whole clocks in between",
+		  from, at, k, n);
 }
 
 /* DIR/latest names the newest complete checkpoint in DIR: nobody of an

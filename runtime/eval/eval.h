@@ -27,9 +27,10 @@ struct frr_evals {
 	/* a recovered job: from its previous run's failure to its first
 	 * clock (prm->recover_t0) */
 	double recovery_s;
-	/* a recovered job: clocks started before the failure that ran
-	 * again (job.c rerun_agree) */
-	int rerun_clocks;
+	/* a recovered job: the highest app clock started when its previous
+	 * run failed (-1: none), and the clocks started before the failure
+	 * that ran again (job.c rerun_agree) */
+	int failed_at, rerun_clocks;
 	/* after the app's clock_local(c) on this rank (checkpoints, job/'s):
 	 * 0 or the job's error; NULL: none */
 	int (*clock_evaluated)(struct frr_rt *rt, int c);

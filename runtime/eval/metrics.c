@@ -250,7 +250,7 @@ static void cut_summary(const struct frr_rt *rt, char *buf, size_t len)
 
 void frr_rt_print_summary(struct frr_rt *rt, double secs)
 {
-	char bk[96], rec[224] = "";
+	char bk[96], rec[320] = "";
 
 	cut_summary(rt, bk, sizeof(bk));
 	if (rt->prm->recovered) {
@@ -258,12 +258,12 @@ void frr_rt_print_summary(struct frr_rt *rt, double secs)
 
 		for (int w = 0; w < rt->W; w++)
 			items += rt->ws->nitems[w];
-		snprintf(rec, sizeof(rec),
-			 " recovered: %s rerun_clocks=%d rerun_items=%" PRIu64
-			 " recovery_s=%.3f",
-			 rt->prm->recovered, rt->ev->rerun_clocks,
-			 items * (uint64_t)rt->ev->rerun_clocks,
-			 rt->ev->recovery_s);
+		snprintf(
+		    rec, sizeof(rec),
+		    " recovered: %s failed_at_clock=%d rerun_clocks=%d "
+		    "rerun_items=%" PRIu64 " recovery_s=%.3f",
+		    rt->prm->recovered, rt->ev->failed_at, rt->ev->rerun_clocks,
+		    items * (uint64_t)rt->ev->rerun_clocks, rt->ev->recovery_s);
 	}
 	printf("flexrr: done mode=%s backend=%s procs=%d threads=%d "
 	       "clocks=%d time_s=%.3f objective=%.9g%s%s%s%s\n",

@@ -469,6 +469,7 @@ static int rerun_agree(struct frr_rt *rt)
 			top = all[r]; /* peer-sent: only a clock of the job */
 	if (!err && top >= rt->clock_base)
 		rt->ev->rerun_clocks = top - rt->clock_base + 1;
+	rt->ev->failed_at = top;
 	free(all);
 	return err;
 }
