@@ -93,6 +93,16 @@ static int lb_job_init(struct frr_rt *rt, const struct frr_rr_opts *opts,
 	struct lb_job *j;
 	int err;
 
+	/* a checkpoint copies an owner's item states before its helpers'
+	 * tails of the clock are back (launch/ refuses it too) */
+	if (rt->app->item_state_size && rt->prm->ckpt_dir) {
+		frr_err(
+		    "--mode lb-bsp: app %s keeps item state, which a "
+		    "checkpoint cannot copy yet while a helper runs a tail; "
+		    "checkpoint it under bsp, rr or flexrr",
+		    rt->app->name);
+		return -EINVAL;
+	}
 	/* as rr refuses it (rr.c check_opts); it was clamped silently */
 	if (opts->group_size > RR_MAX_GROUP) {
 		frr_err("--rr-group %d: at most %d helpers per worker",
