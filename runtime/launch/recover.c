@@ -429,7 +429,7 @@ static void plan_epoch(struct recover *rc, const unsigned char *lost, int n,
 		       const int *ranks, char *note, size_t len)
 {
 	struct frr_job *job = rc->job;
-	char runs[256] = "", who[64] = "";
+	char runs[256] = "", who[64] = "", from[4200];
 	int nlost = 0, clock, err, k = 0, w = 0;
 
 	for (int r = 0; r < rc->P; r++) {
@@ -452,20 +452,22 @@ static void plan_epoch(struct recover *rc, const unsigned char *lost, int n,
 	snprintf(note, len, "lost=%d epoch=%u from_clock=%d lost_ranks=%s",
 		 nlost, rc->epoch, err ? -1 : clock, who);
 	job->o.p.recovered = note;
-	/* said under --quiet too: the job is not what it was */
+	if (!err)
+		snprintf(from, sizeof(from),
+			 "from %s/ckpt-%d: clocks after %d run again",
+			 job->o.p.ckpt_dir, clock, clock);
+	else
+		snprintf(from, sizeof(from), "%s",
+			 job->o.p.resume_dir ? "from its --resume checkpoint: "
+					       "it wrote none of its own yet"
+					     : "from clock 0: it wrote no "
+					       "checkpoint yet");
+	/* said under --quiet too: the job is not what it was; one write,
+	 * so the survivors' lines do not interleave */
 	fprintf(stderr,
 		"flexrr[%d]: recovering (epoch %u): this process runs "
-		"rank%s %s; ",
-		rc->me, rc->epoch, n > 1 ? "s" : "", runs);
-	if (!err)
-		fprintf(stderr, "from %s/ckpt-%d: clocks after %d run again\n",
-			job->o.p.ckpt_dir, clock, clock);
-	else
-		fprintf(stderr, "%s\n",
-			job->o.p.resume_dir ? "from its --resume checkpoint: "
-					      "it wrote none of its own yet"
-					    : "from clock 0: it wrote no "
-					      "checkpoint yet");
+		"rank%s %s; %s\n",
+		rc->me, rc->epoch, n > 1 ? "s" : "", runs, from);
 }
 
 /* A local job: the launcher's page says who was lost.  1 (a new epoch,
