@@ -193,6 +193,17 @@ int frr_file_create(const char *path, const char *what, FILE **out)
 	return err;
 }
 
+int frr_file_claim(const char *path)
+{
+	int fd = open(
+	    path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+	if (fd < 0)
+		return errno == EEXIST ? 0 : -errno;
+	close(fd);
+	return 1;
+}
+
 int frr_file_open_own(const char *path, const char *what, FILE **out)
 {
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);

@@ -50,6 +50,13 @@ int frr_file_create(const char *path, const char *what, FILE **out);
  * -ENOENT are logged. */
 int frr_file_open_own(const char *path, const char *what, FILE **out);
 
+/* Create path exclusively (O_EXCL, never through a symbolic link, mode
+ * 0600) and close it: a mark only one process or run can make (a lease, a
+ * test hook that acts once).  1 when this call created it, 0 when it
+ * existed, else a negative errno (not logged: the caller knows what the
+ * mark is for). */
+int frr_file_claim(const char *path);
+
 /* fclose(f), checked: 0, or the first error writing f (negative errno),
  * logged as "what: writing path failed: ...; what to do". */
 int frr_file_close(FILE *f, const char *path, const char *what);

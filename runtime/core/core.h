@@ -281,7 +281,7 @@ struct frr_rt {
 	 * that creates FILE): the restart and recovery tests' dead ranks;
 	 * with FLEXRR_TEST_DIE_STOP set it SIGSTOPs instead (a rank that
 	 * stops answering), with FLEXRR_TEST_DIE_HANG its threads stop
-	 * (test_hung) */
+	 * (test_hung; test_die_sig 0) */
 	int test_die_n, test_die_sig;
 	/* FLEXRR_TEST_DIE_HANG set: the dying rank's threads stop instead
 	 * (no signal its launcher could see): its worker sleeps for ever

@@ -45,7 +45,7 @@ static int fill_blob(FILE *f, void *arg)
 /* A rank the others carried on without (stopped, then continued) writes
  * nothing more into DIR: its cut is of an epoch that is over, and the new
  * epoch's checkpoints and DIR/latest are not its to replace or remove
- * (launch/recover.c).  0, or -ESTALE said. */
+ * (launch/recover.c). */
 static int epoch_over(const struct frr_rt *rt)
 {
 	const struct frr_rt_watch *w = rt->prm->watch;
@@ -53,6 +53,7 @@ static int epoch_over(const struct frr_rt *rt)
 	return w && w->current && !w->current(w->arg);
 }
 
+/* 0, or -ESTALE said, when the epoch is over. */
 static int ck_fenced(const struct frr_rt *rt, int ac, const char *what)
 {
 	if (!epoch_over(rt))
@@ -261,30 +262,19 @@ static void test_kill(const struct frr_rt *rt, int ac, int before_manifest)
 {
 	const struct frr_ckpt *k = rt->js->ck;
 	char p[4096];
-	int fd;
 
 	if (k->kill_clock != ac || k->kill_before_manifest != before_manifest)
 		return;
 	if (!k->kill_self)
 		kill(0, SIGKILL); /* the test runs the job in its own group */
-	if (k->kill_stop) { /* stopped, then continued: it must be fenced */
-		snprintf(p, sizeof(p), "%s/.test-ckpt-stop", rt->prm->ckpt_dir);
-		fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-		if (fd >= 0) {
-			close(fd);
-			/* this thread (raise: tgkill) stops here, with its
-			 * process; kill(getpid()) could let it write on for a
-			 * moment */
-			raise(SIGSTOP);
-		}
-		return;
-	}
-	snprintf(p, sizeof(p), "%s/.test-ckpt-kill", rt->prm->ckpt_dir);
-	fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return; /* once: the recovered job writes this one again */
-	close(fd);
-	kill(getpid(), SIGKILL);
+	/* once: the recovered job writes this one again; a stopped one,
+	 * continued, must be fenced */
+	snprintf(p, sizeof(p), "%s/%s", rt->prm->ckpt_dir,
+		 k->kill_stop ? ".test-ckpt-stop" : ".test-ckpt-kill");
+	/* raise (tgkill): this thread goes no further, as kill(getpid())
+	 * could let it write on for a moment */
+	if (frr_file_claim(p) == 1)
+		raise(k->kill_stop ? SIGSTOP : SIGKILL);
 }
 
 static int run_commit(struct frr_rt *rt, const struct frr_ckpt_task *t)

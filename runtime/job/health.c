@@ -117,7 +117,7 @@ int frr_rt_heartbeat(struct frr_rt *rt, double now, int finished)
 	struct timespec hung = { 1, 0 };
 	int err = 0;
 
-	while (atomic_load(&rt->test_hung)) /* FLEXRR_TEST_DIE_HANG */
+	while (rt->test_die_n && atomic_load(&rt->test_hung)) /* _DIE_HANG */
 		nanosleep(&hung, NULL);
 	if ((now >= rt->js->hb_next || finished) &&
 	    (finished ? !pthread_mutex_lock(&rt->tp_lock)

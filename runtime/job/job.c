@@ -208,7 +208,10 @@ static void test_die_init(struct frr_rt *rt, const char *e)
 
 	rt->test_die_n = 0;
 	atomic_init(&rt->test_hung, 0);
-	rt->test_die_sig = getenv("FLEXRR_TEST_DIE_STOP") ? SIGSTOP : SIGKILL;
+	/* 0: hang (the worker sleeps, the server stops beating) */
+	rt->test_die_sig = getenv("FLEXRR_TEST_DIE_HANG")   ? 0
+			   : getenv("FLEXRR_TEST_DIE_STOP") ? SIGSTOP
+							    : SIGKILL;
 	if (!e || strlen(e) >= sizeof(rt->test_die_buf))
 		return;
 	strcpy(rt->test_die_buf, e);

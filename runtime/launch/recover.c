@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "flexrr/base.h"
+#include "flexrr/file.h"
 #include "launch.h"
 
 /* losses seen within this of each other are one epoch */
@@ -489,22 +490,18 @@ static int lease(void *arg, unsigned e)
 {
 	struct recover *rc = arg;
 	char p[4096];
-	int fd;
+	int got;
 
 	lease_path(rc, e, p, sizeof(p));
-	fd =
-	    open(p, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		int err = -errno;
-
-		if (err != -EEXIST)
+	got = frr_file_claim(p);
+	if (got <= 0) {
+		if (got < 0)
 			fprintf(stderr,
 				"flexrr[%d]: cannot create %s to start epoch "
 				"%u: %s\n",
-				rc->me, p, e, strerror(-err));
-		return err;
+				rc->me, p, e, strerror(-got));
+		return got ? got : -EEXIST;
 	}
-	close(fd);
 	return 0;
 }
 
@@ -545,15 +542,12 @@ static void test_die_meet(const struct recover *rc)
 {
 	const char *e = getenv("FLEXRR_TEST_DIE_MEET");
 	char p[4096];
-	int fd;
 
 	if (!e || atoi(e) != rc->me)
 		return;
 	snprintf(p, sizeof(p), "%s/.test-die-meet", rc->job->o.p.ckpt_dir);
-	fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0)
+	if (frr_file_claim(p) != 1)
 		return;
-	close(fd);
 	fprintf(stderr,
 		"flexrr[%d]: test: FLEXRR_TEST_DIE_MEET: SIGKILL on the way "
 		"to epoch %u's meeting\n",

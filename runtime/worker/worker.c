@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "flexrr/file.h"
 #include "flexrr/log.h"
 #include "ssp.h"
 #include "worker.h"
@@ -187,23 +188,21 @@ static void test_die(struct frr_rt *rt, const struct frr_worker *wk, int c)
 {
 	for (int i = 0; i < rt->test_die_n; i++) {
 		const struct frr_test_die *d = &rt->test_die[i];
-		int fd;
 
 		if (d->rank != rt->rank || wk->dp.id != rt->rank * rt->T ||
 		    frr_rt_app_clock(rt, c) != d->clock)
 			continue;
-		fd = open(d->file, O_WRONLY | O_CREAT | O_EXCL, 0600);
-		if (fd < 0)
-			continue; /* died here once already: the job goes on */
-		close(fd);
+		/* died here once already: the job goes on */
+		if (frr_file_claim(d->file) != 1)
+			continue;
 		fprintf(stderr,
 			"flexrr[%d]: test: FLEXRR_TEST_DIE: %s at clock %d\n",
 			rt->rank,
-			getenv("FLEXRR_TEST_DIE_HANG") ? "hangs"
-			: rt->test_die_sig == SIGSTOP  ? "SIGSTOP"
-						       : "SIGKILL",
+			!rt->test_die_sig	      ? "hangs"
+			: rt->test_die_sig == SIGSTOP ? "SIGSTOP"
+						      : "SIGKILL",
 			d->clock);
-		if (getenv("FLEXRR_TEST_DIE_HANG")) {
+		if (!rt->test_die_sig) {
 			/* hung: alive, silent, no signal (the server stops at
 			 * its next heartbeat) */
 			struct timespec ts = { 1, 0 };
