@@ -179,14 +179,6 @@ Test(runtime_lbbsp, cli_reports_and_refuses)
 		rt_exec(r, a.v, NULL, 60);
 		RT_ASSERT_USAGE_ERROR(r, bad[i].msg);
 	}
-	/* lda's item state is moved with a tail, but a checkpoint would copy
-	 * it while a helper still runs one: refused before anything starts
-	 * (the corpus is not read) */
-	rt_run_argv(&a, 2, 1, "shm", "--mode", "lb-bsp", "--checkpoint",
-		    "/nonexistent-ck", "lda", "--text", "/nonexistent");
-	rt_exec(r, a.v, NULL, 60);
-	RT_ASSERT_USAGE_ERROR(r, "--checkpoint with --mode lb-bsp: app lda "
-				 "keeps item state");
 	/* more helpers than a group holds: refused as rr refuses it (it was
 	 * clamped to 16 silently) */
 	rt_run_argv(&a, 2, 2, "shm", "--mode", "lb-bsp", "--rr-group", "20",

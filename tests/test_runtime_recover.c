@@ -10,10 +10,12 @@
  *     lost rank already);
  *   - a rank that stops (SIGSTOP) is fenced: the others carry on without
  *     it, and once continued it exits saying it was left behind;
- *   - the counting app in bsp, ssp, flexrr and rr (2 threads a rank, a 4x
- *     straggler): every cell is exactly the clocks run after the recovery
- *     (an item run twice or never fails the job's save) and every clock ran
- *     every item (the app fails the clock otherwise);
+ *   - the counting app in bsp, ssp, flexrr, rr and lb-bsp (2 threads a
+ *     rank, a 4x straggler): every cell is exactly the clocks run after the
+ *     recovery (an item run twice or never fails the job's save), every
+ *     clock ran every item (the app fails the clock otherwise), and every
+ *     item's state is the clocks it ran (restored from the checkpoint: a
+ *     cut that copied a state before a helper gave it back fails the item);
  *   - a rank's own error is not recovered (it would repeat), and launcher-
  *     started ranks are refused with what to use instead.
  * The deaths come from the job itself (FLEXRR_TEST_DIE, once per file), so
@@ -457,6 +459,39 @@ static int rc_save(void *app, struct frr_eval_ctx *ec, const char *path,
 	return count_cells_check(a, ec, clock, 1);
 }
 
+static size_t rc_state_size(void *app, int part, uint64_t item)
+{
+	(void)app, (void)part, (void)item;
+	return sizeof(uint32_t);
+}
+
+static void rc_state_init(void *app, int part, uint64_t item, void *st)
+{
+	(void)app, (void)part, (void)item;
+	*(uint32_t *)st = 0;
+}
+
+/* An item's state counts the clocks it ran: at clock C it must be C. */
+static int rc_process(void *app, struct frr_ctx *c, uint64_t a, uint64_t b)
+{
+	int clock = frr_clock(c);
+
+	for (uint64_t i = a; i < b; i++) {
+		uint32_t *st = frr_item_state(c, i);
+
+		if (!st || *st != (uint32_t)clock) {
+			frr_err("partition %d item %llu: its state is %d at "
+				"clock %d (a restored state out of date, or "
+				"the item ran twice)",
+				frr_part_index(c), (unsigned long long)i,
+				st ? (int)*st : -1, clock);
+			return -EPROTO;
+		}
+		*st = (uint32_t)clock + 1;
+	}
+	return count_process(app, c, a, b);
+}
+
 static const struct frr_app_ops rc_app = {
 	.size = sizeof(struct frr_app_ops),
 	.name = "recovercount",
@@ -465,7 +500,9 @@ static const struct frr_app_ops rc_app = {
 	.destroy = count_destroy,
 	.tables = count_tables,
 	.load_partition = count_load,
-	.process = count_process,
+	.item_state_size = rc_state_size,
+	.item_state_init = rc_state_init,
+	.process = rc_process,
 	.clock_global = count_global_all,
 	.nstats = COUNT_ST_N,
 	.save_at = rc_save,
@@ -478,7 +515,9 @@ static void set(struct frr_job *job, const char *k, const char *v)
 
 Test(runtime_recover, exact_counts_in_every_mode)
 {
-	static const char *const modes[] = { "bsp", "ssp", "flexrr", "rr" };
+	static const char *const modes[] = { "bsp", "ssp", "flexrr", "rr",
+					     "lb-bsp" };
+	const int nm = sizeof(modes) / sizeof(modes[0]);
 	static char *argv[] = { "recovercount" };
 	enum frr_tp_backend bs[FRR_TEST_MAX_BACKENDS];
 	int nb = frr_test_backends(bs, FRR_TEST_MAX_BACKENDS);
@@ -490,11 +529,11 @@ Test(runtime_recover, exact_counts_in_every_mode)
 	 * which this case (the job API, in this process) never starts */
 	if (san && !strcmp(san, "tsan"))
 		cr_skip_test("in process: nothing for TSan to see here");
-	for (int i = 0; i < 4 * nb; i++) {
+	for (int i = 0; i < nm * nb; i++) {
 		struct frr_job *job = NULL;
 
 		/* the VM: bsp and flexrr (see the top) */
-		if (frr_test_quick() && (i % 4 == 1 || i % 4 == 3))
+		if (frr_test_quick() && i % nm != 0 && i % nm != 2)
 			continue;
 		scratch();
 		snprintf(ck, sizeof(ck), "%s/ck", dir);
@@ -504,8 +543,8 @@ Test(runtime_recover, exact_counts_in_every_mode)
 		cr_assert_eq(frr_job_create(&rc_app, &job), 0);
 		set(job, "procs", "3");
 		set(job, "threads", "2");
-		set(job, "backend", frr_tp_backend_name(bs[i / 4]));
-		set(job, "mode", modes[i % 4]);
+		set(job, "backend", frr_tp_backend_name(bs[i / nm]));
+		set(job, "mode", modes[i % nm]);
 		set(job, "clocks", "10");
 		set(job, "seed", "3");
 		set(job, "quiet", NULL);
@@ -516,12 +555,12 @@ Test(runtime_recover, exact_counts_in_every_mode)
 		set(job, "checkpoint-every", "2");
 		set(job, "on-failure", "recover");
 		cr_assert_eq(frr_job_set_app_args(job, 1, argv), 0);
-		cr_assert_eq(frr_job_run(job), 0, "mode %s", modes[i % 4]);
+		cr_assert_eq(frr_job_run(job), 0, "mode %s", modes[i % nm]);
 		frr_job_free(job);
 		cr_assert_eq(stat(died, &st), 0,
 			     "mode %s: rank 1 never died: nothing was "
 			     "recovered",
-			     modes[i % 4]);
+			     modes[i % nm]);
 		scratch_rm();
 	}
 }

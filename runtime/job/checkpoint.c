@@ -291,6 +291,30 @@ static int snap_wait(struct frr_worker *wk)
 	return 0;
 }
 
+/* lb-bsp: a helper returns the states of a worker's tail of clock c before
+ * its batch, so once every shard applied c they are all home. */
+static int tails_wait(struct frr_worker *wk, int c)
+{
+	struct frr_rt *rt = wk->rt;
+	struct frr_stall st;
+
+	frr_rt_stall_init(rt, &st);
+	while (!frr_rt_all_done_ge(rt, (uint64_t)c + 1)) {
+		if (frr_rt_failed(rt))
+			return frr_rt_failed(rt);
+		if (frr_rt_stalled(rt, &st))
+			return frr_rt_fail(rt, -ETIMEDOUT,
+					   "worker %d waited %d ms (the "
+					   "--timeout) for clock %d to be "
+					   "applied everywhere before copying "
+					   "its item states for a checkpoint",
+					   wk->dp.id, rt->prm->timeout_ms,
+					   frr_rt_app_clock(rt, c));
+		frr_nap_us(100);
+	}
+	return 0;
+}
+
 int frr_rt_ckpt_snap(struct frr_worker *wk, int c)
 {
 	struct frr_rt *rt = wk->rt;
@@ -299,7 +323,9 @@ int frr_rt_ckpt_snap(struct frr_worker *wk, int c)
 
 	if (!ck_due(rt, c) || !p->state)
 		return 0;
-	err = snap_wait(wk);
+	err = rt->ws->items_done_late ? tails_wait(wk, c) : 0;
+	if (!err)
+		err = snap_wait(wk);
 	if (err)
 		return err;
 	memcpy(rt->js->ck->snap[wk->dp.local], p->state, p->state_off[p->n]);
@@ -414,7 +440,9 @@ int frr_rt_ckpt_shard(struct frr_rt *rt, int c)
 	if (err)
 		return err;
 	t0 = frr_rt_clock_now();
-	for (int t = 0; t < rt->T; t++)
+	/* each worker copied its item states before its batch of c left,
+	 * or copies them later (items_done_late: the writer waits) */
+	for (int t = 0; t < rt->T && !rt->ws->items_done_late; t++)
 		if (rt->ws->parts[rt->rank * rt->T + t].state &&
 		    atomic_load_explicit(&k->snap_clock[t],
 					 memory_order_acquire) != c + 1)

@@ -106,6 +106,32 @@ static int ck_subdir(struct frr_rt *rt, int ac)
 	return 0;
 }
 
+/* lb-bsp: worker i copies its item states of the cut once every shard
+ * applied its clock (items_done_late), after the server's copy of the
+ * shard: wait for it. */
+static int snap_ready(struct frr_rt *rt, int i, const struct frr_ckpt_task *t)
+{
+	const struct frr_ckpt *k = rt->js->ck;
+	int ms = rt->prm->timeout_ms > 0 ? rt->prm->timeout_ms : 60000;
+	double t0 = frr_rt_clock_now();
+
+	while (atomic_load_explicit(&k->snap_clock[i], memory_order_acquire) !=
+	       t->c + 1) {
+		if (frr_rt_failed(rt))
+			return frr_rt_failed(rt);
+		if ((frr_rt_clock_now() - t0) * 1000 >= ms) {
+			frr_err("checkpoint of clock %d: worker %d did not "
+				"copy its item states within %d ms (the "
+				"--timeout) of its shard's copy; raise "
+				"--timeout if clocks take that long",
+				t->ac, rt->rank * rt->T + i, ms);
+			return -ETIMEDOUT;
+		}
+		frr_nap_us(100);
+	}
+	return 0;
+}
+
 /* This rank's item state copies of the cut (each freed for its worker's
  * next cut once written), then its shard. */
 static int run_files(struct frr_rt *rt, const struct frr_ckpt_task *t)
@@ -123,6 +149,8 @@ static int run_files(struct frr_rt *rt, const struct frr_ckpt_task *t)
 
 		if (!pt->state)
 			continue;
+		if (rt->ws->items_done_late && (err = snap_ready(rt, i, t)))
+			break;
 		h.index = v;
 		h.bytes = b.blen = pt->state_off[pt->n];
 		snprintf(name, sizeof(name), "state-%d", v);

@@ -88,19 +88,6 @@ static int check_ckpt_opts(const struct frr_job *job)
 			job->prog);
 		return -EINVAL;
 	}
-	/* rr/lb.c: a tail's states may be with a helper at the cut */
-	if (o->p.ckpt_dir && o->p.mode == FRR_MODE_LB_BSP &&
-	    FRR_APP_HAS(o->p.app, item_state_size) &&
-	    o->p.app->item_state_size) {
-		fprintf(
-		    stderr,
-		    "%s: --checkpoint with --mode lb-bsp: app %s keeps item "
-		    "state, which a checkpoint would copy while a helper may "
-		    "still run a tail of it (not supported yet); checkpoint "
-		    "it under --mode bsp, rr or flexrr\n",
-		    job->prog, o->p.app->name);
-		return -EINVAL;
-	}
 	if (o->p.resume_dir && o->p.load_path) {
 		fprintf(stderr,
 			"%s: --resume and --load both set the model: a resumed "

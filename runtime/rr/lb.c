@@ -30,7 +30,8 @@
  * the clock, so the states it reads are the donor's.  frr_rt_run_range
  * writes them back before the range's batch leaves, and the owner's next
  * clock waits for that batch (BSP).  Helpers on the donor's rank share its
- * copy.
+ * copy.  So a checkpoint copies a worker's states of clock C once every
+ * shard applied C (items_done_late), not before its batch leaves.
  */
 #include <errno.h>
 #include <math.h>
@@ -93,16 +94,11 @@ static int lb_job_init(struct frr_rt *rt, const struct frr_rr_opts *opts,
 	struct lb_job *j;
 	int err;
 
-	/* a checkpoint copies an owner's item states before its helpers'
-	 * tails of the clock are back (launch/ refuses it too) */
-	if (rt->app->item_state_size && rt->prm->ckpt_dir) {
-		frr_err(
-		    "--mode lb-bsp: app %s keeps item state, which a "
-		    "checkpoint cannot copy yet while a helper runs a tail; "
-		    "checkpoint it under bsp, rr or flexrr",
-		    rt->app->name);
-		return -EINVAL;
-	}
+	/* a checkpoint copies an owner's item states once its helpers'
+	 * tails of the clock are back: after the clock, not before its
+	 * batch (job/checkpoint.c) */
+	if (rt->app->item_state_size)
+		rt->ws->items_done_late = 1;
 	/* as rr refuses it (rr.c check_opts); it was clamped silently */
 	if (opts->group_size > RR_MAX_GROUP) {
 		frr_err("--rr-group %d: at most %d helpers per worker",

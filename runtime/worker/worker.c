@@ -331,8 +331,8 @@ static int one_clock(struct frr_worker *wk, int clock)
 	err = frr_rt_wait_eval(rt, &(struct frr_ssp_waiter)WAITER(wk), clock);
 	c.rec->wait_s += frr_rt_clock_now() - t1;
 	/* the cut's item state: no shard applies this clock before the
-	 * batch below leaves */
-	if (!err && rt->ws->clock_items_done)
+	 * batch below leaves (or, late, every shard has: its tails are back) */
+	if (!err && rt->ws->clock_items_done && !rt->ws->items_done_late)
 		err = rt->ws->clock_items_done(wk, clock);
 	if (!err)
 		err = frr_rt_batch_send(&c, 1, nextra);
@@ -340,6 +340,8 @@ static int one_clock(struct frr_worker *wk, int clock)
 	if (!err)
 		err = frr_rt_progress_publish(rt, wk->dp.id, clock, list.next,
 					      list.end);
+	if (!err && rt->ws->clock_items_done && rt->ws->items_done_late)
+		err = rt->ws->clock_items_done(wk, clock);
 	return err;
 }
 

@@ -113,6 +113,10 @@ struct frr_workers {
 	/* the server's end of a worker's clock c items, before its batch
 	 * leaves (checkpoints, job/'s): 0 or the job's error; NULL: none */
 	int (*clock_items_done)(struct frr_worker *wk, int c);
+	/* lb-bsp with item state: a helper's tail of the clock returns its
+	 * states before its batch, so clock_items_done runs after the
+	 * worker's batch, once every shard applied the clock (rr/lb.c) */
+	int items_done_late;
 };
 
 /* ---- worker/worker.c ---- */
