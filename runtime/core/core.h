@@ -133,6 +133,9 @@ struct frr_rt_params {
 	 * every rank's, and the summary counts the clocks since the
 	 * checkpoint as run again */
 	int failed_clock;
+	/* the recovery epoch this job runs in (0: the first run); a rank's
+	 * checkpoint files of epoch E > 0 carry ".eE" in their names */
+	unsigned epoch;
 	/* what a job tells launch/recover.c as it runs; NULL: nobody asks */
 	struct frr_rt_watch *watch;
 };

@@ -48,6 +48,15 @@ int frr_ckpt_has_app_state(const struct frr_rt *rt)
 	       a->checkpoint_save && a->checkpoint_load;
 }
 
+void frr_ckpt_name(char *buf, size_t len, const char *kind, int index,
+		   unsigned epoch)
+{
+	if (epoch)
+		snprintf(buf, len, "%s-%d.e%u", kind, index, epoch);
+	else
+		snprintf(buf, len, "%s-%d", kind, index);
+}
+
 void frr_ckpt_id_of(const struct frr_rt *rt, struct frr_ckpt_id *id)
 {
 	const struct frr_rt_params *o = rt->prm;
@@ -61,6 +70,7 @@ void frr_ckpt_id_of(const struct frr_rt *rt, struct frr_ckpt_id *id)
 	id->seed = o->seed;
 	id->ntables = rt->tb->ntables;
 	id->app_state = frr_ckpt_has_app_state(rt);
+	id->epoch = o->epoch;
 	snprintf(id->app, sizeof(id->app), "%s", rt->app->name);
 	for (int i = 1; i < o->app_argc; i++) {
 		const char *a = o->app_argv[i];
@@ -136,6 +146,7 @@ static void test_kill_init(struct frr_ckpt *k)
 	k->kill_before_manifest = e && strstr(e, ":manifest");
 	k->kill_self = e && (strstr(e, ":self") || strstr(e, ":stop"));
 	k->kill_stop = e && strstr(e, ":stop");
+	k->kill_file = e && strstr(e, ":file");
 }
 
 /* DIR exists (made if not) and is a directory of ours, not a link. */

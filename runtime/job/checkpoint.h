@@ -4,8 +4,9 @@
  * thread writes it, job/resume.c reads it back): what they share.
  * docs/runtime.md "Checkpoints" has the design: DIR/ckpt-C holds clock C's
  * cut (shard-R per rank, state-V per partition with item state, app-R per
- * rank for apps with the checkpoint callbacks, MANIFEST written last by
- * rank 0); DIR/latest names the newest complete one.
+ * rank for apps with the checkpoint callbacks, each with ".eE" from a
+ * recovery's epoch E on; MANIFEST written last by rank 0, naming the
+ * epoch); DIR/latest names the newest complete one.
  */
 #ifndef FLEXRR_RUNTIME_JOB_CHECKPOINT_H
 #define FLEXRR_RUNTIME_JOB_CHECKPOINT_H
@@ -58,6 +59,7 @@ struct frr_ckpt_id {
 	int rule[FRR_MAX_TABLES];
 	int app_state; /* app-R files present */
 	struct frr_ckpt_glob glob;
+	unsigned epoch; /* whose files (frr_ckpt_name); not compared */
 };
 
 enum { FRR_CKPT_FILES = 1, FRR_CKPT_APP, FRR_CKPT_COMMIT };
@@ -128,13 +130,21 @@ struct frr_ckpt {
 	 * once (the file DIR/.test-ckpt-kill): a leader lost while it writes,
 	 * for the recovery tests; with :stop it SIGSTOPs its process instead,
 	 * once (DIR/.test-ckpt-stop): a fenced leader that goes on writing
-	 * when continued; -1 = off */
-	int kill_clock, kill_before_manifest, kill_self, kill_stop;
+	 * when continued; with :file:stop the first rank to write a file of
+	 * C SIGSTOPs its process once it is past the epoch check, and when
+	 * continued writes it garbled (a fenced rank's late file: another
+	 * cut's bytes under SSP); -1 = off */
+	int kill_clock, kill_before_manifest, kill_self, kill_stop, kill_file;
 };
 
 /* DIR/ckpt-CLOCK[/name] into buf: 0 or -ENAMETOOLONG (logged). */
 int frr_ckpt_path(char *buf, size_t len, const char *dir, int clock,
 		  const char *name);
+/* A rank's or partition's file of a cut: KIND-INDEX, or KIND-INDEX.eE in
+ * recovery epoch E > 0 (a rank fenced out of an earlier epoch, continued,
+ * cannot land its file over the new epoch's file of the same clock). */
+void frr_ckpt_name(char *buf, size_t len, const char *kind, int index,
+		   unsigned epoch);
 /* This job's identity (clock left 0). */
 void frr_ckpt_id_of(const struct frr_rt *rt, struct frr_ckpt_id *id);
 /* Rank 0: the globals of app clocks ac - slack .. ac, as it holds them. */

@@ -65,17 +65,50 @@ static int ck_fenced(const struct frr_rt *rt, int ac, const char *what)
 	return -ESTALE;
 }
 
+/* FLEXRR_TEST_CKPT_KILL=C:file:stop: the first rank to write a file of C
+ * stops past its epoch check; continued, it writes that file garbled after
+ * its header (as a fenced rank's late file of another cut would differ
+ * under SSP, but such that reading it cannot pass unseen).  NULL: as is. */
+static void *test_late_file(const struct frr_rt *rt, int ac,
+			    const struct blob *b, struct blob *out)
+{
+	const struct frr_ckpt *k = rt->js->ck;
+	char p[4096];
+	size_t keep = b->alen ? 0 : sizeof(struct frr_ckpt_hdr);
+	uint8_t *g;
+
+	if (!k->kill_file || k->kill_clock != ac || b->blen <= keep)
+		return NULL;
+	snprintf(p, sizeof(p), "%s/.test-ckpt-file", rt->prm->ckpt_dir);
+	if (frr_file_claim(p) != 1)
+		return NULL;
+	raise(SIGSTOP);
+	g = malloc(b->blen);
+	if (!g)
+		return NULL;
+	memcpy(g, b->b, b->blen);
+	for (size_t i = keep; i < b->blen; i++)
+		g[i] ^= 0x5a;
+	*out = (struct blob){ b->a, g, b->alen, b->blen };
+	return g;
+}
+
 static int ck_write(struct frr_rt *rt, const struct frr_ckpt_task *t,
 		    const char *name, const struct blob *b)
 {
 	char p[4096];
+	struct blob late;
+	void *g = NULL;
 	int err = frr_ckpt_path(p, sizeof(p), rt->prm->ckpt_dir, t->ac, name);
 
 	if (!err)
 		err = ck_fenced(rt, t->ac, name);
+	if (!err && (g = test_late_file(rt, t->ac, b, &late)))
+		b = &late;
 	if (!err)
 		err = frr_file_write_atomic(p, "--checkpoint", fill_blob,
 					    (void *)b);
+	free(g);
 	if (!err)
 		rt->js->ck->cuts[t->seq % 2].bytes += b->alen + b->blen;
 	return err;
@@ -153,12 +186,12 @@ static int run_files(struct frr_rt *rt, const struct frr_ckpt_task *t)
 			break;
 		h.index = v;
 		h.bytes = b.blen = pt->state_off[pt->n];
-		snprintf(name, sizeof(name), "state-%d", v);
+		frr_ckpt_name(name, sizeof(name), "state", v, rt->prm->epoch);
 		err = ck_write(rt, t, name, &b);
 		atomic_store_explicit(&k->snap_clock[i], 0,
 				      memory_order_release);
 	}
-	snprintf(name, sizeof(name), "shard-%d", rt->rank);
+	frr_ckpt_name(name, sizeof(name), "shard", rt->rank, rt->prm->epoch);
 	return err ? err
 		   : ck_write(
 			 rt, t, name,
@@ -169,7 +202,7 @@ static int run_app(struct frr_rt *rt, const struct frr_ckpt_task *t)
 {
 	char name[64];
 
-	snprintf(name, sizeof(name), "app-%d", rt->rank);
+	frr_ckpt_name(name, sizeof(name), "app", rt->rank, rt->prm->epoch);
 	return ck_write(rt, t, name,
 			&(struct blob){ NULL, t->app, 0, t->app_len });
 }
@@ -199,6 +232,9 @@ static int fill_manifest(FILE *f, void *arg)
 			fprintf(f, " %a", id->glob.v[i][j]);
 		fprintf(f, "\n");
 	}
+	/* whose files (frr_ckpt_name): absent in epoch 0 */
+	if (id->epoch)
+		fprintf(f, "epoch %u\n", id->epoch);
 	fprintf(f, "end\n");
 	return ferror(f) ? -EIO : 0;
 }
@@ -217,7 +253,7 @@ static int check_shards(struct frr_rt *rt, int ac)
 		struct stat st;
 		int err;
 
-		snprintf(name, sizeof(name), "shard-%d", r);
+		frr_ckpt_name(name, sizeof(name), "shard", r, rt->prm->epoch);
 		err = frr_ckpt_path(p, sizeof(p), rt->prm->ckpt_dir, ac, name);
 		if (err)
 			return err;
@@ -291,7 +327,8 @@ static void test_kill(const struct frr_rt *rt, int ac, int before_manifest)
 	const struct frr_ckpt *k = rt->js->ck;
 	char p[4096];
 
-	if (k->kill_clock != ac || k->kill_before_manifest != before_manifest)
+	if (k->kill_file || k->kill_clock != ac ||
+	    k->kill_before_manifest != before_manifest)
 		return;
 	if (!k->kill_self)
 		kill(0, SIGKILL); /* the test runs the job in its own group */

@@ -143,7 +143,12 @@ static int parse_manifest(FILE *f, struct frr_ckpt_id *id)
 			    &id->cols[t], &id->rule[t]) == 4 &&
 		     ti == t;
 	}
-	return ok ? parse_globals(f, &id->glob) : -EINVAL;
+	if (ok)
+		ok = !parse_globals(f, &id->glob);
+	/* optional (epoch 0 writes none) */
+	if (ok && fscanf(f, " epoch %u", &id->epoch) != 1)
+		id->epoch = 0;
+	return ok ? 0 : -EINVAL;
 }
 
 /* The first difference between the checkpoint (s) and this job (j). */
@@ -246,14 +251,14 @@ static int read_hdr(const struct frr_rt *rt, FILE *f, const char *p, int kind,
 	return 0;
 }
 
-static int load_shard(struct frr_rt *rt, int clock)
+static int load_shard(struct frr_rt *rt, int clock, unsigned epoch)
 {
 	struct frr_ckpt_hdr h;
 	char name[64], p[4096];
 	FILE *f;
 	int err;
 
-	snprintf(name, sizeof(name), "shard-%d", rt->rank);
+	frr_ckpt_name(name, sizeof(name), "shard", rt->rank, epoch);
 	err = open_in(rt, clock, name, &f, p, sizeof(p));
 	if (err)
 		return err;
@@ -281,7 +286,7 @@ static int load_shard(struct frr_rt *rt, int clock)
 }
 
 /* Every partition this rank holds (its own; rr's replicas too). */
-static int load_states(struct frr_rt *rt, int clock)
+static int load_states(struct frr_rt *rt, int clock, unsigned epoch)
 {
 	int err = 0;
 
@@ -293,7 +298,7 @@ static int load_states(struct frr_rt *rt, int clock)
 
 		if (!pt->loaded || !pt->state)
 			continue;
-		snprintf(name, sizeof(name), "state-%d", v);
+		frr_ckpt_name(name, sizeof(name), "state", v, epoch);
 		err = open_in(rt, clock, name, &f, p, sizeof(p));
 		if (err)
 			break;
@@ -311,7 +316,7 @@ static int load_states(struct frr_rt *rt, int clock)
 	return err;
 }
 
-static int load_app(struct frr_rt *rt, int clock)
+static int load_app(struct frr_rt *rt, int clock, unsigned epoch)
 {
 	char name[64], p[4096];
 	FILE *f;
@@ -319,7 +324,7 @@ static int load_app(struct frr_rt *rt, int clock)
 
 	if (!frr_ckpt_has_app_state(rt))
 		return 0;
-	snprintf(name, sizeof(name), "app-%d", rt->rank);
+	frr_ckpt_name(name, sizeof(name), "app", rt->rank, epoch);
 	err = open_in(rt, clock, name, &f, p, sizeof(p));
 	if (err)
 		return err;
@@ -349,11 +354,11 @@ int frr_rt_resume(struct frr_rt *rt)
 			     clock, rt->prm->clocks, rt->prm->clocks - 1);
 	err = frr_ckpt_agree(rt, err);
 	if (!err)
-		err = load_shard(rt, clock);
+		err = load_shard(rt, clock, s.epoch);
 	if (!err)
-		err = load_states(rt, clock);
+		err = load_states(rt, clock, s.epoch);
 	if (!err)
-		err = load_app(rt, clock);
+		err = load_app(rt, clock, s.epoch);
 	err = frr_ckpt_agree(rt, err);
 	if (err)
 		return err;

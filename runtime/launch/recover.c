@@ -373,6 +373,7 @@ static int run_hosted(struct recover *rc, const int *ranks, int n)
 		atomic_init(&in[i].watch.clock, -1);
 		in[i].o.p.watch = &in[i].watch;
 		in[i].o.p.failed_clock = rc->failed_clock;
+		in[i].o.p.epoch = rc->epoch;
 		if (rc->epoch)
 			epoch_secret(&job->o.secret, rc->epoch,
 				     &in[i].o.secret);
