@@ -22,10 +22,8 @@
  *                                      verdict"), then lost[size]
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,44 +103,14 @@ static int mb_recv(const struct frr_members_cfg *cfg, int fd, uint32_t type,
 	return 0;
 }
 
-/* Connect to addr within ms: the fd, -ECONNREFUSED (nobody listens: the
- * process is gone) or another negative errno. */
+/* Connect to addr within ms (rdv_dial): the fd, -ECONNREFUSED (nobody
+ * listens: the process is gone) or another negative errno. */
 static int mb_dial(const char *addr, int ms)
 {
 	struct rdv_addr a;
-	struct pollfd p;
-	int fd, err = rdv_parse_addr(addr, 0, &a), one = 1, r;
-	socklen_t l = sizeof(err);
+	int err = rdv_parse_addr(addr, 0, &a);
 
-	if (err)
-		return err;
-	fd = socket(a.sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
-		    0);
-	if (fd < 0)
-		return -errno;
-	if (!connect(fd, (struct sockaddr *)&a.sa, a.len))
-		goto ok;
-	if (errno != EINPROGRESS) {
-		err = -errno;
-		goto fail;
-	}
-	p = (struct pollfd){ fd, POLLOUT, 0 };
-	r = poll(&p, 1, ms);
-	if (r <= 0) {
-		err = r ? -errno : -ETIMEDOUT;
-		goto fail;
-	}
-	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &l) || err) {
-		err = err ? -err : -errno;
-		goto fail;
-	}
-ok:
-	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	return fd;
-fail:
-	close(fd);
-	return err;
+	return err ? err : rdv_dial(&a, ms);
 }
 
 int frr_members_gone(const char *addr, int ms)

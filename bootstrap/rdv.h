@@ -113,6 +113,11 @@ struct rdv_addr {
  * -EINVAL (logged). */
 int rdv_parse_addr(const char *addr, int passive, struct rdv_addr *out);
 int rdv_left_ms(double deadline);
+/* A TCP connection to a within ms (a connect that does not block past
+ * them: a host that is down answers nothing), blocking, TCP_NODELAY: the
+ * fd, or a negative errno (-ETIMEDOUT: no answer; -ECONNREFUSED: nobody
+ * listens there). */
+int rdv_dial(const struct rdv_addr *a, int ms);
 /* Full read/write with a deadline. */
 int rdv_io_full(int fd, void *buf, size_t len, int wr, double deadline);
 const char *rdv_hint(const struct frr_tcp_cfg *cfg);

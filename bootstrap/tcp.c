@@ -256,32 +256,63 @@ static int rdv_listen(const struct frr_tcp_cfg *cfg, int *fd_out)
 }
 
 /* Connect to rank 0, retrying until the deadline (it may start later). */
+int rdv_dial(const struct rdv_addr *a, int ms)
+{
+	struct pollfd p;
+	int fd, err, one = 1, r;
+	socklen_t l = sizeof(err);
+
+	fd = socket(a->sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+		    0);
+	if (fd < 0)
+		return -errno;
+	if (!connect(fd, (const struct sockaddr *)&a->sa, a->len))
+		goto ok;
+	if (errno != EINPROGRESS) {
+		err = -errno;
+		goto fail;
+	}
+	p = (struct pollfd){ fd, POLLOUT, 0 };
+	r = poll(&p, 1, ms);
+	if (r <= 0) {
+		err = r ? -errno : -ETIMEDOUT;
+		goto fail;
+	}
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &l) || err) {
+		err = err ? -err : -errno;
+		goto fail;
+	}
+ok:
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return fd;
+fail:
+	close(fd);
+	return err;
+}
+
+/* Rank 0's rendezvous, tried every 100 ms until the deadline: each try
+ * waits at most what is left (a blocking connect to a host that is down
+ * took the kernel's SYN retries, minutes, whatever the deadline). */
 static int dial(const struct frr_tcp_cfg *cfg, double dl)
 {
 	struct rdv_addr a;
-	int err = rdv_parse_addr(cfg->addr, 0, &a), fd, one = 1;
+	int err = rdv_parse_addr(cfg->addr, 0, &a), fd;
 
 	if (err)
 		return err;
-	for (;;) {
-		fd = socket(a.sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (fd < 0)
-			return -errno;
-		if (!connect(fd, (struct sockaddr *)&a.sa, a.len))
-			break;
-		err = -errno;
-		close(fd);
+	while ((fd = rdv_dial(&a, rdv_left_ms(dl))) < 0) {
+		struct timespec ts = { 0, 100000000 };
+
 		if (!rdv_left_ms(dl)) {
 			frr_err("rendezvous address %s is unreachable (%s): "
 				"is rank 0 running there, and is the address "
 				"right (%s)?",
-				cfg->addr, strerror(-err), rdv_hint(cfg));
+				cfg->addr, strerror(-fd), rdv_hint(cfg));
 			return -EHOSTUNREACH;
 		}
-		struct timespec ts = { 0, 100000000 };
 		nanosleep(&ts, NULL);
 	}
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	return fd;
 }
 

@@ -165,3 +165,67 @@ Test(runtime_rendezvous, timeout_names_what_was_refused)
 	cr_assert(strstr(r0->err, "last: garbage"), "%s", r0->err);
 	free(r0);
 }
+
+/* A listener whose accept queue is full: the kernel drops further SYNs, as
+ * a host that is down answers nothing.  Its fd; fill[] hold the queue. */
+static int silent_listener(int *port, int *fill, int nfill)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t sl = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	cr_assert(fd >= 0 && !bind(fd, (struct sockaddr *)&sa, sizeof(sa)) &&
+		  !listen(fd, 0) &&
+		  !getsockname(fd, (struct sockaddr *)&sa, &sl));
+	*port = ntohs(sa.sin_port);
+	for (int i = 0; i < nfill; i++) {
+		fill[i] = socket(AF_INET,
+				 SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		cr_assert_geq(fill[i], 0);
+		(void)connect(fill[i], (struct sockaddr *)&sa, sizeof(sa));
+		usleep(50000); /* let the handshake land in the queue */
+	}
+	return fd;
+}
+
+/* Rank 1 whose rank 0 never answers (its address silent, as a host that is
+ * down) gives up at the rendezvous timeout saying so: a connect blocked in
+ * the kernel's SYN retries (minutes) once outlasted any timeout. */
+Test(runtime_rendezvous, a_silent_rank0_is_given_up_at_the_timeout)
+{
+	struct rt_run *r1 = calloc(1, sizeof(*r1));
+	int port, fill[3], lfd = silent_listener(&port, fill, 3);
+	char addr[64];
+	double t0;
+	pid_t p1;
+
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
+	char *argv[] = { (char *)rt_bin(),
+			 "run",
+			 "--rendezvous",
+			 addr,
+			 "--rendezvous-timeout",
+			 "2",
+			 "-q",
+			 "toy",
+			 NULL };
+	char *e1[] = { "FLEXRR_RANK=1", "FLEXRR_SIZE=2",
+		       "FLEXRR_JOB_TOKEN=" TOKEN_A, NULL };
+
+	t0 = rt_now();
+	p1 = rt_spawn(argv, e1, "rdvs");
+	r1->code = rt_wait(p1, 30);
+	t0 = rt_now() - t0;
+	rt_collect("rdvs", r1);
+	for (int i = 0; i < 3; i++)
+		close(fill[i]);
+	close(lfd);
+	cr_assert(r1->code > 0 && r1->code < 128, "exit %d: %s", r1->code,
+		  r1->err);
+	cr_assert_lt(t0, 15, "rank 1 took %.1f s to give up a 2 s timeout", t0);
+	cr_assert(strstr(r1->err, "rendezvous address") &&
+		      strstr(r1->err, "is unreachable"),
+		  "%s", r1->err);
+	free(r1);
+}
