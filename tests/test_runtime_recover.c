@@ -423,26 +423,24 @@ Test(runtime_recover, launched_ranks_agree_who_is_left)
 }
 
 /* Launched: rank 1 killed at clock 5, then rank 2's process (which is to
- * run rank 1 too) on its way to epoch 1's meeting.  Rank 0's process,
- * serving that meeting, finds the missing ranks' process gone (its members
- * socket refuses) and gives the meeting up instead of waiting out the
+ * run rank 1 too) lost on its way to epoch 1's meeting (env meet).  Rank
+ * 0's process, serving that meeting, finds the missing ranks' process gone
+ * and gives the meeting up (saying want) instead of waiting out the
  * --rendezvous-timeout (300 s here: past this test's wait for its ranks),
  * then runs all three. */
-Test(runtime_recover, launched_ranks_give_up_a_meeting_a_rank_left)
+static void meeting_given_up(const char *meet, const char *opts,
+			     const char *want_err)
 {
 	struct rt_run *rr = calloc(LN, sizeof(*rr));
 	int codes[LN];
-	char want[1024], got[1024], env[256];
+	char want[1024], got[1024], env[256], job[256];
 
-	if (frr_test_quick())
-		cr_skip_test("on the host (shm) only: see the top");
 	scratch();
 	run(rr, NULL, "--backend shm " TOY3);
 	result(rr, want, sizeof(want));
-	snprintf(env, sizeof(env),
-		 "FLEXRR_TEST_DIE=1:5:%s/died FLEXRR_TEST_DIE_MEET=2", dir);
-	launched(FRR_TP_BACKEND_SHM, env, "--rendezvous-timeout 300 " TOY3,
-		 codes, rr);
+	snprintf(env, sizeof(env), "FLEXRR_TEST_DIE=1:5:%s/died %s", dir, meet);
+	snprintf(job, sizeof(job), "--rendezvous-timeout 300 %s" TOY3, opts);
+	launched(FRR_TP_BACKEND_SHM, env, job, codes, rr);
 	cr_assert_eq(codes[0], 0, "rank 0: %d %s", codes[0], rr[0].err);
 	cr_assert_eq(codes[1], 128 + SIGKILL, "%s", rr[1].err);
 	cr_assert_eq(codes[2], 128 + SIGKILL, "%s", rr[2].err);
@@ -451,12 +449,32 @@ Test(runtime_recover, launched_ranks_give_up_a_meeting_a_rank_left)
 			 want);
 	cr_assert(strstr(rr[0].out, " recovered: lost=2 epoch=2 "), "%s",
 		  rr[0].out);
-	cr_assert(strstr(rr[0].err, "rank 2's process is gone (its members "
-				    "socket refuses): giving up epoch 1's "
-				    "meeting"),
-		  "%s", rr[0].err);
+	cr_assert(strstr(rr[0].err, want_err), "no '%s' in:\n%s", want_err,
+		  rr[0].err);
 	scratch_rm();
 	free(rr);
+}
+
+/* Its process dead: its members socket refuses. */
+Test(runtime_recover, launched_ranks_give_up_a_meeting_a_rank_left)
+{
+	if (frr_test_quick())
+		cr_skip_test("on the host (shm) only: see the top");
+	meeting_given_up("FLEXRR_TEST_DIE_MEET=2", "",
+			 "rank 2's process is gone (its members socket "
+			 "refuses): giving up epoch 1's meeting");
+}
+
+/* Its process silent, as on a host that is down (its members socket's
+ * accept queue full: the kernel drops the probes, and the process is
+ * stopped): given up after the --dead-timeout of silence; the next
+ * members round finds it lost as it finds a stopped rank. */
+Test(runtime_recover, launched_ranks_give_up_a_meeting_a_silent_rank_left)
+{
+	if (frr_test_quick() || frr_test_sanitizer())
+		cr_skip_test("on the host (shm) only: see the top");
+	meeting_given_up("FLEXRR_TEST_DIE_MEET=2:silent", "--dead-timeout 1 ",
+			 "rank 2's process has answered nothing for ");
 }
 
 /* Not recovered: a rank's own error (a forged NaN stat, refused by rank 0:

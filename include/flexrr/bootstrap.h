@@ -202,9 +202,14 @@ int frr_members_agree(const struct frr_members_cfg *cfg, unsigned char *lost);
 
 /* Whether the process that listened at addr (frr_members_listen) is gone:
  * 1 when a connection there is refused (nobody listens), 0 when it is
- * taken or not answered within ms (a host that is down may not answer:
- * not known). */
+ * taken, a negative errno when nothing answered within ms (-ETIMEDOUT: a
+ * host that is down, or a network that drops; the caller decides how long
+ * a silence it takes for gone). */
 int frr_members_gone(const char *addr, int ms);
+/* Tests: make the members socket *fd answer nothing from now on, as a host
+ * that is down: it is replaced by one at the same address whose accept
+ * queue is full, so the kernel drops connection attempts.  0 or -errno. */
+int frr_members_silence(int *fd);
 
 /* ---- TCP rendezvous (tcp.c) -------------------------------------------- */
 struct frr_tcp_cfg {

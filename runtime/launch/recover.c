@@ -217,6 +217,8 @@ struct inst {
 	int rank, lfd, err;
 	int started;	      /* th runs it (the first runs in the caller) */
 	long long next_probe; /* meeting_over's, of the serving instance */
+	int silent_p;	      /* the process probed, silent since (ms) */
+	long long silent_since;
 	pthread_t th;
 	struct frr_rt_watch watch;
 };
@@ -270,14 +272,16 @@ static int inst_current(void *arg)
  * job's page says so.  Launched ranks have no page: the instance that
  * serves the meeting (rank 0's, on the coordinator's members socket) asks
  * the members socket of the process that runs the first rank still missing
- * every MEET_PROBE_MS; a refused connection is a process gone.
+ * every MEET_PROBE_MS; a refused connection is a process gone, and so is
+ * one that answered none of them for the --dead-timeout (a host that is
+ * down answers nothing: a stopped process's kernel still takes them).
  */
 static int meeting_over(void *arg, int missing)
 {
 	struct inst *in = arg;
 	struct recover *rc = in->rc;
 	long long now;
-	int p;
+	int p, gone;
 
 	if (epoch_over(rc))
 		return 1;
@@ -288,7 +292,22 @@ static int meeting_over(void *arg, int missing)
 	if (now < in->next_probe || p < 0 || p == rc->me)
 		return 0;
 	in->next_probe = now + MEET_PROBE_MS;
-	if (!frr_members_gone(rc->maddr[p], MEET_PROBE_MS / 2))
+	gone = frr_members_gone(rc->maddr[p], MEET_PROBE_MS / 2);
+	if (gone < 0 && in->silent_p != p) {
+		in->silent_p = p;
+		in->silent_since = now;
+	}
+	if (!gone)
+		in->silent_p = -1;
+	if (gone < 0 && now - in->silent_since >= rc->job->o.p.dead_ms) {
+		fprintf(stderr,
+			"flexrr[%d]: rank %d's process has answered nothing "
+			"for %lld ms (the --dead-timeout; its host down?): "
+			"giving up epoch %u's meeting\n",
+			rc->me, p, now - in->silent_since, rc->epoch);
+		return 1;
+	}
+	if (gone <= 0)
 		return 0;
 	fprintf(stderr,
 		"flexrr[%d]: rank %d's process is gone (its members socket "
@@ -364,9 +383,11 @@ static int run_hosted(struct recover *rc, const int *ranks, int n)
 	if (!in)
 		return -ENOMEM;
 	for (int i = 0; i < n; i++) {
-		in[i] = (struct inst){
-			.rc = rc, .o = job->o, .rank = ranks[i], .lfd = -1
-		};
+		in[i] = (struct inst){ .rc = rc,
+				       .o = job->o,
+				       .rank = ranks[i],
+				       .lfd = -1,
+				       .silent_p = -1 };
 		in[i].watch.peer_hung = inst_peer_hung;
 		in[i].watch.current = inst_current;
 		in[i].watch.arg = &in[i];
@@ -538,8 +559,10 @@ static int agree_launched(struct recover *rc, unsigned char *lost)
 
 /* env FLEXRR_TEST_DIE_MEET=R: the process of rank R is killed as it goes
  * to a new epoch's meeting, once (the run that creates DIR/.test-die-meet):
- * a loss while the survivors meet, for the tests. */
-static void test_die_meet(const struct recover *rc)
+ * a loss while the survivors meet, for the tests.  R:silent (launched
+ * ranks): it goes silent instead, as a host that is down (its members
+ * socket answers nothing, it stops), and is killed when continued. */
+static void test_die_meet(struct recover *rc)
 {
 	const char *e = getenv("FLEXRR_TEST_DIE_MEET");
 	char p[4096];
@@ -549,6 +572,15 @@ static void test_die_meet(const struct recover *rc)
 	snprintf(p, sizeof(p), "%s/.test-die-meet", rc->job->o.p.ckpt_dir);
 	if (frr_file_claim(p) != 1)
 		return;
+	if (strstr(e, ":silent") && rc->mfd >= 0) {
+		int err = frr_members_silence(&rc->mfd);
+
+		fprintf(stderr,
+			"flexrr[%d]: test: FLEXRR_TEST_DIE_MEET: silent (%s) "
+			"on the way to epoch %u's meeting\n",
+			rc->me, err ? strerror(-err) : "ok", rc->epoch);
+		raise(SIGSTOP);
+	}
 	fprintf(stderr,
 		"flexrr[%d]: test: FLEXRR_TEST_DIE_MEET: SIGKILL on the way "
 		"to epoch %u's meeting\n",
