@@ -130,16 +130,14 @@ Test(runtime_rendezvous, job_starts_despite_idle_garbage_and_impostors)
 	free(rx);
 }
 
-/* Rank 0 gives up on its own ranks only after the rendezvous timeout, and
- * then says which connections it refused instead of blaming the secret. */
-Test(runtime_rendezvous, timeout_names_what_was_refused)
+/* Rank `rank` of a 2-rank toy job meeting at 127.0.0.1:port, with a 2 s
+ * rendezvous timeout. */
+static pid_t spawn_rank(int rank, int port, const char *tag)
 {
-	struct rt_run *r0 = calloc(1, sizeof(*r0));
-	int port = rt_free_port(), g;
-	char addr[64];
-	pid_t p0;
+	char addr[64], r[32];
 
 	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
+	snprintf(r, sizeof(r), "FLEXRR_RANK=%d", rank);
 	char *argv[] = { (char *)rt_bin(),
 			 "run",
 			 "--rendezvous",
@@ -149,10 +147,19 @@ Test(runtime_rendezvous, timeout_names_what_was_refused)
 			 "-q",
 			 "toy",
 			 NULL };
-	char *e0[] = { "FLEXRR_RANK=0", "FLEXRR_SIZE=2",
-		       "FLEXRR_JOB_TOKEN=" TOKEN_A, NULL };
+	char *env[] = { r, "FLEXRR_SIZE=2", "FLEXRR_JOB_TOKEN=" TOKEN_A, NULL };
 
-	p0 = rt_spawn(argv, e0, "rdvt");
+	return rt_spawn(argv, env, tag);
+}
+
+/* Rank 0 gives up on its own ranks only after the rendezvous timeout, and
+ * then says which connections it refused instead of blaming the secret. */
+Test(runtime_rendezvous, timeout_names_what_was_refused)
+{
+	struct rt_run *r0 = calloc(1, sizeof(*r0));
+	int port = rt_free_port(), g;
+	pid_t p0 = spawn_rank(0, port, "rdvt");
+
 	g = connect_rank0(port);
 	cr_assert_geq(g, 0);
 	cr_assert_eq(write(g, "\x01\x02\x03\x04junkjunkjunk", 16), 16);
@@ -196,25 +203,11 @@ Test(runtime_rendezvous, a_silent_rank0_is_given_up_at_the_timeout)
 {
 	struct rt_run *r1 = calloc(1, sizeof(*r1));
 	int port, fill[3], lfd = silent_listener(&port, fill, 3);
-	char addr[64];
 	double t0;
 	pid_t p1;
 
-	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
-	char *argv[] = { (char *)rt_bin(),
-			 "run",
-			 "--rendezvous",
-			 addr,
-			 "--rendezvous-timeout",
-			 "2",
-			 "-q",
-			 "toy",
-			 NULL };
-	char *e1[] = { "FLEXRR_RANK=1", "FLEXRR_SIZE=2",
-		       "FLEXRR_JOB_TOKEN=" TOKEN_A, NULL };
-
 	t0 = rt_now();
-	p1 = rt_spawn(argv, e1, "rdvs");
+	p1 = spawn_rank(1, port, "rdvs");
 	r1->code = rt_wait(p1, 30);
 	t0 = rt_now() - t0;
 	rt_collect("rdvs", r1);
