@@ -255,7 +255,6 @@ static int rdv_listen(const struct frr_tcp_cfg *cfg, int *fd_out)
 	return 0;
 }
 
-/* Connect to rank 0, retrying until the deadline (it may start later). */
 int rdv_dial(const struct rdv_addr *a, int ms)
 {
 	struct pollfd p;
@@ -291,9 +290,9 @@ fail:
 	return err;
 }
 
-/* Rank 0's rendezvous, tried every 100 ms until the deadline: each try
- * waits at most what is left (a blocking connect to a host that is down
- * took the kernel's SYN retries, minutes, whatever the deadline). */
+/* Connect to rank 0, retrying every 100 ms until the deadline (it may
+ * start later): each try waits at most what is left (a blocking connect to
+ * a host that is down sat in the kernel's SYN retries for minutes). */
 static int dial(const struct frr_tcp_cfg *cfg, double dl)
 {
 	struct rdv_addr a;
