@@ -169,6 +169,14 @@ static void plan_rank(const struct frr_rt *rt, struct mem_plan *m)
 			m->inflight +=
 			    shard * (s->rule == FRR_UPDATE_ADAGRAD ? 2 : 1);
 	}
+	/* --checkpoint: the cut's copy of each own partition's item state
+	 * (job/checkpoint.c frr_rt_ckpt_snap) */
+	for (int t = 0; rt->prm->ckpt_dir && t < rt->T; t++) {
+		const struct frr_part *p = &rt->ws->parts[rt->rank * rt->T + t];
+
+		if (p->state)
+			m->inflight += (double)p->state_off[p->n];
+	}
 	m->inflight += m->lag;
 }
 
