@@ -123,10 +123,11 @@ struct frr_rt_params {
 	double ckpt_every_s;
 	const char *resume_dir;
 	/* a job the survivors of a lost rank carry on (launch/recover.c):
-	 * what happened, for the summary line ("lost=1 epoch=1 from_clock=6"),
-	 * and when its previous run failed (frr_now_s), for recovery_s;
-	 * NULL / 0: not a recovery */
-	const char *recovered;
+	 * what happened, for the summary line ("lost=1 epoch=1", and the lost
+	 * ranks "1,3"; the job adds the clock it resumed from), and when its
+	 * previous run failed (frr_now_s), for recovery_s; NULL / 0: not a
+	 * recovery */
+	const char *recovered, *lost_ranks;
 	double recover_t0;
 	/* a recovered job: the highest app clock the previous run had
 	 * started on this process (-1: none); the job takes the highest of

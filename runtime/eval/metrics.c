@@ -260,9 +260,12 @@ void frr_rt_print_summary(struct frr_rt *rt, double secs)
 			items += rt->ws->nitems[w];
 		snprintf(
 		    rec, sizeof(rec),
-		    " recovered: %s failed_at_clock=%d rerun_clocks=%d "
-		    "rerun_items=%" PRIu64 " recovery_s=%.3f",
-		    rt->prm->recovered, rt->ev->failed_at, rt->ev->rerun_clocks,
+		    " recovered: %s from_clock=%d lost_ranks=%s "
+		    "failed_at_clock=%d rerun_clocks=%d rerun_items=%" PRIu64
+		    " recovery_s=%.3f",
+		    rt->prm->recovered, rt->clock_base - 1,
+		    rt->prm->lost_ranks ? rt->prm->lost_ranks : "?",
+		    rt->ev->failed_at, rt->ev->rerun_clocks,
 		    items * (uint64_t)rt->ev->rerun_clocks, rt->ev->recovery_s);
 	}
 	printf("flexrr: done mode=%s backend=%s procs=%d threads=%d "

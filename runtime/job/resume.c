@@ -336,6 +336,31 @@ static int load_app(struct frr_rt *rt, int clock, unsigned epoch)
 	return err;
 }
 
+/* Every rank resumes rank 0's reading of DIR/latest (a rank fenced out of
+ * a recovery's earlier epoch may replace latest between two ranks' reads:
+ * docs/runtime.md "A fenced rank's files"): err, or the first error of
+ * another rank. */
+static int agree_clock(struct frr_rt *rt, int err, int *clock)
+{
+	int32_t mine[2] = { err, *clock }, *all = calloc((size_t)rt->P, 8);
+	int e;
+
+	if (!all)
+		return -ENOMEM;
+	e = frr_oob_allgather(rt->oob, mine, sizeof(mine), all,
+			      rt->prm->timeout_ms);
+	for (int r = 0; r < rt->P && !e; r++)
+		e = all[2 * r];
+	if (!e && *clock != all[1])
+		frr_warn("--resume %s: DIR/latest named ckpt-%d here and "
+			 "ckpt-%d to rank 0 (it changed meanwhile): resuming "
+			 "rank 0's",
+			 rt->prm->resume_dir, *clock, all[1]);
+	*clock = all[1];
+	free(all);
+	return err ? err : e;
+}
+
 int frr_rt_resume(struct frr_rt *rt)
 {
 	struct frr_ckpt_id s = { 0 };
@@ -343,7 +368,7 @@ int frr_rt_resume(struct frr_rt *rt)
 
 	if (!rt->prm->resume_dir)
 		return 0;
-	err = read_latest(rt, &clock);
+	err = agree_clock(rt, read_latest(rt, &clock), &clock);
 	if (!err)
 		err = read_manifest(rt, clock, &s);
 	if (!err && clock + 1 >= rt->prm->clocks)

@@ -209,6 +209,7 @@ struct recover {
 	 * for the next epoch's count of what ran again */
 	int failed_clock;
 	const unsigned char *lost; /* per process, as of this epoch */
+	char lost_ranks[64];	   /* the summary's, as of this epoch */
 };
 
 struct inst {
@@ -452,18 +453,22 @@ static void plan_epoch(struct recover *rc, const unsigned char *lost, int n,
 		       const int *ranks, char *note, size_t len)
 {
 	struct frr_job *job = rc->job;
-	char runs[256] = "", who[64] = "", from[4200];
+	char runs[256] = "", *who = rc->lost_ranks, from[4200];
 	int nlost = 0, clock, err, k = 0, w = 0;
 
+	who[0] = 0;
 	for (int r = 0; r < rc->P; r++) {
 		if (!lost[r])
 			continue;
 		/* the first few by number, then "..." */
-		if (w < (int)sizeof(who) - 16)
-			w += snprintf(who + w, sizeof(who) - (size_t)w, "%s%d",
-				      nlost ? "," : "", r);
+		if (w < (int)sizeof(rc->lost_ranks) - 16)
+			w += snprintf(who + w,
+				      sizeof(rc->lost_ranks) - (size_t)w,
+				      "%s%d", nlost ? "," : "", r);
 		else if (!strstr(who, "..."))
-			w += snprintf(who + w, sizeof(who) - (size_t)w, ",...");
+			w += snprintf(who + w,
+				      sizeof(rc->lost_ranks) - (size_t)w,
+				      ",...");
 		nlost++;
 	}
 	for (int i = 0; i < n && k < (int)sizeof(runs) - 16; i++)
@@ -472,9 +477,10 @@ static void plan_epoch(struct recover *rc, const unsigned char *lost, int n,
 	err = frr_ckpt_latest(job->o.p.ckpt_dir, &clock);
 	if (!err)
 		job->o.p.resume_dir = job->o.p.ckpt_dir;
-	snprintf(note, len, "lost=%d epoch=%u from_clock=%d lost_ranks=%s",
-		 nlost, rc->epoch, err ? -1 : clock, who);
+	/* the job adds the clock it resumed from: its ranks agree on it */
+	snprintf(note, len, "lost=%d epoch=%u", nlost, rc->epoch);
 	job->o.p.recovered = note;
+	job->o.p.lost_ranks = who;
 	if (!err)
 		snprintf(from, sizeof(from),
 			 "from %s/ckpt-%d: clocks after %d run again",
