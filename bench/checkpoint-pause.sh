@@ -8,6 +8,10 @@
 # after) and the ratio; then the job's time_s with and without
 # checkpoints.
 #   bench/checkpoint-pause.sh [BIN] [DIR]   (default build/bin/flexrr, /tmp)
+# env PROCS (2), MODE (--mode ssp --slack 2), APP (mf JOB), JOB (the mf
+# data), e.g. lda under lb-bsp, whose item states are copied once every
+# shard applied the cut's clock: MODE="-t 2 --mode lb-bsp --stragglers
+# persistent:0,3" APP="lda --text KJV".
 # Goal (issue 22): pause <= 1.5x bytes / bandwidth.  Prints, asserts nothing.
 set -euo pipefail
 bin=${1:-build/bin/flexrr}
@@ -16,8 +20,10 @@ procs=${PROCS:-2}
 job=${JOB:-"--synthetic 200000,20000,1000000 --rank 64"}
 tmp=$(mktemp -d "$base/flexrr-ckpt-bench.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-run=("$bin" run --no-pin -n "$procs" --mode ssp --slack 2 --clocks 12)
-"${run[@]}" --checkpoint "$tmp/ck" --checkpoint-every 2 mf $job 2>"$tmp/log" >"$tmp/out"
+read -ra mode <<<"${MODE:---mode ssp --slack 2}"
+read -ra app <<<"${APP:-mf $job}"
+run=("$bin" run --no-pin -n "$procs" "${mode[@]}" --clocks 12)
+"${run[@]}" --checkpoint "$tmp/ck" --checkpoint-every 2 "${app[@]}" 2>"$tmp/log" >"$tmp/out"
 mib=$(sed -n 's/.*rank 0 wrote \([0-9.]*\) MiB.*/\1/p' "$tmp/log" | head -1)
 # the same bytes, once per rank at the same time (the ranks share the disk)
 bw() {
@@ -41,6 +47,6 @@ sed -En 's/.*checkpoint of clock ([0-9]+) .* in ([0-9.]+) s \(files\), paused ([
 	done
 grep 'checkpoints in' "$tmp/log" || true
 with=$(sed -n 's/.*done .*time_s=\([0-9.]*\).*/\1/p' "$tmp/out")
-"${run[@]}" mf $job 2>/dev/null >"$tmp/out0"
+"${run[@]}" "${app[@]}" 2>/dev/null >"$tmp/out0"
 without=$(sed -n 's/.*done .*time_s=\([0-9.]*\).*/\1/p' "$tmp/out0")
 echo "job time_s: $with with checkpoints, $without without (run after)"

@@ -48,7 +48,7 @@ Test(rr_cli, flexrr_run_with_trace_and_metrics)
 {
 	static struct rt_run r;
 	struct rt_argv a;
-	char trace[128], metrics[128], cmd[512];
+	char trace[128], metrics[128], cmd[768];
 	char *env[] = { "FLEXRR_LOG=info", NULL };
 
 	snprintf(trace, sizeof(trace), "/tmp/rr-cli-%d.json", getpid());
@@ -64,19 +64,22 @@ Test(rr_cli, flexrr_run_with_trace_and_metrics)
 	/* injected delays are logged */
 	cr_assert(strstr(r.err, "stragglers: worker 0 clock 0 slowed x4.00"),
 		  "no delay log in:\n%s", r.err);
-	/* the trace: valid JSON with worker tracks, clocks, delays, help */
+	/* the trace: valid JSON with worker tracks, clocks, delays, help,
+	 * flushes, and each rank's server track with its applies */
 	snprintf(cmd, sizeof(cmd),
 		 "python3 -c \"import json,sys; e=json.load(open('%s')); "
 		 "n=set(x['name'] for x in e); "
 		 "t=set(x['args']['name'] for x in e if x['name']=="
 		 "'thread_name'); "
-		 "sys.exit(0 if {'worker 0','worker 3'} <= t and "
+		 "sys.exit(0 if {'worker 0','worker 3','server'} <= t and "
 		 "'injected delay' in n and 'work' in n and "
+		 "'flush' in n and 'apply' in n and "
 		 "any(s.startswith('clock ') for s in n) and "
 		 "any(s.startswith('help w0') for s in n) and "
 		 "'DoThis' in n else 1)\"",
 		 trace);
-	cr_assert_eq(system(cmd), 0, "trace %s lacks workers/help/delays",
+	cr_assert_eq(system(cmd), 0,
+		     "trace %s lacks workers/help/delays/flushes/applies",
 		     trace);
 	/* rr counters in the metrics file */
 	snprintf(cmd, sizeof(cmd),

@@ -11,6 +11,8 @@
 #include <time.h>
 
 #include "job.h"
+#include "table.h"
+#include "trace.h"
 
 /* One turn: 1 if something was done, 0 if idle, < 0 the job's error. */
 static int server_step(struct frr_rt *rt, int end)
@@ -46,13 +48,23 @@ static int server_step(struct frr_rt *rt, int end)
 	}
 	if (rt->ev->next_eval < end && rt->ev->next_eval < rt->tb->next_apply &&
 	    frr_rt_all_done_ge(rt, (uint64_t)rt->ev->next_eval + 1)) {
+		uint64_t t0 = frr_trace_now();
+
 		err = frr_rt_eval_local(rt, rt->ev->next_eval++);
+		frr_trace_rec(rt->tb->trace, FRR_TR_EVAL, t0, frr_trace_now(),
+			      rt->ev->next_eval - 1, -1, 0, 0);
 		if (err)
 			return err;
 		busy = 1;
 	}
 	if (rt->rank == 0 && rt->ev->next_global < rt->ev->next_eval) {
+		uint64_t t0 = frr_trace_now();
+
 		err = frr_rt_try_global(rt, rt->ev->next_global);
+		if (err > 0)
+			frr_trace_rec(rt->tb->trace, FRR_TR_GLOBAL, t0,
+				      frr_trace_now(), rt->ev->next_global, -1,
+				      0, 0);
 		if (err < 0)
 			return err;
 		if (err) {

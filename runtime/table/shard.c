@@ -32,6 +32,7 @@
 
 #include "flexrr/log.h"
 #include "table.h"
+#include "trace.h"
 
 int frr_rt_owner_rank(const struct frr_rt *rt, int t, uint64_t row)
 {
@@ -330,7 +331,7 @@ static int eager_complete(struct frr_rt *rt, int c)
 
 int frr_rt_try_apply(struct frr_rt *rt, int c)
 {
-	uint64_t dlo[FRR_MAX_TABLES], dhi[FRR_MAX_TABLES];
+	uint64_t dlo[FRR_MAX_TABLES], dhi[FRR_MAX_TABLES], tr0;
 	size_t n;
 	double t0;
 	int err;
@@ -341,6 +342,7 @@ int frr_rt_try_apply(struct frr_rt *rt, int c)
 	if (!n)
 		return 0;
 	t0 = frr_rt_clock_now();
+	tr0 = frr_trace_now();
 	qsort(rt->tb->sel, n, sizeof(*rt->tb->sel), cmp_chunk);
 	for (int t = 0; t < FRR_MAX_TABLES; t++) {
 		dlo[t] = UINT64_MAX;
@@ -364,5 +366,8 @@ int frr_rt_try_apply(struct frr_rt *rt, int c)
 	rt->tb->hold->push_now = 0;
 	for (int t = 0; t < rt->tb->ntables && !err; t++)
 		err = frr_rt_push_rows(rt, t, dlo[t], dhi[t]);
-	return err ? err : clock_done(rt, c, t0, 0);
+	err = err ? err : clock_done(rt, c, t0, 0);
+	frr_trace_rec(rt->tb->trace, FRR_TR_APPLY, tr0, frr_trace_now(), c, -1,
+		      n, 0);
+	return err;
 }

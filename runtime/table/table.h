@@ -25,6 +25,8 @@
 #include "flexrr/flexrr.h"
 #include "sizes.h"
 
+struct frr_trace_buf; /* trace/trace.h */
+
 /* 64-bit words of a bitmap of n rows (hold.c's and place.c's row sets). */
 static inline uint64_t frr_bit_words(uint64_t n)
 {
@@ -436,6 +438,8 @@ struct frr_tables {
 	 * its list (worker/worker.c run_list) */
 	int bk_clock, bk_finals;
 	_Atomic int bk_cut;
+	/* --trace: the server's buffer (worker/instrument.c), NULL: none */
+	struct frr_trace_buf *trace;
 };
 
 /* Rank o's inbox slot for sender worker w: its size, and the offset of

@@ -31,6 +31,10 @@ static const char *const kind_names[FRR_TR_NKINDS] = {
 	[FRR_TR_ACCEPTED] = "BegunHelping",
 	[FRR_TR_CANCELLED] = "Cancelled",
 	[FRR_TR_HELP_RECVD] = "HelpCompleted",
+	[FRR_TR_FLUSH] = "flush",
+	[FRR_TR_APPLY] = "apply",
+	[FRR_TR_EVAL] = "evaluate",
+	[FRR_TR_GLOBAL] = "clock_global",
 };
 
 /* Perfetto colours by name ("cname"), so straggling is visible at a glance */
@@ -45,6 +49,10 @@ static const char *const kind_colour[FRR_TR_NKINDS] = {
 	[FRR_TR_ACCEPTED] = "olive",
 	[FRR_TR_CANCELLED] = "generic_work",
 	[FRR_TR_HELP_RECVD] = "rail_load",
+	[FRR_TR_FLUSH] = "rail_idle",
+	[FRR_TR_APPLY] = "rail_animation",
+	[FRR_TR_EVAL] = "thread_state_runnable",
+	[FRR_TR_GLOBAL] = "thread_state_iowait",
 };
 
 int frr_trace_create(const char *path, int rank, int nranks, int first_worker,
@@ -210,11 +218,17 @@ static int write_events(const struct frr_trace *t, FILE *f)
 	for (int i = 0; i < t->nbufs; i++) {
 		const struct frr_trace_buf *b = &t->bufs[i];
 
+		char name[32];
+
+		if (b->worker < 0)
+			snprintf(name, sizeof(name), "server");
+		else
+			snprintf(name, sizeof(name), "worker %d", b->worker);
 		fprintf(f,
 			"{\"ph\":\"M\",\"pid\":%d,\"tid\":%d,"
 			"\"name\":\"thread_name\",\"args\":{\"name\":"
-			"\"worker %d\"}},\n",
-			t->rank, b->worker, b->worker);
+			"\"%s\"}},\n",
+			t->rank, b->worker, name);
 		for (uint32_t j = 0; j < b->n; j++)
 			write_rec(f, t->rank, b->worker, &b->rec[j]);
 	}

@@ -2,7 +2,8 @@
 /*
  * Timeline trace (--trace FILE): Chrome / Perfetto trace-event JSON, one
  * process track per rank (pid = rank) and one thread track per worker
- * (tid = worker id), so a straggler and its helpers can be seen in
+ * (tid = worker id) and for the rank's server (tid -1, "server": its
+ * applies), so a straggler and its helpers can be seen in
  * ui.perfetto.dev or chrome://tracing.
  *
  * Recording is lock-free: each worker thread appends fixed-size records to
@@ -33,6 +34,11 @@ enum frr_trace_kind {
 	FRR_TR_ACCEPTED,   /* instant: 'peer' began helping [a, b) */
 	FRR_TR_CANCELLED,  /* instant: offer [a, b) to 'peer' cancelled */
 	FRR_TR_HELP_RECVD, /* instant: 'peer' completed [a, b) for us */
+	FRR_TR_FLUSH,	   /* span: a worker's final batch of the clock sent */
+	FRR_TR_APPLY,	   /* span: the server applies the clock and pushes
+			    * its rows, up to its done word (a = chunks) */
+	FRR_TR_EVAL,	   /* span: the server's clock_local and stats */
+	FRR_TR_GLOBAL,	   /* span: the leader's server's clock_global */
 	FRR_TR_NKINDS,
 };
 
@@ -48,12 +54,12 @@ struct frr_trace_rec {
 	double cost;
 };
 
-/* One per worker thread; written only by that thread. */
+/* One per worker thread, and the server's; written only by that thread. */
 struct frr_trace_buf {
 	struct frr_trace_rec *rec;
 	uint32_t n, cap;
 	uint64_t dropped;
-	int worker;
+	int worker; /* -1: the rank's server */
 } __attribute__((aligned(64)));
 
 struct frr_trace;

@@ -9,7 +9,9 @@
  * chunk's wall time (measured around process(), so waits and hooks are
  * excluded) and sleeps it off (straggler.h); a helper runs another worker's
  * items at its own factor.  Trace spans per worker: "clock N", "ssp wait",
- * "work" (own items), "waiting for helpers".
+ * "work" (own items), "flush" (its final batch), "waiting for helpers";
+ * per rank's server: "apply" (table/shard.c records it in the extra
+ * buffer, rt->tb->trace).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -55,11 +57,16 @@ int frr_inst_init(struct frr_rt *rt)
 	if (!err)
 		err = frr_stragglers_setup(&in->strag, rt->prm->seed, rt->T,
 					   rt->W);
+	/* the workers' buffers, then the server's */
 	if (!err && o->trace_path)
 		err = frr_trace_create(o->trace_path, rt->rank, rt->P,
-				       rt->rank * rt->T, rt->T, 0, &in->trace);
+				       rt->rank * rt->T, rt->T + 1, 0,
+				       &in->trace);
 	if (err)
 		return err;
+	rt->tb->trace = frr_trace_buf(in->trace, rt->T);
+	if (rt->tb->trace)
+		rt->tb->trace->worker = -1;
 	in->iw = aligned_alloc(64, sizeof(*in->iw) * (size_t)rt->T);
 	if (!in->iw)
 		return -ENOMEM;
@@ -101,6 +108,7 @@ int frr_inst_fini(struct frr_rt *rt)
 	if (in->trace && !in->trace_written)
 		err = frr_trace_write(in->trace, frr_rt_failed(rt) ? 0 : 10000,
 				      NULL);
+	rt->tb->trace = NULL;
 	frr_trace_destroy(in->trace);
 	free(in->iw);
 	free(in);
@@ -191,6 +199,15 @@ void frr_inst_help_wait(struct frr_worker *wk, int c, uint64_t t0)
 		return;
 	iw->t_work = frr_trace_now();
 	frr_trace_rec(iw->tb, FRR_TR_HELP_WAIT, t0, iw->t_work, c, -1, 0, 0);
+}
+
+void frr_inst_flush(struct frr_worker *wk, int c, uint64_t t0)
+{
+	struct frr_inst_worker *iw = iw_of(wk);
+
+	if (iw)
+		frr_trace_rec(iw->tb, FRR_TR_FLUSH, t0, frr_trace_now(), c, -1,
+			      0, 0);
 }
 
 void frr_inst_clock_end(struct frr_worker *wk, int c)

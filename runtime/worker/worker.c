@@ -297,7 +297,7 @@ static int one_clock(struct frr_worker *wk, int clock)
 		.bound = frr_rt_read_bound(rt, clock),
 	};
 	double t0, t1;
-	uint64_t items;
+	uint64_t items, f0;
 	int nextra = 0, err;
 
 	test_die(rt, wk, clock);
@@ -334,8 +334,10 @@ static int one_clock(struct frr_worker *wk, int clock)
 	 * batch below leaves (or, late, every shard has: its tails are back) */
 	if (!err && rt->ws->clock_items_done && !rt->ws->items_done_late)
 		err = rt->ws->clock_items_done(wk, clock);
+	f0 = frr_now_ns();
 	if (!err)
 		err = frr_rt_batch_send(&c, 1, nextra);
+	frr_inst_flush(wk, clock, f0);
 	list.next = list.end = list.n;
 	if (!err)
 		err = frr_rt_progress_publish(rt, wk->dp.id, clock, list.next,

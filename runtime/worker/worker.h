@@ -145,6 +145,8 @@ void frr_inst_chunk(struct frr_worker *wk, uint64_t work_ns);
 /* wk ran its own items [a, end) since its wait ended or it last helped. */
 void frr_inst_list_done(struct frr_worker *wk, int c, uint64_t a, uint64_t end);
 void frr_inst_help_wait(struct frr_worker *wk, int c, uint64_t t0);
+/* The worker's final batch of clock c, sent from t0 to now. */
+void frr_inst_flush(struct frr_worker *wk, int c, uint64_t t0);
 void frr_inst_clock_end(struct frr_worker *wk, int c);
 void frr_inst_exit(struct frr_worker *wk);
 struct frr_trace_buf *frr_rt_trace_buf(const struct frr_rt *rt, int w);
