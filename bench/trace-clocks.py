@@ -10,7 +10,8 @@ word) and the workers' "work" spans of C + 1 (a worker running again):
   to_apply a server's apply start - the last flush end (the batches are in
            place when a flush ends on shm: this is the server's wake-up)
   apply    a server's apply span
-  to_work  a worker's start of C + 1 - the last apply end (its wake-up)
+  to_work  a worker's start of C + 1 - the last apply end (its wake-up;
+           "latest": the later worker's, each clock)
   eval     a server's "evaluate" span of C (clock_local and its stats),
            which follows the applies on the same thread, and the leader's
            "clock_global"; on a host with fewer cores than threads it
@@ -67,6 +68,9 @@ def main():
         for tid, t0 in seen.items():
             rows["to_work"].setdefault("worker %d" % tid, []).append(
                 t0 - a_end)
+        if seen:
+            rows["to_work"].setdefault("latest", []).append(
+                max(seen.values()) - a_end)
     print("steady clocks %d..%d, ms: median (mean)" % (first, last - 1))
 
     def show(label, xs):
