@@ -10,8 +10,8 @@
  * excluded) and sleeps it off (straggler.h); a helper runs another worker's
  * items at its own factor.  Trace spans per worker: "clock N", "ssp wait",
  * "work" (own items), "flush" (its final batch), "waiting for helpers";
- * per rank's server: "apply" (table/shard.c records it in the extra
- * buffer, rt->tb->trace).
+ * per rank's server, in the extra buffer rt->tb->trace: "apply"
+ * (table/shard.c), "evaluate" and "clock_global" (job/server.c).
  */
 #include <errno.h>
 #include <stdlib.h>
