@@ -403,6 +403,19 @@ static int test_users(struct mf_slice *sl)
 	return 0;
 }
 
+/* Held-out ratings in the partitions this process runs (--test-frac 0:
+ * none, and nothing to score). */
+static int any_test(struct frr_eval_ctx *ec)
+{
+	for (int i = 0; i < frr_eval_nlocal(ec); i++) {
+		const struct mf_slice *sl = frr_eval_local(ec, i, NULL);
+
+		if (sl->p.ntest)
+			return 1;
+	}
+	return 0;
+}
+
 static int mf_clock_local(void *app, struct frr_eval_ctx *ec, int clock)
 {
 	struct mf_app *m = app;
@@ -412,6 +425,10 @@ static int mf_clock_local(void *app, struct frr_eval_ctx *ec, int clock)
 	/* every load_partition happens at start-up: the whole data set is
 	 * not needed any more */
 	mf_input_drop(&m->in);
+	/* without held-out ratings every item row (cols x items floats a
+	 * clock) would be read for nothing */
+	if (!any_test(ec))
+		return 0;
 	if (!m->eval_items) {
 		m->eval_items =
 		    malloc(sizeof(float) * ((size_t)m->nitems + 1) * m->cols);
@@ -459,6 +476,8 @@ static size_t mf_mem_later(void *app, const int *parts, int n)
 	struct mf_app *m = app;
 	size_t most = 0, index = 0;
 
+	int tests = 0;
+
 	for (int i = 0; i < n; i++) {
 		const struct mf_part *p = &m->slices[parts[i]].p;
 		size_t u = p->ntest < p->nusers ? p->ntest : p->nusers;
@@ -466,7 +485,10 @@ static size_t mf_mem_later(void *app, const int *parts, int n)
 		if (u > most)
 			most = u;
 		index += sizeof(uint32_t) * (u + (size_t)p->nusers);
+		tests |= p->ntest > 0;
 	}
+	if (!tests) /* clock_local reads nothing (any_test) */
+		return 0;
 	return sizeof(float) * ((size_t)m->nitems + 1 + most) *
 		   (size_t)m->cols +
 	       index;
