@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -54,6 +55,19 @@ void frr_log_set_rank(int rank)
 void frr_log_set_thread_rank(int rank)
 {
 	log_thread_rank = rank;
+}
+
+void frr_log_thread_start(int rank, const char *what)
+{
+	char name[16]; /* the kernel's limit, with its 0 */
+
+	log_thread_rank = rank;
+	if (rank >= 0)
+		snprintf(name, sizeof(name), "frr%d-%s", rank, what);
+	else
+		snprintf(name, sizeof(name), "frr-%s", what);
+	/* a name is a convenience: a failure changes nothing else */
+	(void)pthread_setname_np(pthread_self(), name);
 }
 
 void frr_log(enum frr_log_level level, const char *fmt, ...)

@@ -5,9 +5,11 @@
  * (runs are reproducible across versions only if these never change).
  */
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <time.h>
 
 #include "flexrr/base.h"
+#include "flexrr/log.h"
 
 TestSuite(base, .timeout = 30);
 
@@ -81,4 +83,28 @@ Test(base, clocks_agree_and_move_forward)
 	cr_assert_gt((double)(dl.tv_sec - now.tv_sec) +
 			 (double)(dl.tv_nsec - now.tv_nsec) * 1e-9,
 		     1.4);
+}
+
+static void *named(void *arg)
+{
+	char *got = arg;
+
+	frr_log_thread_start(12, "worker-with-a-long-name");
+	pthread_getname_np(pthread_self(), got, 16);
+	frr_log_thread_start(-1, "shm");
+	pthread_getname_np(pthread_self(), got + 16, 16);
+	return NULL;
+}
+
+/* A library thread's name: its rank and role, cut to the kernel's 15
+ * characters; without a rank, the role alone. */
+Test(base, library_threads_are_named_by_rank_and_role)
+{
+	char got[32] = "";
+	pthread_t t;
+
+	cr_assert_eq(pthread_create(&t, NULL, named, got), 0);
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	cr_assert_str_eq(got, "frr12-worker-wi");
+	cr_assert_str_eq(got + 16, "frr-shm");
 }

@@ -33,6 +33,10 @@ enum frr_log_level frr_log_get_level(void);
 void frr_log_set_rank(int rank);
 /* The rank shown in the prefix of the calling thread's lines. */
 void frr_log_set_thread_rank(int rank);
+/* At the start of a thread the library runs: its rank in the log prefix
+ * (frr_log_set_thread_rank) and its name, "frr<rank>-<what>" cut to 15
+ * characters, which ps -L, top -H, gdb and perf show (e.g. frr1-w3). */
+void frr_log_thread_start(int rank, const char *what);
 
 #define frr_err(...) frr_log(FRR_LOG_ERROR, __VA_ARGS__)
 #define frr_warn(...) frr_log(FRR_LOG_WARN, __VA_ARGS__)

@@ -424,7 +424,7 @@ static void *writer_main(void *arg)
 	struct frr_rt *rt = arg;
 	struct frr_ckpt_writer *w = &rt->js->ck->w;
 
-	frr_log_set_thread_rank(rt->rank);
+	frr_log_thread_start(rt->rank, "ckpt");
 	pthread_mutex_lock(&w->lock);
 	while (!w->stop) {
 		struct frr_ckpt_task t;

@@ -266,7 +266,7 @@ static void *lanes_accept(void *arg)
 	struct frr_rt *rt = a->rt;
 	long long dl = frr_now_ms() + rt->prm->timeout_ms;
 
-	frr_log_set_thread_rank(rt->rank);
+	frr_log_thread_start(rt->rank, "lanes");
 	for (int i = 0; i < rt->nlane_in && !a->err;) {
 		a->err =
 		    frr_tp_ep_accept(rt->tp, FRR_TP_NOWAIT, &rt->lane_in[i]);

@@ -431,8 +431,10 @@ void *frr_rt_worker_main(void *arg)
 {
 	struct frr_worker *wk = arg;
 	struct frr_rt *rt = wk->rt;
+	char what[16];
 
-	frr_log_set_thread_rank(rt->rank);
+	snprintf(what, sizeof(what), "w%d", wk->dp.id);
+	frr_log_thread_start(rt->rank, what);
 	pin_self(wk);
 	if (!worker_init(wk))
 		worker_loop(wk);

@@ -203,7 +203,8 @@ void *shm_service(void *arg)
 	struct shm_ctx *c = arg;
 	struct epoll_event ev[16];
 
-	frr_log_set_thread_rank(c->rank); /* its own copy: see struct shm_ctx */
+	/* its own copy of the rank: see struct shm_ctx */
+	frr_log_thread_start(c->rank, "shm");
 	bool stop = false;
 
 	while (!stop) {
