@@ -251,6 +251,47 @@ Test(lda_run, helpers_keep_counts_consistent)
 	rm_tmp();
 }
 
+/* lb-bsp through a checkpoint: the straggler's tails move with their item
+ * state, the cut copies a worker's states once every shard applied its
+ * clock (its tails are back: job/checkpoint.c items_done_late), and the
+ * run resumed from it saves counts consistent with the corpus.  In the
+ * TSan stage this runs the TSan-built flexrr (the exact check of the
+ * restored states is test_runtime_recover's, in process). */
+Test(lda_run, lb_bsp_checkpoints_item_state_and_resumes)
+{
+	char args[4096], ck[512], m[512];
+	struct lda_corpus c;
+	struct app_run r;
+
+	kjv_corpus(&c);
+	snprintf(ck, sizeof(ck), "%s", tmp("ck"));
+	snprintf(m, sizeof(m), "%s", tmp("m.bin"));
+	/* the same app options both times (--save too): a resume checks */
+	snprintf(args, sizeof(args),
+		 "run -n 2 -t 2 --mode lb-bsp --stragglers persistent:0,4 "
+		 "--clocks 6 --seed 4 --checkpoint %s --checkpoint-every 2 "
+		 "lda --text %s --max-doc-frac 0.25 --topics 16 --save %s",
+		 ck, lda_test_kjv(), m);
+	app_run(&r, args);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert(strstr(r.out, "moved=") && !strstr(r.out, "moved=0 "),
+		  "no tail moved: %s", r.done);
+	cr_assert(strstr(r.out, "2 checkpoints in"), "%s", r.out);
+	snprintf(args, sizeof(args),
+		 "run -n 2 -t 2 --mode lb-bsp --stragglers persistent:0,4 "
+		 "--clocks 8 --seed 4 --resume %s lda --text %s "
+		 "--max-doc-frac 0.25 --topics 16 --save %s",
+		 ck, lda_test_kjv(), m);
+	unlink(m);
+	app_run(&r, args);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert(strstr(r.out, "resuming from") && strstr(r.out, "ckpt-3"),
+		  "%s", r.out);
+	check_counts(m, &c, 16);
+	lda_corpus_free(&c);
+	rm_tmp();
+}
+
 /* --sampler dense (the O(K) draw) through the runtime: counts consistent,
  * the likelihood rises; K = 10,000 runs (the sparse sampler) with counts
  * consistent too.  Under a sanitizer (FLEXRR_TEST_SANITIZER, test_util.h)
