@@ -275,55 +275,42 @@ void frr_rt_ckpt_fini(struct frr_rt *rt)
 	rt->js->ck = NULL;
 }
 
-/* Under SSP a worker may reach its next cut before its rank's writer has
- * written the last one: it waits for the copy to be free (the writer needs
- * nothing more of this worker for that, so this ends). */
-static int snap_wait(struct frr_worker *wk)
+/* Before worker wk copies its item states of cut c: under SSP it may reach
+ * the cut before its rank's writer has written the last one (the copy must
+ * be free; the writer needs nothing more of this worker for that, so this
+ * ends); under lb-bsp (items_done_late) a helper returns the states of its
+ * tail of c before its batch, so once every shard applied c they are home.
+ * One wait for both, naming what it still waits for. */
+static int snap_wait(struct frr_worker *wk, int c)
 {
 	struct frr_rt *rt = wk->rt;
 	struct frr_ckpt *k = rt->js->ck;
 	struct frr_stall st;
+	int busy, late;
 
 	frr_rt_stall_init(rt, &st);
-	while (atomic_load_explicit(&k->snap_clock[wk->dp.local],
-				    memory_order_acquire) > 0) {
+	for (;;) {
+		busy = atomic_load_explicit(&k->snap_clock[wk->dp.local],
+					    memory_order_acquire) > 0;
+		late = rt->ws->items_done_late &&
+		       !frr_rt_all_done_ge(rt, (uint64_t)c + 1);
+		if (!busy && !late)
+			return 0;
 		if (frr_rt_failed(rt))
 			return frr_rt_failed(rt);
 		if (frr_rt_stalled(rt, &st))
-			return frr_rt_fail(rt, -ETIMEDOUT,
-					   "worker %d waited %d ms (the "
-					   "--timeout) for its rank to write "
-					   "the last checkpoint; raise "
-					   "--timeout if checkpoints take "
-					   "that long",
-					   wk->dp.id, rt->prm->timeout_ms);
-		nanosleep(&(struct timespec){ 0, 100000 }, NULL);
-	}
-	return 0;
-}
-
-/* lb-bsp: a helper returns the states of a worker's tail of clock c before
- * its batch, so once every shard applied c they are all home. */
-static int tails_wait(struct frr_worker *wk, int c)
-{
-	struct frr_rt *rt = wk->rt;
-	struct frr_stall st;
-
-	frr_rt_stall_init(rt, &st);
-	while (!frr_rt_all_done_ge(rt, (uint64_t)c + 1)) {
-		if (frr_rt_failed(rt))
-			return frr_rt_failed(rt);
-		if (frr_rt_stalled(rt, &st))
-			return frr_rt_fail(rt, -ETIMEDOUT,
-					   "worker %d waited %d ms (the "
-					   "--timeout) for clock %d to be "
-					   "applied everywhere before copying "
-					   "its item states for a checkpoint",
-					   wk->dp.id, rt->prm->timeout_ms,
-					   frr_rt_app_clock(rt, c));
+			return frr_rt_fail(
+			    rt, -ETIMEDOUT,
+			    "worker %d waited %d ms (the --timeout) %s before "
+			    "copying its item states of clock %d for a "
+			    "checkpoint; raise --timeout if %s take that long",
+			    wk->dp.id, rt->prm->timeout_ms,
+			    busy ? "for its rank to write the last checkpoint"
+				 : "for the clock to be applied everywhere",
+			    frr_rt_app_clock(rt, c),
+			    busy ? "checkpoints" : "clocks");
 		frr_nap_us(100);
 	}
-	return 0;
 }
 
 int frr_rt_ckpt_snap(struct frr_worker *wk, int c)
@@ -334,9 +321,7 @@ int frr_rt_ckpt_snap(struct frr_worker *wk, int c)
 
 	if (!ck_due(rt, c) || !p->state)
 		return 0;
-	err = rt->ws->items_done_late ? tails_wait(wk, c) : 0;
-	if (!err)
-		err = snap_wait(wk);
+	err = snap_wait(wk, c);
 	if (err)
 		return err;
 	memcpy(rt->js->ck->snap[wk->dp.local], p->state, p->state_off[p->n]);

@@ -338,24 +338,21 @@ static int load_app(struct frr_rt *rt, int clock, unsigned epoch)
 
 /* Every rank resumes rank 0's reading of DIR/latest (a rank fenced out of
  * a recovery's earlier epoch may replace latest between two ranks' reads:
- * docs/runtime.md "A fenced rank's files"): err, or the first error of
- * another rank. */
-static int agree_clock(struct frr_rt *rt, int err, int *clock)
+ * docs/runtime.md "A fenced rank's files"): only rank 0 reads it.  err, or
+ * the first error of another rank. */
+static int agree_clock(struct frr_rt *rt, int *clock)
 {
-	int32_t mine[2] = { err, *clock }, *all = calloc((size_t)rt->P, 8);
-	int e;
+	int32_t mine[2] = { 0, 0 }, *all = calloc((size_t)rt->P, 8);
+	int err = rt->rank == 0 ? read_latest(rt, clock) : 0, e;
 
 	if (!all)
 		return -ENOMEM;
+	mine[0] = err;
+	mine[1] = *clock;
 	e = frr_oob_allgather(rt->oob, mine, sizeof(mine), all,
 			      rt->prm->timeout_ms);
 	for (int r = 0; r < rt->P && !e; r++)
 		e = all[2 * r];
-	if (!e && *clock != all[1])
-		frr_warn("--resume %s: DIR/latest named ckpt-%d here and "
-			 "ckpt-%d to rank 0 (it changed meanwhile): resuming "
-			 "rank 0's",
-			 rt->prm->resume_dir, *clock, all[1]);
 	*clock = all[1];
 	free(all);
 	return err ? err : e;
@@ -368,7 +365,7 @@ int frr_rt_resume(struct frr_rt *rt)
 
 	if (!rt->prm->resume_dir)
 		return 0;
-	err = agree_clock(rt, read_latest(rt, &clock), &clock);
+	err = agree_clock(rt, &clock);
 	if (!err)
 		err = read_manifest(rt, clock, &s);
 	if (!err && clock + 1 >= rt->prm->clocks)
