@@ -9,7 +9,8 @@
  * writer thread); the time-based form
  * and SSP write checkpoints that resume; a job that does not match the
  * checkpoint (seed, app options, shape, app) is refused naming the
- * difference, and so is a fresh job over another job's checkpoints.
+ * difference, and so is a fresh job over another job's checkpoints; a
+ * latest naming a removed checkpoint yields to the newest manifest.
  *
  * The kills come from the job itself (env FLEXRR_TEST_CKPT_KILL=C or
  * C:manifest: rank 0 SIGKILLs its process group, which rt_exec makes the
@@ -209,6 +210,43 @@ Test(runtime_checkpoint, every_clock_kill_while_writing)
 	kill_and_resume_every("-n 2 -t 2 --clocks 8 --seed 3 toy --items 300 "
 			      "--dim 40",
 			      1, "5", "ckpt-5");
+	scratch_rm();
+}
+
+/* A latest that names a checkpoint since removed (written late by a rank
+ * a recovery fenced out: docs/runtime.md "A fenced rank's files"): the
+ * resume takes the newest complete checkpoint (its MANIFEST is there),
+ * says so, and ends with the uninterrupted answer. */
+Test(runtime_checkpoint, a_late_latest_yields_to_the_newest_manifest)
+{
+	static const char job[] =
+	    "-n 2 -t 2 --clocks 9 --seed 3 toy --items 300 --dim 40";
+	struct rt_run *r = calloc(1, sizeof(*r));
+	char ref[2048], res[2048], p[128], args[512];
+	FILE *f;
+
+	scratch();
+	run_ok(r, "%s", job);
+	result(r, ref, sizeof(ref));
+	snprintf(args, sizeof(args),
+		 "--checkpoint %s/ck --checkpoint-every 2 %s", dir, job);
+	run(r, "FLEXRR_TEST_CKPT_KILL=5", args);
+	cr_assert_eq(r->code, 128 + SIGKILL, "the job was not killed: %d %s",
+		     r->code, r->err);
+	latest_is("ckpt-5");
+	snprintf(p, sizeof(p), "%s/ck/latest", dir);
+	f = fopen(p, "w");
+	cr_assert_not_null(f);
+	fputs("ckpt-1\n", f); /* removed once ckpt-3 was complete */
+	cr_assert_eq(fclose(f), 0);
+	run_ok(r, "--resume %s/ck %s", dir, job);
+	cr_assert(strstr(r->err, "latest names ckpt-1, which is incomplete "
+				 "or gone; resuming ckpt-5"),
+		  "%s", r->err);
+	result(r, res, sizeof(res));
+	cr_assert_str_eq(res, ref, "resumed:\n%s\nuninterrupted:\n%s", res,
+			 ref);
+	free(r);
 	scratch_rm();
 }
 

@@ -79,8 +79,11 @@ int frr_rt_ckpt_idle(struct frr_rt *rt);
 /* --resume: rows, item state, app state and the clock, before the
  * initial push (every rank). */
 int frr_rt_resume(struct frr_rt *rt);
-/* The clock of DIR's newest complete checkpoint (DIR/latest): 0, or
- * -ENOENT when there is none yet (another negative errno: unreadable). */
-int frr_ckpt_latest(const char *dir, int *clock);
+/* The clock of DIR's newest complete checkpoint into *clock: the one
+ * DIR/latest names (its clock, or -1, into *named), or a newer complete
+ * one (its MANIFEST is there) when latest names an older, an incomplete
+ * or no checkpoint.  0, or -ENOENT when there is none yet (another
+ * negative errno: latest unreadable and no complete checkpoint). */
+int frr_ckpt_latest(const char *dir, int *clock, int *named);
 
 #endif /* FLEXRR_RUNTIME_JOB_H */

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * --resume DIR: the newest complete checkpoint (DIR/latest names it; its
- * MANIFEST exists only once every file is written), checked against this
+ * MANIFEST exists only once every file is written, and the newest
+ * manifest wins over a latest that names an older or missing one),
+ * checked against this
  * job (app, app options, mode, slack, seed, shape, tables, data), then its
  * rows, item state and app state loaded where they were written: every
  * rank reads its own shard file and its partitions' state files, so the
@@ -9,11 +11,15 @@
  * and their random streams depend on them).  The run then counts its clocks
  * from the checkpoint's clock + 1 (rt->clock_base).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "checkpoint.h"
 #include "flexrr/file.h"
@@ -39,20 +45,16 @@ __attribute__((format(printf, 2, 3))) static int refuse(const struct frr_rt *rt,
 static int open_in(const struct frr_rt *rt, int clock, const char *name,
 		   FILE **f, char *p, size_t len)
 {
-	int err = name ? frr_ckpt_path(p, len, rt->prm->resume_dir, clock, name)
-		       : (snprintf(p, len, "%s/latest", rt->prm->resume_dir) >=
-				  (int)len
-			      ? -ENAMETOOLONG
-			      : 0);
+	int err = frr_ckpt_path(p, len, rt->prm->resume_dir, clock, name);
 
 	if (!err)
 		err = frr_file_open_own(p, "--resume", f);
 	if (err == -ENOENT)
-		refuse(rt, "%s is missing: %s", p,
-		       name ? "the checkpoint is damaged; restore it or start "
-			      "afresh"
-			    : "no complete checkpoint there (the job wrote "
-			      "none, or this is not its --checkpoint DIR)");
+		refuse(
+		    rt,
+		    "%s is missing: the checkpoint is damaged; restore it or "
+		    "start afresh",
+		    p);
 	return err;
 }
 
@@ -62,22 +64,7 @@ static int latest_in(FILE *f, int *clock)
 	return fscanf(f, "ckpt-%d", clock) == 1 && *clock >= 0 ? 0 : -EINVAL;
 }
 
-static int read_latest(const struct frr_rt *rt, int *clock)
-{
-	char p[4096];
-	FILE *f;
-	int err = open_in(rt, 0, NULL, &f, p, sizeof(p));
-
-	if (err)
-		return err;
-	if (latest_in(f, clock))
-		err =
-		    refuse(rt, "%s does not name a checkpoint (ckpt-CLOCK)", p);
-	fclose(f);
-	return err;
-}
-
-int frr_ckpt_latest(const char *dir, int *clock)
+static int latest_named(const char *dir, int *clock)
 {
 	char p[4096];
 	FILE *f;
@@ -92,6 +79,89 @@ int frr_ckpt_latest(const char *dir, int *clock)
 	err = latest_in(f, clock);
 	fclose(f);
 	return err;
+}
+
+/* DIR/ckpt-CLOCK has its MANIFEST, a file of ours: it is complete (the
+ * manifest is written last, after every rank's files). */
+static bool complete(const char *dir, int clock)
+{
+	char p[4096];
+	struct stat st;
+
+	return snprintf(p, sizeof(p), "%s/ckpt-%d/MANIFEST", dir, clock) <
+		   (int)sizeof(p) &&
+	       !lstat(p, &st) && S_ISREG(st.st_mode) && st.st_uid == geteuid();
+}
+
+/* The highest clock of DIR's complete checkpoints, or -1. */
+static int newest_complete(const char *dir)
+{
+	DIR *d = opendir(dir);
+	int best = -1;
+
+	for (struct dirent *e; d && (e = readdir(d));) {
+		int c, used = 0;
+
+		if (sscanf(e->d_name, "ckpt-%d%n", &c, &used) == 1 &&
+		    !e->d_name[used] && c > best && complete(dir, c))
+			best = c;
+	}
+	if (d)
+		closedir(d);
+	return best;
+}
+
+int frr_ckpt_latest(const char *dir, int *clock, int *named)
+{
+	int err = latest_named(dir, named), best = newest_complete(dir);
+
+	if (err)
+		*named = -1;
+	/* latest names the newest complete one, unless a rank fenced out of
+	 * a recovery's earlier epoch wrote it late, or a crash came between
+	 * a manifest and latest: the newest manifest decides then */
+	if (best >= 0 && (err || best > *named || !complete(dir, *named))) {
+		*clock = best;
+		return 0;
+	}
+	if (!err)
+		*clock = *named; /* its missing manifest is said on reading */
+	return err;
+}
+
+static int read_latest(const struct frr_rt *rt, int *clock)
+{
+	const char *dir = rt->prm->resume_dir;
+	int named, err = frr_ckpt_latest(dir, clock, &named);
+
+	if (err == -ENOENT)
+		return refuse(rt,
+			      "%s/latest is missing: no complete checkpoint "
+			      "there (the job wrote none, or this is not its "
+			      "--checkpoint DIR)",
+			      dir);
+	if (err == -EINVAL)
+		return refuse(rt,
+			      "%s/latest does not name a checkpoint "
+			      "(ckpt-CLOCK)",
+			      dir);
+	if (err)
+		return refuse(rt, "%s/latest cannot be read: %s", dir,
+			      strerror(-err));
+	if (named >= 0 && named != *clock)
+		frr_warn("--resume %s: latest names ckpt-%d, %s; resuming "
+			 "ckpt-%d, the newest complete checkpoint (latest was "
+			 "written late by a rank a recovery fenced, or a "
+			 "crash came between a manifest and latest)",
+			 dir, named,
+			 complete(dir, named) ? "an older one"
+					      : "which is incomplete or gone",
+			 *clock);
+	else if (named < 0)
+		frr_warn("--resume %s: latest is missing or unreadable; "
+			 "resuming ckpt-%d, the newest complete checkpoint",
+			 dir, *clock);
+	return 0;
 }
 
 /* Optional "globals N K" and K lines "g CLOCK v1 .. vN" (job/
@@ -336,10 +406,10 @@ static int load_app(struct frr_rt *rt, int clock, unsigned epoch)
 	return err;
 }
 
-/* Every rank resumes rank 0's reading of DIR/latest (a rank fenced out of
- * a recovery's earlier epoch may replace latest between two ranks' reads:
- * docs/runtime.md "A fenced rank's files"): only rank 0 reads it.  err, or
- * the first error of another rank. */
+/* Every rank resumes rank 0's choice (a rank fenced out of a recovery's
+ * earlier epoch may replace latest between two ranks' reads: docs/
+ * runtime.md "A fenced rank's files"): only rank 0 reads DIR.  err, or the
+ * first error of another rank. */
 static int agree_clock(struct frr_rt *rt, int *clock)
 {
 	int32_t mine[2] = { 0, 0 }, *all = calloc((size_t)rt->P, 8);

@@ -275,7 +275,7 @@ static int restart_or_not(struct frr_job *job,
 			  const struct frr_launch_result *r, int n)
 {
 	char what[192];
-	int clock, err;
+	int clock, named, err;
 
 	what_happened(r, what, sizeof(what));
 	if (!died(r)) {
@@ -292,7 +292,7 @@ static int restart_or_not(struct frr_job *job,
 			job->prog, what, job->max_restarts);
 		return 0;
 	}
-	err = frr_ckpt_latest(job->o.p.ckpt_dir, &clock);
+	err = frr_ckpt_latest(job->o.p.ckpt_dir, &clock, &named);
 	if (err && err != -ENOENT) {
 		fprintf(stderr,
 			"%s: %s, and %s/latest cannot be read (%s): not "

@@ -454,7 +454,7 @@ static void plan_epoch(struct recover *rc, const unsigned char *lost, int n,
 {
 	struct frr_job *job = rc->job;
 	char runs[256] = "", *who = rc->lost_ranks, from[4200];
-	int nlost = 0, clock, err, k = 0, w = 0;
+	int nlost = 0, clock, named, err, k = 0, w = 0;
 
 	who[0] = 0;
 	for (int r = 0; r < rc->P; r++) {
@@ -474,7 +474,7 @@ static void plan_epoch(struct recover *rc, const unsigned char *lost, int n,
 	for (int i = 0; i < n && k < (int)sizeof(runs) - 16; i++)
 		k += snprintf(runs + k, sizeof(runs) - (size_t)k, "%s%d",
 			      i ? ", " : "", ranks[i]);
-	err = frr_ckpt_latest(job->o.p.ckpt_dir, &clock);
+	err = frr_ckpt_latest(job->o.p.ckpt_dir, &clock, &named);
 	if (!err)
 		job->o.p.resume_dir = job->o.p.ckpt_dir;
 	/* the job adds the clock it resumed from: its ranks agree on it */
