@@ -34,7 +34,6 @@
  * shard applied C (items_done_late), not before its batch leaves.
  */
 #include <errno.h>
-#include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,21 +43,17 @@
 #include "rr_proto.h"
 #include "straggler.h"
 
-struct lb_gift {
-	int owner, helper;
-	uint64_t a, b;
-};
-
 /* One worker thread's scratch and this clock's plan (its thread only). */
 struct lb_thread {
 	double *tsum, *speed;	    /* W */
 	uint64_t *share, *n, *load; /* n: lists; load: planned this clock */
-	struct lb_gift *gifts; /* the clock's ranges moved, at most W * g */
+	struct frr_lb_gift *gifts; /* the clock's ranges moved, at most W * g */
 	int ngifts, clock;
 } __attribute__((aligned(64)));
 
 struct lb_job {
 	int P, T, W, rank, g, H;
+	int *grp, *ng;	      /* worker v's helpers: grp[v * g ..], ng[v] */
 	struct lb_thread *th; /* T */
 };
 
@@ -70,6 +65,7 @@ static void job_free(struct lb_job *j)
 		free(j->th[l].gifts);
 	}
 	free(j->th);
+	free(j->grp);
 	free(j);
 }
 
@@ -77,13 +73,12 @@ static void job_free(struct lb_job *j)
  * word, which says its states of the clock's ranges were pushed. */
 static int state_readers(struct frr_rt *rt, const struct lb_job *j)
 {
-	int grp[RR_MAX_GROUP], n, err = 0;
+	int err = 0;
 
-	for (int v = 0; v < j->W && !err; v++) {
-		n = rr_helper_group(j->P, j->T, j->g, v, grp);
-		for (int i = 0; i < n && !err; i++)
-			err = frr_rt_progress_reader(rt, v, grp[i] / j->T);
-	}
+	for (int v = 0; v < j->W && !err; v++)
+		for (int i = 0; i < j->ng[v] && !err; i++)
+			err = frr_rt_progress_reader(
+			    rt, v, j->grp[(size_t)v * (size_t)j->g + i] / j->T);
 	return err;
 }
 
@@ -117,8 +112,13 @@ static int lb_job_init(struct frr_rt *rt, const struct frr_rr_opts *opts,
 	j->g = rr_config_from(opts, j->P, j->T, 0, 0).group_size;
 	err = -ENOMEM;
 	j->th = calloc((size_t)j->T, sizeof(*j->th));
-	if (!j->th)
+	j->grp = malloc((size_t)j->W * (size_t)(j->g + 1) * sizeof(int));
+	if (!j->th || !j->grp)
 		goto fail;
+	j->ng = j->grp + (size_t)j->W * (size_t)j->g;
+	for (int v = 0; v < j->W; v++)
+		j->ng[v] = rr_helper_group(j->P, j->T, j->g, v,
+					   j->grp + (size_t)v * (size_t)j->g);
 	for (int l = 0; l < j->T; l++) {
 		struct lb_thread *t = &j->th[l];
 
@@ -170,77 +170,12 @@ static int item_time(const struct frr_rt *rt, int v, int k, double *t)
 	return 0;
 }
 
-/* Items worker h can take and still end by time T, from its planned load
- * at its speed; none if it gives itself (a list above its share): a
- * donor that took from another would run others' items while its own
- * tail runs elsewhere. */
-static uint64_t takes(const struct lb_thread *t, int h, double T)
-{
-	double n = floor(T * t->speed[h]);
-
-	if (t->n[h] > t->share[h])
-		return 0;
-	return n > (double)t->load[h] ? (uint64_t)n - t->load[h] : 0;
-}
-
-/* The least time by which v's n items can be done by v and its group's
- * helpers together, each helper topped up from its planned load to that
- * time at its speed (water-filling; bisected, the same steps everywhere). */
-static double fill_time(const struct lb_thread *t, int v, uint64_t n,
-			const int *grp, int ng)
-{
-	double lo = 0, hi = (double)n / t->speed[v];
-
-	for (int it = 0; it < 64; it++) {
-		double mid = (lo + hi) / 2, got = floor(mid * t->speed[v]);
-
-		for (int i = 0; i < ng; i++)
-			got += (double)takes(t, grp[i], mid);
-		if (got >= (double)n)
-			hi = mid;
-		else
-			lo = mid;
-	}
-	return hi;
-}
-
-/* Ranges of v's tail [.., n) to the helpers of its group: v keeps what it
- * does by the fill time, each helper takes what it can by then.  Filling
- * to the group's time, not to each helper's job-wide share, lets a group
- * absorb a slow worker's excess when the job has more workers than a
- * group (a share-capped helper took 17-20 of 64 items where ~30 were due,
- * 2 x 4 workers, a 2x persistent straggler). */
-static void give_tail(const struct lb_job *j, struct lb_thread *t, int v,
-		      uint64_t n)
-{
-	int grp[RR_MAX_GROUP], ng = rr_helper_group(j->P, j->T, j->g, v, grp);
-	double T = fill_time(t, v, n, grp, ng);
-	uint64_t keep = (uint64_t)fmin(floor(T * t->speed[v]), (double)n);
-	uint64_t end = n, e = n - keep;
-
-	/* the owner keeps one item: its list is never empty */
-	if (e >= n)
-		e = n - 1;
-	for (int i = 0; i < ng && e; i++) {
-		int h = grp[i];
-		uint64_t can = takes(t, h, T), give = e < can ? e : can;
-
-		if (!give)
-			continue;
-		t->gifts[t->ngifts++] =
-		    (struct lb_gift){ v, h, end - give, end };
-		end -= give;
-		e -= give;
-		t->load[h] += give;
-		t->load[v] -= give;
-	}
-}
-
 /* The plan of clock c, the same on every worker of every rank. */
 static int plan(struct frr_rt *rt, const struct lb_job *j, struct lb_thread *t,
 		int c)
 {
 	int H = j->H < c ? j->H : c;
+	struct frr_lb_plan lp;
 	uint64_t total = 0;
 
 	t->ngifts = 0;
@@ -265,11 +200,11 @@ static int plan(struct frr_rt *rt, const struct lb_job *j, struct lb_thread *t,
 	}
 	frr_lb_shares(j->W, H, t->tsum, t->speed, total, t->share);
 	for (int v = 0; v < j->W; v++)
-		t->load[v] = t->n[v] = frr_rt_nitems(rt, v);
-	/* a worker above its job-wide share gives; its group takes */
-	for (int v = 0; v < j->W; v++)
-		if (t->n[v] > t->share[v] && t->n[v] > 1)
-			give_tail(j, t, v, t->n[v]);
+		t->n[v] = frr_rt_nitems(rt, v);
+	lp = (struct frr_lb_plan){ j->W,     j->g, j->grp,  j->ng,    t->speed,
+				   t->share, t->n, t->load, t->gifts, 0 };
+	frr_lb_plan(&lp);
+	t->ngifts = lp.ngifts;
 	return 0;
 }
 
@@ -300,7 +235,7 @@ static int lb_clock_plan(struct frr_rt *rt, void *state, int w, int clock,
 
 /* Before a helper runs g: the donor's states of it are here once its
  * progress word shows the clock (lb_clock_plan pushed them first). */
-static int state_arrived(struct frr_rt *rt, const struct lb_gift *g, int c)
+static int state_arrived(struct frr_rt *rt, const struct frr_lb_gift *g, int c)
 {
 	double t0 = frr_rt_clock_now();
 	int ms = rt->prm->timeout_ms > 0 ? rt->prm->timeout_ms : 60000;
@@ -336,7 +271,7 @@ static int lb_own_list_done(struct frr_rt *rt, void *state, int w, int clock,
 	if (t->clock != clock)
 		return -EPROTO;
 	for (int i = 0; i < t->ngifts && !err; i++) {
-		const struct lb_gift *g = &t->gifts[i];
+		const struct frr_lb_gift *g = &t->gifts[i];
 
 		if (g->owner == w)
 			k++;

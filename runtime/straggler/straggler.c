@@ -467,3 +467,80 @@ void frr_lb_shares(int w, int h, const double *tsum, double *speed,
 	for (int v = 0; given < total; v = (v + 1) % w, given++)
 		share[v]++;
 }
+
+/* Items worker h can take and still end by time T, from its planned load
+ * at its speed; none if it gives itself (a list above its share): a
+ * donor that took from another would run others' items while its own
+ * tail runs elsewhere. */
+static uint64_t lb_takes(const struct frr_lb_plan *p, int h, double T)
+{
+	double n = floor(T * p->speed[h]);
+
+	if (p->n[h] > p->share[h])
+		return 0;
+	return n > (double)p->load[h] ? (uint64_t)n - p->load[h] : 0;
+}
+
+/* The least time by which v's n items can be done by v and its group's
+ * helpers together, each helper topped up from its planned load to that
+ * time at its speed (water-filling; bisected, the same steps everywhere). */
+static double lb_fill_time(const struct frr_lb_plan *p, int v, uint64_t n,
+			   const int *grp, int ng)
+{
+	double lo = 0, hi = (double)n / p->speed[v];
+
+	for (int it = 0; it < 64; it++) {
+		double mid = (lo + hi) / 2, got = floor(mid * p->speed[v]);
+
+		for (int i = 0; i < ng; i++)
+			got += (double)lb_takes(p, grp[i], mid);
+		if (got >= (double)n)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	return hi;
+}
+
+/* Ranges of v's tail [.., n) to the helpers of its group: v keeps what it
+ * does by the fill time, each helper takes what it can by then.  Filling
+ * to the group's time, not to each helper's job-wide share, lets a group
+ * absorb a slow worker's excess when the job has more workers than a
+ * group (a share-capped helper took 17-20 of 64 items where ~30 were due,
+ * 2 x 4 workers, a 2x persistent straggler). */
+static void lb_give_tail(struct frr_lb_plan *p, int v, uint64_t n)
+{
+	const int *grp = p->grp + (size_t)v * (size_t)p->g;
+	int ng = p->ng[v];
+	double T = lb_fill_time(p, v, n, grp, ng);
+	uint64_t keep = (uint64_t)fmin(floor(T * p->speed[v]), (double)n);
+	uint64_t end = n, e = n - keep;
+
+	/* the owner keeps one item: its list is never empty */
+	if (e >= n)
+		e = n - 1;
+	for (int i = 0; i < ng && e; i++) {
+		int h = grp[i];
+		uint64_t can = lb_takes(p, h, T), give = e < can ? e : can;
+
+		if (!give)
+			continue;
+		p->gifts[p->ngifts++] =
+		    (struct frr_lb_gift){ v, h, end - give, end };
+		end -= give;
+		e -= give;
+		p->load[h] += give;
+		p->load[v] -= give;
+	}
+}
+
+void frr_lb_plan(struct frr_lb_plan *p)
+{
+	p->ngifts = 0;
+	for (int v = 0; v < p->W; v++)
+		p->load[v] = p->n[v];
+	/* a worker above its job-wide share gives; its group takes */
+	for (int v = 0; v < p->W; v++)
+		if (p->n[v] > p->share[v] && p->n[v] > 1)
+			lb_give_tail(p, v, p->n[v]);
+}

@@ -137,4 +137,27 @@ void frr_strag_clock_end(struct frr_strag_worker *sw);
 void frr_lb_shares(int w, int h, const double *tsum, double *speed,
 		   uint64_t total, uint64_t *share);
 
+/* One range lb-bsp moves: items [a, b) of owner's list, run by helper. */
+struct frr_lb_gift {
+	int owner, helper;
+	uint64_t a, b;
+};
+
+/* lb-bsp's plan of a clock, one copy for the runtime and the simulator:
+ * in: W workers, worker v's helpers grp[v * g .. + ng[v]) (rr's helper
+ * group), their speed (items a second) and share (frr_lb_shares), n their
+ * lists' lengths; out: load[v], the items v is to run, and the ranges
+ * moved, gifts[0 .. ngifts) (room for W * g), owners in id order, each
+ * owner's tails cut from the end of its list down. */
+struct frr_lb_plan {
+	int W, g;
+	const int *grp, *ng;
+	const double *speed;
+	const uint64_t *share, *n;
+	uint64_t *load;
+	struct frr_lb_gift *gifts;
+	int ngifts;
+};
+void frr_lb_plan(struct frr_lb_plan *p);
+
 #endif /* FLEXRR_RUNTIME_STRAGGLER_H */
