@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "rr_proto.h"
+#include "straggler.h"
 #include "trace.h"
 #include "sim.h"
 #include "sim_coro.h"
@@ -88,6 +89,17 @@ struct sim_worker {
 	struct frr_trace_buf *tb; /* --trace, else NULL */
 };
 
+/* lb-bsp: the runtime's plan (straggler.h frr_lb_plan) of the clock the
+ * workers run, made when the clock before closed (BSP: one at a time). */
+struct sim_lb {
+	int *grp, *ng;		    /* W x g, W: rr's helper groups */
+	double *tsum, *speed;	    /* W */
+	uint64_t *share, *n, *load; /* W */
+	struct frr_lb_gift *gifts;  /* W x g */
+	double *ready;		    /* per gift: its states shipped */
+	struct frr_lb_plan p;
+};
+
 struct sim_ev {
 	double t;
 	uint64_t seq;
@@ -113,7 +125,7 @@ struct sim {
 	int *finished;	   /* workers that finished clock c */
 	double *closed_at; /* c applied (last needed finisher + apply) */
 	uint64_t *items_done;
-	uint64_t *share; /* lb-bsp: items of worker w in clock c */
+	struct sim_lb *lb; /* lb-bsp: the next clock's plan, else NULL */
 	double dropped, work_s, rr_tot[RR_C_NCOUNTERS];
 	struct frr_trace *trace;
 	/* bytes (sim_net.c, sim_model.c) */

@@ -73,26 +73,28 @@ static int applied(const struct sim *s, int c)
 	return c < 0 || s->closed_at[c] <= s->now;
 }
 
-/* lb-bsp: every worker's share of clock c + 1 from its predicted speed
- * (the runtime's rule: straggler/straggler.h frr_lb_shares) */
-static void lb_shares(struct sim *s, int c)
+/* lb-bsp: the plan of clock c + 1 from the workers' per-item times of
+ * their last lb_history clocks (the runtime's rule and plan: straggler.h
+ * frr_lb_shares, frr_lb_plan; rr/lb.c makes the same one at the clock's
+ * start) */
+static void lb_plan(struct sim *s, int c)
 {
+	struct sim_lb *lb = s->lb;
 	int H = s->cfg->lb_history, W = s->W;
-	double *t = malloc(2 * (size_t)W * sizeof(double));
 
-	if (!t) {
-		s->err = -ENOMEM;
-		return;
-	}
 	if (H > c + 1)
 		H = c + 1;
 	for (int v = 0; v < W; v++) {
-		t[v] = 0;
+		lb->tsum[v] = 0;
+		lb->n[v] = s->cfg->items;
 		for (int k = 0; k < H; k++)
-			t[v] += s->ws[v].last_item_s[(c - k) % 64];
+			lb->tsum[v] += s->ws[v].last_item_s[(c - k) % 64];
 	}
-	frr_lb_shares(W, H, t, t + W, s->cfg->items * (uint64_t)W, s->share);
-	free(t);
+	frr_lb_shares(W, H, lb->tsum, lb->speed, s->cfg->items * (uint64_t)W,
+		      lb->share);
+	frr_lb_plan(&lb->p);
+	for (int i = 0; i < lb->p.ngifts; i++)
+		lb->ready[i] = INFINITY;
 }
 
 static void clock_finished(struct sim *s, struct sim_worker *w, int c)
@@ -111,8 +113,8 @@ static void clock_finished(struct sim *s, struct sim_worker *w, int c)
 			(unsigned long long)total, w->w);
 		s->err = -EPROTO;
 	}
-	if (s->mode == FRR_SIM_LB_BSP)
-		lb_shares(s, c);
+	if (s->lb)
+		lb_plan(s, c);
 	for (int v = 0; v < s->W; v++) {
 		struct sim_worker *x = &s->ws[v];
 
@@ -207,9 +209,60 @@ static void run_list(struct sim *s, struct sim_worker *w, int c,
 	ran(w, start, l->next);
 }
 
+/* lb-bsp, at the clock's start: w's list ends where the plan's first
+ * tail of it starts, and the tails' item states go to their helpers'
+ * ranks (rr/lb.c lb_clock_plan) */
+static void lb_give(struct sim *s, struct sim_worker *w, int c,
+		    struct frr_rr_list *l)
+{
+	struct sim_lb *lb = s->lb;
+
+	for (int i = 0; c > 0 && i < lb->p.ngifts; i++) {
+		const struct frr_lb_gift *g = &lb->gifts[i];
+
+		if (g->owner != w->w)
+			continue;
+		if (g->a < l->end)
+			l->end = g->a;
+		s->rr_tot[RR_C_ITEMS] += (double)(g->b - g->a);
+		sim_state_ship(s, w, w->rank, g->helper / s->cfg->T,
+			       g->b - g->a);
+		lb->ready[i] = s->now;
+	}
+}
+
+/* lb-bsp, after w's own list: the ranges the plan gave it, each once its
+ * owner's states are here, each a batch of its own after their states go
+ * back (rr/lb.c lb_own_list_done, frr_rt_run_range); the items run */
+static uint64_t lb_help(struct sim *s, struct sim_worker *w, int c)
+{
+	struct sim_lb *lb = s->lb;
+	uint64_t items = 0;
+
+	for (int i = 0; c > 0 && i < lb->p.ngifts && !s->err; i++) {
+		const struct frr_lb_gift *g = &lb->gifts[i];
+		struct sim_worker *o = &s->ws[g->owner];
+		uint64_t rg[1][2] = { { g->a, g->b } };
+
+		if (g->helper != w->w)
+			continue;
+		/* the owner may start its clock a poll later than w */
+		while (lb->ready[i] > s->now)
+			sim_sleep_until(s, isfinite(lb->ready[i])
+					       ? lb->ready[i]
+					       : s->now + s->cfg->poll_s);
+		sim_sleep_until(s, s->now + sim_cost(s, o, g->a, g->b, w));
+		s->items_done[c] += g->b - g->a;
+		items += g->b - g->a;
+		sim_state_ship(s, w, w->rank, o->rank, g->b - g->a);
+		sim_flush(s, w, g->owner, (const uint64_t(*)[2])rg, 1);
+	}
+	return items;
+}
+
 static void one_clock(struct sim *s, struct sim_worker *w, int c)
 {
-	uint64_t n = s->mode == FRR_SIM_LB_BSP ? s->share[w->w] : s->cfg->items;
+	uint64_t n = s->cfg->items, items;
 	struct frr_rr_list l = { 0, n, n };
 	double t0;
 	int k;
@@ -217,8 +270,10 @@ static void one_clock(struct sim *s, struct sim_worker *w, int c)
 	sim_fill_costs(s, w, c, n);
 	s->work_s += w->list_s;
 	w->nran = 0;
+	if (s->lb)
+		lb_give(s, w, c, &l);
 	t0 = s->now;
-	sim_publish(s, w, c, 0, n);
+	sim_publish(s, w, c, 0, l.end);
 	for (;;) {
 		double t1 = s->now, t2;
 
@@ -244,7 +299,9 @@ static void one_clock(struct sim *s, struct sim_worker *w, int c)
 		if (l.next >= l.end)
 			break;
 	}
-	w->last_item_s[c % 64] = n ? (s->now - t0) / (double)n : 0;
+	/* lb-bsp's speed: own and planned help items alike (worker.c) */
+	items = l.end + (s->lb ? lb_help(s, w, c) : 0);
+	w->last_item_s[c % 64] = items ? (s->now - t0) / (double)items : 0;
 	sim_flush(s, w, w->w, (const uint64_t(*)[2])w->ran, w->nran);
 	sim_publish(s, w, c, n, n);
 	clock_finished(s, w, c);
@@ -350,6 +407,46 @@ static void on_count(void *arg, int clock, int counter, uint64_t v)
 		s->rr_tot[counter] += (double)v;
 }
 
+static void lb_free(struct sim_lb *lb)
+{
+	if (!lb)
+		return;
+	free(lb->grp);
+	free(lb->tsum);
+	free(lb->share);
+	free(lb->gifts);
+	free(lb->ready);
+	free(lb);
+}
+
+static int lb_alloc(struct sim *s)
+{
+	int W = s->W, g = s->rcfg.group_size;
+	struct sim_lb *lb = calloc(1, sizeof(*lb));
+
+	if (!lb)
+		return -ENOMEM;
+	s->lb = lb;
+	lb->grp = malloc((size_t)W * (size_t)(g + 1) * sizeof(int));
+	lb->tsum = malloc(2 * (size_t)W * sizeof(double));
+	lb->share = malloc(3 * (size_t)W * sizeof(uint64_t));
+	lb->gifts = malloc((size_t)W * (size_t)g * sizeof(*lb->gifts));
+	lb->ready = malloc((size_t)W * (size_t)g * sizeof(double));
+	if (!lb->grp || !lb->tsum || !lb->share || !lb->gifts || !lb->ready)
+		return -ENOMEM;
+	lb->ng = lb->grp + (size_t)W * (size_t)g;
+	lb->speed = lb->tsum + W;
+	lb->n = lb->share + W;
+	lb->load = lb->n + W;
+	for (int v = 0; v < W; v++)
+		lb->ng[v] = rr_helper_group(s->cfg->P, s->cfg->T, g, v,
+					    lb->grp + (size_t)v * (size_t)g);
+	lb->p = (struct frr_lb_plan){ W,	 g,	    lb->grp, lb->ng,
+				      lb->speed, lb->share, lb->n,   lb->load,
+				      lb->gifts, 0 };
+	return 0;
+}
+
 static int sim_alloc(struct sim *s)
 {
 	int C = s->cfg->clocks, err;
@@ -358,10 +455,10 @@ static int sim_alloc(struct sim *s)
 	s->finished = calloc((size_t)C, sizeof(int));
 	s->closed_at = malloc((size_t)C * sizeof(double));
 	s->items_done = calloc((size_t)C, sizeof(uint64_t));
-	s->share = malloc((size_t)s->W * sizeof(uint64_t));
-	if (!s->ws || !s->finished || !s->closed_at || !s->items_done ||
-	    !s->share)
+	if (!s->ws || !s->finished || !s->closed_at || !s->items_done)
 		return -ENOMEM;
+	if (s->mode == FRR_SIM_LB_BSP && (err = lb_alloc(s)))
+		return err;
 	for (int c = 0; c < C; c++)
 		s->closed_at[c] = INFINITY;
 	if (s->cfg->trace_path) {
@@ -382,8 +479,9 @@ static int sim_alloc(struct sim *s)
 		w->rank = v / s->cfg->T;
 		w->clock = -1;
 		w->factor = 1.0;
-		s->share[v] = s->cfg->items;
-		if (!s->reassign)
+		/* lb-bsp: the engine's groups and helpees (the rows its rank
+		 * holds), not the engine */
+		if (!s->reassign && !s->lb)
 			continue;
 		err =
 		    rr_worker_init(&w->rw, &s->rcfg, &sim_env_ops, s, v, NULL);
@@ -412,7 +510,7 @@ static void sim_free(struct sim *s)
 	free(s->finished);
 	free(s->closed_at);
 	free(s->items_done);
-	free(s->share);
+	lb_free(s->lb);
 	frr_trace_destroy(s->trace);
 	sim_net_fini(s);
 }
