@@ -137,6 +137,10 @@ void frr_strag_clock_end(struct frr_strag_worker *sw);
 void frr_lb_shares(int w, int h, const double *tsum, double *speed,
 		   uint64_t total, uint64_t *share);
 
+/* lb-bsp: a worker gives a tail when its list is more than this fraction
+ * above its share (straggler.c lb_gives says why). */
+#define FRR_LB_GIVE_ABOVE 0.05
+
 /* One range lb-bsp moves: items [a, b) of owner's list, run by helper. */
 struct frr_lb_gift {
 	int owner, helper;
