@@ -9,12 +9,13 @@
  * worker's final batch of c - 1 is drained on this rank) every worker reads
  * every worker's per-item time of clocks c - H .. c - 1, which the final
  * batches carry and each rank's server keeps (table/inbox.c lb_record), and
- * computes the same plan: shares of the clock's items proportional to the
- * predicted speeds (frr_lb_shares, the simulator's rule), then, donor by
- * donor in id order, a worker above its share gives the tail of its list
- * to the helpers of its group: water-filling to the time by which the
- * donor and its group's helpers, each from its planned load at its
- * predicted speed, do the donor's items together (give_tail).  A donor
+ * computes the same plan (straggler/ frr_lb_shares and frr_lb_plan, which
+ * the simulator runs too): shares of the clock's items proportional to the
+ * predicted speeds, then, donor by donor in id order, a worker more than
+ * FRR_LB_GIVE_ABOVE above its share gives the tail of its list to the
+ * helpers of its group: water-filling to the time by which the donor and
+ * its group's helpers, each from its planned load at its predicted speed,
+ * do the donor's items together.  A donor
  * runs [0, end) and tells the shards to expect
  * one batch more per planned range; a helper runs its ranges after its own
  * list (frr_rt_run_range, one batch each).  So every item runs once per
