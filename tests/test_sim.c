@@ -96,6 +96,35 @@ Test(sim, a_persistent_straggler_costs_bsp_not_flexrr)
 		  bsp);
 }
 
+/* lb-bsp is the runtime's plan (straggler.h frr_lb_plan): a 2x persistent
+ * straggler's tail goes only to its rr helper group, each helper stretched
+ * from its own full list, so g helpers end a clock at T with
+ * T s / 2 + g (T s - n) = n: 4/3 of the ideal for g = 1, 8/7 for g = 3
+ * (clock 0, with no speeds yet, at 2x).  Any worker taking any share (the
+ * simulator before the plan was shared) came within 1.07x either way. */
+Test(sim, lb_bsp_moves_tails_within_the_helper_group)
+{
+	struct frr_sim_cfg c = cfg(4, 4, 40, 400);
+	double work = 40 * 400 * 100e-6,
+	       want[2][2] = { { 1.30, 1.42 }, { 1.12, 1.22 } };
+	int groups[2] = { 1, 3 };
+
+	for (int i = 0; i < 2; i++) {
+		struct frr_sim_result r;
+		double x;
+
+		c.rr_group = groups[i];
+		run(&c, FRR_SIM_LB_BSP, "persistent:0,2", &r);
+		x = r.time_s / work;
+		cr_assert_gt(r.rr[3], 0, "group of %d: nothing moved",
+			     groups[i]);
+		cr_assert(x >= want[i][0] && x <= want[i][1],
+			  "group of %d: %.3fx the work, wanted %.2f-%.2f",
+			  groups[i], x, want[i][0], want[i][1]);
+		frr_sim_result_free(&r);
+	}
+}
+
 Test(sim, runs_are_deterministic_and_costs_follow_the_model)
 {
 	static struct frr_sim_cost ln = { .kind = FRR_SIM_COST_LOGNORMAL,
