@@ -22,11 +22,14 @@
  * rank's own error and used-up restarts are not restarted.
  */
 #include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "test_ckpt_util.h"
 
@@ -224,6 +227,7 @@ Test(runtime_checkpoint, a_late_latest_yields_to_the_newest_manifest)
 	struct rt_run *r = calloc(1, sizeof(*r));
 	char ref[2048], res[2048], p[128], args[512];
 	FILE *f;
+	int fd;
 
 	scratch();
 	run_ok(r, "%s", job);
@@ -235,8 +239,12 @@ Test(runtime_checkpoint, a_late_latest_yields_to_the_newest_manifest)
 		     r->code, r->err);
 	latest_is("ckpt-5");
 	snprintf(p, sizeof(p), "%s/ck/latest", dir);
-	f = fopen(p, "w");
-	cr_assert_not_null(f);
+	/* a new file in its place, created exclusively (no link followed) */
+	cr_assert_eq(unlink(p), 0);
+	fd =
+	    open(p, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	cr_assert_not_null(f, "%s: %s", p, strerror(errno));
 	fputs("ckpt-1\n", f); /* removed once ckpt-3 was complete */
 	cr_assert_eq(fclose(f), 0);
 	run_ok(r, "--resume %s/ck %s", dir, job);

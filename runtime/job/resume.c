@@ -88,8 +88,7 @@ static bool complete(const char *dir, int clock)
 	char p[4096];
 	struct stat st;
 
-	return snprintf(p, sizeof(p), "%s/ckpt-%d/MANIFEST", dir, clock) <
-		   (int)sizeof(p) &&
+	return !frr_ckpt_path(p, sizeof(p), dir, clock, "MANIFEST") &&
 	       !lstat(p, &st) && S_ISREG(st.st_mode) && st.st_uid == geteuid();
 }
 
