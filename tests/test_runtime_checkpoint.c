@@ -426,8 +426,6 @@ static const struct {
 	  "already holds a job's checkpoints" },
 	{ "--resume %s/ck --load x toy", 2, "drop --load" },
 	{ "--checkpoint-every 3 toy", 2, "needs --checkpoint DIR" },
-	{ "--on-failure restart toy", 2, "restart needs --checkpoint DIR" },
-	{ "--on-failure recover toy", 2, "recover needs --checkpoint DIR" },
 	{ "--on-failure retry toy", 2, "--on-failure" },
 	{ "--checkpoint %s/x --checkpoint-every 0 toy", 2,
 	  "--checkpoint-every wants" },

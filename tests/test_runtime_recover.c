@@ -277,6 +277,101 @@ Test(runtime_recover, mf_two_threads)
 		     " recovered: lost=1 epoch=1 ");
 }
 
+/* The directory a run without --checkpoint says its checkpoints go to
+ * (launch/ckpt_mem.c), from what it printed after `at `. */
+static void mem_dir(const char *err, const char *after, char *d, size_t len)
+{
+	const char *at = strstr(err, after);
+
+	cr_assert(at, "no '%s' in:\n%s", after, err);
+	at += strlen(after);
+	snprintf(d, len, "%.*s", (int)strcspn(at, " :\n"), at);
+	cr_assert(!strncmp(d, "/dev/shm/flexrr-ckpt-", 21), "%s", d);
+}
+
+/* No --checkpoint: the local job checkpoints in memory (/dev/shm) and
+ * recovers from there as from a DIR, the same answer as uninterrupted;
+ * the directory is gone once the job ended well. */
+Test(runtime_recover, without_a_checkpoint_dir_in_memory)
+{
+	struct rt_run *r = calloc(1, sizeof(*r));
+	char ref[1024], res[1024], env[256], a[512], d[256];
+
+	if (frr_test_quick())
+		cr_skip_test("on the host (shm) only: see the top");
+	scratch();
+	run(r, NULL, TOY3);
+	cr_assert_eq(r->code, 0, "%s", r->err);
+	result(r, ref, sizeof(ref));
+	snprintf(env, sizeof(env), "FLEXRR_TEST_DIE=1:7:%s/d0", dir);
+	snprintf(a, sizeof(a), "--checkpoint-every 2 --on-failure recover %s",
+		 TOY3);
+	run(r, env, a);
+	cr_assert_eq(r->code, 0, "%s: exit %d, %s", a, r->code, r->err);
+	mem_dir(r->err, "checkpoints every 2 clock(s) in memory at ", d,
+		sizeof(d));
+	cr_assert(strstr(r->out, " recovered: lost=1 epoch=1 from_clock=5 "),
+		  "%s", r->out);
+	rerun_check(r->out);
+	result(r, res, sizeof(res));
+	cr_assert_str_eq(res, ref, "recovered:\n%s\nuninterrupted:\n%s", res,
+			 ref);
+	cr_assert(access(d, F_OK) && errno == ENOENT,
+		  "%s is still there after the job ended well", d);
+	free(r);
+	scratch_rm();
+}
+
+/* A job that fails keeps its checkpoint in memory, says where, and a
+ * resume from there gives the uninterrupted answer; one that failed
+ * before its first checkpoint leaves nothing behind. */
+Test(runtime_recover, a_failed_job_keeps_its_checkpoint_in_memory)
+{
+	struct rt_run *r = calloc(1, sizeof(*r));
+	char ref[1024], res[1024], env[256], a[512], d[256], m[300];
+
+	if (frr_test_quick())
+		cr_skip_test("on the host (shm) only: see the top");
+	scratch();
+	run(r, NULL, TOY3);
+	cr_assert_eq(r->code, 0, "%s", r->err);
+	result(r, ref, sizeof(ref));
+	snprintf(env, sizeof(env), "FLEXRR_TEST_DIE=1:7:%s/d0", dir);
+	snprintf(a, sizeof(a),
+		 "--checkpoint-every 2 --on-failure restart --max-restarts 0 "
+		 "%s",
+		 TOY3);
+	run(r, env, a);
+	cr_assert_neq(r->code, 0, "%s", r->err);
+	mem_dir(r->err, "its checkpoint of clock 5 stays in memory at ", d,
+		sizeof(d));
+	snprintf(m, sizeof(m), "%s/ckpt-5/MANIFEST", d);
+	cr_assert(!access(m, F_OK), "%s: %s", m, strerror(errno));
+	snprintf(a, sizeof(a), "--resume %s %s", d, TOY3);
+	run(r, NULL, a);
+	cr_assert_eq(r->code, 0, "%s: exit %d, %s", a, r->code, r->err);
+	result(r, res, sizeof(res));
+	cr_assert_str_eq(res, ref, "resumed:\n%s\nuninterrupted:\n%s", res,
+			 ref);
+	snprintf(m, sizeof(m), "rm -rf %s", d);
+	cr_assert_eq(system(m), 0, "%s", m);
+	/* failed at clock 1, before checkpoint 1: nothing to keep */
+	snprintf(env, sizeof(env), "FLEXRR_TEST_DIE=1:1:%s/d1", dir);
+	snprintf(a, sizeof(a),
+		 "--checkpoint-every 2 --on-failure restart --max-restarts 0 "
+		 "%s",
+		 TOY3);
+	run(r, env, a);
+	cr_assert_neq(r->code, 0, "%s", r->err);
+	mem_dir(r->err, "checkpoints every 2 clock(s) in memory at ", d,
+		sizeof(d));
+	cr_assert(!strstr(r->err, "stays in memory") && access(d, F_OK) &&
+		      errno == ENOENT,
+		  "%s kept with no checkpoint in it:\n%s", d, r->err);
+	free(r);
+	scratch_rm();
+}
+
 /* Rank 1 lost at clock 5, then the process that was to run it (rank 2's)
  * on its way to the survivors' meeting: the others give that meeting up
  * (the launcher's page moved on) and meet again, rank 0's process running
@@ -504,6 +599,13 @@ Test(runtime_recover, refused_when_it_cannot_help)
 	cr_assert_neq(r->code, 0, "%s", r->err);
 	cr_assert(strstr(r->err, "--on-failure recover needs the ranks to "
 				 "meet over TCP"),
+		  "%s", r->err);
+	/* launched and no --checkpoint: no memory every host shares */
+	run(r, "SLURM_PROCID=0 SLURM_NTASKS=1 SLURM_LOCALID=0",
+	    "--clocks 8 --on-failure recover toy");
+	cr_assert_neq(r->code, 0, "%s", r->err);
+	cr_assert(strstr(r->err, "needs --checkpoint DIR on storage every "
+				 "host reaches"),
 		  "%s", r->err);
 	free(r);
 	scratch_rm();

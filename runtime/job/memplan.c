@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "flexrr/log.h"
@@ -35,6 +37,10 @@
 
 struct mem_plan {
 	double replica, accum, transport, caches, pending, inflight, app;
+	/* --checkpoint DIR on a tmpfs (/dev/shm, or the directory a local
+	 * --on-failure job gets there, launch/ckpt_mem.c): the files of the
+	 * newest complete checkpoint and of the one being written */
+	double files;
 	/* of inflight, what only a lag needs: the batches of the clocks
 	 * after the oldest one not applied (a worker up to the slack ahead
 	 * of the slowest keeps its own batches of them here) */
@@ -46,7 +52,27 @@ struct mem_plan {
 static double plan_total(const struct mem_plan *m)
 {
 	return m->replica + m->accum + m->transport + m->caches + m->pending +
-	       m->inflight + m->app;
+	       m->inflight + m->app + m->files;
+}
+
+/* path, or the directory it will be made in, is on a tmpfs: its files
+ * take the host's memory. */
+static int in_memory(const char *path)
+{
+	char up[4096];
+	struct statfs fs;
+	char *slash;
+
+	snprintf(up, sizeof(up), "%s", path);
+	while (statfs(up, &fs)) {
+		if (errno != ENOENT || !(slash = strrchr(up, '/')))
+			return 0;
+		if (slash == up)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+	}
+	return fs.f_type == TMPFS_MAGIC;
 }
 
 /* What the app says it will allocate once the job runs (mem_later), for
@@ -89,6 +115,7 @@ static void plan_rank(const struct frr_rt *rt, struct mem_plan *m)
 	 * cache's slots restart at every batch (one range) */
 	const double hfrac = rt->lb_history ? 1.0 : 0.5;
 	const double ring = frr_cache_ring(rt->eff_slack), W = rt->W;
+	double cut = 0; /* --checkpoint: the cut's copies */
 
 	memset(m, 0, sizeof(*m));
 	m->app = app_later(rt);
@@ -166,8 +193,7 @@ static void plan_rank(const struct frr_rt *rt, struct mem_plan *m)
 		/* --checkpoint: the cut's copy of the shard (and AdaGrad's
 		 * sums) that the writer thread writes (job/checkpoint.c) */
 		if (rt->prm->ckpt_dir)
-			m->inflight +=
-			    shard * (s->rule == FRR_UPDATE_ADAGRAD ? 2 : 1);
+			cut += shard * (s->rule == FRR_UPDATE_ADAGRAD ? 2 : 1);
 	}
 	/* --checkpoint: the cut's copy of each own partition's item state
 	 * (job/checkpoint.c frr_rt_ckpt_snap) */
@@ -175,9 +201,13 @@ static void plan_rank(const struct frr_rt *rt, struct mem_plan *m)
 		const struct frr_part *p = &rt->ws->parts[rt->rank * rt->T + t];
 
 		if (p->state)
-			m->inflight += (double)p->state_off[p->n];
+			cut += (double)p->state_off[p->n];
 	}
-	m->inflight += m->lag;
+	m->inflight += m->lag + cut;
+	/* what the cut's copy becomes on disk, twice (the previous
+	 * checkpoint is removed once the next is complete) */
+	if (cut > 0 && in_memory(rt->prm->ckpt_dir))
+		m->files = 2 * cut;
 }
 
 /* MemAvailable (free memory plus what the kernel can reclaim), or the
@@ -326,14 +356,15 @@ static void refuse(const struct frr_rt *rt, const struct mem_info *all, int r,
 		"available%s (the tables are %.2f GiB; a rank holds about "
 		"%.2f GiB: replica %.2f, worker caches %.2f, pending rows "
 		"%.2f, batches in flight %.2f, AdaGrad and compensation sums "
-		"%.2f, transport %.2f, the app's later allocations %.2f); use "
-		"more "
-		"hosts, fewer processes per host, fewer threads (-t), a "
-		"smaller slack, or smaller tables%s",
+		"%.2f, transport %.2f, the app's later allocations %.2f, "
+		"checkpoint files in memory %.2f); use more hosts, fewer "
+		"processes per host, fewer threads (-t), a smaller slack, "
+		"smaller tables%s%s",
 		here, here == 1 ? "" : "s", r, where[0] ? " in its cgroup" : "",
 		need / G, avail / G, where, table / G, plan_total(m) / G,
 		m->replica / G, m->caches / G, m->pending / G, m->inflight / G,
-		m->accum / G, m->transport / G, m->app / G,
+		m->accum / G, m->transport / G, m->app / G, m->files / G,
+		m->files > 0 ? ", --checkpoint DIR on a disk" : "",
 		where[0] ? ", or raise the cgroup's memory limit (srun --mem, "
 			   "docker --memory)"
 			 : "");
@@ -350,11 +381,11 @@ static void log_plan(const struct frr_rt *rt, const struct mem_info *mine)
 		"holds (peak about %.0f MiB in step, up to %.0f MiB when a "
 		"worker runs the slack ahead): replica %.0f, caches %.0f, "
 		"pending %.0f, in flight %.0f, sums %.0f, transport %.0f, "
-		"app later %.0f",
+		"app later %.0f, checkpoint files in memory %.0f",
 		rt->rank, mine->need / M, held / M,
 		(mine->need - m->lag + held) / M, (mine->need + held) / M,
 		m->replica / M, m->caches / M, m->pending / M, m->inflight / M,
-		m->accum / M, m->transport / M, m->app / M);
+		m->accum / M, m->transport / M, m->app / M, m->files / M);
 }
 
 int frr_rt_check_memory(struct frr_rt *rt)

@@ -323,6 +323,8 @@ static int run_local(struct frr_job *job)
 	double t0 = frr_now_s();
 	struct frr_board *board = NULL;
 
+	if (!err)
+		err = frr_job_mem_ckpt(job);
 	if (err)
 		return err;
 	check_oversubscription(job);
@@ -339,6 +341,7 @@ static int run_local(struct frr_job *job)
 				"on (--on-failure recover), %.1f s in all\n",
 				job->prog, res.lost, frr_now_s() - t0);
 		frr_board_free(board);
+		frr_job_mem_ckpt_end(job, err);
 		return err;
 	}
 	for (;;) {
@@ -354,6 +357,7 @@ static int run_local(struct frr_job *job)
 	if (n && !err)
 		fprintf(stderr, "%s: done after %d restart(s), %.1f s in all\n",
 			job->prog, n, frr_now_s() - t0);
+	frr_job_mem_ckpt_end(job, err);
 	return err;
 }
 
@@ -472,6 +476,15 @@ int frr_job_start(struct frr_job *job)
 			"this rank was started by a launcher (srun, mpirun, "
 			"PMIx): let it restart the job (docs/cluster.md, e.g. "
 			"sbatch --requeue) with --resume DIR\n",
+			job->prog);
+		return -EINVAL;
+	}
+	if (job->on_failure == FRR_ON_FAILURE_RECOVER && !job->o.p.ckpt_dir) {
+		fprintf(stderr,
+			"%s: --on-failure recover in a job a launcher started "
+			"needs --checkpoint DIR on storage every host reaches "
+			"(only a local -n P job keeps its checkpoints in "
+			"memory)\n",
 			job->prog);
 		return -EINVAL;
 	}

@@ -45,9 +45,21 @@ struct frr_job {
 	 * restarted from its newest checkpoint when a rank dies */
 	int on_failure;
 	int max_restarts;
+	/* the checkpoint directory the launcher made in memory for a local
+	 * job with --on-failure but no --checkpoint (ckpt_mem.c), or NULL */
+	char *mem_ckpt;
 };
 
 enum { FRR_ON_FAILURE_FAIL, FRR_ON_FAILURE_RESTART, FRR_ON_FAILURE_RECOVER };
+/* "fail", "restart" or "recover" */
+const char *frr_job_on_failure_name(int on_failure);
+/* A local job with --on-failure restart or recover and no --checkpoint:
+ * make its checkpoint directory in memory (/dev/shm, mode 0700, a fresh
+ * name) and point --checkpoint at it: 0 or a negative errno (said). */
+int frr_job_mem_ckpt(struct frr_job *job);
+/* The job ended (err 0: well): remove that directory, or keep it and say
+ * where.  Nothing when there is none. */
+void frr_job_mem_ckpt_end(struct frr_job *job, int err);
 
 void frr_job_init(struct frr_job *job, const char *prog,
 		  const struct frr_app_ops *const *apps);

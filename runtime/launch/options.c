@@ -31,6 +31,8 @@ void frr_job_fini(struct frr_job *job)
 {
 	free(job->app_argv);
 	job->app_argv = NULL;
+	free(job->mem_ckpt);
+	job->mem_ckpt = NULL;
 }
 
 static const struct frr_app_ops *app_named(const struct frr_job *job,

@@ -267,6 +267,13 @@ static void defaults(void *obj)
 static const char *const on_failure_names[] = { "fail", "restart", "recover",
 						NULL };
 
+const char *frr_job_on_failure_name(int on_failure)
+{
+	return on_failure >= 0 && on_failure <= FRR_ON_FAILURE_RECOVER
+		   ? on_failure_names[on_failure]
+		   : "?";
+}
+
 static const struct frr_opt run_table[] = {
 	FRR_OPT("procs", 'n', FRR_OPT_INT, F(o.nprocs), 1, 4096, .def.i = 1,
 		ANYBASE, .group = JOB, .arg = "P",
@@ -343,8 +350,9 @@ static const struct frr_opt run_table[] = {
 		.help = "when a rank dies: fail (every rank stops, naming\n"
 			"it); restart (a local -n P job starts again from\n"
 			"the newest checkpoint in its --checkpoint DIR);\n"
-			"recover (a local -n P job: the survivors carry on\n"
-			"from that checkpoint, running the lost ranks)"),
+			"recover (the survivors carry on from that\n"
+			"checkpoint, running the lost ranks); a local job\n"
+			"without --checkpoint keeps them in /dev/shm"),
 	FRR_OPT("max-restarts", 0, FRR_OPT_INT, F(max_restarts), 0, 1000,
 		.def.i = 3, ANYBASE, .group = JOB, .arg = "N",
 		.help = "restarts a --on-failure restart job may make"),
