@@ -330,6 +330,51 @@ Test(runtime_job, cgroup_memory_limit_refused)
 	free(r);
 }
 
+/* --checkpoint DIR on a tmpfs too small for two checkpoints (a 1 MiB one
+ * mounted in a mount namespace of this test's own; a container's
+ * /dev/shm is often 64 MiB): refused before the job runs, naming DIR and
+ * what to do, not a failed write halfway; a DIR with room runs. */
+Test(runtime_job, checkpoints_that_do_not_fit_a_tmpfs_refused)
+{
+	struct rt_run *r = calloc(1, sizeof(*r));
+	char small[64], cmd[1024];
+	char *argv[] = { "/bin/sh", "-c", cmd, NULL };
+
+	snprintf(small, sizeof(small), "/tmp/frr-tmpfs-%d", (int)getpid());
+	cr_assert(!mkdir(small, 0700), "%s: %s", small, strerror(errno));
+	snprintf(cmd, sizeof(cmd),
+		 "unshare -rm sh -c 'mount -t tmpfs -o size=%s none %s' "
+		 "2>/dev/null",
+		 "1m", small);
+	rt_exec(r, argv, NULL, 30);
+	if (r->code) {
+		rmdir(small);
+		cr_skip_test("cannot mount a tmpfs in a namespace of its own "
+			     "(unshare -rm): %s",
+			     r->err);
+	}
+	for (int big = 0; big < 2; big++) {
+		snprintf(cmd, sizeof(cmd),
+			 "exec unshare -rm sh -c 'mount -t tmpfs -o size=%s "
+			 "none %s && exec %s run -n 2 --clocks 4 --checkpoint "
+			 "%s/ck mf --synthetic 20000,2000,200000'",
+			 big ? "64m" : "1m", small, rt_bin(), small);
+		rt_exec(r, argv, NULL, 60);
+		if (big) {
+			cr_assert_eq(r->code, 0, "%s", r->err);
+			continue;
+		}
+		cr_assert_eq(r->code, 1, "%s", r->err);
+		cr_assert(strstr(r->err, "the job's checkpoints will not fit "
+					 "in /tmp/frr-tmpfs-") &&
+			      strstr(r->err, "has 1.0 MiB free; give "
+					     "--checkpoint DIR on a disk"),
+			  "%s", r->err);
+	}
+	rmdir(small);
+	free(r);
+}
+
 Test(runtime_job, rendezvous_unreachable)
 {
 	struct rt_run *r = calloc(1, sizeof(*r));

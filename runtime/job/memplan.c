@@ -41,6 +41,8 @@ struct mem_plan {
 	 * --on-failure job gets there, launch/ckpt_mem.c): the files of the
 	 * newest complete checkpoint and of the one being written */
 	double files;
+	/* what that tmpfs has free (< 0: DIR is not on a tmpfs) */
+	double files_room;
 	/* of inflight, what only a lag needs: the batches of the clocks
 	 * after the oldest one not applied (a worker up to the slack ahead
 	 * of the slowest keeps its own batches of them here) */
@@ -55,9 +57,9 @@ static double plan_total(const struct mem_plan *m)
 	       m->inflight + m->app + m->files;
 }
 
-/* path, or the directory it will be made in, is on a tmpfs: its files
- * take the host's memory. */
-static int in_memory(const char *path)
+/* path, or the directory it will be made in, is on a tmpfs (its files
+ * take the host's memory): the bytes free there; else -1. */
+static double tmpfs_room(const char *path)
 {
 	char up[4096];
 	struct statfs fs;
@@ -66,13 +68,15 @@ static int in_memory(const char *path)
 	snprintf(up, sizeof(up), "%s", path);
 	while (statfs(up, &fs)) {
 		if (errno != ENOENT || !(slash = strrchr(up, '/')))
-			return 0;
+			return -1;
 		if (slash == up)
 			slash[1] = '\0';
 		else
 			*slash = '\0';
 	}
-	return fs.f_type == TMPFS_MAGIC;
+	if (fs.f_type != TMPFS_MAGIC)
+		return -1;
+	return (double)fs.f_bavail * (double)fs.f_bsize;
 }
 
 /* What the app says it will allocate once the job runs (mem_later), for
@@ -206,7 +210,8 @@ static void plan_rank(const struct frr_rt *rt, struct mem_plan *m)
 	m->inflight += m->lag + cut;
 	/* what the cut's copy becomes on disk, twice (the previous
 	 * checkpoint is removed once the next is complete) */
-	if (cut > 0 && in_memory(rt->prm->ckpt_dir))
+	m->files_room = cut > 0 ? tmpfs_room(rt->prm->ckpt_dir) : -1;
+	if (m->files_room >= 0)
 		m->files = 2 * cut;
 }
 
@@ -370,6 +375,33 @@ static void refuse(const struct frr_rt *rt, const struct mem_info *all, int r,
 			 : "");
 }
 
+/* The checkpoint files of rank r's host do not fit the tmpfs DIR is on
+ * (a container's /dev/shm is often 64 MiB): said by rank 0. */
+static int files_over(const struct frr_rt *rt, const struct mem_info *all,
+		      int r)
+{
+	const double M = 1048576.0;
+	double files = 0;
+
+	if (all[r].plan.files_room < 0)
+		return 0;
+	for (int q = 0; q < rt->P; q++)
+		if (all[q].host == all[r].host)
+			files += all[q].plan.files;
+	if (files <= all[r].plan.files_room)
+		return 0;
+	if (rt->rank == 0)
+		frr_err(
+		    "the job's checkpoints will not fit in %s: its ranks on "
+		    "rank %d's host write about %.1f MiB there (two "
+		    "checkpoints: the newest and the next) but the tmpfs "
+		    "it is on has %.1f MiB free; give --checkpoint DIR on a "
+		    "disk, or a larger tmpfs (docker --shm-size)",
+		    rt->prm->ckpt_dir, r, files / M,
+		    all[r].plan.files_room / M);
+	return 1;
+}
+
 /* The peak to expect (debug): what the process holds now (its input) and
  * the plan, term by term. */
 static void log_plan(const struct frr_rt *rt, const struct mem_info *mine)
@@ -423,7 +455,9 @@ int frr_rt_check_memory(struct frr_rt *rt)
 				in_cg++;
 			}
 		}
-		if (need > 0.9 * all[r].avail) {
+		if (files_over(rt, all, r)) {
+			err = -ENOSPC;
+		} else if (need > 0.9 * all[r].avail) {
 			if (rt->rank == 0)
 				refuse(rt, all, r, here, need, all[r].avail,
 				       "");
