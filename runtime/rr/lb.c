@@ -117,9 +117,7 @@ static int lb_job_init(struct frr_rt *rt, const struct frr_rr_opts *opts,
 	if (!j->th || !j->grp)
 		goto fail;
 	j->ng = j->grp + (size_t)j->W * (size_t)j->g;
-	for (int v = 0; v < j->W; v++)
-		j->ng[v] = rr_helper_group(j->P, j->T, j->g, v,
-					   j->grp + (size_t)v * (size_t)j->g);
+	rr_helper_groups(j->P, j->T, j->g, j->grp, j->ng);
 	for (int l = 0; l < j->T; l++) {
 		struct lb_thread *t = &j->th[l];
 

@@ -39,6 +39,13 @@ int rr_helper_group(int P, int T, int g, int w, int *out)
 	return n;
 }
 
+void rr_helper_groups(int P, int T, int g, int *grp, int *ng)
+{
+	for (int v = 0; v < P * T; v++)
+		ng[v] =
+		    rr_helper_group(P, T, g, v, grp + (size_t)v * (size_t)g);
+}
+
 /* ---- offering ----------------------------------------------------------- */
 
 /* Partition v's item costs (a prefix sum), or NULL: count items. */

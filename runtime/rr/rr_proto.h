@@ -193,6 +193,9 @@ struct rr_worker {
 /* Helper group of w: g workers, deterministic in (P, T, g), other processes
  * first.  Returns the count (<= RR_MAX_GROUP). */
 int rr_helper_group(int P, int T, int g, int w, int *out);
+/* Every worker's group (lb-bsp's plan, in the runtime and the simulator):
+ * worker v's in grp[v * g ..], its size ng[v]. */
+void rr_helper_groups(int P, int T, int g, int *grp, int *ng);
 
 /* rr.c: the engine's configuration for a job of P x T workers from its
  * --rr-* options (defaults for those <= 0), with the runtime's help-batch

@@ -211,13 +211,13 @@ static void run_list(struct sim *s, struct sim_worker *w, int c,
 
 /* lb-bsp, at the clock's start: w's list ends where the plan's first
  * tail of it starts, and the tails' item states go to their helpers'
- * ranks (rr/lb.c lb_clock_plan) */
-static void lb_give(struct sim *s, struct sim_worker *w, int c,
-		    struct frr_rr_list *l)
+ * ranks (rr/lb.c lb_clock_plan); clock 0's plan is empty (no item time
+ * measured yet) */
+static void lb_give(struct sim *s, struct sim_worker *w, struct frr_rr_list *l)
 {
 	struct sim_lb *lb = s->lb;
 
-	for (int i = 0; c > 0 && i < lb->p.ngifts; i++) {
+	for (int i = 0; i < lb->p.ngifts; i++) {
 		const struct frr_lb_gift *g = &lb->gifts[i];
 
 		if (g->owner != w->w)
@@ -239,7 +239,7 @@ static uint64_t lb_help(struct sim *s, struct sim_worker *w, int c)
 	struct sim_lb *lb = s->lb;
 	uint64_t items = 0;
 
-	for (int i = 0; c > 0 && i < lb->p.ngifts && !s->err; i++) {
+	for (int i = 0; i < lb->p.ngifts && !s->err; i++) {
 		const struct frr_lb_gift *g = &lb->gifts[i];
 		struct sim_worker *o = &s->ws[g->owner];
 		uint64_t rg[1][2] = { { g->a, g->b } };
@@ -271,7 +271,7 @@ static void one_clock(struct sim *s, struct sim_worker *w, int c)
 	s->work_s += w->list_s;
 	w->nran = 0;
 	if (s->lb)
-		lb_give(s, w, c, &l);
+		lb_give(s, w, &l);
 	t0 = s->now;
 	sim_publish(s, w, c, 0, l.end);
 	for (;;) {
@@ -438,9 +438,7 @@ static int lb_alloc(struct sim *s)
 	lb->speed = lb->tsum + W;
 	lb->n = lb->share + W;
 	lb->load = lb->n + W;
-	for (int v = 0; v < W; v++)
-		lb->ng[v] = rr_helper_group(s->cfg->P, s->cfg->T, g, v,
-					    lb->grp + (size_t)v * (size_t)g);
+	rr_helper_groups(s->cfg->P, s->cfg->T, g, lb->grp, lb->ng);
 	lb->p = (struct frr_lb_plan){ W,	 g,	    lb->grp, lb->ng,
 				      lb->speed, lb->share, lb->n,   lb->load,
 				      lb->gifts, 0 };
