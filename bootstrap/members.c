@@ -122,36 +122,6 @@ int frr_members_gone(const char *addr, int ms)
 	return fd >= 0 ? 0 : fd == -ECONNREFUSED ? 1 : fd;
 }
 
-int frr_members_silence(int *fd)
-{
-	struct sockaddr_storage sa;
-	socklen_t l = sizeof(sa);
-	int s, one = 1, err = 0;
-
-	if (getsockname(*fd, (struct sockaddr *)&sa, &l))
-		return -errno;
-	close(*fd);
-	*fd = s = socket(sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (s < 0 ||
-	    setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(s, (struct sockaddr *)&sa, l) || listen(s, 0))
-		return -errno;
-	/* a backlog of 0 queues one connection: two, to be sure it is full */
-	for (int i = 0; i < 2 && !err; i++) {
-		int c = socket(sa.ss_family,
-			       SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-
-		if (c < 0)
-			return -errno;
-		if (connect(c, (struct sockaddr *)&sa, l) &&
-		    errno != EINPROGRESS)
-			err = -errno;
-		poll(&(struct pollfd){ c, POLLOUT, 0 }, 1, 200);
-		/* c stays open: the queue holds its connection */
-	}
-	return err;
-}
-
 static uint64_t lost_hash(const unsigned char *lost, int n)
 {
 	return frr_fnv1a64(lost, (size_t)n, 0x6d656d62657273ull);

@@ -206,10 +206,6 @@ int frr_members_agree(const struct frr_members_cfg *cfg, unsigned char *lost);
  * host that is down, or a network that drops; the caller decides how long
  * a silence it takes for gone). */
 int frr_members_gone(const char *addr, int ms);
-/* Tests: make the members socket *fd answer nothing from now on, as a host
- * that is down: it is replaced by one at the same address whose accept
- * queue is full, so the kernel drops connection attempts.  0 or -errno. */
-int frr_members_silence(int *fd);
 
 /* ---- TCP rendezvous (tcp.c) -------------------------------------------- */
 struct frr_tcp_cfg {

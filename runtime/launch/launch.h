@@ -137,5 +137,9 @@ int frr_recover_rank(struct frr_job *job, struct frr_board *b, int me,
  * and after each loss agree with the others who is left and carry on. */
 int frr_recover_launched(struct frr_job *job, int me, int size,
 			 const char *addr);
+/* Tests (recover_test.c): env FLEXRR_TEST_DIE_MEET=R makes the process
+ * of rank R (me) die, or with R:silent go silent, on its way to epoch's
+ * meeting, once per ckpt_dir; mfd: its members socket. */
+void frr_test_die_meet(int me, const char *ckpt_dir, unsigned epoch, int *mfd);
 
 #endif /* FLEXRR_RUNTIME_LAUNCH_H */

@@ -563,37 +563,6 @@ static int agree_launched(struct recover *rc, unsigned char *lost)
 	return 1;
 }
 
-/* env FLEXRR_TEST_DIE_MEET=R: the process of rank R is killed as it goes
- * to a new epoch's meeting, once (the run that creates DIR/.test-die-meet):
- * a loss while the survivors meet, for the tests.  R:silent (launched
- * ranks): it goes silent instead, as a host that is down (its members
- * socket answers nothing, it stops), and is killed when continued. */
-static void test_die_meet(struct recover *rc)
-{
-	const char *e = getenv("FLEXRR_TEST_DIE_MEET");
-	char p[4096];
-
-	if (!e || atoi(e) != rc->me)
-		return;
-	snprintf(p, sizeof(p), "%s/.test-die-meet", rc->job->o.p.ckpt_dir);
-	if (frr_file_claim(p) != 1)
-		return;
-	if (strstr(e, ":silent") && rc->mfd >= 0) {
-		int err = frr_members_silence(&rc->mfd);
-
-		fprintf(stderr,
-			"flexrr[%d]: test: FLEXRR_TEST_DIE_MEET: silent (%s) "
-			"on the way to epoch %u's meeting\n",
-			rc->me, err ? strerror(-err) : "ok", rc->epoch);
-		raise(SIGSTOP);
-	}
-	fprintf(stderr,
-		"flexrr[%d]: test: FLEXRR_TEST_DIE_MEET: SIGKILL on the way "
-		"to epoch %u's meeting\n",
-		rc->me, rc->epoch);
-	raise(SIGKILL);
-}
-
 static int recover_loop(struct recover *rc)
 {
 	int P = rc->P, n = 1, err;
@@ -611,7 +580,8 @@ static int recover_loop(struct recover *rc)
 		int r;
 
 		if (rc->epoch)
-			test_die_meet(rc);
+			frr_test_die_meet(rc->me, rc->job->o.p.ckpt_dir,
+					  rc->epoch, &rc->mfd);
 		err = run_hosted(rc, ranks, n);
 		if (!err || err == -ENOTRECOVERABLE)
 			break;
