@@ -12,7 +12,9 @@ Goals (issue 11, item 4), judged on the data, never assumed:
       (persistent, and contention, which never stops)
 Goals of issue 23, item 4, judged on part (b), the apps with real compute:
   G4  FlexRR's time to target within 1.15x the ideal's (the balanced
-      bound's under persistent and contention), every app and pattern
+      bound's where the stragglers put the ideal out of reach: persistent,
+      contention, and slow-worker with two workers, app_bound), every app
+      and pattern
   G5  FlexRR ahead of BSP and SSP there
   G6  without stragglers FlexRR within 3% of SSP's time to all clocks
 Goal of issue 23, item 3, judged on part (d), the simulator with
@@ -183,10 +185,28 @@ def part_b_intro(lines, meta):
 
 RUNS = ["ideal", "bsp", "ssp", "rr", "flexrr", "lb-bsp", "backup"]
 INF = float("inf")
-# persistent:0,2 and contention:0 (a hog sharing worker 0's core: half of
-# it, if the scheduler splits it evenly) leave 2 workers 1.5 workers' speed:
-# no schedule that does all the work beats the ideal's time x 2 / 1.5
-BOUND = {"persistent": 2 / 1.5, "contention": 2 / 1.5}
+
+
+def app_bound(spec):
+    """Part (b)'s balanced bound against the ideal's time (2 x 1 workers):
+    no schedule that does all the work beats the ideal's time x 2 / the
+    workers' speed in all.  persistent:w,f leaves 1 + 1/f of 2; contention
+    (a hog sharing one worker's core: half of it, if the scheduler splits
+    it evenly) 1.5; slow-worker:p,d slows each worker each clock with
+    probability p to 1 + d times its time, so each runs at 1 - p + p/(1+d)
+    on average: 1.75 of 2 at 0.25,1.0, the ideal's time out of reach by
+    1.143x.  (That average lets a clock's slack go to the next one; with
+    each clock balanced on its own the bound is higher, 1.1875x there, so
+    judging on this one is the stricter choice.)  1.0: the ideal."""
+    k, _, args = spec.partition(":")
+    a = [float(x) for x in args.split(",") if x]
+    if k == "persistent":
+        return 2 / (1 + 1 / (a[1] if len(a) > 1 else 2.0))
+    if k == "contention":
+        return 2 / 1.5
+    if k == "slow-worker" and len(a) == 2:
+        return 1 / (1 - a[0] + a[0] / (1 + a[1]))
+    return 1.0
 
 
 def app_curves(rows):
@@ -261,7 +281,7 @@ def app_pattern(out, gp, lines, app, spec, curves, target, ideal_tt):
     """One pattern's table and plot; returns {run: (median time to target,
     median time to all clocks)}."""
     obj, lower = APPS[app]
-    bound = BOUND.get(kind(spec), 1.0)
+    bound = app_bound(spec)
     ref = ideal_tt * bound if ideal_tt else None
     refname = "bound" if bound != 1.0 else "ideal"
     lines.append(f"##### {app}, `{spec}`\n")
@@ -722,10 +742,13 @@ def goals(lines, sim, emu, apps, comm=None):
                     and "flexrr" in apps[k])
     for app, spec in bspecs:
         f = apps[(app, spec)]["flexrr"][0]
-        bound = BOUND.get(kind(spec), 1.0)
+        bound = app_bound(spec)
         ref = apps[(app, "bound")] * bound
+        shown = f"{f / ref:.3f}"
+        if bound != 1.0:
+            shown += f" (bound {bound:.3f}x the ideal; {f / ref * bound:.3f}x the ideal)"
         row(f"G4 FlexRR <= 1.15x {'bound' if bound != 1.0 else 'ideal'} "
-            "(apps, time to target)", f"{app} {spec}", f"{f / ref:.3f}",
+            "(apps, time to target)", f"{app} {spec}", shown,
             f / ref <= 1.15)
     for app, spec in bspecs:
         runs = apps[(app, spec)]
