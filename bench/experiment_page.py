@@ -341,9 +341,13 @@ def part_b(out, gp, lines):
         lines.append("Medians over the repetitions; each plot shows, per "
                      "run, the repetition with the median time to target, "
                      "objective per second and per clock. `vs bound`: the "
-                     "ideal's time x 2 / 1.5 (a worker at half speed leaves "
-                     "two workers 1.5 workers' worth; for contention that "
-                     "assumes the hog gets half of the core).\n")
+                     "ideal's time x 2 / the two workers' speed in all: "
+                     "1.5 under persistent:0,2 (a worker at half speed) "
+                     "and contention (assuming the hog gets half of the "
+                     "core), 1.75 on average under slow-worker:0.25,1.0 "
+                     "(each worker 2x slow in a quarter of the clocks; an "
+                     "expectation: the fixed seed gives every run the same "
+                     "draws, which may be luckier or not).\n")
     return res
 
 
