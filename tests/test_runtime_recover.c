@@ -30,11 +30,13 @@
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "flexrr/job.h"
@@ -369,6 +371,76 @@ Test(runtime_recover, a_failed_job_keeps_its_checkpoint_in_memory)
 		      errno == ENOENT,
 		  "%s kept with no checkpoint in it:\n%s", d, r->err);
 	free(r);
+	scratch_rm();
+}
+
+/* The first line of file f that holds `what` into buf ("" when none). */
+static void line_with(const char *f, const char *what, char *buf, size_t len)
+{
+	FILE *in = fopen(f, "r");
+
+	buf[0] = 0;
+	while (in && fgets(buf, (int)len, in) && !strstr(buf, what))
+		buf[0] = 0;
+	if (in)
+		fclose(in);
+}
+
+/* The launcher itself killed (SIGKILL), or the whole job interrupted (^C:
+ * SIGINT to its process group) once it wrote a checkpoint in memory: its
+ * ranks die with it, and the janitor it started removes the directory
+ * nobody asked for.  The job runs a million clocks: the signal comes
+ * while it runs, whenever that is. */
+Test(runtime_recover, a_killed_launcher_leaves_no_checkpoint_in_memory)
+{
+	char err[128], line[1024], d[256], latest[300];
+
+	if (frr_test_quick())
+		cr_skip_test("on the host (shm) only: see the top");
+	scratch();
+	snprintf(err, sizeof(err), "%s/err", dir);
+	for (int i = 0; i < 2; i++) {
+		pid_t pid = fork();
+		int st, k;
+
+		cr_assert(pid >= 0);
+		if (pid == 0) { /* a session of its own: its group gets ^C */
+			int fd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+			setsid();
+			signal(SIGINT, SIG_DFL);
+			dup2(fd, STDERR_FILENO);
+			execl(rt_bin(), rt_bin(), "run", "-q", "--no-pin", "-n",
+			      "2", "--clocks", "1000000", "--checkpoint-every",
+			      "5", "--on-failure", "recover", "toy", (char *)0);
+			_exit(127);
+		}
+		d[0] = 0;
+		for (k = 0; k < 1200; k++, usleep(50000)) {
+			line_with(err, " in memory at ", line, sizeof(line));
+			if (line[0])
+				mem_dir(line, " in memory at ", d, sizeof(d));
+			snprintf(latest, sizeof(latest), "%s/latest", d);
+			if (d[0] && !access(latest, F_OK))
+				break;
+		}
+		cr_assert(k < 1200, "no checkpoint in memory in 60 s: '%s'", d);
+		kill(i ? -pid : pid, i ? SIGINT : SIGKILL);
+		cr_assert_eq(waitpid(pid, &st, 0), pid);
+		cr_assert(WIFSIGNALED(st), "the launcher exited %d", st);
+		for (k = 0; k < 600; k++, usleep(50000)) {
+			line_with(err, "removed its checkpoints", line,
+				  sizeof(line));
+			if (line[0])
+				break;
+		}
+		cr_assert(strstr(line, "the job was stopped by a signal: "
+				       "removed its checkpoints in memory at "),
+			  "no word from the janitor in 30 s after signal %d",
+			  i ? SIGINT : SIGKILL);
+		cr_assert(access(d, F_OK) && errno == ENOENT,
+			  "%s is still there", d);
+	}
 	scratch_rm();
 }
 

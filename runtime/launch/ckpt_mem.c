@@ -17,60 +17,21 @@
  * that fails keeps it and says where, to be resumed or removed.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <linux/magic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/statfs.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "launch.h"
 
 /* where the directory goes: the usual tmpfs of a Linux host */
 #define MEM_CKPT_BASE "/dev/shm"
-
-int frr_job_mem_ckpt(struct frr_job *job)
-{
-	char p[] = MEM_CKPT_BASE "/flexrr-ckpt-XXXXXX";
-	struct statfs fs = { 0 };
-
-	if (job->o.p.ckpt_dir || job->on_failure == FRR_ON_FAILURE_FAIL)
-		return 0;
-	if (statfs(MEM_CKPT_BASE, &fs) || fs.f_type != TMPFS_MAGIC) {
-		int err = fs.f_type == TMPFS_MAGIC ? -errno : -ENOTSUP;
-
-		fprintf(stderr,
-			"%s: --on-failure %s without --checkpoint keeps its "
-			"checkpoints in memory, under %s, which is %s here: "
-			"give --checkpoint DIR\n",
-			job->prog, frr_job_on_failure_name(job->on_failure),
-			MEM_CKPT_BASE,
-			err == -ENOTSUP ? "not a tmpfs" : strerror(-err));
-		return err;
-	}
-	if (!mkdtemp(p)) {
-		int err = -errno;
-
-		fprintf(stderr,
-			"%s: cannot make a checkpoint directory under %s (%s): "
-			"give --checkpoint DIR\n",
-			job->prog, MEM_CKPT_BASE, strerror(-err));
-		return err;
-	}
-	job->mem_ckpt = strdup(p);
-	if (!job->mem_ckpt) {
-		rmdir(p);
-		return -ENOMEM;
-	}
-	job->o.p.ckpt_dir = job->mem_ckpt;
-	fprintf(stderr,
-		"%s: --on-failure %s: checkpoints every %d clock(s) in memory "
-		"at %s (give --checkpoint DIR to keep them elsewhere)\n",
-		job->prog, frr_job_on_failure_name(job->on_failure),
-		job->o.p.ckpt_every, p);
-	return 0;
-}
 
 static int rm_one(const char *path, const struct stat *st, int flag,
 		  struct FTW *ftw)
@@ -85,6 +46,121 @@ static int rm_one(const char *path, const struct stat *st, int flag,
 	return 0;
 }
 
+/* depth first, never following a link (none of the job's) */
+static int rm_tree(const char *dir)
+{
+	return nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+/* The janitor: waits for a word from the launcher (frr_job_mem_ckpt_end)
+ * or for the pipe's end, which comes when the launcher and its ranks are
+ * all gone without one: killed, or ^C (the ranks die with the launcher,
+ * PR_SET_PDEATHSIG, and each holds a copy of the pipe's write end, so
+ * nothing writes into the directory any more).  Then it removes it: a job
+ * stopped that way left no checkpoint the user asked for. */
+static void janitor_run(int fd, const struct frr_job *job)
+{
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	ssize_t n;
+	char c;
+
+	/* ^C reaches the terminal's foreground group, this one too */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	/* hold no one's stdin or stdout open (stderr: its message) */
+	if (null >= 0) {
+		dup2(null, STDIN_FILENO);
+		dup2(null, STDOUT_FILENO);
+	}
+	while ((n = read(fd, &c, 1)) < 0 && errno == EINTR)
+		;
+	if (n != 1 && !rm_tree(job->mem_ckpt))
+		fprintf(stderr,
+			"%s: the job was stopped by a signal: removed its "
+			"checkpoints in memory at %s\n",
+			job->prog, job->mem_ckpt);
+	_exit(0);
+}
+
+/* Start the janitor, nobody's child to wait for (forked twice): the write
+ * end of its pipe, or a negative errno. */
+static int janitor(const struct frr_job *job)
+{
+	int p[2], st;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid == 0) {
+		close(p[1]);
+		if (fork() == 0)
+			janitor_run(p[0], job);
+		_exit(0);
+	}
+	close(p[0]);
+	if (pid < 0 || waitpid(pid, &st, 0) != pid) {
+		int err = -errno;
+
+		close(p[1]);
+		return err;
+	}
+	return p[1];
+}
+
+int frr_job_mem_ckpt(struct frr_job *job)
+{
+	char p[] = MEM_CKPT_BASE "/flexrr-ckpt-XXXXXX";
+	struct statfs fs;
+	int err;
+
+	if (job->o.p.ckpt_dir || job->on_failure == FRR_ON_FAILURE_FAIL)
+		return 0;
+	if (statfs(MEM_CKPT_BASE, &fs) ? (err = -errno)
+	    : fs.f_type != TMPFS_MAGIC ? (err = -ENOTSUP)
+				       : 0) {
+
+		fprintf(stderr,
+			"%s: --on-failure %s without --checkpoint keeps its "
+			"checkpoints in memory, under %s, which is %s here: "
+			"give --checkpoint DIR\n",
+			job->prog, frr_job_on_failure_name(job->on_failure),
+			MEM_CKPT_BASE,
+			err == -ENOTSUP ? "not a tmpfs" : strerror(-err));
+		return err;
+	}
+	if (!mkdtemp(p)) {
+		err = -errno;
+		fprintf(stderr,
+			"%s: cannot make a checkpoint directory under %s (%s): "
+			"give --checkpoint DIR\n",
+			job->prog, MEM_CKPT_BASE, strerror(-err));
+		return err;
+	}
+	job->mem_ckpt = strdup(p);
+	err = job->mem_ckpt ? janitor(job) : -ENOMEM;
+	if (err < 0) {
+		fprintf(stderr,
+			"%s: cannot start the helper that removes %s if the "
+			"job is killed (%s): give --checkpoint DIR\n",
+			job->prog, p, strerror(-err));
+		free(job->mem_ckpt);
+		job->mem_ckpt = NULL;
+		rmdir(p);
+		return err;
+	}
+	job->mem_janitor = err;
+	job->o.p.ckpt_dir = job->mem_ckpt;
+	fprintf(stderr,
+		"%s: --on-failure %s: checkpoints every %d clock(s) in memory "
+		"at %s (give --checkpoint DIR to keep them elsewhere)\n",
+		job->prog, frr_job_on_failure_name(job->on_failure),
+		job->o.p.ckpt_every, p);
+	return 0;
+}
+
 void frr_job_mem_ckpt_end(struct frr_job *job, int err)
 {
 	const char *d = job->mem_ckpt;
@@ -93,18 +169,22 @@ void frr_job_mem_ckpt_end(struct frr_job *job, int err)
 	if (!d)
 		return;
 	/* a failed job's checkpoint is what is left of its work */
-	if (err && !frr_ckpt_latest(d, &clock, &named)) {
+	if (err && !frr_ckpt_latest(d, &clock, &named))
 		fprintf(stderr,
 			"%s: its checkpoint of clock %d stays in memory at %s: "
 			"continue the job with --resume %s, or remove the "
 			"directory\n",
 			job->prog, clock, d, d);
-		return;
-	}
-	/* depth first, never following a link (none of the job's) */
-	if (nftw(d, rm_one, 8, FTW_DEPTH | FTW_PHYS))
+	else if (rm_tree(d))
 		fprintf(stderr,
 			"%s: the job's checkpoints in memory at %s were not "
 			"all removed (above): remove the directory\n",
 			job->prog, d);
+	/* the janitor's word: done here */
+	if (write(job->mem_janitor, "x", 1) != 1)
+		fprintf(stderr,
+			"%s: telling the janitor of %s that the job ended "
+			"failed (%s): it may remove the directory\n",
+			job->prog, d, strerror(errno));
+	close(job->mem_janitor);
 }

@@ -48,6 +48,7 @@ struct frr_job {
 	/* the checkpoint directory the launcher made in memory for a local
 	 * job with --on-failure but no --checkpoint (ckpt_mem.c), or NULL */
 	char *mem_ckpt;
+	int mem_janitor; /* with mem_ckpt: the pipe to its janitor */
 };
 
 enum { FRR_ON_FAILURE_FAIL, FRR_ON_FAILURE_RESTART, FRR_ON_FAILURE_RECOVER };
