@@ -26,7 +26,7 @@ usage: bench/experiment.sh [options]
   --parts LIST    any of a,b,c,d (default a,b,c,d); the page is rebuilt
                   from whatever data DIR holds
   --part NAME     one part: emulated (a), apps (b), sim (c) or comm (d);
-                  apps takes about 8 minutes on an idle 2-core machine,
+                  apps takes about 16 minutes on an idle 2-core machine,
                   comm about 15 (one core: 2 of measuring item costs, 11.5
                   of simulation CPU)
   --costs FILE    (d): item costs from FILE (app,us_per_item,...), as
@@ -36,7 +36,7 @@ usage: bench/experiment.sh [options]
                   (default 3 emulated, 5 apps)
   --quick         small sizes (a smoke test of the script, not results)
   -h, --help      this text
-Takes about 40 minutes on an idle 2-core machine.  On a busy one run it at
+Takes about 50 minutes on an idle 2-core machine.  On a busy one run it at
 a higher priority (as root: nice -n -5 bench/experiment.sh ...); the page
 records the niceness and the load.  Needs gnuplot and python3
 (scripts/setup.sh --bench), the fashion-mnist data set and bible-kjv (same).
