@@ -134,7 +134,9 @@ part_a() {
 # hog thread pinned on worker 0's core, which the compute shares); without
 # stragglers the ideal (BSP), SSP and FlexRR.  Repetitions: b_reps.
 b_patterns="slow-worker:0.25,1.0 persistent:0,2 contention:0"
-b_modes="bsp ssp flexrr rr lb-bsp backup" b_none="ssp flexrr"
+# flexrr-eager: flexrr with --eager (shards apply a batch as it arrives, so
+# a read one clock stale lacks less; docs/results/analysis.md G4)
+b_modes="bsp ssp flexrr flexrr-eager rr lb-bsp backup" b_none="ssp flexrr flexrr-eager"
 # Sizes: a clock of 25-150 ms of compute on an idle core, so that a run's
 # time to target (0.7-1.3 s) is not set by the per-clock fixed costs and
 # the scheduler's noise (at a fifth of that, 2026-12-06 and before, the
@@ -156,6 +158,7 @@ load_sampler() { # every 5 s the 1-minute load average, until killed
 app_run() { # app name mode spec rep -> per-clock rows on stdout
 	local app=$1 name=$2 m=$3 spec=$4 rep=$5 sl=""
 	case $m in ssp|flexrr) sl="--slack $slack" ;; esac
+	case $m in flexrr-eager) m=flexrr sl="--slack $slack --eager" ;; esac
 	# shellcheck disable=SC2046,SC2086
 	"$bin" run -n 2 -t 1 --backend shm --clocks $(app_clocks $app) --seed $seed \
 		--mode $m $sl --stragglers $spec $app $(app_args $app) 2>"$tmp/err" >/dev/null ||
