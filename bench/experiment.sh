@@ -26,7 +26,7 @@ usage: bench/experiment.sh [options]
   --parts LIST    any of a,b,c,d (default a,b,c,d); the page is rebuilt
                   from whatever data DIR holds
   --part NAME     one part: emulated (a), apps (b), sim (c) or comm (d);
-                  apps takes about 16 minutes on an idle 2-core machine,
+                  apps takes about 18 minutes on an idle 2-core machine,
                   comm about 15 (one core: 2 of measuring item costs, 11.5
                   of simulation CPU)
   --costs FILE    (d): item costs from FILE (app,us_per_item,...), as
