@@ -291,6 +291,18 @@ static void mem_dir(const char *err, const char *after, char *d, size_t len)
 	cr_assert(!strncmp(d, "/dev/shm/flexrr-ckpt-", 21), "%s", d);
 }
 
+/* The host-only cases below: a fresh scratch and TOY3's uninterrupted
+ * summary into ref. */
+static void toy3_ref(struct rt_run *r, char *ref, size_t len)
+{
+	if (frr_test_quick())
+		cr_skip_test("on the host (shm) only: see the top");
+	scratch();
+	run(r, NULL, TOY3);
+	cr_assert_eq(r->code, 0, "%s", r->err);
+	result(r, ref, len);
+}
+
 /* No --checkpoint: the local job checkpoints in memory (/dev/shm) and
  * recovers from there as from a DIR, the same answer as uninterrupted;
  * the directory is gone once the job ended well. */
@@ -299,12 +311,7 @@ Test(runtime_recover, without_a_checkpoint_dir_in_memory)
 	struct rt_run *r = calloc(1, sizeof(*r));
 	char ref[1024], res[1024], env[256], a[512], d[256];
 
-	if (frr_test_quick())
-		cr_skip_test("on the host (shm) only: see the top");
-	scratch();
-	run(r, NULL, TOY3);
-	cr_assert_eq(r->code, 0, "%s", r->err);
-	result(r, ref, sizeof(ref));
+	toy3_ref(r, ref, sizeof(ref));
 	snprintf(env, sizeof(env), "FLEXRR_TEST_DIE=1:7:%s/d0", dir);
 	snprintf(a, sizeof(a), "--checkpoint-every 2 --on-failure recover %s",
 		 TOY3);
@@ -324,27 +331,31 @@ Test(runtime_recover, without_a_checkpoint_dir_in_memory)
 	scratch_rm();
 }
 
-/* A job that fails keeps its checkpoint in memory, says where, and a
- * resume from there gives the uninterrupted answer; one that failed
- * before its first checkpoint leaves nothing behind. */
-Test(runtime_recover, a_failed_job_keeps_its_checkpoint_in_memory)
+/* TOY3 with --on-failure restart and no restart left, rank 1 killed at
+ * clock `at` (env file dir/dN): it fails. */
+static void restarts_used_up(struct rt_run *r, int at, int n)
 {
-	struct rt_run *r = calloc(1, sizeof(*r));
-	char ref[1024], res[1024], env[256], a[512], d[256], m[300];
+	char env[256], a[512];
 
-	if (frr_test_quick())
-		cr_skip_test("on the host (shm) only: see the top");
-	scratch();
-	run(r, NULL, TOY3);
-	cr_assert_eq(r->code, 0, "%s", r->err);
-	result(r, ref, sizeof(ref));
-	snprintf(env, sizeof(env), "FLEXRR_TEST_DIE=1:7:%s/d0", dir);
+	snprintf(env, sizeof(env), "FLEXRR_TEST_DIE=1:%d:%s/d%d", at, dir, n);
 	snprintf(a, sizeof(a),
 		 "--checkpoint-every 2 --on-failure restart --max-restarts 0 "
 		 "%s",
 		 TOY3);
 	run(r, env, a);
 	cr_assert_neq(r->code, 0, "%s", r->err);
+}
+
+/* A job that fails keeps its checkpoint in memory, says where, and a
+ * resume from there gives the uninterrupted answer; one that failed
+ * before its first checkpoint leaves nothing behind. */
+Test(runtime_recover, a_failed_job_keeps_its_checkpoint_in_memory)
+{
+	struct rt_run *r = calloc(1, sizeof(*r));
+	char ref[1024], res[1024], a[512], d[256], m[300];
+
+	toy3_ref(r, ref, sizeof(ref));
+	restarts_used_up(r, 7, 0);
 	mem_dir(r->err, "its checkpoint of clock 5 stays in memory at ", d,
 		sizeof(d));
 	snprintf(m, sizeof(m), "%s/ckpt-5/MANIFEST", d);
@@ -358,13 +369,7 @@ Test(runtime_recover, a_failed_job_keeps_its_checkpoint_in_memory)
 	snprintf(m, sizeof(m), "rm -rf %s", d);
 	cr_assert_eq(system(m), 0, "%s", m);
 	/* failed at clock 1, before checkpoint 1: nothing to keep */
-	snprintf(env, sizeof(env), "FLEXRR_TEST_DIE=1:1:%s/d1", dir);
-	snprintf(a, sizeof(a),
-		 "--checkpoint-every 2 --on-failure restart --max-restarts 0 "
-		 "%s",
-		 TOY3);
-	run(r, env, a);
-	cr_assert_neq(r->code, 0, "%s", r->err);
+	restarts_used_up(r, 1, 1);
 	mem_dir(r->err, "checkpoints every 2 clock(s) in memory at ", d,
 		sizeof(d));
 	cr_assert(!strstr(r->err, "stays in memory") && access(d, F_OK) &&
