@@ -14,7 +14,9 @@
  *
  * The directory is made with mkdtemp (mode 0700, a fresh random name:
  * never another user's, and nobody else can put anything in it).  A job
- * that fails keeps it and says where, to be resumed or removed.
+ * that fails keeps its newest checkpoint there and says where, to be
+ * resumed or removed; a job stopped from outside (^C, the launcher killed)
+ * has it removed by a janitor process the launcher starts with it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +26,7 @@
 #include <stdlib.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/statfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -53,11 +56,11 @@ static int rm_tree(const char *dir)
 }
 
 /* The janitor: waits for a word from the launcher (frr_job_mem_ckpt_end)
- * or for the pipe's end, which comes when the launcher and its ranks are
- * all gone without one: killed, or ^C (the ranks die with the launcher,
- * PR_SET_PDEATHSIG, and each holds a copy of the pipe's write end, so
- * nothing writes into the directory any more).  Then it removes it: a job
- * stopped that way left no checkpoint the user asked for. */
+ * or for the end of its socket pair, which comes when the launcher and
+ * its ranks are all gone without one: killed, or ^C (the ranks die with
+ * the launcher, PR_SET_PDEATHSIG, and each holds a copy of the launcher's
+ * end, so nothing writes into the directory any more).  Then it removes it: a
+ * job stopped that way left no checkpoint the user asked for. */
 static void janitor_run(int fd, const struct frr_job *job)
 {
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -84,14 +87,15 @@ static void janitor_run(int fd, const struct frr_job *job)
 	_exit(0);
 }
 
-/* Start the janitor, nobody's child to wait for (forked twice): the write
- * end of its pipe, or a negative errno. */
+/* Start the janitor, nobody's child to wait for (forked twice): the
+ * launcher's end of their socket pair (a socket, so that a janitor gone
+ * early is an error to its send, not a SIGPIPE), or a negative errno. */
 static int janitor(const struct frr_job *job)
 {
 	int p[2], st;
 	pid_t pid;
 
-	if (pipe2(p, O_CLOEXEC))
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p))
 		return -errno;
 	pid = fork();
 	if (pid == 0) {
@@ -112,7 +116,7 @@ static int janitor(const struct frr_job *job)
 
 int frr_job_mem_ckpt(struct frr_job *job)
 {
-	char p[] = MEM_CKPT_BASE "/flexrr-ckpt-XXXXXX";
+	char p[] = MEM_CKPT_BASE "/flexrr-ckpt-XXXXXX", every[32];
 	struct statfs fs;
 	int err;
 
@@ -121,7 +125,6 @@ int frr_job_mem_ckpt(struct frr_job *job)
 	if (statfs(MEM_CKPT_BASE, &fs) ? (err = -errno)
 	    : fs.f_type != TMPFS_MAGIC ? (err = -ENOTSUP)
 				       : 0) {
-
 		fprintf(stderr,
 			"%s: --on-failure %s without --checkpoint keeps its "
 			"checkpoints in memory, under %s, which is %s here: "
@@ -153,11 +156,15 @@ int frr_job_mem_ckpt(struct frr_job *job)
 	}
 	job->mem_janitor = err;
 	job->o.p.ckpt_dir = job->mem_ckpt;
+	if (job->o.p.ckpt_every)
+		snprintf(every, sizeof(every), "%d clock(s)",
+			 job->o.p.ckpt_every);
+	else
+		snprintf(every, sizeof(every), "%g s", job->o.p.ckpt_every_s);
 	fprintf(stderr,
-		"%s: --on-failure %s: checkpoints every %d clock(s) in memory "
-		"at %s (give --checkpoint DIR to keep them elsewhere)\n",
-		job->prog, frr_job_on_failure_name(job->on_failure),
-		job->o.p.ckpt_every, p);
+		"%s: --on-failure %s: checkpoints every %s in memory at %s "
+		"(give --checkpoint DIR to keep them elsewhere)\n",
+		job->prog, frr_job_on_failure_name(job->on_failure), every, p);
 	return 0;
 }
 
@@ -181,7 +188,7 @@ void frr_job_mem_ckpt_end(struct frr_job *job, int err)
 			"all removed (above): remove the directory\n",
 			job->prog, d);
 	/* the janitor's word: done here */
-	if (write(job->mem_janitor, "x", 1) != 1)
+	if (send(job->mem_janitor, "x", 1, MSG_NOSIGNAL) != 1)
 		fprintf(stderr,
 			"%s: telling the janitor of %s that the job ended "
 			"failed (%s): it may remove the directory\n",
