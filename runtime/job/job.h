@@ -79,6 +79,9 @@ int frr_rt_ckpt_idle(struct frr_rt *rt);
 /* --resume: rows, item state, app state and the clock, before the
  * initial push (every rank). */
 int frr_rt_resume(struct frr_rt *rt);
+/* path, or the directory it will be made in, is on a tmpfs (its files
+ * take the host's memory): the bytes free there; else -1 (memplan.c). */
+double frr_tmpfs_room(const char *path);
 /* The clock of DIR's newest complete checkpoint into *clock: the one
  * DIR/latest names (its clock, or -1, into *named), or a newer complete
  * one (its MANIFEST is there) when latest names an older, an incomplete

@@ -57,9 +57,7 @@ static double plan_total(const struct mem_plan *m)
 	       m->inflight + m->app + m->files;
 }
 
-/* path, or the directory it will be made in, is on a tmpfs (its files
- * take the host's memory): the bytes free there; else -1. */
-static double tmpfs_room(const char *path)
+double frr_tmpfs_room(const char *path)
 {
 	char up[4096];
 	struct statfs fs;
@@ -210,7 +208,7 @@ static void plan_rank(const struct frr_rt *rt, struct mem_plan *m)
 	m->inflight += m->lag + cut;
 	/* what the cut's copy becomes on disk, twice (the previous
 	 * checkpoint is removed once the next is complete) */
-	m->files_room = cut > 0 ? tmpfs_room(rt->prm->ckpt_dir) : -1;
+	m->files_room = cut > 0 ? frr_tmpfs_room(rt->prm->ckpt_dir) : -1;
 	if (m->files_room >= 0)
 		m->files = 2 * cut;
 }

@@ -21,13 +21,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
-#include <linux/magic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -117,22 +115,18 @@ static int janitor(const struct frr_job *job)
 int frr_job_mem_ckpt(struct frr_job *job)
 {
 	char p[] = MEM_CKPT_BASE "/flexrr-ckpt-XXXXXX", every[32];
-	struct statfs fs;
 	int err;
 
 	if (job->o.p.ckpt_dir || job->on_failure == FRR_ON_FAILURE_FAIL)
 		return 0;
-	if (statfs(MEM_CKPT_BASE, &fs) ? (err = -errno)
-	    : fs.f_type != TMPFS_MAGIC ? (err = -ENOTSUP)
-				       : 0) {
+	if (frr_tmpfs_room(MEM_CKPT_BASE) < 0) {
 		fprintf(stderr,
 			"%s: --on-failure %s without --checkpoint keeps its "
-			"checkpoints in memory, under %s, which is %s here: "
-			"give --checkpoint DIR\n",
+			"checkpoints in memory, under %s, which is missing or "
+			"not a tmpfs here: give --checkpoint DIR\n",
 			job->prog, frr_job_on_failure_name(job->on_failure),
-			MEM_CKPT_BASE,
-			err == -ENOTSUP ? "not a tmpfs" : strerror(-err));
-		return err;
+			MEM_CKPT_BASE);
+		return -ENOTSUP;
 	}
 	if (!mkdtemp(p)) {
 		err = -errno;
