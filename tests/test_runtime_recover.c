@@ -392,19 +392,20 @@ static void line_with(const char *f, const char *what, char *buf, size_t len)
 }
 
 /* The launcher itself killed (SIGKILL), or the whole job interrupted (^C:
- * SIGINT to its process group) once it wrote a checkpoint in memory: its
- * ranks die with it, and the janitor it started removes the directory
- * nobody asked for.  The job runs a million clocks: the signal comes
- * while it runs, whenever that is. */
+ * SIGINT to its process group; scancel: SIGTERM to it) once it wrote a
+ * checkpoint in memory: its ranks die with it, and the janitor it started
+ * removes the directory nobody asked for.  The job runs a million clocks:
+ * the signal comes while it runs, whenever that is. */
 Test(runtime_recover, a_killed_launcher_leaves_no_checkpoint_in_memory)
 {
+	static const int sig[] = { SIGKILL, SIGINT, SIGTERM };
 	char err[128], line[1024], d[256], latest[300];
 
 	if (frr_test_quick())
 		cr_skip_test("on the host (shm) only: see the top");
 	scratch();
 	snprintf(err, sizeof(err), "%s/err", dir);
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 3; i++) {
 		pid_t pid = fork();
 		int st, k;
 
@@ -414,6 +415,7 @@ Test(runtime_recover, a_killed_launcher_leaves_no_checkpoint_in_memory)
 
 			setsid();
 			signal(SIGINT, SIG_DFL);
+			signal(SIGTERM, SIG_DFL);
 			dup2(fd, STDERR_FILENO);
 			execl(rt_bin(), rt_bin(), "run", "-q", "--no-pin", "-n",
 			      "2", "--clocks", "1000000", "--checkpoint-every",
@@ -430,7 +432,8 @@ Test(runtime_recover, a_killed_launcher_leaves_no_checkpoint_in_memory)
 				break;
 		}
 		cr_assert(k < 1200, "no checkpoint in memory in 60 s: '%s'", d);
-		kill(i ? -pid : pid, i ? SIGINT : SIGKILL);
+		/* SIGKILL to the launcher alone, the others to the group */
+		kill(i ? -pid : pid, sig[i]);
 		cr_assert_eq(waitpid(pid, &st, 0), pid);
 		cr_assert(WIFSIGNALED(st), "the launcher exited %d", st);
 		for (k = 0; k < 600; k++, usleep(50000)) {
@@ -442,7 +445,7 @@ Test(runtime_recover, a_killed_launcher_leaves_no_checkpoint_in_memory)
 		cr_assert(strstr(line, "the job was stopped by a signal: "
 				       "removed its checkpoints in memory at "),
 			  "no word from the janitor in 30 s after signal %d",
-			  i ? SIGINT : SIGKILL);
+			  sig[i]);
 		cr_assert(access(d, F_OK) && errno == ENOENT,
 			  "%s is still there", d);
 	}
