@@ -78,7 +78,7 @@ Test(sim, a_persistent_straggler_costs_bsp_not_flexrr)
 	bsp = run(&c, FRR_SIM_BSP, "persistent:5,3", NULL);
 	ssp = run(&c, FRR_SIM_SSP, "persistent:5,3", NULL);
 	flexrr = run(&c, FRR_SIM_FLEXRR, "persistent:5,3", &r);
-	cr_assert_gt(r.rr[3], 0, "no item was reassigned");
+	cr_assert_gt(r.rr[FRR_SIM_MOVED], 0, "no item was reassigned");
 	cr_assert_leq(r.time_s, r.bound_s * 1.15,
 		      "flexrr %.4f s, balanced bound %.4f s", r.time_s,
 		      r.bound_s);
@@ -116,8 +116,8 @@ Test(sim, lb_bsp_moves_tails_within_the_helper_group)
 		c.rr_group = groups[i];
 		run(&c, FRR_SIM_LB_BSP, "persistent:0,2", &r);
 		x = r.time_s / work;
-		cr_assert_gt(r.rr[3], 0, "group of %d: nothing moved",
-			     groups[i]);
+		cr_assert_gt(r.rr[FRR_SIM_MOVED], 0,
+			     "group of %d: nothing moved", groups[i]);
 		cr_assert(x >= want[i][0] && x <= want[i][1],
 			  "group of %d: %.3fx the work, wanted %.2f-%.2f",
 			  groups[i], x, want[i][0], want[i][1]);
@@ -137,8 +137,8 @@ Test(sim, runs_are_deterministic_and_costs_follow_the_model)
 	run(&c, FRR_SIM_FLEXRR, "slow-worker:0.2,1.0", &a);
 	run(&c, FRR_SIM_FLEXRR, "slow-worker:0.2,1.0", &b);
 	cr_assert_eq(a.time_s, b.time_s, "%.9f vs %.9f", a.time_s, b.time_s);
-	cr_assert_eq(a.rr[0], b.rr[0]);
-	cr_assert_eq(a.rr[3], b.rr[3]);
+	cr_assert_eq(a.rr[FRR_SIM_OFFERS], b.rr[FRR_SIM_OFFERS]);
+	cr_assert_eq(a.rr[FRR_SIM_MOVED], b.rr[FRR_SIM_MOVED]);
 	/* lognormal with mean 100 us: the drawn work is within 2% of it */
 	cr_assert(fabs(a.work_s - 12 * 25 * 300 * 100e-6) <
 		      0.02 * 12 * 25 * 300 * 100e-6,
@@ -243,9 +243,9 @@ Test(sim, a_helper_that_completed_its_range_gets_another_offer)
 
 	c.rr_group = 1;
 	run(&c, FRR_SIM_FLEXRR, "persistent:0,3", &r);
-	cr_assert_gt(r.rr[0], (uint64_t)c.clocks,
+	cr_assert_gt(r.rr[FRR_SIM_OFFERS], (uint64_t)c.clocks,
 		     "%llu offers in %d clocks: no helper got a second one",
-		     (unsigned long long)r.rr[0], c.clocks);
+		     (unsigned long long)r.rr[FRR_SIM_OFFERS], c.clocks);
 	cr_assert_leq(r.time_s, r.bound_s * 1.15,
 		      "flexrr %.4f s, balanced bound %.4f s", r.time_s,
 		      r.bound_s);
@@ -298,8 +298,8 @@ Test(sim, link_none_gives_the_old_results)
 			  old[i].time_s);
 		cr_assert_eq(a.events, old[i].events, "%s: events",
 			     frr_sim_mode_names[old[i].mode]);
-		cr_assert_eq(a.rr[0], old[i].offers);
-		cr_assert_eq(a.rr[3], old[i].moved);
+		cr_assert_eq(a.rr[FRR_SIM_OFFERS], old[i].offers);
+		cr_assert_eq(a.rr[FRR_SIM_MOVED], old[i].moved);
 		cr_assert_eq(frr_sim_model_parse("mf:5000,2000,16", &c.model),
 			     0);
 		run(&c, old[i].mode, old[i].pattern, &b);

@@ -48,13 +48,23 @@ int frr_sim_cost_parse(const char *spec, uint64_t items,
 		       struct frr_sim_cost *out);
 void frr_sim_cost_free(struct frr_sim_cost *c);
 
+/* The RapidReassignment counters of a run (frr_sim_result.rr), in the
+ * order of the runtime's (rr_proto.h enum rr_counter: sim_job.c checks). */
+enum frr_sim_rr {
+	FRR_SIM_OFFERS,
+	FRR_SIM_ACCEPTED,
+	FRR_SIM_CANCELLED,
+	FRR_SIM_MOVED, /* items reassigned: run by a helper */
+	FRR_SIM_NRR,
+};
+
 struct frr_sim_result {
 	double time_s;	/* virtual seconds to N clocks */
 	double work_s;	/* nominal work: sum of item costs */
 	double bound_s; /* work / mean capacity of the schedule */
 	double dropped_items, total_items;
-	uint64_t rr[4]; /* offers, accepted, cancelled, items reassigned */
-	double wall_s, cpu_s; /* cost of simulating */
+	uint64_t rr[FRR_SIM_NRR]; /* enum frr_sim_rr */
+	double wall_s, cpu_s;	  /* cost of simulating */
 	uint64_t events, switches;
 	double *clock_s; /* time each clock was applied [clocks], owned */
 	/* bytes sent between processes (local ones cost nothing): update

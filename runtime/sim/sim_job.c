@@ -592,7 +592,13 @@ static void fill_result(const struct sim *s, struct frr_sim_result *res)
 	res->bound_s = s->work_s / capacity(s);
 	res->dropped_items = s->dropped;
 	res->total_items = (double)s->cfg->items * s->W * C;
-	for (int i = 0; i < RR_C_NCOUNTERS && i < 4; i++)
+	_Static_assert((int)FRR_SIM_OFFERS == (int)RR_C_OFFERS &&
+			   (int)FRR_SIM_ACCEPTED == (int)RR_C_ACCEPTED &&
+			   (int)FRR_SIM_CANCELLED == (int)RR_C_CANCELLED &&
+			   (int)FRR_SIM_MOVED == (int)RR_C_ITEMS &&
+			   (int)FRR_SIM_NRR == (int)RR_C_NCOUNTERS,
+		       "the simulator's rr counters are the runtime's");
+	for (int i = 0; i < FRR_SIM_NRR; i++)
 		res->rr[i] = (uint64_t)s->rr_tot[i];
 	res->events = s->events;
 	res->switches = s->switches;

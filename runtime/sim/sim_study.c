@@ -122,7 +122,8 @@ static int run_all(struct frr_sim_study *o, struct sim_row *rows, double *ideal)
 
 static double reassigned(const struct sim_row *w)
 {
-	return w->r.total_items > 0 ? w->r.rr[3] / w->r.total_items : 0;
+	return w->r.total_items > 0 ? w->r.rr[FRR_SIM_MOVED] / w->r.total_items
+				    : 0;
 }
 
 static double mb_per_clock(const struct frr_sim_result *r, int clocks)
