@@ -56,3 +56,9 @@ bench_in_vm() {
 	exec scripts/softroce-vm.sh run --timeout "$timeout" --share "$PWD" \
 		--libs-of "$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")" -- "$cmd"
 }
+
+# bench_median: the median of the numbers on stdin, one a line (the mean
+# of the middle two for an even count).
+bench_median() {
+	sort -g | awk '{ v[NR] = $1 } END { if (NR) print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}

@@ -59,16 +59,16 @@ for rep in $(seq 1 "$reps"); do
 done
 echo
 echo "app	pattern	mode	median_new_s	median_old_s	new/old"
-awk -F'\t' 'NR > 1 { k = $1 "\t" $2 "\t" $3; v[k, $4] = v[k, $4] " " $6; keys[k] = 1 }
-function median(s,   a, n, i, j, x) {
-	n = split(s, a, " ")
-	if (!n) return 0
-	for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) { x = a[j]; a[j] = a[j - 1]; a[j - 1] = x }
-	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+times_of() { # app pattern mode which -> its runs' seconds, one a line
+	awk -F'\t' -v k="$1	$2	$3	$4" 'NR > 1 && $1 "\t" $2 "\t" $3 "\t" $4 == k { print $6 }' "$tmp/runs"
 }
-END {
-	for (k in keys) {
-		mn = median(v[k, "new"]); mo = median(v[k, "old"])
-		printf "%s\t%.3f\t%s\t%s\n", k, mn, mo ? sprintf("%.3f", mo) : "-", mo ? sprintf("%.3f", mn / mo) : "-"
-	}
-}' "$tmp/runs" | sort
+for app in $apps; do
+	for pat in $patterns; do
+		for mode in bsp ssp flexrr; do
+			mn=$(times_of "$app" "$pat" "$mode" new | bench_median)
+			mo=$(times_of "$app" "$pat" "$mode" old | bench_median)
+			printf '%s\t%s\t%s\t%.3f\t%s\t%s\n' "$app" "$pat" "$mode" "$mn" \
+				"${mo:--}" "$([ -n "$mo" ] && awk -v a="$mn" -v b="$mo" 'BEGIN { printf "%.3f", a / b }' || echo -)"
+		done
+	done
+done
