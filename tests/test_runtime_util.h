@@ -53,6 +53,13 @@ static inline void rt_slurp(const char *path, char *buf)
 	fclose(f);
 }
 
+/* The files rt_spawn sends the stdout and stderr of job `tag` to. */
+static inline void rt_paths(const char *tag, char o[256], char e[256])
+{
+	snprintf(o, 256, "/tmp/frr-rt-%d-%s.out", getpid(), tag);
+	snprintf(e, 256, "/tmp/frr-rt-%d-%s.err", getpid(), tag);
+}
+
 /* Start argv (NULL-terminated) with extra env "K=V" entries (NULL-ended);
  * returns the pid, stdout/stderr to files named after tag. */
 static inline pid_t rt_spawn(char *const argv[], char *const env[],
@@ -61,8 +68,7 @@ static inline pid_t rt_spawn(char *const argv[], char *const env[],
 	char o[256], e[256];
 	pid_t p;
 
-	snprintf(o, sizeof(o), "/tmp/frr-rt-%d-%s.out", getpid(), tag);
-	snprintf(e, sizeof(e), "/tmp/frr-rt-%d-%s.err", getpid(), tag);
+	rt_paths(tag, o, e);
 	fflush(NULL);
 	p = fork();
 	if (p == 0) {
@@ -112,14 +118,22 @@ static inline int rt_count(const char *s, const char *pat)
 	return n;
 }
 
+/* What job `tag` (rt_spawn) has written so far; rt_collect once it ended. */
+static inline void rt_peek(const char *tag, struct rt_run *r)
+{
+	char o[256], e[256];
+
+	rt_paths(tag, o, e);
+	rt_slurp(o, r->out);
+	rt_slurp(e, r->err);
+}
+
 static inline void rt_collect(const char *tag, struct rt_run *r)
 {
 	char o[256], e[256];
 
-	snprintf(o, sizeof(o), "/tmp/frr-rt-%d-%s.out", getpid(), tag);
-	snprintf(e, sizeof(e), "/tmp/frr-rt-%d-%s.err", getpid(), tag);
-	rt_slurp(o, r->out);
-	rt_slurp(e, r->err);
+	rt_peek(tag, r);
+	rt_paths(tag, o, e);
 	unlink(o);
 	unlink(e);
 }
