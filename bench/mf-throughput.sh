@@ -51,7 +51,7 @@ trap 'rm -rf "$tmp"' EXIT
 cc -O3 -march=native -o "$tmp/anchor" "$anchor" -lm ||
 	{ echo "mf-throughput.sh: cannot compile the anchor '$anchor' (cc)" >&2; exit 1; }
 
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
+. bench/lib.sh # bench_median
 
 # CPU seconds (user + system) of a command, its output to $tmp/out
 cpu_of() {
@@ -89,7 +89,7 @@ anchor_run() { # U I R
 	awk -v w="$w" -v c="$cpu" -v n="$3" 'BEGIN { printf "%.6e %.6e\n", w, 10 * n / c }'
 }
 
-col_median() { cut -d' ' -f"$1" "$2" | median; }
+col_median() { cut -d' ' -f"$1" "$2" | bench_median; }
 
 one_size() { # name U I R clocks
 	local name=$1 U=$2 I=$3 R=$4 n=$5 a f aw ac flo flf fc ft
@@ -105,8 +105,8 @@ one_size() { # name U I R clocks
 		printf "  run %d: wall: bare %.3e  flexrr loop %.3e  loop+flush %.3e | CPU: bare %.3e  flexrr %.3e | test_rmse %s\n" "$r" "$aw" "$flo" "$flf" "$ac" "$fc" "$ft"
 	done
 	awk -v n="$name" -v a="$(col_median 1 "$tmp/a")" -v lo="$(col_median 1 "$tmp/f")" \
-		-v lf="$(col_median 2 "$tmp/f")" -v pr="$(median <"$tmp/r")" \
-		-v ac="$(col_median 2 "$tmp/a")" -v fc="$(col_median 3 "$tmp/f")" -v prc="$(median <"$tmp/rc")" 'BEGIN {
+		-v lf="$(col_median 2 "$tmp/f")" -v pr="$(bench_median <"$tmp/r")" \
+		-v ac="$(col_median 2 "$tmp/a")" -v fc="$(col_median 3 "$tmp/f")" -v prc="$(bench_median <"$tmp/rc")" 'BEGIN {
 		printf "%s wall: bare %.3e updates/s; flexrr loop %.3e (%.2fx), loop+flush %.3e (%.2fx); median of per-run ratios %.2f\n",
 		       n, a, lo, lo / a, lf, lf / a, pr
 		printf "%s CPU:  bare %.3e updates/CPU-s; flexrr %.3e (%.2fx); median of per-run ratios %.2f\n",

@@ -31,8 +31,6 @@ bench_need_bin send-threads.sh "$bin"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-median() { sort -g | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-
 cc -std=gnu11 -O2 -D_GNU_SOURCE -I include -o "$tmp/tp-threads" bench/tp-threads.c \
 	-L"$build/lib" -Wl,-rpath,"$(cd "$build/lib" && pwd)" -lflexrr -lpthread ||
 	{ echo "send-threads.sh: cannot build bench/tp-threads.c against $build" >&2; exit 1; }
@@ -48,7 +46,7 @@ for T in $threads; do
 				{ echo "send-threads.sh: tp-threads failed: $(tail -1 "$tmp/err")" >&2; exit 1; }
 		done
 	done
-	o=$(median <"$tmp/own") s=$(median <"$tmp/shared")
+	o=$(bench_median <"$tmp/own") s=$(bench_median <"$tmp/shared")
 	awk -v T="$T" -v o="$o" -v s="$s" 'BEGIN { printf "%d\t%.0f\t%.0f\t%.2f\n", T, o, s, (s > 0 ? o / s : 0) }'
 done
 
@@ -84,11 +82,11 @@ for T in $threads; do
 		rate "$T" >>"$tmp/own"
 		rate "$T" --shared-transport >>"$tmp/shared"
 	done
-	o=$(cut -d' ' -f1 "$tmp/own" | median)
-	s=$(cut -d' ' -f1 "$tmp/shared" | median)
-	by=$(cut -d' ' -f2 "$tmp/own" | median)
-	om=$(cut -d' ' -f3 "$tmp/own" | median)
-	sm=$(cut -d' ' -f3 "$tmp/shared" | median)
+	o=$(cut -d' ' -f1 "$tmp/own" | bench_median)
+	s=$(cut -d' ' -f1 "$tmp/shared" | bench_median)
+	by=$(cut -d' ' -f2 "$tmp/own" | bench_median)
+	om=$(cut -d' ' -f3 "$tmp/own" | bench_median)
+	sm=$(cut -d' ' -f3 "$tmp/shared" | bench_median)
 	awk -v T="$T" -v o="$o" -v s="$s" -v by="$by" -v om="$om" -v sm="$sm" \
 		'BEGIN { printf "%d\t%.1f\t%.1f\t%.2f\t%.0f\t%.3f\t%.3f\n", T, o, s, (s > 0 ? o / s : 0), by, om, sm }'
 done

@@ -89,7 +89,8 @@ ucx_run() {
 # last data line of ucx -f output: iters p50 avg overall bw_avg bw_overall ...
 ucx_field() { echo "$1" | awk 'NF >= 7 && $1 ~ /^[0-9]+$/ { l = $0 } END { print l }' | awk -v f="$2" '{ print $f }'; }
 json_field() { sed -n "s/.*\"$2\": \([0-9.]*\).*/\1/p" "$1" | head -1; }
-median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+# shellcheck source=bench/lib.sh
+. "$here/lib.sh" # bench_median
 
 echo "flexrr: $FLEXRR"
 echo "ucx:    $(ucx_info -v 2>/dev/null | sed -n 's/^# Version //p' | head -1) (UCX_TLS=$UCX_TLS)"
@@ -127,9 +128,9 @@ echo "---- UCX_TLS=posix,self ucx_perftest -t ucp_put_bw -s 1048576 (last round)
 cat "$tmp/ucx-bw.txt"
 echo
 
-f_typ=$(median <"$tmp/f_lat_typ"); u_typ=$(median <"$tmp/u_lat_typ")
-f_avg=$(median <"$tmp/f_lat_avg"); u_avg=$(median <"$tmp/u_lat_avg")
-f_bw=$(median <"$tmp/f_bw"); u_bw=$(median <"$tmp/u_bw")
+f_typ=$(bench_median <"$tmp/f_lat_typ"); u_typ=$(bench_median <"$tmp/u_lat_typ")
+f_avg=$(bench_median <"$tmp/f_lat_avg"); u_avg=$(bench_median <"$tmp/u_lat_avg")
+f_bw=$(bench_median <"$tmp/f_bw"); u_bw=$(bench_median <"$tmp/u_bw")
 
 awk -v ft="$f_typ" -v ut="$u_typ" -v fa="$f_avg" -v ua="$u_avg" \
 	-v fb="$f_bw" -v ub="$u_bw" -v rounds="$ROUNDS" 'BEGIN {
