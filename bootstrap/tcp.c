@@ -159,13 +159,27 @@ bad:
 	return -EINVAL;
 }
 
+/* Say why peer `who` failed an exchange: a closed connection is a rank
+ * that died; a timeout, one whose connection is open but that does not
+ * answer (stopped, hung or swapped out: the kernel still takes its bytes). */
+static void rdv_peer_failed(const char *who, int err, int ms)
+{
+	if (err == -ETIMEDOUT)
+		frr_err("rendezvous: %s: no answer within %d ms: it is "
+			"stopped, hung or overloaded (raise the timeout if the "
+			"machine is busy)",
+			who, ms);
+	else
+		frr_err("rendezvous: %s (%s): it failed or was killed", who,
+			strerror(-err));
+}
+
 static int rdv_allgather(struct frr_oob *oob, const void *mine, size_t len,
 			 void *all, int timeout_ms)
 {
 	struct rdv *r = (struct rdv *)oob;
-	double dl = frr_now_s() +
-		    (timeout_ms > 0 ? timeout_ms : RDV_DEFAULT_COLL_MS) / 1e3;
-	int err = 0;
+	int ms = timeout_ms > 0 ? timeout_ms : RDV_DEFAULT_COLL_MS, err = 0;
+	double dl = frr_now_s() + ms / 1e3;
 
 	if (oob->rank == 0) {
 		memcpy(all, mine, len);
@@ -173,10 +187,13 @@ static int rdv_allgather(struct frr_oob *oob, const void *mine, size_t len,
 			err = rdv_io_full(r->fds[p],
 					  (char *)all + (size_t)p * len, len, 0,
 					  dl);
-			if (err)
-				frr_err("rendezvous: rank %d did not send its "
-					"share (%s): it failed or was killed",
-					p, strerror(-err));
+			if (err) {
+				char who[48];
+
+				snprintf(who, sizeof(who),
+					 "rank %d did not send its share", p);
+				rdv_peer_failed(who, err, ms);
+			}
 		}
 		for (int p = 1; p < oob->size && !err; p++)
 			err =
@@ -187,9 +204,8 @@ static int rdv_allgather(struct frr_oob *oob, const void *mine, size_t len,
 			err =
 			    rdv_io_full(r->fds[0], all, len * oob->size, 0, dl);
 		if (err)
-			frr_err("rendezvous: exchange with rank 0 failed (%s): "
-				"rank 0 failed or was killed",
-				strerror(-err));
+			rdv_peer_failed("the exchange with rank 0 failed", err,
+					ms);
 	}
 	return err;
 }
@@ -336,6 +352,17 @@ static int handshake(struct rdv *r, const struct frr_tcp_cfg *cfg, int fd,
 		err = rdv_io_full(fd, &h, sizeof(h), 1, dl);
 	if (!err)
 		err = rdv_io_full(fd, raw, sizeof(raw), 0, dl);
+	if (err == -ETIMEDOUT) {
+		/* connected (the kernel took us into its backlog), then
+		 * silence: rank 0 cannot run, or the listener is not one */
+		frr_err(
+		    "rendezvous with rank 0 at %s: no answer within %d ms: "
+		    "rank 0 is stopped, hung or overloaded (raise the "
+		    "timeout if the machine is busy), or what listens there "
+		    "is not a flexrr rank 0 of this version",
+		    cfg->addr, cfg->timeout_ms);
+		return err;
+	}
 	if (err || rdv_parse(raw, sizeof(raw), RDV_CHALLENGE, &m)) {
 		frr_err("rendezvous with rank 0 at %s failed (%s): is a flexrr "
 			"rank 0 of this version listening there?",
@@ -383,11 +410,12 @@ static int join(struct rdv *r, const struct frr_tcp_cfg *cfg, double dl)
 {
 	unsigned char raw[sizeof(struct rdv_msg)];
 	struct rdv_msg p, v;
-	int err, fd = dial(cfg, dl);
+	int err, said, fd = dial(cfg, dl);
 
 	if (fd < 0)
 		return fd;
 	err = handshake(r, cfg, fd, dl, &p);
+	said = err != 0; /* handshake logs its failures */
 	if (err == -EACCES)
 		(void)rdv_io_full(fd, &p, sizeof(p), 1, dl);
 	if (!err)
@@ -401,9 +429,17 @@ static int join(struct rdv *r, const struct frr_tcp_cfg *cfg, double dl)
 		frr_err("rendezvous with rank 0 at %s failed: bad reply",
 			cfg->addr);
 		err = -EPROTO;
-	} else if (err == -ETIMEDOUT || err == -ECONNRESET) {
-		frr_err("rendezvous with rank 0 at %s failed (%s)", cfg->addr,
-			strerror(-err));
+	} else if (!said && err == -ETIMEDOUT) {
+		frr_err(
+		    "rendezvous with rank 0 at %s: no verdict within %d ms: "
+		    "rank 0 is stopped, hung or overloaded, or waits for a "
+		    "rank that is (raise the timeout if the machine is "
+		    "busy)",
+		    cfg->addr, cfg->timeout_ms);
+	} else if (!said && err == -ECONNRESET) {
+		frr_err("rendezvous with rank 0 at %s failed (%s): rank 0 "
+			"failed or was killed",
+			cfg->addr, strerror(-err));
 	}
 	if (!err && v.status != RDV_OK) {
 		frr_err("rank 0 at %s refused rank %d: %s; start every rank "

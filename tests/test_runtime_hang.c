@@ -125,6 +125,54 @@ Test(runtime_hang, stopped_rank_is_reported_unresponsive)
 		stopped_case("flexrr", 0);
 }
 
+/* A rank stopped in its set-up (here rank 0, as soon as it is forked: in
+ * the rendezvous or the exchanges after it, before any heartbeat) is named
+ * by the exchange that timed out as one that did not answer, not as one
+ * that died: its connection stays open, the kernel takes its bytes. */
+Test(runtime_hang, a_rank_stopped_in_setup_is_not_called_dead)
+{
+	struct rt_run *res;
+	struct rt_argv a;
+	pid_t rank[2] = { 0, 0 }, l;
+	double t0 = rt_now();
+
+	/* the launcher kills the stopped rank after its 15 s grace: the
+	 * sanitizer and VM stages (one tcp rendezvous, as here) skip it */
+	if (frr_test_sanitizer() || frr_test_quick())
+		return;
+	res = calloc(1, sizeof(*res));
+	l = rt_spawn(rt_run_argv(&a, 2, 1, NULL, "--timeout", "3",
+				 "--rendezvous-timeout", "3", "--dead-timeout",
+				 "1", "-q", "toy"),
+		     NULL, "setup-stop");
+	while (children(l, rank, 1) < 1 && rt_now() - t0 < 10)
+		usleep(100);
+	cr_assert_gt(rank[0], 0, "no rank 0 within 10 s");
+	kill(rank[0], SIGSTOP);
+	res->code = rt_wait(l, 45);
+	kill(rank[0], SIGKILL);
+	rt_collect("setup-stop", res);
+	cr_assert(res->code > 0, "exit %d with rank 0 stopped: %s", res->code,
+		  res->err);
+	/* the rendezvous's handshake, its exchanges, the transport's
+	 * connections, or the heartbeats */
+	cr_assert(strstr(res->err, "rank 0 is stopped, hung or overloaded") ||
+		      strstr(res->err, "rank 0 did not answer") ||
+		      strstr(res->err, "rank 0 did not accept") ||
+		      strstr(res->err, "with rank 0 failed: no answer within "
+				       "3000 ms: it is stopped, hung or "
+				       "overloaded") ||
+		      strstr(res->err, "rank 0 is unresponsive"),
+		  "rank 1 did not say rank 0 stopped answering: %s", res->err);
+	cr_assert(!strstr(res->err, "failed or was killed") &&
+		      !strstr(res->err, "crashed or was killed") &&
+		      !strstr(res->err, "--shared-transport"),
+		  "a stopped rank called dead, or its silence blamed on the "
+		  "threads' transport: %s",
+		  res->err);
+	free(res);
+}
+
 /* A rank that was only slow (stopped past --dead-timeout, then resumed
  * once the other rank gave up on it) tells the same story as the other
  * side: it was declared unresponsive, and which option would have let it

@@ -296,10 +296,18 @@ static void *lanes_accept(void *arg)
 static void lane_failed(const struct frr_rt *rt, int t, const char *what,
 			int err)
 {
-	frr_err("thread %d of rank %d could not %s its own transport to "
-		"the other ranks (%s); --shared-transport sends through the "
-		"rank's one connection instead",
-		t, rt->rank, what, strerror(-err));
+	/* a peer that does not answer (stopped, hung) is not a lane's
+	 * fault: --shared-transport would wait for it as well */
+	if (err == -ETIMEDOUT)
+		frr_err("thread %d of rank %d could not %s its own transport "
+			"to the other ranks: a rank did not answer in time "
+			"(the transport's message above names it)",
+			t, rt->rank, what);
+	else
+		frr_err("thread %d of rank %d could not %s its own transport "
+			"to the other ranks (%s); --shared-transport sends "
+			"through the rank's one connection instead",
+			t, rt->rank, what, strerror(-err));
 }
 
 /* Thread t's ctx, before any rank connects a lane: a failure here (the
