@@ -121,6 +121,8 @@ int rdv_dial(const struct rdv_addr *a, int ms);
 /* Full read/write with a deadline. */
 int rdv_io_full(int fd, void *buf, size_t len, int wr, double deadline);
 const char *rdv_hint(const struct frr_tcp_cfg *cfg);
+/* cfg->timeout_hint, or the default. */
+const char *rdv_timeout_hint(const struct frr_tcp_cfg *cfg);
 
 /* Rank 0: serve lfd until every other rank joined (authenticated, same
  * build, arguments and size) or the deadline passed. */

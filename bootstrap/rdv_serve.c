@@ -288,10 +288,12 @@ int rdv_serve(struct rdv *r, const struct frr_tcp_cfg *cfg, int lfd, double dl)
 	if (!err && need > 0) {
 		frr_err("rendezvous: %d of %d ranks did not join rank 0 in "
 			"time; check that every rank was started with the same "
-			"address (%s), job secret, build and options%s%s%s",
+			"address (%s), job secret, build and options%s%s%s, or "
+			"%s if they start slowly",
 			need, r->oob.size - 1, rdv_hint(cfg),
 			s->refused ? " (refused connections, last: " : "",
-			s->refused ? s->last : "", s->refused ? ")" : "");
+			s->refused ? s->last : "", s->refused ? ")" : "",
+			rdv_timeout_hint(cfg));
 		err = -ETIMEDOUT;
 	}
 	for (int i = 0; i < s->n; i++)

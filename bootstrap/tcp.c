@@ -246,6 +246,12 @@ const char *rdv_hint(const struct frr_tcp_cfg *cfg)
 	return cfg->addr_hint ? cfg->addr_hint : RDV_HINT;
 }
 
+const char *rdv_timeout_hint(const struct frr_tcp_cfg *cfg)
+{
+	return cfg->timeout_hint ? cfg->timeout_hint
+				 : "raise frr_tcp_cfg.timeout_ms";
+}
+
 static int rdv_listen(const struct frr_tcp_cfg *cfg, int *fd_out)
 {
 	struct rdv_addr a;
@@ -355,12 +361,11 @@ static int handshake(struct rdv *r, const struct frr_tcp_cfg *cfg, int fd,
 	if (err == -ETIMEDOUT) {
 		/* connected (the kernel took us into its backlog), then
 		 * silence: rank 0 cannot run, or the listener is not one */
-		frr_err(
-		    "rendezvous with rank 0 at %s: no answer within %d ms: "
-		    "rank 0 is stopped, hung or overloaded (raise the "
-		    "timeout if the machine is busy), or what listens there "
-		    "is not a flexrr rank 0 of this version",
-		    cfg->addr, cfg->timeout_ms);
+		frr_err("rendezvous with rank 0 at %s: no answer within %d ms: "
+			"rank 0 is stopped, hung or overloaded (%s if the "
+			"machine is busy), or what listens there is not a "
+			"flexrr rank 0 of this version",
+			cfg->addr, cfg->timeout_ms, rdv_timeout_hint(cfg));
 		return err;
 	}
 	if (err || rdv_parse(raw, sizeof(raw), RDV_CHALLENGE, &m)) {
@@ -433,9 +438,8 @@ static int join(struct rdv *r, const struct frr_tcp_cfg *cfg, double dl)
 		frr_err(
 		    "rendezvous with rank 0 at %s: no verdict within %d ms: "
 		    "rank 0 is stopped, hung or overloaded, or waits for a "
-		    "rank that is (raise the timeout if the machine is "
-		    "busy)",
-		    cfg->addr, cfg->timeout_ms);
+		    "rank that is (%s if the machine is busy)",
+		    cfg->addr, cfg->timeout_ms, rdv_timeout_hint(cfg));
 	} else if (!said && err == -ECONNRESET) {
 		frr_err("rendezvous with rank 0 at %s failed (%s): rank 0 "
 			"failed or was killed",

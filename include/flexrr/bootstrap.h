@@ -232,6 +232,10 @@ struct frr_tcp_cfg {
 	 * caller's words, shown in errors (e.g. "--rendezvous HOST:PORT");
 	 * NULL = "frr_tcp_cfg.addr". */
 	const char *addr_hint;
+	/* What the user changes to wait longer for the ranks to meet, in the
+	 * caller's words (e.g. "raise --rendezvous-timeout"); NULL = "raise
+	 * frr_tcp_cfg.timeout_ms". */
+	const char *timeout_hint;
 	/* Optional: asked at least every 100 ms while rank 0 waits for the
 	 * others (missing: the lowest rank that has not joined yet), or a
 	 * rank for rank 0's verdict (missing -1); nonzero gives the meeting

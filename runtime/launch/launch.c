@@ -55,6 +55,7 @@ int frr_launch_rank_tcp(struct frr_job *job, struct frr_run_opts *o, int rank,
 		.args_hash = o->args_hash,
 		.timeout_ms = (int)(job->rdv_timeout * 1000),
 		.addr_hint = "--rendezvous HOST:PORT",
+		.timeout_hint = "raise --rendezvous-timeout",
 		.abandon = h ? h->abandon : NULL,
 		.abandon_arg = h ? h->arg : NULL,
 	};
