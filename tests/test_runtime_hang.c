@@ -45,18 +45,6 @@ static int gone(pid_t pid)
 	return st == 'Z' || st == 'X';
 }
 
-/* Whether the stderr of the job spawned as tag holds needle yet. */
-static int err_has(const char *tag, const char *needle)
-{
-	struct rt_run *r = calloc(1, sizeof(*r));
-	int has;
-
-	rt_peek(tag, r);
-	has = strstr(r->err, needle) != NULL;
-	free(r);
-	return has;
-}
-
 /* Start a 2-rank local job that runs until stopped; its rank pids, once
  * rank 0 has reported clock 2 (every rank finished clocks 0-2: the job is
  * past its setup, whose collectives wait --timeout, not --dead-timeout,
@@ -70,6 +58,8 @@ static pid_t start_job(const char *mode, const char *tag, pid_t rank[2])
 				       "1000000", "toy", "--work-us", "100"),
 			   NULL, tag);
 	double dl = rt_now() + 30;
+	char out[256], err[256];
+	int running;
 
 	while (children(l, rank, 2) < 2 && rt_now() < dl)
 		usleep(20000);
@@ -77,12 +67,11 @@ static pid_t start_job(const char *mode, const char *tag, pid_t rank[2])
 		     "%s: the launcher did not "
 		     "start its 2 ranks within 30 s",
 		     tag);
-	while (!err_has(tag, "flexrr: clock 2 ") && rt_now() < dl &&
-	       waitpid(l, NULL, WNOHANG) == 0)
-		usleep(20000);
+	rt_paths(tag, out, err);
+	running = rt_wait_output(err, "flexrr: clock 2 ", &l, 1, dl - rt_now());
 	cr_assert_eq(waitpid(l, NULL, WNOHANG), 0, "%s ended early", tag);
-	cr_assert(err_has(tag, "flexrr: clock 2 "),
-		  "%s: the job did not finish clock 2 within 30 s", tag);
+	cr_assert(running, "%s: the job did not finish clock 2 within 30 s",
+		  tag);
 	return l;
 }
 

@@ -18,39 +18,6 @@ TestSuite(runtime_kill, .timeout = 120);
  * rendezvous alone took over 4 s in the soft-RoCE VM on a loaded host). */
 #define RUNNING_WITHIN_S 40
 
-/* 1 once rank 0's metrics file holds a row: every rank is past the
- * rendezvous and set-up and has finished a clock (stdio writes the rows in
- * blocks: a few clocks in).  0 when a rank ended first or after the bound. */
-static int job_running(const char *metrics, const pid_t *pid, int n)
-{
-	double dl = rt_now() + RUNNING_WITHIN_S;
-
-	while (rt_now() < dl) {
-		char buf[4096];
-		FILE *f = fopen(metrics, "r");
-		size_t got = f ? fread(buf, 1, sizeof(buf), f) : 0;
-		int lines = 0;
-
-		if (f)
-			fclose(f);
-		for (size_t i = 0; i < got; i++)
-			lines += buf[i] == '\n';
-		if (lines >= 2) /* the header and a row */
-			return 1;
-		for (int r = 0; r < n; r++) {
-			siginfo_t si = { 0 };
-
-			/* WNOWAIT: the caller still reaps it */
-			if (!waitid(P_PID, (id_t)pid[r], &si,
-				    WEXITED | WNOHANG | WNOWAIT) &&
-			    si.si_pid)
-				return 0;
-		}
-		usleep(20000);
-	}
-	return 0;
-}
-
 static void kill_case(const char *backend, int victim, int k)
 {
 	enum { P = 3 };
@@ -93,7 +60,10 @@ static void kill_case(const char *backend, int victim, int k)
 	}
 	/* a kill before the ranks know each other is another test (the
 	 * message would name rank 0): wait until the job runs clocks */
-	running = job_running(metrics, pid, P);
+	/* rank 0's metrics file holds a row of clock 0: every rank is past
+	 * the rendezvous and set-up (stdio writes the rows in blocks: a few
+	 * clocks in) */
+	running = rt_wait_output(metrics, "\n0,", pid, P, RUNNING_WITHIN_S);
 	for (int r = 0; r < P; r++)
 		if (waitpid(pid[r], NULL, WNOHANG) != 0) {
 			struct rt_run *e = calloc(1, sizeof(*e));

@@ -118,24 +118,47 @@ static inline int rt_count(const char *s, const char *pat)
 	return n;
 }
 
-/* What job `tag` (rt_spawn) has written so far; rt_collect once it ended. */
-static inline void rt_peek(const char *tag, struct rt_run *r)
+static inline void rt_collect(const char *tag, struct rt_run *r)
 {
 	char o[256], e[256];
 
 	rt_paths(tag, o, e);
 	rt_slurp(o, r->out);
 	rt_slurp(e, r->err);
-}
-
-static inline void rt_collect(const char *tag, struct rt_run *r)
-{
-	char o[256], e[256];
-
-	rt_peek(tag, r);
-	rt_paths(tag, o, e);
 	unlink(o);
 	unlink(e);
+}
+
+/* 1 once the first 8 KiB of file `path` hold needle (a job's output that
+ * shows it past its set-up and running clocks), 0 as soon as one of
+ * pid[0..n) ended (not reaped: the caller still waits for it) or after
+ * within_s.  Polls every 20 ms. */
+static inline int rt_wait_output(const char *path, const char *needle,
+				 const pid_t *pid, int n, double within_s)
+{
+	double dl = rt_now() + within_s;
+
+	while (rt_now() < dl) {
+		char buf[8192];
+		FILE *f = fopen(path, "r");
+		size_t got = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+
+		if (f)
+			fclose(f);
+		buf[got] = 0;
+		if (strstr(buf, needle))
+			return 1;
+		for (int r = 0; r < n; r++) {
+			siginfo_t si = { 0 };
+
+			if (!waitid(P_PID, (id_t)pid[r], &si,
+				    WEXITED | WNOHANG | WNOWAIT) &&
+			    si.si_pid)
+				return 0;
+		}
+		usleep(20000);
+	}
+	return 0;
 }
 
 /* Run argv to completion (or timeout) and capture everything. */

@@ -561,11 +561,13 @@ static void name_laggard(const struct frr_rt *rt)
 			unique = 0; /* a tie: nobody is the one behind */
 		}
 	}
-	if (rt->W > 1 && unique && lp.clock < 0)
+	if (rt->W < 2 || !unique)
+		return;
+	if (lp.clock < 0)
 		frr_err("worker %d (rank %d) is the one behind: it had not "
 			"started its first clock; the job waited for it",
 			lag, lag / rt->T);
-	else if (rt->W > 1 && unique)
+	else
 		frr_err("worker %d (rank %d) is the one behind: clock %d, "
 			"%llu of %llu items done; the job waited for it",
 			lag, lag / rt->T, lp.clock,
