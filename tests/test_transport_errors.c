@@ -473,6 +473,49 @@ Test(transport_errors, connect_to_other_job_refused)
 	}
 }
 
+/* A peer that never accepts (stopped, hung, or not calling
+ * frr_tp_ep_accept): the connect times out saying so, with the caller's
+ * timeout_hint in place of the API's advice when it gives one. */
+Test(transport_errors, connect_to_a_silent_peer_says_what_to_do)
+{
+	enum frr_tp_backend bs[FRR_TEST_MAX_BACKENDS];
+	int nb = frr_test_backends(bs, FRR_TEST_MAX_BACKENDS);
+
+	for (int i = 0; i < nb; i++)
+		for (int hinted = 0; hinted < 2; hinted++) {
+			struct frr_tp_config c0 = { .backend = bs[i],
+						    .job_token = 3,
+						    .rank = 0,
+						    .nranks = 2,
+						    .timeout_ms = 2000,
+						    .gid_index = -1 };
+			struct frr_tp_config c1 = c0;
+			struct frr_tp_ctx *a = NULL, *b = NULL;
+			struct frr_tp_ep *ep = NULL;
+			struct frr_tp_addr addr;
+			const char *e;
+
+			c1.rank = 1;
+			c1.timeout_hint = hinted ? "raise --wait" : NULL;
+			cr_assert_eq(frr_tp_open(&c0, &a), 0);
+			cr_assert_eq(frr_tp_open(&c1, &b), 0);
+			cr_assert_eq(frr_tp_addr_get(a, &addr), 0);
+			cr_assert_eq(frr_tp_ep_connect(b, &addr, 800, &ep),
+				     -ETIMEDOUT);
+			cr_assert_null(ep);
+			e = frr_tp_last_error(b);
+			cr_assert(strstr(e, "rank 0") &&
+				      strstr(e, "stopped, hung or overloaded"),
+				  "%s", e);
+			cr_assert(hinted ? strstr(e, "raise --wait") &&
+					       !strstr(e, "frr_tp_ep_accept")
+					 : !!strstr(e, "frr_tp_ep_accept"),
+				  "hint %d: %s", hinted, e);
+			frr_tp_close(b);
+			frr_tp_close(a);
+		}
+}
+
 struct accept_arg {
 	struct frr_tp_ctx *ctx;
 	struct frr_tp_ep *ep;

@@ -38,6 +38,13 @@ int frr_tp_err(struct frr_tp_ctx *ctx, int err, const char *fmt, ...)
 	return err;
 }
 
+const char *frr_tp_timeout_hint(const struct frr_tp_ctx *ctx)
+{
+	return ctx->cfg.timeout_hint ? ctx->cfg.timeout_hint
+				     : "is it calling frr_tp_ep_accept? pass a "
+				       "longer timeout if it is busy";
+}
+
 const char *frr_tp_last_error(const struct frr_tp_ctx *ctx)
 {
 	return ctx ? ctx->errbuf : "no transport context";

@@ -126,6 +126,10 @@ int frr_tp_verbs_available(void);
 int frr_tp_err(struct frr_tp_ctx *ctx, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* What to do about a peer that did not answer a connection in time: the
+ * config's timeout_hint, or the API's words. */
+const char *frr_tp_timeout_hint(const struct frr_tp_ctx *ctx);
+
 /* Fill o's NULL entries (but name, open, available) with the defaults of
  * tp_defaults.c: -EOPNOTSUPP "X is not supported by backend Y; <the
  * config's backend_hint>" for calls, nothing for releases. */

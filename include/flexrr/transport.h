@@ -125,6 +125,11 @@ struct frr_tp_config {
 	 * --device"; NULL = "fix FLEXRR_DEVICE or frr_tp_config.device"). */
 	const char *backend_hint;
 	const char *device_hint;
+	/* What gives a peer longer to answer a connection, for a connect
+	 * that timed out: the peer is stopped, hung or overloaded (e.g.
+	 * "raise --timeout if the machine is busy"; NULL = "is it calling
+	 * frr_tp_ep_accept? pass a longer timeout if it is busy"). */
+	const char *timeout_hint;
 	/* Endpoints this ctx holds at once: 0 = nranks + 3 (a full mesh and
 	 * a few reconnects).  A ctx that accepts its peers' sending threads
 	 * counts them too (e.g. (nranks - 1) x (1 + threads) + 3). */

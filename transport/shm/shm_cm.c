@@ -329,12 +329,18 @@ int shm_ep_connect(struct frr_tp_ctx *ctx, const struct frr_tp_addr *peer,
 	    (int)(deadline - frr_now_ms() > 0 ? deadline - frr_now_ms() : 1),
 	    &m, &peer_ring);
 	if (ret) {
-		frr_tp_err(ctx, ret,
-			   "shm: rank %d did not accept the connection: %s%s",
-			   peer->rank, strerror(-ret),
-			   ret == -ETIMEDOUT ? " (is it calling "
-					       "frr_tp_ep_accept?)"
-					     : "");
+		if (ret == -ETIMEDOUT)
+			frr_tp_err(ctx, ret,
+				   "shm: rank %d did not answer the connection "
+				   "within %d ms: it is stopped, hung or "
+				   "overloaded (%s)",
+				   peer->rank, timeout_ms,
+				   frr_tp_timeout_hint(ctx));
+		else
+			frr_tp_err(ctx, ret,
+				   "shm: rank %d did not accept the "
+				   "connection: %s",
+				   peer->rank, strerror(-ret));
 		goto close_fd;
 	}
 	if (m.type != SHM_WELCOME || m.rank != peer->rank || peer_ring < 0) {

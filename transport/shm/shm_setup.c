@@ -372,10 +372,20 @@ static int shm_rmr_import(struct frr_tp_ep *ep, const struct frr_tp_desc *desc,
 			       ep->ctx->cfg.timeout_ms, &m, &rfd);
 	close(fd);
 	if (ret) {
-		frr_tp_err(ep->ctx, ret,
-			   "shm: rank %d did not answer the import of region "
-			   "%u: %s",
-			   ep->peer_rank, desc->region_id, strerror(-ret));
+		if (ret == -ETIMEDOUT)
+			frr_tp_err(
+			    ep->ctx, ret,
+			    "shm: rank %d did not answer the import of "
+			    "region %u within %d ms: it is stopped, hung "
+			    "or overloaded",
+			    ep->peer_rank, desc->region_id,
+			    ep->ctx->cfg.timeout_ms);
+		else
+			frr_tp_err(ep->ctx, ret,
+				   "shm: rank %d did not answer the import of "
+				   "region %u: %s",
+				   ep->peer_rank, desc->region_id,
+				   strerror(-ret));
 		goto free_rmr;
 	}
 	if (m.type != SHM_IMPORT_OK || rfd < 0) {

@@ -374,6 +374,29 @@ bad:
 			  s);
 }
 
+/* The last attempt's cause, or, when every attempt went unanswered, a
+ * peer that is stopped, hung or overloaded (its listener takes no
+ * request): then the caller's timeout hint says what to do. */
+static int connect_failed(struct vb_ep *e, const struct attempt *at,
+			  long long ms, int attempts)
+{
+	struct frr_tp_ctx *ctx = &e->ctx->base;
+	int rank = e->base.peer_rank;
+
+	if (at->err == -ETIMEDOUT)
+		return frr_tp_err(ctx, at->err,
+				  "verbs: rank %d at %s did not answer within "
+				  "%lld ms (%d attempts): it is stopped, hung "
+				  "or overloaded, or not listening there (%s)",
+				  rank, e->peer_addr, ms, attempts,
+				  frr_tp_timeout_hint(ctx));
+	return frr_tp_err(ctx, at->err,
+			  "verbs: connecting to rank %d at %s failed after "
+			  "%lld ms (%d attempts): %s; is rank %d running and "
+			  "listening there? ('flexrr doctor' checks this host)",
+			  rank, e->peer_addr, ms, attempts, at->why, rank);
+}
+
 int vb_ep_connect(struct frr_tp_ctx *ctx, const struct frr_tp_addr *peer,
 		  int timeout_ms, struct frr_tp_ep **out)
 {
@@ -412,16 +435,8 @@ int vb_ep_connect(struct frr_tp_ctx *ctx, const struct frr_tp_addr *peer,
 			cause = at;
 		vb_ep_teardown(e);
 		if (frr_now_ms() + backoff >= deadline) {
-			if (cause.err)
-				at = cause;
-			ret = frr_tp_err(
-			    ctx, at.err,
-			    "verbs: connecting to rank %d at %s failed after "
-			    "%lld ms (%d attempts): %s; is rank %d running "
-			    "and listening there? ('flexrr doctor' checks "
-			    "this host)",
-			    peer->rank, peer->str, frr_now_ms() - start,
-			    attempts, at.why, peer->rank);
+			ret = connect_failed(e, cause.err ? &cause : &at,
+					     frr_now_ms() - start, attempts);
 			break;
 		}
 		usleep((useconds_t)backoff * 1000);
@@ -506,10 +521,17 @@ static int accept_one(struct vb_ctx *c, struct rdma_cm_id *id,
 	}
 	ret = wait_event(e->ch, deadline, &ev);
 	if (ret) {
-		ret = frr_tp_err(&c->base, ret == -ETIMEDOUT ? -ETIMEDOUT : ret,
-				 "verbs: rank %d did not complete the "
-				 "connection: %s",
-				 theirs->rank, strerror(-ret));
+		ret = ret == -ETIMEDOUT
+			  ? frr_tp_err(&c->base, ret,
+				       "verbs: rank %d did not complete the "
+				       "connection in time: it is stopped, "
+				       "hung or overloaded (%s)",
+				       theirs->rank,
+				       frr_tp_timeout_hint(&c->base))
+			  : frr_tp_err(&c->base, ret,
+				       "verbs: rank %d did not complete the "
+				       "connection: %s",
+				       theirs->rank, strerror(-ret));
 		goto close_ep;
 	}
 	if (ev->event != RDMA_CM_EVENT_ESTABLISHED) {
