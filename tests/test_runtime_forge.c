@@ -73,7 +73,8 @@ Test(runtime_forge, a_lane_that_cannot_connect_fails_the_job_promptly)
 {
 	const char *w[] = { "thread 0 of rank 1 could not connect its own "
 			    "transport",
-			    "another rank failed to connect its threads" };
+			    "the barrier after the threads' connections "
+			    "failed" };
 
 	forged_run("lane-connect:1", w, 2);
 }

@@ -411,6 +411,17 @@ int frr_rt_peer_fail(struct frr_rt *rt, int peer, const char *how);
 int frr_rt_peer_fail_on(struct frr_rt *rt, int peer, struct frr_tp_ep *seen,
 			const char *how);
 
+/* ---- core/oob.c: the runtime's collectives over the bootstrap ---- */
+/* frr_oob_allgather / _barrier within --timeout; a failure is logged once,
+ * naming `what` (e.g. "exchanging memory plans") and what to do. */
+int frr_rt_allgather(struct frr_rt *rt, const char *what, const void *mine,
+		     size_t len, void *all);
+int frr_rt_barrier(struct frr_rt *rt, const char *what);
+/* The same report for a collective the caller runs itself (another wait,
+ * frr_oob_allgatherv).  Returns err. */
+int frr_rt_oob_failed(const struct frr_rt *rt, const char *what, int err,
+		      int wait_ms);
+
 /* ---- core/ctl.c: control words and flushes (under tp_lock) ---- */
 /* A transport call that failed on the data path means a peer is gone. */
 int frr_rt_tp_check(struct frr_rt *rt, int err, int peer, const char *what);

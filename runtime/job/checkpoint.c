@@ -115,8 +115,8 @@ int frr_ckpt_agree(struct frr_rt *rt, int err)
 
 	if (!all)
 		return -ENOMEM;
-	e = frr_oob_allgather(rt->oob, &st, sizeof(st), all,
-			      rt->prm->timeout_ms);
+	e = frr_rt_allgather(rt, "agreeing that the checkpoint is written", &st,
+			     sizeof(st), all);
 	for (int r = 0; r < rt->P && !e; r++)
 		e = all[r];
 	free(all);

@@ -102,7 +102,10 @@ int frr_rt_app_gather(struct frr_rt *rt)
 	    rt->rank, frr_rt_clock_now() - t0, (int)me.status, (size_t)me.len,
 	    wait_ms / 1000);
 	err = frr_oob_allgather(rt->oob, &me, sizeof(me), info, wait_ms);
-	if (!err)
+	if (err)
+		frr_rt_oob_failed(rt, "exchanging the input pieces' sizes", err,
+				  wait_ms);
+	else
 		err = me.status ? (int)me.status
 				: lens_check(rt, info, lens, &total);
 	if (err)
@@ -121,6 +124,9 @@ int frr_rt_app_gather(struct frr_rt *rt)
 	}
 	t0 = frr_rt_clock_now();
 	err = frr_oob_allgatherv(rt->oob, mine, lens, buf, rt->prm->timeout_ms);
+	if (err)
+		frr_rt_oob_failed(rt, "exchanging the input pieces", err,
+				  rt->prm->timeout_ms);
 	frr_dbg("rank %d: %zu bytes of input pieces exchanged in %.1f s",
 		rt->rank, total, frr_rt_clock_now() - t0);
 	if (!err)

@@ -37,7 +37,8 @@ static int app_create(struct frr_rt *rt)
 		if (st > 0)
 			st = -EINVAL;
 	}
-	err = frr_oob_allgather(rt->oob, &st, sizeof(st), all, o->timeout_ms);
+	err = frr_rt_allgather(rt, "hearing whether rank 0 created the app",
+			       &st, sizeof(st), all);
 	if (!err && all[0] && rt->rank != 0) {
 		frr_dbg("rank 0 could not create app %s (%d); stopping",
 			rt->app->name, all[0]);
@@ -465,8 +466,8 @@ static int rerun_agree(struct frr_rt *rt)
 	all = calloc((size_t)rt->P, sizeof(*all));
 	if (!all)
 		return -ENOMEM;
-	err = frr_oob_allgather(rt->oob, &mine, sizeof(mine), all,
-				rt->prm->timeout_ms);
+	err = frr_rt_allgather(rt, "agreeing on the clock to re-run", &mine,
+			       sizeof(mine), all);
 	for (int r = 0; r < rt->P && !err; r++)
 		if (all[r] > top && all[r] < rt->prm->clocks)
 			top = all[r]; /* peer-sent: only a clock of the job */
@@ -494,14 +495,8 @@ static int job_start(struct frr_rt *rt)
 		err = frr_rt_flush_all(rt, rt->prm->timeout_ms);
 	if (err)
 		return err;
-	err = rt->prm->recovered
-		  ? rerun_agree(rt)
-		  : frr_oob_barrier(rt->oob, rt->prm->timeout_ms);
-	if (err)
-		frr_err("the start-up barrier failed (%d): another rank "
-			"failed to start, see its message",
-			err);
-	return err;
+	return rt->prm->recovered ? rerun_agree(rt)
+				  : frr_rt_barrier(rt, "the start-up barrier");
 }
 
 /*
@@ -637,14 +632,10 @@ static int peak_memory(struct frr_rt *rt)
 	mine[1] = rt->tb->hold->batch_recv;
 	memcpy(mine + 2, rt->tb->hold->sent_to,
 	       (size_t)rt->P * sizeof(uint64_t));
-	err = frr_oob_allgather(rt->oob, mine, n * sizeof(uint64_t), all,
-				rt->prm->timeout_ms);
-	if (err) {
-		frr_err("gathering the ranks' peak memory failed (%d): "
-			"another rank failed, see its message",
-			err);
+	err = frr_rt_allgather(rt, "gathering the ranks' peak memory", mine,
+			       n * sizeof(uint64_t), all);
+	if (err)
 		goto out;
-	}
 	if (rt->rank == 0 && !rt->prm->quiet) {
 		uint64_t sum = 0, peak = 0;
 
@@ -678,8 +669,8 @@ static int last_collective(struct frr_rt *rt, int *oerr)
 	int err = -ENOMEM;
 
 	if (all)
-		err = frr_oob_allgather(rt->oob, &st, sizeof(st), all,
-					rt->prm->timeout_ms);
+		err = frr_rt_allgather(rt, "the last barrier", &st, sizeof(st),
+				       all);
 	if (!err && rt->rank == 0)
 		st = frr_inst_trace_write(rt, all);
 	if (st && !*oerr)

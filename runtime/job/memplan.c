@@ -431,14 +431,10 @@ int frr_rt_check_memory(struct frr_rt *rt)
 	mine.cgroup = frr_fnv1a64(cg, strlen(cg), mine.host);
 	plan_rank(rt, &mine.plan);
 	mine.need = plan_total(&mine.plan);
-	err = frr_oob_allgather(rt->oob, &mine, sizeof(mine), all,
-				rt->prm->timeout_ms);
-	if (err) {
-		frr_err("exchanging memory plans with the other ranks failed "
-			"(%d): another rank failed, see its message",
-			err);
+	err = frr_rt_allgather(rt, "exchanging memory plans", &mine,
+			       sizeof(mine), all);
+	if (err)
 		goto out;
-	}
 	for (int r = 0; r < rt->P && !err; r++) {
 		double need = 0, cg_need = 0;
 		int here = 0, in_cg = 0;

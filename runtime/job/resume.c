@@ -418,8 +418,8 @@ static int agree_clock(struct frr_rt *rt, int *clock)
 		return -ENOMEM;
 	mine[0] = err;
 	mine[1] = *clock;
-	e = frr_oob_allgather(rt->oob, mine, sizeof(mine), all,
-			      rt->prm->timeout_ms);
+	e = frr_rt_allgather(rt, "agreeing on the checkpoint to resume", mine,
+			     sizeof(mine), all);
 	for (int r = 0; r < rt->P && !e; r++)
 		e = all[2 * r];
 	*clock = all[1];

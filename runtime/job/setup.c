@@ -218,6 +218,13 @@ static int peers_connect(struct frr_rt *rt, const uint8_t *all, size_t ilen)
 		if (!err)
 			err = frr_tp_rmr_import(rt->eps[r], &ri->repl,
 						&rt->tb->rrepl[r]);
+		/* the transport waits its config's timeout_ms, flush_ms */
+		if (err == -ETIMEDOUT)
+			frr_err("rank %d: importing rank %d's regions: no "
+				"answer within %d ms (a third of "
+				"--dead-timeout); raise --dead-timeout if the "
+				"machine is busy",
+				rt->rank, r, rt->flush_ms);
 	}
 	return err;
 }
@@ -236,6 +243,7 @@ static struct frr_tp_config tp_config(const struct frr_rt *rt)
 		.gid_index = -1,
 		.backend_hint = "use --backend shm",
 		.device_hint = "fix FLEXRR_DEVICE",
+		.timeout_hint = "raise --timeout if the machine is busy",
 	};
 
 	return cfg;
@@ -378,13 +386,9 @@ static int lanes_setup(struct frr_rt *rt, const uint8_t *all, size_t ilen)
 	}
 	/* every main connection is made before a lane knocks: connect_all
 	 * must not accept a lane in place of a peer's main endpoint */
-	err = frr_oob_barrier(rt->oob, rt->prm->timeout_ms);
-	if (err) {
-		frr_err("the barrier before the threads' connections failed "
-			"(%d): another rank failed to connect, see its message",
-			err);
+	err = frr_rt_barrier(rt, "the barrier before the threads' connections");
+	if (err)
 		return err;
-	}
 	rt->nlane_in = (rt->P - 1) * rt->T;
 	rt->lane_in = calloc((size_t)rt->nlane_in, sizeof(*rt->lane_in));
 	if (!rt->lane_in)
@@ -397,11 +401,9 @@ static int lanes_setup(struct frr_rt *rt, const uint8_t *all, size_t ilen)
 		err = lane_connect(rt, t, all, ilen);
 	/* every rank's lanes are connected, or one failed and left: then
 	 * this barrier fails at once and the wait for its lanes stops */
-	if (!err && (err = frr_oob_barrier(rt->oob, rt->prm->timeout_ms)))
-		frr_err("rank %d: the barrier after the threads' connections "
-			"failed (%d): another rank failed to connect its "
-			"threads, see its message",
-			rt->rank, err);
+	if (!err)
+		err = frr_rt_barrier(rt, "the barrier after the threads' "
+					 "connections");
 	if (err)
 		atomic_store(&a.stop, 1);
 	pthread_join(th, NULL);
@@ -466,13 +468,10 @@ int frr_rt_tp_setup(struct frr_rt *rt)
 	err = regions_alloc(rt, mine);
 	if (err)
 		goto out;
-	err = frr_oob_allgather(rt->oob, mine, ilen, all, rt->prm->timeout_ms);
-	if (err) {
-		frr_err("exchanging transport addresses with the other ranks "
-			"failed (%d)",
-			err);
+	err = frr_rt_allgather(rt, "exchanging transport addresses", mine, ilen,
+			       all);
+	if (err)
 		goto out;
-	}
 	err = peers_connect(rt, all, ilen);
 	if (!err)
 		err = lanes_setup(rt, all, ilen);

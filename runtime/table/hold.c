@@ -332,12 +332,10 @@ static int exchange(struct frr_rt *rt, const uint8_t *held, uint64_t *all,
 	err = copy && ownq ? 0 : -ENOMEM;
 	if (!err) {
 		memcpy(copy, mine, rec * 16);
-		err = frr_oob_allgather(rt->oob, copy, rec * 16, all,
-					rt->prm->timeout_ms);
-		if (err)
-			frr_err("exchanging which rows each rank holds failed "
-				"(%d): another rank failed, see its message",
-				err);
+		err = frr_rt_allgather(rt,
+				       "exchanging which rows each rank "
+				       "holds",
+				       copy, rec * 16, all);
 	}
 	for (int q = 0; q < P && !err; q++) {
 		rec_bits(rt, all + (size_t)q * rec * 2 + rec, own);

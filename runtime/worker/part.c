@@ -184,7 +184,8 @@ int frr_rt_state_setup(struct frr_rt *rt)
 	}
 	if (err)
 		goto out;
-	err = frr_oob_allgather(rt->oob, mine, dl, all, rt->prm->timeout_ms);
+	err = frr_rt_allgather(rt, "exchanging the item-state regions", mine,
+			       dl, all);
 	for (int r = 0; r < rt->P && !err; r++)
 		for (int v = 0; v < rt->W && !err; v++) {
 			struct frr_tp_desc *d = &all[(size_t)r * rt->W + v];
