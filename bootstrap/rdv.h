@@ -17,6 +17,11 @@
  *                                 refused (the job goes on waiting)
  * The secret never travels; a MAC is good for one connection only (both
  * nonces are fresh).
+ *
+ * Collectives (tcp.c), over the joiners' connections: each joiner sends
+ * its share; rank 0 answers each with a word (struct rdv_word: -1, or the
+ * rank whose share did not come and why) and then, when every share came,
+ * the whole result.
  */
 #ifndef FLEXRR_BOOTSTRAP_RDV_H
 #define FLEXRR_BOOTSTRAP_RDV_H
@@ -28,7 +33,7 @@
 #include "flexrr/bootstrap.h"
 
 #define RDV_MAGIC 0x46525256u /* "FRRV" */
-#define RDV_VERSION 3
+#define RDV_VERSION 4 /* 4: a word before each collective's result */
 #define RDV_HDR_LEN 12 /* magic, version, type, len: enough to judge */
 
 enum rdv_type {

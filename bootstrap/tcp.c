@@ -174,40 +174,101 @@ static void rdv_peer_failed(const char *who, int err, int ms)
 			strerror(-err));
 }
 
+/* Rank 0 gathers every share, then sends each joiner a word and the
+ * result.  The word names the rank whose share did not come (-1: none),
+ * so the others name it too instead of calling rank 0 dead when it stops:
+ * a joiner waits RDV_WORD_GRACE_MS past its own deadline for that word. */
+struct rdv_word {
+	int32_t failed; /* the rank whose share did not come, or -1 */
+	int32_t err;	/* its negative errno */
+};
+#define RDV_WORD_GRACE_MS 2000
+
+static int gather_at_rank0(struct rdv *r, const void *mine, size_t len,
+			   void *all, int ms)
+{
+	struct rdv_word w = { -1, 0 };
+	int size = r->oob.size, err = 0;
+	double dl = frr_now_s() + ms / 1e3;
+
+	memcpy(all, mine, len);
+	for (int p = 1; p < size && !w.err; p++) {
+		w.err = rdv_io_full(r->fds[p], (char *)all + (size_t)p * len,
+				    len, 0, dl);
+		if (w.err) {
+			char who[48];
+
+			w.failed = p;
+			snprintf(who, sizeof(who),
+				 "rank %d did not send its share", p);
+			rdv_peer_failed(who, w.err, ms);
+		}
+	}
+	/* the others learn who failed, within a grace past the deadline */
+	if (w.err)
+		dl = frr_now_s() + RDV_WORD_GRACE_MS / 1e3;
+	for (int p = 1; p < size; p++) {
+		int e = p == w.failed
+			    ? 0
+			    : rdv_io_full(r->fds[p], &w, sizeof(w), 1, dl);
+
+		if (!e && !w.err)
+			e = rdv_io_full(r->fds[p], all, len * size, 1, dl);
+		if (e && !w.err && !err) {
+			char who[48];
+
+			snprintf(who, sizeof(who),
+				 "rank %d did not take the result", p);
+			rdv_peer_failed(who, e, ms);
+			err = e;
+		}
+	}
+	return w.err ? w.err : err;
+}
+
+/* A joiner: its share out, rank 0's word and the result in. */
+static int gather_at_joiner(struct rdv *r, const void *mine, size_t len,
+			    void *all, int ms)
+{
+	double dl = frr_now_s() + ms / 1e3;
+	struct rdv_word w;
+	char who[80];
+	int err = rdv_io_full(r->fds[0], (void *)mine, len, 1, dl);
+
+	dl += RDV_WORD_GRACE_MS / 1e3;
+	if (!err)
+		err = rdv_io_full(r->fds[0], &w, sizeof(w), 0, dl);
+	if (!err && w.failed >= 0) {
+		/* peer-sent: a rank of the job and an errno, or a bad word */
+		if (w.failed < 1 || w.failed >= r->oob.size || w.err >= 0 ||
+		    w.err < -4095) {
+			frr_err("rendezvous: rank 0 sent a bad word (rank %d, "
+				"error %d)",
+				(int)w.failed, (int)w.err);
+			return -EPROTO;
+		}
+		snprintf(who, sizeof(who),
+			 "rank 0 stopped the exchange: rank %d did not send "
+			 "its share",
+			 (int)w.failed);
+		rdv_peer_failed(who, w.err, ms);
+		return w.err;
+	}
+	if (!err)
+		err = rdv_io_full(r->fds[0], all, len * r->oob.size, 0, dl);
+	if (err)
+		rdv_peer_failed("the exchange with rank 0 failed", err, ms);
+	return err;
+}
+
 static int rdv_allgather(struct frr_oob *oob, const void *mine, size_t len,
 			 void *all, int timeout_ms)
 {
 	struct rdv *r = (struct rdv *)oob;
-	int ms = timeout_ms > 0 ? timeout_ms : RDV_DEFAULT_COLL_MS, err = 0;
-	double dl = frr_now_s() + ms / 1e3;
+	int ms = timeout_ms > 0 ? timeout_ms : RDV_DEFAULT_COLL_MS;
 
-	if (oob->rank == 0) {
-		memcpy(all, mine, len);
-		for (int p = 1; p < oob->size && !err; p++) {
-			err = rdv_io_full(r->fds[p],
-					  (char *)all + (size_t)p * len, len, 0,
-					  dl);
-			if (err) {
-				char who[48];
-
-				snprintf(who, sizeof(who),
-					 "rank %d did not send its share", p);
-				rdv_peer_failed(who, err, ms);
-			}
-		}
-		for (int p = 1; p < oob->size && !err; p++)
-			err =
-			    rdv_io_full(r->fds[p], all, len * oob->size, 1, dl);
-	} else {
-		err = rdv_io_full(r->fds[0], (void *)mine, len, 1, dl);
-		if (!err)
-			err =
-			    rdv_io_full(r->fds[0], all, len * oob->size, 0, dl);
-		if (err)
-			rdv_peer_failed("the exchange with rank 0 failed", err,
-					ms);
-	}
-	return err;
+	return oob->rank == 0 ? gather_at_rank0(r, mine, len, all, ms)
+			      : gather_at_joiner(r, mine, len, all, ms);
 }
 
 static int rdv_barrier(struct frr_oob *oob, int timeout_ms)

@@ -42,8 +42,10 @@ Test(runtime_forge, stats_check_refuses_bad_metrics)
 }
 
 /* A 3-rank job run with FLEXRR_TEST_FORGE=forge must fail (not crash,
- * not succeed) with every string of want[] in its errors. */
-static void forged_run(const char *forge, const char *const want[], int n)
+ * not succeed) with every string of want[] in its errors, and never
+ * (when not NULL) in none. */
+static void forged_run(const char *forge, const char *const want[], int n,
+		       const char *never)
 {
 	struct rt_run *res = calloc(1, sizeof(*res));
 	char env0[64];
@@ -60,6 +62,8 @@ static void forged_run(const char *forge, const char *const want[], int n)
 	for (int i = 0; i < n; i++)
 		cr_assert(strstr(res->err, want[i]), "%s: no \"%s\" in: %s",
 			  forge, want[i], res->err);
+	cr_assert(!never || !strstr(res->err, never), "%s: \"%s\" in: %s",
+		  forge, never, res->err);
 	/* well within the start-up --timeout (60 s) the others would wait */
 	cr_assert(res->secs < 30, "%s: took %.1f s", forge, res->secs);
 	free(res);
@@ -68,15 +72,19 @@ static void forged_run(const char *forge, const char *const want[], int n)
 /* Rank 1's thread 0 connects its lane to one peer, then fails to connect
  * it to the next (as a device refusing a QP): rank 1 says so, and the
  * peers, which wait for its lanes, stop at the barrier after the
- * connections, not at --timeout (60 s). */
+ * connections, not at --timeout (60 s).  Rank 2 learns from rank 0 that
+ * rank 1 left the barrier: it does not call rank 0, which stopped the
+ * exchange, dead. */
 Test(runtime_forge, a_lane_that_cannot_connect_fails_the_job_promptly)
 {
 	const char *w[] = { "thread 0 of rank 1 could not connect its own "
 			    "transport",
 			    "the barrier after the threads' connections "
-			    "failed" };
+			    "failed",
+			    "rank 0 stopped the exchange: rank 1 did not send "
+			    "its share" };
 
-	forged_run("lane-connect:1", w, 2);
+	forged_run("lane-connect:1", w, 3, "exchange with rank 0 failed");
 }
 
 /* Rank R sends rank 0 a NaN metric: named with the metric. */
@@ -85,8 +93,8 @@ Test(runtime_forge, forged_stats_name_the_rank)
 	const char *w1[] = { "rank 1 sent rank 0 a bad stats", "wait_s" };
 	const char *w2[] = { "rank 2 sent rank 0 a bad stats", "wait_s" };
 
-	forged_run("stats:1", w1, 2);
-	forged_run("stats:2", w2, 2);
+	forged_run("stats:1", w1, 2, NULL);
+	forged_run("stats:2", w2, 2, NULL);
 }
 
 /* Rank 1 cannot open its threads' own transport contexts (a device's
@@ -98,7 +106,7 @@ Test(runtime_forge, a_lane_that_cannot_open_fails_the_job_promptly)
 			    "transport",
 			    "--shared-transport" };
 
-	forged_run("lane:1", w, 2);
+	forged_run("lane:1", w, 2, NULL);
 }
 
 /* Rank 1's workers send update batches attributed to a worker that does
@@ -109,5 +117,5 @@ Test(runtime_forge, forged_batch_header_names_the_rank)
 	const char *w[] = { "corrupt update batch from worker",
 			    "of rank 1 (sender" };
 
-	forged_run("batch:1", w, 2);
+	forged_run("batch:1", w, 2, NULL);
 }

@@ -40,13 +40,13 @@ static int connect_rank0(int port)
 	return -1;
 }
 
-/* An oversized hello: right magic and version, a length field of 1 MiB,
- * and the bytes behind it. */
+/* An oversized hello: right magic and version (RDV_MAGIC, RDV_VERSION of
+ * bootstrap/rdv.h), a length field of 1 MiB, and the bytes behind it. */
 static void send_oversized(int fd)
 {
 	static char junk[65536];
 	uint32_t hdr[3] = { 0x46525256u, 0, 1u << 20 };
-	uint16_t ver_type[2] = { 3, 1 };
+	uint16_t ver_type[2] = { 4, 1 };
 
 	memcpy(&hdr[1], ver_type, sizeof(ver_type));
 	cr_assert_eq(write(fd, hdr, sizeof(hdr)), (ssize_t)sizeof(hdr));
