@@ -27,6 +27,8 @@
  *     them again one by one around clock FRR_STAMP_GENS, where the cache's
  *     row stamps wrap (one batch per clock): a stamp kept from clock 0
  *     would hand out the stale 0.
+ * Rows are also prefetched (frr_row_prefetch), own and others', and with
+ * bad ids: the hints must change no value and fail nothing.
  * Any violation fails the job (clock_global), so the launch fails.
  */
 #include <criterion/criterion.h>
@@ -178,6 +180,13 @@ static int c_process(void *app, struct frr_ctx *c, uint64_t begin, uint64_t end)
 		check_rare(a, c, p, clock);
 	if (eager && begin == 0)
 		bulk_add(c, p, clock);
+	/* hints change nothing the checks read, and bad ids are ignored
+	 * (the access, not the hint, reports an app bug) */
+	frr_row_prefetch(c, T_OWN, (uint64_t)p);
+	frr_row_prefetch(c, T_RARE, (uint64_t)((p + 1) % a->job.nparts) * RARE);
+	frr_row_prefetch(c, T_DFLT, UINT64_MAX);
+	frr_row_prefetch(c, 99, 0);
+	frr_row_prefetch(c, -1, 0);
 	for (uint64_t i = begin; i < end; i++) {
 		float *own = frr_row_write(c, T_OWN, (uint64_t)p);
 		float *plain = frr_row_write(c, T_PLAIN, (uint64_t)p);

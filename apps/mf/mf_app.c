@@ -284,9 +284,11 @@ static int mf_part_rows(void *app, int part, struct frr_rowset *rs)
 
 /* ---- the SGD loop ------------------------------------------------------ */
 #define MF_LEAD 4 /* ratings whose rows are asked for ahead of the step */
+#define MF_FAR 32 /* ratings whose new user's row is prefetched ahead */
 
 static inline void rows_ahead(struct frr_ctx *c, const struct mf_work *w,
-			      uint64_t j, float **ru, float **ri, int rank)
+			      uint64_t j, uint64_t end, float **ru, float **ri,
+			      int rank)
 {
 	float *pu = frr_row_write(c, T_USER, w[j].user);
 	float *qi = frr_row_write(c, T_ITEM, w[j].item);
@@ -297,6 +299,10 @@ static inline void rows_ahead(struct frr_ctx *c, const struct mf_work *w,
 	__builtin_prefetch(qi + rank, 1);
 	ru[j % MF_LEAD] = pu;
 	ri[j % MF_LEAD] = qi;
+	/* users come in a shuffled order: the first access to each copies
+	 * its row from memory no cache has seen (frr_row_prefetch) */
+	if (j + MF_FAR < end && w[j + MF_FAR].user != w[j + MF_FAR - 1].user)
+		frr_row_prefetch(c, T_USER, w[j + MF_FAR].user);
 }
 
 /* The steps of ratings [begin, end), compiled for each simd.h level (the
@@ -316,7 +322,7 @@ static FRR_SIMD_INLINE double sgd_loop_body(struct frr_ctx *c,
 	double sse = 0.0;
 
 	while (ahead < end && ahead < begin + MF_LEAD)
-		rows_ahead(c, w, ahead++, ru, ri, h.rank);
+		rows_ahead(c, w, ahead++, end, ru, ri, h.rank);
 	for (uint64_t j = begin; j < end; j++) {
 		const struct mf_work *x = &w[j];
 		float e;
@@ -326,7 +332,7 @@ static FRR_SIMD_INLINE double sgd_loop_body(struct frr_ctx *c,
 		e = mf_sgd_step(ru[j % MF_LEAD], ri[j % MF_LEAD], &h, x->r);
 		sse += (double)e * e;
 		if (ahead < end)
-			rows_ahead(c, w, ahead++, ru, ri, h.rank);
+			rows_ahead(c, w, ahead++, end, ru, ri, h.rank);
 	}
 	return sse;
 }

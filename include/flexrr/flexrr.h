@@ -393,6 +393,14 @@ int frr_rows_add(struct frr_rowset *rs, int table, uint64_t row, uint64_t n);
 const float *frr_row_read(struct frr_ctx *c, int table, uint64_t row);
 /* The same row for writing in place (ADD and SET tables). */
 float *frr_row_write(struct frr_ctx *c, int table, uint64_t row);
+/* A hint that this thread will soon read or write `row` for the first
+ * time in its batch: the runtime starts loading the memory its first
+ * access copies, so that access does not wait for it.  Changes no value,
+ * never fails (a bad id is ignored here; the access reports it); costs a
+ * bounds check and a few prefetch instructions.  Worth it where an app
+ * knows its next rows well ahead and reads them in an order the caches do
+ * not follow (mf: its users in a shuffled order). */
+void frr_row_prefetch(struct frr_ctx *c, int table, uint64_t row);
 /* ADD, SET: row += delta[0..cols) in the cache; ADAGRAD: adds a
  * gradient. */
 void frr_row_update(struct frr_ctx *c, int table, uint64_t row,

@@ -341,26 +341,16 @@ static void row_update(struct chunker *ch, struct frr_tcache *tc, uint64_t row,
  * touched its rows (mf: its users in a shuffled order), a segment walks
  * them in local row order: without this each row's loads missed one
  * after the other (perf, mf at P = 2: 72% of the flush's samples on the
- * delta loop's loads).  A hint only: no fault, no change to any value.
+ * delta loop's loads).
  */
-static inline void lines_prefetch(const void *p, uint64_t n)
-{
-	const uintptr_t end = (uintptr_t)p + n;
-
-	/* over the lines p..p + n touches: gcc 12.2 compiled a loop from p
-	 * by 64 followed by a prefetch of p + n - 1 to nothing (objdump) */
-	for (uintptr_t a = (uintptr_t)p & ~(uintptr_t)63; a < end; a += 64)
-		__builtin_prefetch((const void *)a);
-}
-
 static inline void row_prefetch(const struct chunker *ch,
 				const struct frr_tcache *tc, uint64_t row)
 {
 	const uint64_t b = (uint64_t)tc->cols * sizeof(float);
 
-	lines_prefetch(frr_tcache_val(tc, row), b);
+	frr_lines_prefetch(frr_tcache_val(tc, row), b);
 	if (tc->rule != FRR_UPDATE_SET)
-		lines_prefetch(row_snap(ch, tc, row), b);
+		frr_lines_prefetch(row_snap(ch, tc, row), b);
 }
 
 /* Rows ahead of the one being written that row_prefetch asks for. */

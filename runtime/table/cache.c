@@ -411,6 +411,27 @@ const float *frr_row_read(struct frr_ctx *c, int table, uint64_t row)
 	return frr_tcache_val(tc, row);
 }
 
+/* The replica row a first access will copy (fetch): its lines asked for
+ * now, so that copy does not wait on them.  Nothing for a row this batch
+ * has, one not held yet (its pull is the cost) or a bad id (a hint never
+ * fails the job: the access will). */
+void frr_row_prefetch(struct frr_ctx *c, int table, uint64_t row)
+{
+	const struct frr_rt *rt = c->rt;
+	const struct frr_tcache *tc;
+
+	if ((unsigned)table >= (unsigned)rt->tb->ntables ||
+	    row >= c->cache->t[table].rows)
+		return;
+	tc = &c->cache->t[table];
+	if ((uint32_t)(tc->stamp[row] >> 1) == c->cache->gen ||
+	    __atomic_load_n(&rt->tb->hold->rslot[table][row],
+			    __ATOMIC_RELAXED) >= FRR_HOLD_BUSY)
+		return;
+	frr_lines_prefetch(frr_rt_replica_row(rt, table, row),
+			   (uint64_t)tc->cols * sizeof(float));
+}
+
 float *frr_row_write(struct frr_ctx *c, int table, uint64_t row)
 {
 	uint32_t s;

@@ -127,6 +127,17 @@ static inline void frr_kahan_add(float *v, float *comp, float d)
 	*v = t;
 }
 
+/* Ask for the cache lines of [p, p + n): a hint only, no fault, no change
+ * to any value.  Over the lines p..p + n touches: gcc 12.2 compiled a loop
+ * from p by 64 followed by a prefetch of p + n - 1 to nothing (objdump). */
+static inline void frr_lines_prefetch(const void *p, uint64_t n)
+{
+	const uintptr_t end = (uintptr_t)p + n;
+
+	for (uintptr_t a = (uintptr_t)p & ~(uintptr_t)63; a < end; a += 64)
+		__builtin_prefetch((const void *)a);
+}
+
 /* The cached copy of a row fetched in the current batch. */
 static inline float *frr_tcache_val(const struct frr_tcache *tc, uint64_t row)
 {
