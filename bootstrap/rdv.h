@@ -33,8 +33,8 @@
 #include "flexrr/bootstrap.h"
 
 #define RDV_MAGIC 0x46525256u /* "FRRV" */
-#define RDV_VERSION 4 /* 4: a word before each collective's result */
-#define RDV_HDR_LEN 12 /* magic, version, type, len: enough to judge */
+#define RDV_VERSION 4	      /* 4: a word before each collective's result */
+#define RDV_HDR_LEN 12	      /* magic, version, type, len: enough to judge */
 
 enum rdv_type {
 	RDV_HELLO = 1,
