@@ -442,34 +442,52 @@ Test(transport_errors, peer_exited_gives_enotconn)
 	FRR_TEST_RUN(2, peer_gone, &a, 60000);
 }
 
+/* Rank 1 (c1) connects to rank 0 (c0), which never accepts, within ms:
+ * the connect's result, rank 1's last error text in why. */
+static int connect_once(const struct frr_tp_config *c0,
+			const struct frr_tp_config *c1, int ms, char *why,
+			size_t len)
+{
+	struct frr_tp_ctx *a = NULL, *b = NULL;
+	struct frr_tp_ep *ep = NULL;
+	struct frr_tp_addr addr;
+	int ret;
+
+	cr_assert_eq(frr_tp_open(c0, &a), 0);
+	cr_assert_eq(frr_tp_open(c1, &b), 0);
+	cr_assert_eq(frr_tp_addr_get(a, &addr), 0);
+	ret = frr_tp_ep_connect(b, &addr, ms, &ep);
+	cr_assert(ret < 0 && !ep, "connected: %d", ret);
+	snprintf(why, len, "%s", frr_tp_last_error(b));
+	frr_tp_close(b);
+	frr_tp_close(a);
+	return ret;
+}
+
+static struct frr_tp_config rank_cfg(enum frr_tp_backend b, int rank)
+{
+	return (struct frr_tp_config){ .backend = b,
+				       .job_token = 1,
+				       .rank = rank,
+				       .nranks = 2,
+				       .timeout_ms = 2000,
+				       .gid_index = -1 };
+}
+
 /* Connecting to an address of another job is refused. */
 Test(transport_errors, connect_to_other_job_refused)
 {
 	enum frr_tp_backend bs[FRR_TEST_MAX_BACKENDS];
 	int nb = frr_test_backends(bs, FRR_TEST_MAX_BACKENDS);
+	char why[FRR_TP_ERRBUF];
 
 	for (int i = 0; i < nb; i++) {
-		struct frr_tp_config c0 = { .backend = bs[i],
-					    .job_token = 1,
-					    .rank = 0,
-					    .nranks = 2,
-					    .timeout_ms = 2000,
-					    .gid_index = -1 };
-		struct frr_tp_config c1 = c0;
-		struct frr_tp_ctx *a = NULL, *b = NULL;
-		struct frr_tp_ep *ep = NULL;
-		struct frr_tp_addr addr;
+		struct frr_tp_config c0 = rank_cfg(bs[i], 0),
+				     c1 = rank_cfg(bs[i], 1);
 
-		c1.rank = 1;
 		c1.job_token = 2;
-		cr_assert_eq(frr_tp_open(&c0, &a), 0);
-		cr_assert_eq(frr_tp_open(&c1, &b), 0);
-		cr_assert_eq(frr_tp_addr_get(a, &addr), 0);
-		cr_assert_lt(frr_tp_ep_connect(b, &addr, 2000, &ep), 0);
-		cr_assert_null(ep);
-		cr_assert_gt(strlen(frr_tp_last_error(b)), 10);
-		frr_tp_close(b);
-		frr_tp_close(a);
+		connect_once(&c0, &c1, 2000, why, sizeof(why));
+		cr_assert_gt(strlen(why), 10);
 	}
 }
 
@@ -480,30 +498,16 @@ Test(transport_errors, connect_to_a_silent_peer_says_what_to_do)
 {
 	enum frr_tp_backend bs[FRR_TEST_MAX_BACKENDS];
 	int nb = frr_test_backends(bs, FRR_TEST_MAX_BACKENDS);
+	char e[FRR_TP_ERRBUF];
 
 	for (int i = 0; i < nb; i++)
 		for (int hinted = 0; hinted < 2; hinted++) {
-			struct frr_tp_config c0 = { .backend = bs[i],
-						    .job_token = 3,
-						    .rank = 0,
-						    .nranks = 2,
-						    .timeout_ms = 2000,
-						    .gid_index = -1 };
-			struct frr_tp_config c1 = c0;
-			struct frr_tp_ctx *a = NULL, *b = NULL;
-			struct frr_tp_ep *ep = NULL;
-			struct frr_tp_addr addr;
-			const char *e;
+			struct frr_tp_config c0 = rank_cfg(bs[i], 0),
+					     c1 = rank_cfg(bs[i], 1);
 
-			c1.rank = 1;
 			c1.timeout_hint = hinted ? "raise --wait" : NULL;
-			cr_assert_eq(frr_tp_open(&c0, &a), 0);
-			cr_assert_eq(frr_tp_open(&c1, &b), 0);
-			cr_assert_eq(frr_tp_addr_get(a, &addr), 0);
-			cr_assert_eq(frr_tp_ep_connect(b, &addr, 800, &ep),
+			cr_assert_eq(connect_once(&c0, &c1, 800, e, sizeof(e)),
 				     -ETIMEDOUT);
-			cr_assert_null(ep);
-			e = frr_tp_last_error(b);
 			cr_assert(strstr(e, "rank 0") &&
 				      strstr(e, "stopped, hung or overloaded"),
 				  "%s", e);
@@ -511,8 +515,6 @@ Test(transport_errors, connect_to_a_silent_peer_says_what_to_do)
 					       !strstr(e, "frr_tp_ep_accept")
 					 : !!strstr(e, "frr_tp_ep_accept"),
 				  "hint %d: %s", hinted, e);
-			frr_tp_close(b);
-			frr_tp_close(a);
 		}
 }
 
