@@ -149,6 +149,16 @@ static inline int mf_is_test(uint64_t seed, uint64_t user, uint64_t item,
  * (p->ntrain stays); -ENOMEM. */
 int mf_part_work(struct mf_part *p, uint32_t nitems, double steps,
 		 struct mf_work **work, float **icap);
+/* A user's ratings in a work list grouped by user: where they start, and
+ * the user (its table row). */
+struct mf_group {
+	uint64_t start;
+	uint32_t user;
+};
+/* The groups of work[0, n) in order, (*groups)[*ngroups].start = n;
+ * -ENOMEM. */
+int mf_user_groups(const struct mf_work *work, uint64_t n,
+		   struct mf_group **groups, uint64_t *ngroups);
 /* Shuffle ratings in place (Fisher-Yates) with a generator seeded by seed. */
 void mf_shuffle(struct mf_rating *r, uint64_t n, uint64_t seed);
 /* A partition's training order: its users (local ids < nusers) in a random

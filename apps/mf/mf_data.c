@@ -241,6 +241,27 @@ static float *row_caps(const struct mf_rating *r, uint64_t n, uint32_t rows,
 	return cap;
 }
 
+int mf_user_groups(const struct mf_work *work, uint64_t n,
+		   struct mf_group **groups, uint64_t *ngroups)
+{
+	struct mf_group *s;
+	uint64_t g = 0;
+
+	for (uint64_t j = 0; j < n; j++)
+		g += !j || work[j].user != work[j - 1].user;
+	s = malloc(sizeof(*s) * (g + 1));
+	if (!s)
+		return -ENOMEM;
+	g = 0;
+	for (uint64_t j = 0; j < n; j++)
+		if (!j || work[j].user != work[j - 1].user)
+			s[g++] = (struct mf_group){ j, work[j].user };
+	s[g] = (struct mf_group){ n, 0 };
+	*groups = s;
+	*ngroups = g;
+	return 0;
+}
+
 int mf_part_work(struct mf_part *p, uint32_t nitems, double steps,
 		 struct mf_work **work, float **icap)
 {

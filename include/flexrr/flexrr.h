@@ -399,7 +399,8 @@ float *frr_row_write(struct frr_ctx *c, int table, uint64_t row);
  * never fails (a bad id is ignored here; the access reports it); costs a
  * bounds check and a few prefetch instructions.  Worth it where an app
  * knows its next rows well ahead and reads them in an order the caches do
- * not follow (mf: its users in a shuffled order). */
+ * not follow (mf: its users in a shuffled order).  Give it some rows ahead:
+ * the row's bookkeeping is loaded at once, the row four hints later. */
 void frr_row_prefetch(struct frr_ctx *c, int table, uint64_t row);
 /* ADD, SET: row += delta[0..cols) in the cache; ADAGRAD: adds a
  * gradient. */

@@ -411,25 +411,49 @@ const float *frr_row_read(struct frr_ctx *c, int table, uint64_t row)
 	return frr_tcache_val(tc, row);
 }
 
-/* The replica row a first access will copy (fetch): its lines asked for
- * now, so that copy does not wait on them.  Nothing for a row this batch
- * has, one not held yet (its pull is the cost) or a bad id (a hint never
- * fails the job: the access will). */
-void frr_row_prefetch(struct frr_ctx *c, int table, uint64_t row)
+/* Row `row`'s replica memory, which its first access copies (fetch):
+ * nothing for a row this batch has or one not held yet (its pull is the
+ * cost). */
+static void replica_prefetch(const struct frr_ctx *c, int t, uint64_t row)
 {
 	const struct frr_rt *rt = c->rt;
-	const struct frr_tcache *tc;
+	const struct frr_tcache *tc = &c->cache->t[t];
 
-	if ((unsigned)table >= (unsigned)rt->tb->ntables ||
+	if ((uint32_t)(tc->stamp[row] >> 1) == c->cache->gen ||
+	    __atomic_load_n(&rt->tb->hold->rslot[t][row], __ATOMIC_RELAXED) >=
+		FRR_HOLD_BUSY)
+		return;
+	frr_lines_prefetch(frr_rt_replica_row(rt, t, row),
+			   (uint64_t)tc->cols * sizeof(float));
+}
+
+/*
+ * Two stages, as the loads depend on each other: now the row's bookkeeping
+ * (its stamp, where the replica keeps it, its owner and local index), and
+ * FRR_PF_DEPTH hints later, once that is in the caches, the replica row
+ * itself.  A bad id is ignored: a hint never fails the job (the access
+ * will).
+ */
+void frr_row_prefetch(struct frr_ctx *c, int table, uint64_t row)
+{
+	const struct frr_hold *h = c->rt->tb->hold;
+	uint32_t at = c->pf_n++ % FRR_PF_DEPTH;
+	int t = c->pf_t[at];
+
+	if (c->pf_n > FRR_PF_DEPTH && t >= 0)
+		replica_prefetch(c, t, c->pf_row[at]);
+	c->pf_t[at] = -1; /* empty, unless the id is good */
+	if ((unsigned)table >= (unsigned)c->rt->tb->ntables ||
 	    row >= c->cache->t[table].rows)
 		return;
-	tc = &c->cache->t[table];
-	if ((uint32_t)(tc->stamp[row] >> 1) == c->cache->gen ||
-	    __atomic_load_n(&rt->tb->hold->rslot[table][row],
-			    __ATOMIC_RELAXED) >= FRR_HOLD_BUSY)
-		return;
-	frr_lines_prefetch(frr_rt_replica_row(rt, table, row),
-			   (uint64_t)tc->cols * sizeof(float));
+	__builtin_prefetch(&c->cache->t[table].stamp[row]);
+	__builtin_prefetch(&h->rslot[table][row]);
+	if (h->owner[table])
+		__builtin_prefetch(&h->owner[table][row]);
+	if (h->lidx[table])
+		__builtin_prefetch(&h->lidx[table][row]);
+	c->pf_t[at] = table;
+	c->pf_row[at] = row;
 }
 
 float *frr_row_write(struct frr_ctx *c, int table, uint64_t row)

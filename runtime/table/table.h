@@ -330,6 +330,7 @@ struct frr_sender {
 struct frr_worker; /* worker/worker.h */
 
 /* The item context of flexrr.h: one batch being run by one thread. */
+#define FRR_PF_DEPTH 4u
 struct frr_ctx {
 	struct frr_rt *rt;
 	struct frr_worker *wk;	/* thread running (worker/'s) */
@@ -340,6 +341,11 @@ struct frr_ctx {
 	uint64_t part_n; /* items in the partition */
 	int clock;
 	int64_t bound; /* fetches must see clocks <= bound complete */
+	/* frr_row_prefetch's rows whose bookkeeping is on its way and whose
+	 * replica row is asked for FRR_PF_DEPTH hints later (table -1: none) */
+	uint64_t pf_row[FRR_PF_DEPTH];
+	int pf_t[FRR_PF_DEPTH];
+	uint32_t pf_n;
 };
 
 /* The weight of this batch's changes to table tc (combine rule): 1, or
