@@ -18,6 +18,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,11 +160,20 @@ bad:
 	return -EINVAL;
 }
 
-/* Say why peer `who` failed an exchange: a closed connection is a rank
- * that died; a timeout, one whose connection is open but that does not
- * answer (stopped, hung or swapped out: the kernel still takes its bytes). */
-static void rdv_peer_failed(const char *who, int err, int ms)
+/* Say why the peer that fmt names failed an exchange: a closed connection
+ * is a rank that died; a timeout, one whose connection is open but that
+ * does not answer (stopped, hung or swapped out: the kernel still takes
+ * its bytes). */
+static void rdv_peer_failed(int err, int ms, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void rdv_peer_failed(int err, int ms, const char *fmt, ...)
 {
+	char who[96];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(who, sizeof(who), fmt, ap);
+	va_end(ap);
 	if (err == -ETIMEDOUT)
 		frr_err("rendezvous: %s: no answer within %d ms: it is "
 			"stopped, hung or overloaded (raise the timeout if the "
@@ -196,12 +206,9 @@ static int gather_at_rank0(struct rdv *r, const void *mine, size_t len,
 		w.err = rdv_io_full(r->fds[p], (char *)all + (size_t)p * len,
 				    len, 0, dl);
 		if (w.err) {
-			char who[48];
-
 			w.failed = p;
-			snprintf(who, sizeof(who),
-				 "rank %d did not send its share", p);
-			rdv_peer_failed(who, w.err, ms);
+			rdv_peer_failed(w.err, ms,
+					"rank %d did not send its share", p);
 		}
 	}
 	/* the others learn who failed, within a grace past the deadline */
@@ -215,11 +222,8 @@ static int gather_at_rank0(struct rdv *r, const void *mine, size_t len,
 		if (!e && !w.err)
 			e = rdv_io_full(r->fds[p], all, len * size, 1, dl);
 		if (e && !w.err && !err) {
-			char who[48];
-
-			snprintf(who, sizeof(who),
-				 "rank %d did not take the result", p);
-			rdv_peer_failed(who, e, ms);
+			rdv_peer_failed(e, ms,
+					"rank %d did not take the result", p);
 			err = e;
 		}
 	}
@@ -232,7 +236,6 @@ static int gather_at_joiner(struct rdv *r, const void *mine, size_t len,
 {
 	double dl = frr_now_s() + ms / 1e3;
 	struct rdv_word w;
-	char who[80];
 	int err = rdv_io_full(r->fds[0], (void *)mine, len, 1, dl);
 
 	dl += RDV_WORD_GRACE_MS / 1e3;
@@ -247,17 +250,16 @@ static int gather_at_joiner(struct rdv *r, const void *mine, size_t len,
 				(int)w.failed, (int)w.err);
 			return -EPROTO;
 		}
-		snprintf(who, sizeof(who),
-			 "rank 0 stopped the exchange: rank %d did not send "
-			 "its share",
-			 (int)w.failed);
-		rdv_peer_failed(who, w.err, ms);
+		rdv_peer_failed(w.err, ms,
+				"rank 0 stopped the exchange: rank %d did not "
+				"send its share",
+				(int)w.failed);
 		return w.err;
 	}
 	if (!err)
 		err = rdv_io_full(r->fds[0], all, len * r->oob.size, 0, dl);
 	if (err)
-		rdv_peer_failed("the exchange with rank 0 failed", err, ms);
+		rdv_peer_failed(err, ms, "the exchange with rank 0 failed");
 	return err;
 }
 
