@@ -106,6 +106,10 @@ int frr_cmd_doctor(int argc, char **argv)
 		.device_hint = "FLEXRR_DEVICE / --device",
 		.pinned_hint = "lower --pinned-mib",
 		.backend_hint = "use --backend shm",
+		/* the source tree's scripts: an installed flexrr has none */
+		.rxe_hint = "flexrr's source tree: scripts/softroce-setup.sh",
+		.vm_hint = "flexrr's source tree: scripts/softroce-vm.sh run "
+			   "--share \"$PWD\" -- CMD",
 	};
 
 	for (int i = 1; i < argc; i++) {

@@ -12,6 +12,7 @@
 
 #include "flexrr/log.h"
 #include "mf/mf.h"
+#include "test_util.h"
 
 TestSuite(mf_load, .timeout = 60);
 
@@ -57,41 +58,17 @@ static const char *put(const char *name, const char *text, int gz)
 	return p;
 }
 
-/* What is logged to stderr between capture_begin and capture_end goes to
- * msg. */
-static FILE *capture_begin(int *saved)
-{
-	FILE *cap = tmpfile();
-
-	cr_assert_not_null(cap);
-	fflush(stderr);
-	*saved = dup(2);
-	dup2(fileno(cap), 2);
-	return cap;
-}
-
-static void capture_end(FILE *cap, int saved, char *msg, size_t len)
-{
-	size_t n;
-
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	rewind(cap);
-	n = fread(msg, 1, len - 1, cap);
-	msg[n] = '\0';
-	fclose(cap);
-}
-
 /* Load one file, capturing what is logged to stderr into msg. */
 static int load(const char *path, enum mf_format fmt, struct mf_data *d,
 		char *msg, size_t len)
 {
 	int saved, ret;
-	FILE *cap = capture_begin(&saved);
+	FILE *cap = frr_test_stderr_begin(&saved);
+
+	cr_assert_not_null(cap);
 
 	ret = mf_load_files(&path, 1, fmt, d);
-	capture_end(cap, saved, msg, len);
+	frr_test_stderr_end(cap, saved, msg, len);
 	return ret;
 }
 
@@ -454,10 +431,12 @@ static const char *put_model(const struct mf_model_hdr *h, int at, float bad,
 static int model_read(const char *path, float **rows, char *msg, size_t len)
 {
 	int saved, ret;
-	FILE *cap = capture_begin(&saved);
+	FILE *cap = frr_test_stderr_begin(&saved);
+
+	cr_assert_not_null(cap);
 
 	ret = mf_model_read(path, &model_shape, rows);
-	capture_end(cap, saved, msg, len);
+	frr_test_stderr_end(cap, saved, msg, len);
 	return ret;
 }
 
@@ -630,11 +609,12 @@ Test(mf_load, unsplittable_inputs_say_so)
 	make_dir();
 	frr_log_set_level(FRR_LOG_INFO);
 	p = put("n.txt", netflix, 0);
-	cap = capture_begin(&saved);
+	cap = frr_test_stderr_begin(&saved);
+	cr_assert_not_null(cap);
 	cr_assert_eq(mf_load_shard(&p, 1, MF_FMT_AUTO, 1, 2, &d), -ENOTSUP);
 	p = put("t.gz", triples, 1);
 	cr_assert_eq(mf_load_shard(&p, 1, MF_FMT_AUTO, 0, 2, &d), -ENOTSUP);
-	capture_end(cap, saved, msg, sizeof(msg));
+	frr_test_stderr_end(cap, saved, msg, sizeof(msg));
 	frr_log_set_level(FRR_LOG_WARN);
 	cr_assert_not_null(strstr(msg, "Netflix format"), "%s", msg);
 	cr_assert_not_null(strstr(msg, "gzip input"), "%s", msg);

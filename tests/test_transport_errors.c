@@ -575,6 +575,115 @@ Test(transport_errors, connect_with_wrong_secret_refused)
 	}
 }
 
+/* Rank 1 sends notifications to rank 0, which never polls them, until a
+ * write fails: the result, rank 1's last error text in why. */
+static int notify_unpolled(struct frr_tp_config c0, struct frr_tp_config c1,
+			   char *why, size_t len)
+{
+	struct accept_arg acc = { 0 };
+	struct frr_tp_ctx *b = NULL;
+	struct frr_tp_ep *ep = NULL;
+	struct frr_tp_mr *dst = NULL, *src = NULL;
+	struct frr_tp_rmr *rmr = NULL;
+	struct frr_tp_desc d;
+	struct frr_tp_addr addr;
+	pthread_t th;
+	int ret = 0;
+
+	cr_assert_eq(frr_tp_open(&c0, &acc.ctx), 0);
+	cr_assert_eq(frr_tp_open(&c1, &b), 0);
+	cr_assert_eq(frr_tp_addr_get(acc.ctx, &addr), 0);
+	cr_assert_eq(pthread_create(&th, NULL, accept_thread, &acc), 0);
+	cr_assert_eq(frr_tp_ep_connect(b, &addr, 3000, &ep), 0, "%s",
+		     frr_tp_last_error(b));
+	pthread_join(th, NULL);
+	cr_assert_eq(acc.ret, 0, "%s", frr_tp_last_error(acc.ctx));
+	cr_assert_eq(
+	    frr_tp_mr_alloc(acc.ctx, 4096, FRR_TP_ACCESS_REMOTE_WRITE, &dst),
+	    0);
+	cr_assert_eq(frr_tp_mr_export(dst, &d), 0);
+	cr_assert_eq(frr_tp_rmr_import(ep, &d, &rmr), 0, "%s",
+		     frr_tp_last_error(b));
+	cr_assert_eq(frr_tp_mr_alloc(b, 64, FRR_TP_ACCESS_LOCAL, &src), 0);
+	/* more than either backend buffers: shm's ring, verbs' receives
+	 * and send queue */
+	for (int i = 0; i < 100000 && !ret; i++)
+		ret = frr_tp_write_notify(ep, src, 0, rmr, 0, 8, (uint32_t)i, 0,
+					  0);
+	snprintf(why, len, "%s", frr_tp_last_error(b));
+	frr_tp_rmr_release(rmr);
+	frr_tp_mr_free(src);
+	frr_tp_ep_close(ep);
+	frr_tp_close(b);
+	frr_tp_mr_free(dst);
+	frr_tp_ep_close(acc.ep);
+	frr_tp_close(acc.ctx);
+	return ret;
+}
+
+/* A peer that stops taking notifications (stopped, hung, or not calling
+ * frr_tp_poll_notify): the sender's write times out after the ctx's
+ * timeout_ms saying so, with the caller's wait_hint in place of the API's
+ * advice when it gives one. */
+Test(transport_errors, notifications_nobody_polls_say_what_to_do)
+{
+	enum frr_tp_backend bs[FRR_TEST_MAX_BACKENDS];
+	int nb = frr_test_backends(bs, FRR_TEST_MAX_BACKENDS);
+	char e[FRR_TP_ERRBUF];
+
+	for (int i = 0; i < nb; i++)
+		for (int hinted = 0; hinted < 2; hinted++) {
+			struct frr_tp_config c0 = rank_cfg(bs[i], 0),
+					     c1 = rank_cfg(bs[i], 1);
+
+			c1.timeout_ms = 500;
+			c1.wait_hint = hinted ? "raise --patience" : NULL;
+			cr_assert_eq(notify_unpolled(c0, c1, e, sizeof(e)),
+				     -ETIMEDOUT, "%s", e);
+			cr_assert(strstr(e, "rank 0") &&
+				      strstr(e, "stopped, hung or overloaded"),
+				  "%s", e);
+			cr_assert(hinted ? strstr(e, "raise --patience") &&
+					       !strstr(e, "notifications?")
+					 : !!strstr(e, "polling its "
+						       "notifications?"),
+				  "hint %d: %s", hinted, e);
+		}
+}
+
+/* verbs with a GID index no port has: on a host without a device the open
+ * fails for that, on one with a device for the index; either way the
+ * message ends with the caller's doctor_hint, or the API's tools without. */
+Test(transport_errors, a_device_not_ready_names_the_callers_checker)
+{
+	struct frr_tp_config c = rank_cfg(FRR_TP_BACKEND_VERBS, 0);
+	struct frr_tp_ctx *ctx = NULL;
+
+	c.nranks = 1;
+	c.gid_index = 99;
+	for (int hinted = 0; hinted < 2; hinted++) {
+		char e[2048];
+		int saved, ret;
+		FILE *cap = frr_test_stderr_begin(&saved);
+
+		cr_assert_not_null(cap);
+		c.doctor_hint = hinted ? "run the checker" : NULL;
+		ret = frr_tp_open(&c, &ctx);
+		frr_test_stderr_end(cap, saved, e, sizeof(e));
+		if (ret == -EOPNOTSUPP)
+			cr_skip_test("verbs is not built in: %s", e);
+		cr_assert_lt(ret, 0, "opened with GID index 99");
+		cr_assert(strstr(e, "no RDMA device") ||
+			      strstr(e, "GID index 99"),
+			  "%s", e);
+		cr_assert(hinted ? strstr(e, "(run the checker)") &&
+				       !strstr(e, "rdma link show")
+				 : !!strstr(e, "'rdma link show' and "
+					       "'ibv_devinfo -v'"),
+			  "hint %d: %s", hinted, e);
+	}
+}
+
 /* A backend's missing entries are filled once with "not supported" defaults
  * (tp_defaults.c, issue 25 item 6): calls fail with -EOPNOTSUPP naming the
  * op, the backend and the caller's hint; releases do nothing. */

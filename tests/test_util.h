@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "flexrr/log.h"
 #include "flexrr/bootstrap.h"
@@ -254,6 +255,35 @@ static inline int frr_test_wait_u64(const void *p, uint64_t want,
 			sched_yield(); /* 2 cores, many ranks */
 		}
 	}
+}
+
+/* What is logged to stderr between frr_test_stderr_begin (NULL: no
+ * temporary file) and frr_test_stderr_end goes to msg. */
+static inline FILE *frr_test_stderr_begin(int *saved)
+{
+	FILE *cap = tmpfile();
+
+	*saved = -1;
+	if (!cap)
+		return NULL;
+	fflush(stderr);
+	*saved = dup(2);
+	dup2(fileno(cap), 2);
+	return cap;
+}
+
+static inline void frr_test_stderr_end(FILE *cap, int saved, char *msg,
+				       size_t len)
+{
+	size_t n;
+
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	rewind(cap);
+	n = fread(msg, 1, len - 1, cap);
+	msg[n] = '\0';
+	fclose(cap);
 }
 
 #endif /* FLEXRR_TEST_UTIL_H */

@@ -45,6 +45,21 @@ const char *frr_tp_timeout_hint(const struct frr_tp_ctx *ctx)
 				       "longer timeout if it is busy";
 }
 
+const char *frr_tp_wait_hint(const struct frr_tp_ctx *ctx)
+{
+	return ctx->cfg.wait_hint ? ctx->cfg.wait_hint
+				  : "is it polling its notifications? pass a "
+				    "longer frr_tp_config.timeout_ms if it is "
+				    "busy";
+}
+
+const char *frr_tp_doctor_hint(const struct frr_tp_ctx *ctx)
+{
+	return ctx->cfg.doctor_hint ? ctx->cfg.doctor_hint
+				    : "'rdma link show' and 'ibv_devinfo -v' "
+				      "show the devices, ports and GIDs";
+}
+
 const char *frr_tp_last_error(const struct frr_tp_ctx *ctx)
 {
 	return ctx ? ctx->errbuf : "no transport context";

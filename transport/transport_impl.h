@@ -129,6 +129,8 @@ int frr_tp_err(struct frr_tp_ctx *ctx, int err, const char *fmt, ...)
 /* What to do about a peer that did not answer a connection in time: the
  * config's timeout_hint, or the API's words. */
 const char *frr_tp_timeout_hint(const struct frr_tp_ctx *ctx);
+const char *frr_tp_wait_hint(const struct frr_tp_ctx *ctx);
+const char *frr_tp_doctor_hint(const struct frr_tp_ctx *ctx);
 
 /* Fill o's NULL entries (but name, open, available) with the defaults of
  * tp_defaults.c: -EOPNOTSUPP "X is not supported by backend Y; <the

@@ -532,7 +532,8 @@ static int bench_open(struct bench *b)
 				     .device = p->device,
 				     .gid_index = p->gid_index,
 				     .backend_hint = "use --backend shm",
-				     .device_hint = "fix -d / --ib-dev" };
+				     .device_hint = "fix -d / --ib-dev",
+				     .doctor_hint = "run 'flexrr doctor'" };
 	struct frr_tp_addr addrs[2], me;
 	struct frr_tp_desc descs[2], d;
 	int ret;

@@ -130,6 +130,18 @@ struct frr_tp_config {
 	 * "raise --timeout if the machine is busy"; NULL = "is it calling
 	 * frr_tp_ep_accept? pass a longer timeout if it is busy"). */
 	const char *timeout_hint;
+	/* What gives a peer longer for the waits of timeout_ms inside other
+	 * calls (a region's import, a notification ring that stays full,
+	 * writes the peer does not acknowledge): e.g. "raise --dead-timeout
+	 * if the machine is busy"; NULL = "is it polling its notifications?
+	 * pass a longer frr_tp_config.timeout_ms if it is busy".  A flush's
+	 * caller passes its own timeout and says which option it was. */
+	const char *wait_hint;
+	/* What checks this host's RDMA set-up, for a device, port or GID
+	 * that is missing or not ready (e.g. "run 'flexrr doctor'"; NULL =
+	 * "'rdma link show' and 'ibv_devinfo -v' show the devices, ports and
+	 * GIDs"). */
+	const char *doctor_hint;
 	/* Endpoints this ctx holds at once: 0 = nranks + 3 (a full mesh and
 	 * a few reconnects).  A ctx that accepts its peers' sending threads
 	 * counts them too (e.g. (nranks - 1) x (1 + threads) + 3). */
@@ -304,6 +316,11 @@ struct frr_tp_doctor_cfg {
 	const char *device_hint;  /* e.g. "FLEXRR_DEVICE / --device" */
 	const char *pinned_hint;  /* e.g. "lower --pinned-mib" */
 	const char *backend_hint; /* e.g. "use --backend shm" */
+	/* what makes a soft-RoCE device here, or runs the program in a VM
+	 * whose kernel has one (NULL: the kernel's commands alone), e.g. a
+	 * script of the caller's */
+	const char *rxe_hint; /* e.g. "scripts/softroce-setup.sh does it" */
+	const char *vm_hint;  /* e.g. "scripts/softroce-vm.sh run -- CMD" */
 };
 /* frr_tp_doctor, also handing every check to sink (may be NULL); out NULL
  * with a sink: no text at all (`flexrr doctor --json`). */

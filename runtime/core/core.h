@@ -55,6 +55,9 @@
  * clock c reads those of c - slack - 1, and the slot is reused only once
  * every item of a clock that reads it has run */
 #define FRR_RT_GLOBALS_RING 32
+/* What gives a peer longer at the job's start and end (connects,
+ * collectives): the words of every message that timed out there. */
+#define FRR_RT_TIMEOUT_HINT "raise --timeout if the machine is busy"
 
 /* RapidReassignment's options (rr/ reads them; --stragglers and --trace
  * serve every mode). */

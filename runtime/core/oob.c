@@ -18,7 +18,7 @@ int frr_rt_oob_failed(const struct frr_rt *rt, const char *what, int err,
 	if (err == -ETIMEDOUT)
 		frr_err("rank %d: %s: a rank did not answer within %d ms "
 			"(see the message above): it is stopped, hung or "
-			"overloaded; raise --timeout if the machine is busy",
+			"overloaded; " FRR_RT_TIMEOUT_HINT,
 			rt->rank, what, wait_ms);
 	else
 		frr_err("rank %d: %s failed (%s): another rank failed or "

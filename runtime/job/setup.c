@@ -218,13 +218,6 @@ static int peers_connect(struct frr_rt *rt, const uint8_t *all, size_t ilen)
 		if (!err)
 			err = frr_tp_rmr_import(rt->eps[r], &ri->repl,
 						&rt->tb->rrepl[r]);
-		/* the transport waits its config's timeout_ms, flush_ms */
-		if (err == -ETIMEDOUT)
-			frr_err("rank %d: importing rank %d's regions: no "
-				"answer within %d ms (a third of "
-				"--dead-timeout); raise --dead-timeout if the "
-				"machine is busy",
-				rt->rank, r, rt->flush_ms);
 	}
 	return err;
 }
@@ -243,7 +236,10 @@ static struct frr_tp_config tp_config(const struct frr_rt *rt)
 		.gid_index = -1,
 		.backend_hint = "use --backend shm",
 		.device_hint = "fix FLEXRR_DEVICE",
-		.timeout_hint = "raise --timeout if the machine is busy",
+		.doctor_hint = "run 'flexrr doctor'",
+		.timeout_hint = FRR_RT_TIMEOUT_HINT,
+		/* its own waits are flush_ms, a third of --dead-timeout */
+		.wait_hint = "raise --dead-timeout if the machine is busy",
 	};
 
 	return cfg;

@@ -138,11 +138,12 @@ static int __attribute__((noinline)) ring_wait(struct shm_ep *e)
 			if (frr_now_ms() > deadline)
 				return frr_tp_err(
 				    e->base.ctx, -ETIMEDOUT,
-				    "notification ring to rank %d stayed full "
-				    "(%u pending) for %d ms: the target does "
-				    "not call frr_tp_poll_notify",
+				    "shm: notification ring to rank %d stayed "
+				    "full (%u pending) for %d ms: it is "
+				    "stopped, hung or overloaded (%s)",
 				    e->base.peer_rank, SHM_RING_SLOTS,
-				    e->base.ctx->cfg.timeout_ms);
+				    e->base.ctx->cfg.timeout_ms,
+				    frr_tp_wait_hint(e->base.ctx));
 			sched_yield();
 		}
 		cpu_relax();

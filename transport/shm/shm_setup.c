@@ -377,9 +377,9 @@ static int shm_rmr_import(struct frr_tp_ep *ep, const struct frr_tp_desc *desc,
 			    ep->ctx, ret,
 			    "shm: rank %d did not answer the import of "
 			    "region %u within %d ms: it is stopped, hung "
-			    "or overloaded",
+			    "or overloaded (%s)",
 			    ep->peer_rank, desc->region_id,
-			    ep->ctx->cfg.timeout_ms);
+			    ep->ctx->cfg.timeout_ms, frr_tp_wait_hint(ep->ctx));
 		else
 			frr_tp_err(ep->ctx, ret,
 				   "shm: rank %d did not answer the import of "

@@ -393,8 +393,9 @@ static int connect_failed(struct vb_ep *e, const struct attempt *at,
 	return frr_tp_err(ctx, at->err,
 			  "verbs: connecting to rank %d at %s failed after "
 			  "%lld ms (%d attempts): %s; is rank %d running and "
-			  "listening there? ('flexrr doctor' checks this host)",
-			  rank, e->peer_addr, ms, attempts, at->why, rank);
+			  "listening there? (%s)",
+			  rank, e->peer_addr, ms, attempts, at->why, rank,
+			  frr_tp_doctor_hint(ctx));
 }
 
 int vb_ep_connect(struct frr_tp_ctx *ctx, const struct frr_tp_addr *peer,

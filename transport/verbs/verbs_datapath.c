@@ -227,10 +227,13 @@ static int progress(struct vb_ctx *c)
 
 /*
  * Wait until e has at most 'limit' outstanding WRs, or timeout.  Checks the
- * clock and CM events every VB_SPIN_CHECK empty polls.
+ * clock and CM events every VB_SPIN_CHECK empty polls.  hint: what gives
+ * the peer longer, in the words of whoever chose timeout_ms.
  */
+#define FLUSH_HINT "pass frr_tp_flush a longer timeout if it is busy"
+
 static int wait_sq(struct vb_ep *e, uint64_t limit, int timeout_ms,
-		   const char *what)
+		   const char *what, const char *hint)
 {
 	struct vb_ctx *c = e->ctx;
 	long long deadline = frr_now_ms() + timeout_ms;
@@ -253,15 +256,22 @@ static int wait_sq(struct vb_ep *e, uint64_t limit, int timeout_ms,
 			return frr_tp_err(
 			    &c->base, -ETIMEDOUT,
 			    "verbs: %s to rank %d: %llu writes still "
-			    "unacknowledged after %d ms; the peer is not "
-			    "answering (not polling notifications, or hung)",
+			    "unacknowledged after %d ms: it is stopped, hung "
+			    "or overloaded (%s)",
 			    what, e->base.peer_rank,
 			    (unsigned long long)(e->sq_posted - e->sq_done),
-			    timeout_ms);
+			    timeout_ms, hint);
 		if (!n)
 			sched_yield();
 	}
 	return 0;
+}
+
+/* The waits of the ctx's timeout_ms inside a post: the caller's wait_hint. */
+static int wait_room(struct vb_ep *e, uint64_t limit, const char *what)
+{
+	return wait_sq(e, limit, e->ctx->base.cfg.timeout_ms, what,
+		       frr_tp_wait_hint(&e->ctx->base));
 }
 
 /* ---- posting ---------------------------------------------------------- */
@@ -276,8 +286,7 @@ static inline int post(struct vb_ep *e, struct ibv_send_wr *wr, uint64_t raddr,
 	if (unlikely(e->err))
 		return ep_dead(e);
 	if (unlikely(e->sq_posted - e->sq_done >= VB_SQ_DEPTH)) {
-		ret = wait_sq(e, VB_SQ_DEPTH - 1, e->ctx->base.cfg.timeout_ms,
-			      "send queue full");
+		ret = wait_room(e, VB_SQ_DEPTH - 1, "send queue full");
 		if (ret)
 			return ret;
 	}
@@ -391,8 +400,7 @@ static int cas_post(struct vb_ep *e, uint64_t raddr, uint32_t rkey,
 	int ret;
 
 	if (unlikely(e->sq_posted - e->sq_done >= VB_SQ_DEPTH)) {
-		ret = wait_sq(e, VB_SQ_DEPTH - 1, e->ctx->base.cfg.timeout_ms,
-			      "send queue full");
+		ret = wait_room(e, VB_SQ_DEPTH - 1, "send queue full");
 		if (ret)
 			return ret;
 	}
@@ -419,8 +427,7 @@ cas_sync(struct vb_ep *e, uint64_t raddr, uint32_t rkey, uint64_t seen,
 		ret = cas_post(e, raddr, rkey, seen, value,
 			       VB_F_FORCE_SIGNAL | VB_F_SYNC, &seq);
 		if (!ret)
-			ret = wait_sq(e, 0, c->base.cfg.timeout_ms,
-				      "counter write");
+			ret = wait_room(e, 0, "counter write");
 		if (ret)
 			return ret;
 		if (e->scratch[seq & (VB_SQ_DEPTH - 1)] == seen)
@@ -518,9 +525,8 @@ int vb_write_u64(struct frr_tp_ep *ep, struct frr_tp_rmr *rmr, size_t roff,
 		uint64_t *slot = &e->scratch[e->sq_posted & (VB_SQ_DEPTH - 1)];
 
 		if (unlikely(e->sq_posted - e->sq_done >= VB_SQ_DEPTH)) {
-			int ret = wait_sq(e, VB_SQ_DEPTH - 1,
-					  e->ctx->base.cfg.timeout_ms,
-					  "send queue full");
+			int ret =
+			    wait_room(e, VB_SQ_DEPTH - 1, "send queue full");
 			if (ret)
 				return ret;
 		}
@@ -574,12 +580,12 @@ int vb_flush(struct frr_tp_ep *ep, int timeout_ms)
 		if (ret)
 			return ret;
 	}
-	ret = wait_sq(e, 0, timeout_ms, "flush");
+	ret = wait_sq(e, 0, timeout_ms, "flush", FLUSH_HINT);
 	/* swaps that met another writer are redone before flush returns */
 	while (!ret && e->nrepair) {
 		ret = repair_run(e);
 		if (!ret)
-			ret = wait_sq(e, 0, timeout_ms, "flush");
+			ret = wait_sq(e, 0, timeout_ms, "flush", FLUSH_HINT);
 	}
 	return ret;
 }

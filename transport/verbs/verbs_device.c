@@ -203,11 +203,11 @@ int vb_pick_device(struct vb_ctx *c, const struct frr_tp_config *cfg,
 	if (!c->devs || n == 0)
 		return frr_tp_err(&c->base, -ENODEV,
 				  "verbs: no RDMA device found (no "
-				  "/sys/class/infiniband entries); run "
-				  "'flexrr doctor'; for soft-RoCE run "
-				  "scripts/softroce-setup.sh, or "
-				  "scripts/softroce-vm.sh when the kernel "
-				  "lacks rdma_rxe; or %s",
+				  "/sys/class/infiniband entries): load the "
+				  "NIC's driver, or for soft-RoCE 'modprobe "
+				  "rdma_rxe; rdma link add rxe0 type rxe "
+				  "netdev IFACE' (%s); or %s",
+				  frr_tp_doctor_hint(&c->base),
 				  cfg->backend_hint ? cfg->backend_hint
 						    : "open the transport "
 						      "with backend shm");
@@ -237,11 +237,9 @@ int vb_pick_device(struct vb_ctx *c, const struct frr_tp_config *cfg,
 						   : "fix FLEXRR_DEVICE or "
 						     "frr_tp_config.device");
 	return frr_tp_err(&c->base, -ENETDOWN,
-			  "verbs: no ACTIVE port on %s; check the link "
-			  "('rdma link show', 'ibv_devinfo'); for rxe the "
-			  "netdev must be up with a carrier; 'flexrr doctor' "
-			  "shows port states",
-			  want ? want : seen);
+			  "verbs: no ACTIVE port on %s; check the link; for "
+			  "rxe the netdev must be up with a carrier (%s)",
+			  want ? want : seen, frr_tp_doctor_hint(&c->base));
 }
 
 static void list_v2_gids(struct vb_ctx *c, int tbl_len, char *buf, size_t len)
@@ -310,10 +308,9 @@ static int gid_explicit(struct vb_ctx *c, const struct frr_tp_config *cfg,
 				  "verbs: GID index %d on %s port %u "
 				  "is empty or out of range (table "
 				  "of %d); usable RoCE v2 IPv4 GIDs: "
-				  "%s; fix or unset FLEXRR_GID_INDEX "
-				  "('flexrr doctor' lists the table)",
+				  "%s; fix or unset FLEXRR_GID_INDEX (%s)",
 				  want, c->devname, c->port, pa->gid_tbl_len,
-				  list);
+				  list, frr_tp_doctor_hint(&c->base));
 	if (g.type != VB_GID_V2 || !g.is_ipv4) {
 		vb_gid_str(&g, gs, sizeof(gs));
 		return frr_tp_err(&c->base, -EINVAL,
@@ -362,9 +359,8 @@ static int gid_auto(struct vb_ctx *c, const struct frr_tp_config *cfg,
 	return frr_tp_err(&c->base, -EADDRNOTAVAIL,
 			  "verbs: %s port %u has no RoCE v2 GID with an IPv4 "
 			  "address; give its netdev an IPv4 address ('ip "
-			  "addr add A.B.C.D/N dev IFACE') and check "
-			  "'flexrr doctor'",
-			  c->devname, c->port);
+			  "addr add A.B.C.D/N dev IFACE') (%s)",
+			  c->devname, c->port, frr_tp_doctor_hint(&c->base));
 }
 
 /* InfiniBand: rdma_cm addresses the device by its IPoIB netdev's IPv4. */

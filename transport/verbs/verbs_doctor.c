@@ -29,6 +29,7 @@ struct doctor {
 	int usable; /* a port that passes every check */
 	/* the caller's words for the fixes (frr_tp_doctor_cfg) */
 	const char *device_hint, *pinned_hint, *backend_hint;
+	const char *rxe_hint, *vm_hint; /* or NULL */
 };
 
 static const char *or_default(const char *hint, const char *dflt)
@@ -101,9 +102,10 @@ static void no_device(struct doctor *d)
 	fprintf(d->out, "checks:\n");
 	if (kernel_has_rxe()) {
 		snprintf(fix, sizeof(fix),
-			 "create one: scripts/softroce-setup.sh (modprobe "
-			 "rdma_rxe; rdma link add rxe0 type rxe netdev IFACE), "
-			 "then run flexrr doctor again; or %s",
+			 "create one: modprobe rdma_rxe; rdma link add rxe0 "
+			 "type rxe netdev IFACE%s%s%s, then check again; or %s",
+			 d->rxe_hint ? " (" : "",
+			 d->rxe_hint ? d->rxe_hint : "", d->rxe_hint ? ")" : "",
 			 d->backend_hint);
 		problem(d,
 			"no RDMA device; this kernel has rdma_rxe (soft-RoCE)",
@@ -111,12 +113,10 @@ static void no_device(struct doctor *d)
 	} else {
 		snprintf(
 		    fix, sizeof(fix),
-		    "run verbs code in the soft-RoCE VM: "
-		    "scripts/softroce-vm.sh run --share \"$PWD\" -- CMD "
-		    "(scripts/test-verbs.sh does this for the tests); "
-		    "scripts/softroce-setup.sh works on hosts whose kernel "
-		    "has rdma_rxe; or %s",
-		    d->backend_hint);
+		    "run verbs code on a host with an RDMA device, or in a "
+		    "VM whose kernel has rdma_rxe%s%s%s; or %s",
+		    d->vm_hint ? " (" : "", d->vm_hint ? d->vm_hint : "",
+		    d->vm_hint ? ")" : "", d->backend_hint);
 		problem(d,
 			"no RDMA device, and this kernel has no rdma_rxe "
 			"module either (no soft-RoCE possible here)",
@@ -327,6 +327,7 @@ static void check_open(struct doctor *d)
 		.timeout_ms = 5000,
 		.device = d->device,
 		.gid_index = -1,
+		.doctor_hint = "the checks above say more",
 	};
 	struct frr_tp_ctx *ctx;
 	struct frr_tp_mr *mr;
@@ -386,6 +387,8 @@ int frr_tp_doctor_run(FILE *out, const struct frr_tp_doctor_cfg *cfg,
 					  "(frr_tp_doctor_cfg.pinned_bytes)"),
 		.backend_hint =
 		    or_default(cfg->backend_hint, "use the shm backend"),
+		.rxe_hint = cfg->rxe_hint,
+		.vm_hint = cfg->vm_hint,
 	};
 	struct doctor *d = &d_;
 	struct ibv_device **list;
@@ -397,7 +400,7 @@ int frr_tp_doctor_run(FILE *out, const struct frr_tp_doctor_cfg *cfg,
 	if (!d->out)
 		d->out = stdout;
 
-	fprintf(d->out, "flexrr doctor: RDMA (verbs backend) health check\n\n");
+	fprintf(d->out, "RDMA (verbs backend) health check\n\n");
 	check_memlock(d);
 	list = ibv_get_device_list(&n);
 	if (!list || n == 0) {

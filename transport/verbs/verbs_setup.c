@@ -175,6 +175,7 @@ int vb_open(const struct frr_tp_config *cfg, struct frr_tp_ctx **out)
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return frr_tp_err(NULL, -ENOMEM, "verbs: out of memory");
+	c->base.cfg = *cfg; /* the open's own errors name the caller's hints */
 	ret = vb_pick_device(c, cfg, &pa);
 	if (ret)
 		goto close_ctx;
