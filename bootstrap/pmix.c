@@ -127,14 +127,19 @@ static int px_fence(struct px *x, int collect, int timeout_ms, const char *what)
 	PMIX_INFO_DESTRUCT(&info[0]);
 	PMIX_INFO_DESTRUCT(&info[1]);
 	if (rc != PMIX_SUCCESS) {
-		frr_err("pmix: rank %d: fence (%s) failed: %s%s%s%s",
-			x->oob.rank, what, PMIx_Error_string(rc),
-			rc == PMIX_ERR_TIMEOUT
-			    ? ": a rank did not arrive in time (did one fail "
-			      "or hang before it? for slow starts: "
-			    : "",
-			rc == PMIX_ERR_TIMEOUT ? x->timeout_hint : "",
-			rc == PMIX_ERR_TIMEOUT ? ")" : "");
+		/* cfg's hint is about cfg's timeout: a caller that passed its
+		 * own names what raises it in a line of its own */
+		const char *hint = timeout_ms > 0 ? "" : x->timeout_hint;
+
+		if (rc == PMIX_ERR_TIMEOUT)
+			frr_err("pmix: rank %d: fence (%s) failed: a rank did "
+				"not arrive within %d s (did one fail or hang "
+				"before it?%s%s)",
+				x->oob.rank, what, secs,
+				*hint ? " for slow starts: " : "", hint);
+		else
+			frr_err("pmix: rank %d: fence (%s) failed: %s",
+				x->oob.rank, what, PMIx_Error_string(rc));
 		return px_errno(rc);
 	}
 	return 0;
@@ -342,7 +347,7 @@ int frr_pmix_open(const struct frr_pmix_cfg *cfg, struct frr_oob **oob)
 	if (!err && !x->oob.rank)
 		err = px_put("flexrr.secret", &secret, sizeof(secret));
 	if (!err)
-		err = px_fence(x, 1, cfg->timeout_ms, "start");
+		err = px_fence(x, 1, 0, "start");
 	if (!err && x->oob.rank && !cfg->secret)
 		err = px_get(x, 0, "flexrr.secret", &secret, sizeof(secret));
 	if (!err && !frr_job_secret_is_set(&secret)) {

@@ -153,3 +153,43 @@ Test(runtime_mpirun, recover_keeps_the_survivors)
 	cr_assert_eq(system(ck), 0);
 	free(r);
 }
+
+/*
+ * A rank that comes too late to PMIx's start fence (rank 1 sleeps 6 s,
+ * --rendezvous-timeout 2): rank 0 says a rank did not arrive within 2 s
+ * and names the option that waits longer (a later collective, which
+ * waits the runtime's --timeout, leaves the option to the runtime's line).
+ */
+Test(runtime_mpirun, a_late_rank_at_the_pmix_fence_names_the_option)
+{
+#ifdef FLEXRR_TEST_HAVE_PMIX
+	struct rt_run *r = calloc(1, sizeof(*r));
+	char cmd[512];
+	char *env[] = { "OMPI_MCA_rmaps_base_oversubscribe=1", NULL };
+	char *argv[] = { "/usr/bin/mpirun",
+			 "--allow-run-as-root",
+			 "-np",
+			 "2",
+			 "/bin/sh",
+			 "-c",
+			 cmd,
+			 NULL };
+
+	if (access("/usr/bin/mpirun", X_OK))
+		cr_skip_test("mpirun not installed (Debian: openmpi-bin)");
+	snprintf(cmd, sizeof(cmd),
+		 "[ \"$OMPI_COMM_WORLD_RANK\" = 1 ] && sleep 6; exec %s run "
+		 "--bootstrap pmix --rendezvous-timeout 2 -q toy",
+		 rt_bin());
+	rt_exec(r, argv, env, 60);
+	cr_assert_neq(r->code, 0, "%s", r->err);
+	cr_assert(strstr(r->err, "fence (start) failed: a rank did not arrive "
+				 "within 2 s") &&
+		      strstr(r->err, "for slow starts: raise "
+				     "--rendezvous-timeout"),
+		  "%s", r->err);
+	free(r);
+#else
+	cr_skip_test("flexrr is built without PMIx");
+#endif
+}
