@@ -16,7 +16,8 @@
 #           docs/cluster.md) ends with the uninterrupted job's summary
 #   recover the same death with --on-failure recover: one srun, the
 #           survivors carry on (rank 2's process runs rank 1 too) and print
-#           the uninterrupted job's summary; srun exits 137
+#           the uninterrupted job's summary; srun exits 137; ranks that met
+#           at the TCP rendezvous, and through PMIx (--mpi=pmix)
 #   doctor  the preflight, srun -n 2 flexrr doctor --json: one JSON line per
 #           task, and srun's exit status 1 exactly when one says unhealthy
 #           (this host may have no RDMA device: unhealthy is fine here)
@@ -251,18 +252,25 @@ verdict $ok "srun loop after a rank died ($((SECONDS - s)) s)" "$tries srun(s); 
 # --on-failure recover under srun (docs/cluster.md): the same death, one
 # srun; the survivors (srun leaves them running: KillOnBadExit is 0) agree
 # who is left, rank 2's process runs rank 1 too, and the job ends with the
-# uninterrupted answer; srun's exit is the killed task's (137)
-s=$SECONDS rc=0
-rm -rf "$ck" "$dir/died"
-FLEXRR_TEST_DIE=1:5:$dir/died timeout 120 srun -n 4 --time=2 "$B" run "${rargs[@]}" \
-	--bootstrap tcp --checkpoint "$ck" --checkpoint-every 2 --on-failure recover \
-	toy --items 30 >"$dir/rec.out" 2>"$dir/rec.err" || rc=$?
-got=$(summary "$dir/rec.out" | sed -E 's/ recovered: .*//')
-ok=0
-[ $rc = 137 ] && [ -n "$got" ] && [ "$got" = "$dwant" ] &&
-	grep -q 'recovering (epoch 1): this process runs ranks 1, 2' "$dir/rec.err" && ok=1
-verdict $ok "srun --on-failure recover after a rank died ($((SECONDS - s)) s)" "exit $rc; '${got:-no summary line}'"
-[ $ok = 1 ] || show "$dir/rec.err" "$dir/rec.out"
+# uninterrupted answer; srun's exit is the killed task's (137).  Both ways
+# of meeting: the TCP rendezvous, and PMIx (--mpi=pmix), after which the
+# survivors meet again over TCP
+for boot in tcp pmix; do
+	s=$SECONDS rc=0
+	rm -rf "$ck" "$dir/died"
+	how=(--bootstrap tcp) mpi=()
+	[ $boot = pmix ] && how=(--bootstrap pmix) mpi=(--mpi=pmix)
+	FLEXRR_TEST_DIE=1:5:$dir/died timeout 120 srun -n 4 --time=2 "${mpi[@]}" "$B" run "${rargs[@]}" \
+		"${how[@]}" --checkpoint "$ck" --checkpoint-every 2 --on-failure recover \
+		toy --items 30 >"$dir/rec-$boot.out" 2>"$dir/rec-$boot.err" || rc=$?
+	got=$(summary "$dir/rec-$boot.out" | sed -E 's/ recovered: .*//')
+	ok=0
+	[ $rc = 137 ] && [ -n "$got" ] && [ "$got" = "$dwant" ] &&
+		grep -q 'recovering (epoch 1): this process runs ranks 1, 2' "$dir/rec-$boot.err" &&
+		grep -q "^flexrr: bootstrap $boot" "$dir/rec-$boot.err" && ok=1
+	verdict $ok "srun --on-failure recover after a rank died, ranks met through $boot ($((SECONDS - s)) s)" "exit $rc; '${got:-no summary line}'"
+	[ $ok = 1 ] || show "$dir/rec-$boot.err" "$dir/rec-$boot.out"
+done
 
 s=$SECONDS rc=0
 timeout 60 srun -n 2 --time=1 "$B" doctor --json >"$dir/doctor.out" 2>"$dir/doctor.err" || rc=$?

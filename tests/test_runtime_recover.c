@@ -656,7 +656,7 @@ Test(runtime_recover, launched_ranks_give_up_a_meeting_a_silent_rank_left)
 }
 
 /* Not recovered: a rank's own error (a forged NaN stat, refused by rank 0:
- * nobody was lost), and ranks a launcher started through PMIx. */
+ * nobody was lost), and launched ranks without a checkpoint directory. */
 Test(runtime_recover, refused_when_it_cannot_help)
 {
 	struct rt_run *r = calloc(1, sizeof(*r));
@@ -670,15 +670,6 @@ Test(runtime_recover, refused_when_it_cannot_help)
 	cr_assert_neq(r->code, 0, "%s", r->err);
 	cr_assert(!strstr(r->err, "recovering") &&
 		      !strstr(r->err, "carry on without"),
-		  "%s", r->err);
-	snprintf(a, sizeof(a),
-		 "--clocks 8 --bootstrap pmix --checkpoint %s/ck --on-failure "
-		 "recover toy",
-		 dir);
-	run(r, "SLURM_PROCID=0 SLURM_NTASKS=1 SLURM_LOCALID=0", a);
-	cr_assert_neq(r->code, 0, "%s", r->err);
-	cr_assert(strstr(r->err, "--on-failure recover needs the ranks to "
-				 "meet over TCP"),
 		  "%s", r->err);
 	/* launched and no --checkpoint: no memory every host shares */
 	run(r, "SLURM_PROCID=0 SLURM_NTASKS=1 SLURM_LOCALID=0",

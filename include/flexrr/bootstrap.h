@@ -168,8 +168,9 @@ int frr_launch_local(int nprocs, frr_launch_fn fn, void *arg, int timeout_ms);
 
 /* ---- who is left after a loss (members.c) ------------------------------ */
 /* Listen for the other ranks on the interface that reaches toward
- * (HOST:PORT, e.g. the rendezvous address): *fd, and its address as
- * HOST:PORT in addr.  0 or a negative errno (logged). */
+ * (HOST:PORT, e.g. the rendezvous address; *:PORT: the address this
+ * host's name resolves to): *fd, and its address as HOST:PORT in addr.  0 or a
+ * negative errno (logged). */
 int frr_members_listen(const char *toward, int *fd, char *addr, size_t len);
 
 struct frr_members_cfg {

@@ -72,11 +72,17 @@ int frr_launch_rank_tcp(struct frr_job *job, struct frr_run_opts *o, int rank,
 		snprintf(how, sizeof(how), "tcp (rendezvous %s)", addr);
 		say_bootstrap(o, oob, how);
 	}
-	err = h && h->met ? h->met(h->arg, oob) : 0;
-	if (!err)
-		err = run_rank(o, oob);
+	err = frr_launch_rank_met(o, oob, h);
 	frr_oob_close(oob);
 	return err;
+}
+
+int frr_launch_rank_met(struct frr_run_opts *o, struct frr_oob *oob,
+			const struct frr_rank_hooks *h)
+{
+	int err = h && h->met ? h->met(h->arg, oob) : 0;
+
+	return err ? err : run_rank(o, oob);
 }
 
 /* One rank: meet the others at the TCP rendezvous, run the job. */
@@ -445,7 +451,9 @@ static int run_pmix(struct frr_job *job)
 	o->nprocs = oob->size;
 	o->secret = oob->secret;
 	say_bootstrap(o, oob, "pmix (the launcher's key-value store)");
-	err = run_rank(o, oob);
+	err = job->on_failure == FRR_ON_FAILURE_RECOVER
+		  ? frr_recover_launched(job, oob->rank, oob->size, NULL, oob)
+		  : run_rank(o, oob);
 	frr_oob_close(oob);
 	return err;
 }
@@ -489,15 +497,6 @@ int frr_job_start(struct frr_job *job)
 			job->prog);
 		return -EINVAL;
 	}
-	if (job->on_failure == FRR_ON_FAILURE_RECOVER &&
-	    frr_job_wants_pmix(job)) {
-		fprintf(stderr,
-			"%s: --on-failure recover needs the ranks to meet over "
-			"TCP (they meet again that way after a loss): add "
-			"--bootstrap tcp (docs/cluster.md)\n",
-			job->prog);
-		return -EINVAL;
-	}
 	if (frr_job_wants_pmix(job))
 		return run_pmix(job);
 	err = job->joined ? 0 : frr_job_join_launched(job, &env);
@@ -505,7 +504,7 @@ int frr_job_start(struct frr_job *job)
 		return err;
 	if (job->on_failure == FRR_ON_FAILURE_RECOVER)
 		return frr_recover_launched(job, env.rank, env.size,
-					    job->o.rendezvous);
+					    job->o.rendezvous, NULL);
 	return rank_main(job, env.rank, env.size, job->o.rendezvous, -1);
 }
 

@@ -107,6 +107,9 @@ struct frr_rank_hooks {
 int frr_launch_rank_tcp(struct frr_job *job, struct frr_run_opts *o, int rank,
 			int size, const char *addr, int lfd,
 			const struct frr_rank_hooks *h);
+/* The ranks of oob met: h->met (h may be NULL), then run the job with o. */
+int frr_launch_rank_met(struct frr_run_opts *o, struct frr_oob *oob,
+			const struct frr_rank_hooks *h);
 
 /* How a rank's job ends when it loses a peer, not by an error of its own:
  * the peer's connection dropped (-ENOTCONN, -ECONNRESET, -EPIPE), a wait
@@ -134,10 +137,12 @@ int frr_board_watch(void *board);
  * with the survivors (lfd: the rendezvous socket, kept). */
 int frr_recover_rank(struct frr_job *job, struct frr_board *b, int me,
 		     const char *addr, int lfd);
-/* Rank me of size, started by a launcher, meeting at addr (TCP): run it,
- * and after each loss agree with the others who is left and carry on. */
+/* Rank me of size, started by a launcher, meeting at addr (TCP) or, with
+ * addr NULL, through oob0 (PMIx: the ranks met already): run it, and
+ * after each loss agree with the others who is left and carry on, meeting
+ * over TCP from then on. */
 int frr_recover_launched(struct frr_job *job, int me, int size,
-			 const char *addr);
+			 const char *addr, struct frr_oob *oob0);
 /* Tests (recover_test.c): env FLEXRR_TEST_DIE_MEET=R makes the process
  * of rank R (me) die, or with R:silent go silent, on its way to epoch's
  * meeting, once per ckpt_dir; mfd: its members socket. */

@@ -198,6 +198,9 @@ struct recover {
 	int me, P;
 	unsigned epoch;
 	const char *addr; /* this epoch's rendezvous */
+	/* epoch 0's meeting when the launcher's PMIx held it (addr NULL):
+	 * the later epochs meet over TCP at a survivor's members socket */
+	struct frr_oob *oob0;
 	int lfd; /* the socket rank 0's host serves it on; -1: listen at addr */
 	struct frr_board *board; /* a local job: the launcher's page */
 	/* launcher-started: every rank's socket for frr_members_agree (ours:
@@ -356,8 +359,11 @@ static void *inst_main(void *arg)
 
 	struct frr_rank_hooks h = { met, meeting_over, in };
 
-	in->err = frr_launch_rank_tcp(rc->job, &in->o, in->rank, rc->P,
-				      rc->addr, in->lfd, &h);
+	if (rc->oob0 && !rc->epoch)
+		in->err = frr_launch_rank_met(&in->o, rc->oob0, &h);
+	else
+		in->err = frr_launch_rank_tcp(rc->job, &in->o, in->rank, rc->P,
+					      rc->addr, in->lfd, &h);
 	return NULL;
 }
 
@@ -634,12 +640,13 @@ int frr_recover_rank(struct frr_job *job, struct frr_board *b, int me,
 }
 
 int frr_recover_launched(struct frr_job *job, int me, int size,
-			 const char *addr)
+			 const char *addr, struct frr_oob *oob0)
 {
 	struct recover rc = { .job = job,
 			      .me = me,
 			      .P = size,
 			      .addr = addr,
+			      .oob0 = oob0,
 			      .lfd = -1,
 			      .failed_clock = -1 };
 	int err;
@@ -647,7 +654,9 @@ int frr_recover_launched(struct frr_job *job, int me, int size,
 	rc.maddr = calloc((size_t)size, sizeof(*rc.maddr));
 	if (!rc.maddr)
 		return -ENOMEM;
-	err = frr_members_listen(addr, &rc.mfd, rc.maddr[me],
+	/* no rendezvous to route toward (PMIx): "*:" is this host's name,
+	 * the address other hosts reach it by (the port only routes) */
+	err = frr_members_listen(addr ? addr : "*:1", &rc.mfd, rc.maddr[me],
 				 sizeof(rc.maddr[me]));
 	if (!err)
 		err = recover_loop(&rc);
