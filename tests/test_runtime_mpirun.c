@@ -209,3 +209,67 @@ Test(runtime_mpirun, a_late_rank_at_the_pmix_fence_names_the_option)
 	cr_skip_test("flexrr is built without PMIx");
 #endif
 }
+
+/*
+ * Ranks that met through PMIx listen for a recovery where their host's
+ * name resolves.  Rank 1 runs in a UTS namespace of its own under another
+ * host name: "localhost" (loopback, as this host's name here) makes rank 0
+ * warn at the start that the hosts could not reach each other, and the job
+ * runs; a name that does not resolve fails rank 1 saying what to fix, and
+ * rank 0 does not try to recover a job whose ranks never said where.
+ */
+Test(runtime_mpirun, pmix_recovery_says_when_hosts_cannot_reach_each_other)
+{
+#ifdef FLEXRR_TEST_HAVE_PMIX
+	static const char *const names[] = { "localhost", "no-such-host-frr" };
+	struct rt_run *r = calloc(1, sizeof(*r));
+	char dir[64] = "/tmp/frr-rt-mpiname-XXXXXX", cmd[1024], rm[96];
+	char *env[] = { "OMPI_MCA_rmaps_base_oversubscribe=1", NULL };
+	char *argv[] = { "/usr/bin/mpirun",
+			 "--allow-run-as-root",
+			 "-np",
+			 "2",
+			 "/bin/sh",
+			 "-c",
+			 cmd,
+			 NULL };
+
+	if (access("/usr/bin/mpirun", X_OK))
+		cr_skip_test("mpirun not installed (Debian: openmpi-bin)");
+	if (system("unshare -u true 2>/dev/null"))
+		cr_skip_test("cannot make a UTS namespace (not root?)");
+	cr_assert_not_null(mkdtemp(dir));
+	for (int i = 0; i < 2; i++) {
+		snprintf(cmd, sizeof(cmd),
+			 "run='%s run --rendezvous-timeout 5 --clocks 4 "
+			 "--checkpoint %s/ck%d --on-failure recover toy'; "
+			 "[ \"$OMPI_COMM_WORLD_RANK\" = 1 ] && exec unshare -u "
+			 "sh -c \"hostname %s && exec $run\"; exec $run",
+			 rt_bin(), dir, i, names[i]);
+		rt_exec(r, argv, env, 60);
+		if (!i) {
+			cr_assert_eq(r->code, 0, "%s", r->err);
+			cr_assert(strstr(r->err,
+					 "which rank 1 on host localhost "
+					 "cannot reach"),
+				  "%s", r->err);
+			continue;
+		}
+		cr_assert_neq(r->code, 0, "%s", r->err);
+		cr_assert(strstr(r->err, "rank 1 cannot listen for the other "
+					 "ranks where this host's name "
+					 "resolves") &&
+			      strstr(r->err, "/etc/hosts"),
+			  "%s", r->err);
+		cr_assert(strstr(r->err, "where to agree after a loss: not "
+					 "recovering") &&
+			      !strstr(r->err, "is not HOST:PORT"),
+			  "%s", r->err);
+	}
+	snprintf(rm, sizeof(rm), "rm -rf %s", dir);
+	cr_assert_eq(system(rm), 0);
+	free(r);
+#else
+	cr_skip_test("flexrr is built without PMIx");
+#endif
+}

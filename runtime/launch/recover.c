@@ -208,6 +208,7 @@ struct recover {
 	int mfd;
 	char (*maddr)[64];
 	uint64_t run_id;
+	int met; /* maddr and run_id came: a loss can be agreed on */
 	/* the highest app clock a failed run had started here (-1: none),
 	 * for the next epoch's count of what ran again */
 	int failed_clock;
@@ -320,11 +321,43 @@ static int meeting_over(void *arg, int missing)
 	return 1;
 }
 
-/* What epoch 0's ranks exchange once they met: their members sockets. */
+/* What epoch 0's ranks exchange once they met: their members sockets
+ * (and host names, to tell one that others cannot reach). */
 struct met_msg {
 	char addr[64];
+	char host[64];
 	uint64_t run_id;
 };
+
+static int loopback(const char *addr)
+{
+	return !strncmp(addr, "127.", 4) || !strncmp(addr, "[::1]", 5);
+}
+
+/* Ranks that met through PMIx listen where their host's name resolves: a
+ * name mapped to a loopback address (Debian's 127.0.1.1 default) cannot be
+ * reached from the other hosts, and a loss could not be agreed on.  Said
+ * by rank 0 at the start, not found out at the first loss. */
+static void warn_unreachable(const struct recover *rc,
+			     const struct met_msg *all)
+{
+	for (int r = 0; r < rc->P; r++)
+		for (int q = 0; q < rc->P && loopback(all[r].addr); q++)
+			if (strcmp(all[q].host, all[r].host)) {
+				frr_warn("--on-failure recover: rank %d "
+					 "listens for the others on %s (what "
+					 "host %s's name resolves to), which "
+					 "rank %d on host %s cannot reach, so "
+					 "a loss could not be recovered: map "
+					 "the host names to addresses the "
+					 "hosts reach (/etc/hosts, DNS), or "
+					 "meet at --rendezvous HOST:PORT "
+					 "(--bootstrap tcp)",
+					 r, all[r].addr, all[r].host, q,
+					 all[q].host);
+				return;
+			}
+}
 
 static int met(void *arg, struct frr_oob *oob)
 {
@@ -338,6 +371,9 @@ static int met(void *arg, struct frr_oob *oob)
 	if (!all)
 		return -ENOMEM;
 	snprintf(mine.addr, sizeof(mine.addr), "%s", rc->maddr[rc->me]);
+	if (gethostname(mine.host, sizeof(mine.host)))
+		snprintf(mine.host, sizeof(mine.host), "?");
+	mine.host[sizeof(mine.host) - 1] = 0;
 	if (!rc->me && getrandom(&mine.run_id, sizeof(mine.run_id), 0) !=
 			   sizeof(mine.run_id))
 		mine.run_id = frr_mix64(frr_now_ns() ^ (uint64_t)getpid());
@@ -346,8 +382,13 @@ static int met(void *arg, struct frr_oob *oob)
 		/* copied, terminated: a peer's bytes are used only as text */
 		memcpy(rc->maddr[r], all[r].addr, sizeof(all[r].addr));
 		rc->maddr[r][sizeof(rc->maddr[r]) - 1] = 0;
+		all[r].addr[sizeof(all[r].addr) - 1] = 0;
+		all[r].host[sizeof(all[r].host) - 1] = 0;
 	}
+	if (!err && !rc->me && rc->oob0)
+		warn_unreachable(rc, all);
 	rc->run_id = all[0].run_id;
+	rc->met = !err;
 	free(all);
 	return err;
 }
@@ -592,6 +633,15 @@ static int recover_loop(struct recover *rc)
 		if (!err || err == -ENOTRECOVERABLE)
 			break;
 		rc->job->o.p.recover_t0 = frr_now_s();
+		if (!rc->board && !rc->met) {
+			/* nobody knows where the others listen */
+			fprintf(stderr,
+				"flexrr[%d]: the job failed before its ranks "
+				"told each other where to agree after a loss: "
+				"not recovering (see the messages above)\n",
+				rc->me);
+			break;
+		}
 		r = rc->board ? agree_local(rc, err, lost)
 			      : agree_launched(rc, lost);
 		if (!r)
@@ -658,6 +708,14 @@ int frr_recover_launched(struct frr_job *job, int me, int size,
 	 * the address other hosts reach it by (the port only routes) */
 	err = frr_members_listen(addr ? addr : "*:1", &rc.mfd, rc.maddr[me],
 				 sizeof(rc.maddr[me]));
+	if (err && !addr)
+		frr_err("--on-failure recover: rank %d cannot listen for the "
+			"other ranks where this host's name resolves (see the "
+			"message above), which they would reach it at to agree "
+			"after a loss: give the host name an address "
+			"(/etc/hosts, DNS), or meet at --rendezvous HOST:PORT "
+			"(--bootstrap tcp)",
+			me);
 	if (!err)
 		err = recover_loop(&rc);
 	if (rc.mfd >= 0)
