@@ -170,6 +170,23 @@ Test(runtime_mpirun, recover_keeps_the_survivors)
 	free(r);
 }
 
+/* mpirun -np 2 sh -c cmd (cmd tells its ranks apart by
+ * OMPI_COMM_WORLD_RANK), into r. */
+static void mpirun_sh2(struct rt_run *r, char *cmd)
+{
+	char *env[] = { "OMPI_MCA_rmaps_base_oversubscribe=1", NULL };
+	char *argv[] = { "/usr/bin/mpirun",
+			 "--allow-run-as-root",
+			 "-np",
+			 "2",
+			 "/bin/sh",
+			 "-c",
+			 cmd,
+			 NULL };
+
+	rt_exec(r, argv, env, 60);
+}
+
 /*
  * A rank that comes too late to PMIx's start fence (rank 1 sleeps 6 s,
  * --rendezvous-timeout 2): rank 0 says a rank did not arrive within 2 s
@@ -181,15 +198,6 @@ Test(runtime_mpirun, a_late_rank_at_the_pmix_fence_names_the_option)
 #ifdef FLEXRR_TEST_HAVE_PMIX
 	struct rt_run *r = calloc(1, sizeof(*r));
 	char cmd[512];
-	char *env[] = { "OMPI_MCA_rmaps_base_oversubscribe=1", NULL };
-	char *argv[] = { "/usr/bin/mpirun",
-			 "--allow-run-as-root",
-			 "-np",
-			 "2",
-			 "/bin/sh",
-			 "-c",
-			 cmd,
-			 NULL };
 
 	if (access("/usr/bin/mpirun", X_OK))
 		cr_skip_test("mpirun not installed (Debian: openmpi-bin)");
@@ -197,7 +205,7 @@ Test(runtime_mpirun, a_late_rank_at_the_pmix_fence_names_the_option)
 		 "[ \"$OMPI_COMM_WORLD_RANK\" = 1 ] && sleep 6; exec %s run "
 		 "--bootstrap pmix --rendezvous-timeout 2 -q toy",
 		 rt_bin());
-	rt_exec(r, argv, env, 60);
+	mpirun_sh2(r, cmd);
 	cr_assert_neq(r->code, 0, "%s", r->err);
 	cr_assert(strstr(r->err, "fence (start) failed: a rank did not arrive "
 				 "within 2 s") &&
@@ -224,15 +232,6 @@ Test(runtime_mpirun, pmix_recovery_says_when_hosts_cannot_reach_each_other)
 	static const char *const names[] = { "localhost", "no-such-host-frr" };
 	struct rt_run *r = calloc(1, sizeof(*r));
 	char dir[64] = "/tmp/frr-rt-mpiname-XXXXXX", cmd[1024], rm[96];
-	char *env[] = { "OMPI_MCA_rmaps_base_oversubscribe=1", NULL };
-	char *argv[] = { "/usr/bin/mpirun",
-			 "--allow-run-as-root",
-			 "-np",
-			 "2",
-			 "/bin/sh",
-			 "-c",
-			 cmd,
-			 NULL };
 
 	if (access("/usr/bin/mpirun", X_OK))
 		cr_skip_test("mpirun not installed (Debian: openmpi-bin)");
@@ -246,7 +245,7 @@ Test(runtime_mpirun, pmix_recovery_says_when_hosts_cannot_reach_each_other)
 			 "[ \"$OMPI_COMM_WORLD_RANK\" = 1 ] && exec unshare -u "
 			 "sh -c \"hostname %s && exec $run\"; exec $run",
 			 rt_bin(), dir, i, names[i]);
-		rt_exec(r, argv, env, 60);
+		mpirun_sh2(r, cmd);
 		if (!i) {
 			cr_assert_eq(r->code, 0, "%s", r->err);
 			cr_assert(strstr(r->err,

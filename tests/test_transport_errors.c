@@ -474,6 +474,26 @@ static struct frr_tp_config rank_cfg(enum frr_tp_backend b, int rank)
 				       .gid_index = -1 };
 }
 
+/* e carries the caller's hint when it gave one (hinted), and the API's own
+ * words (api) only when it did not. */
+static void assert_hint(const char *e, int hinted, const char *hint,
+			const char *api)
+{
+	cr_assert(hinted ? strstr(e, hint) && !strstr(e, api)
+			 : !!strstr(e, api),
+		  "hint %d: %s", hinted, e);
+}
+
+/* e says rank 0 did not answer, and what gives it longer (assert_hint). */
+static void assert_silent_rank0(const char *e, int hinted, const char *hint,
+				const char *api)
+{
+	cr_assert(strstr(e, "rank 0") &&
+		      strstr(e, "stopped, hung or overloaded"),
+		  "%s", e);
+	assert_hint(e, hinted, hint, api);
+}
+
 /* Connecting to an address of another job is refused. */
 Test(transport_errors, connect_to_other_job_refused)
 {
@@ -508,13 +528,8 @@ Test(transport_errors, connect_to_a_silent_peer_says_what_to_do)
 			c1.timeout_hint = hinted ? "raise --wait" : NULL;
 			cr_assert_eq(connect_once(&c0, &c1, 800, e, sizeof(e)),
 				     -ETIMEDOUT);
-			cr_assert(strstr(e, "rank 0") &&
-				      strstr(e, "stopped, hung or overloaded"),
-				  "%s", e);
-			cr_assert(hinted ? strstr(e, "raise --wait") &&
-					       !strstr(e, "frr_tp_ep_accept")
-					 : !!strstr(e, "frr_tp_ep_accept"),
-				  "hint %d: %s", hinted, e);
+			assert_silent_rank0(e, hinted, "raise --wait",
+					    "frr_tp_ep_accept");
 		}
 }
 
@@ -640,14 +655,8 @@ Test(transport_errors, notifications_nobody_polls_say_what_to_do)
 			c1.wait_hint = hinted ? "raise --patience" : NULL;
 			cr_assert_eq(notify_unpolled(c0, c1, e, sizeof(e)),
 				     -ETIMEDOUT, "%s", e);
-			cr_assert(strstr(e, "rank 0") &&
-				      strstr(e, "stopped, hung or overloaded"),
-				  "%s", e);
-			cr_assert(hinted ? strstr(e, "raise --patience") &&
-					       !strstr(e, "notifications?")
-					 : !!strstr(e, "polling its "
-						       "notifications?"),
-				  "hint %d: %s", hinted, e);
+			assert_silent_rank0(e, hinted, "raise --patience",
+					    "is it polling its notifications?");
 		}
 }
 
@@ -676,11 +685,8 @@ Test(transport_errors, a_device_not_ready_names_the_callers_checker)
 		cr_assert(strstr(e, "no RDMA device") ||
 			      strstr(e, "GID index 99"),
 			  "%s", e);
-		cr_assert(hinted ? strstr(e, "(run the checker)") &&
-				       !strstr(e, "rdma link show")
-				 : !!strstr(e, "'rdma link show' and "
-					       "'ibv_devinfo -v'"),
-			  "hint %d: %s", hinted, e);
+		assert_hint(e, hinted, "(run the checker)",
+			    "'rdma link show' and 'ibv_devinfo -v'");
 	}
 }
 
