@@ -108,7 +108,7 @@ static int mb_recv(const struct frr_members_cfg *cfg, int fd, uint32_t type,
 static int mb_dial(const char *addr, int ms)
 {
 	struct rdv_addr a;
-	int err = rdv_parse_addr(addr, 0, &a);
+	int err = rdv_parse_addr("a rank's members address", addr, 0, &a);
 
 	return err ? err : rdv_dial(&a, ms);
 }
@@ -318,11 +318,20 @@ int frr_members_listen(const char *toward, int *fd_out, char *addr, size_t len)
 	/* rank 0 listening on every interface (*:PORT): the others reach it
 	 * by its host name, and so do we */
 	if (!strncmp(toward, "*:", 2) && !gethostname(host, sizeof(host))) {
+		struct addrinfo *res = NULL;
+
 		host[sizeof(host) - 1] = 0;
+		if (getaddrinfo(host, NULL, NULL, &res) || !res) {
+			frr_err("members: this host's name '%s' resolves to no "
+				"address",
+				host);
+			return -EADDRNOTAVAIL;
+		}
+		freeaddrinfo(res);
 		snprintf(named, sizeof(named), "%s%s", host, toward + 1);
 		toward = named;
 	}
-	err = rdv_parse_addr(toward, 0, &a);
+	err = rdv_parse_addr("rendezvous address", toward, 0, &a);
 	if (err)
 		return err;
 	/* the interface that reaches toward (nothing is sent) */

@@ -115,8 +115,9 @@ struct rdv_addr {
 
 /* HOST:PORT, [V6]:PORT or *:PORT (listen on every IPv4 interface).  An
  * IPv4 address of HOST is preferred when it has both kinds.  0 or
- * -EINVAL (logged). */
-int rdv_parse_addr(const char *addr, int passive, struct rdv_addr *out);
+ * -EINVAL (logged, naming the address as what: "rendezvous address"). */
+int rdv_parse_addr(const char *what, const char *addr, int passive,
+		   struct rdv_addr *out);
 int rdv_left_ms(double deadline);
 /* A TCP connection to a within ms (a connect that does not block past
  * them: a host that is down answers nothing), blocking, TCP_NODELAY: the

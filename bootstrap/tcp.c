@@ -110,7 +110,8 @@ int rdv_io_full(int fd, void *buf, size_t len, int wr, double deadline)
 	return 0;
 }
 
-int rdv_parse_addr(const char *addr, int passive, struct rdv_addr *out)
+int rdv_parse_addr(const char *what, const char *addr, int passive,
+		   struct rdv_addr *out)
 {
 	struct addrinfo hints = { .ai_family = AF_UNSPEC,
 				  .ai_socktype = SOCK_STREAM },
@@ -141,8 +142,7 @@ int rdv_parse_addr(const char *addr, int passive, struct rdv_addr *out)
 	if (getaddrinfo(hints.ai_flags ? NULL : host, colon + 1, &hints,
 			&res) ||
 	    !res) {
-		frr_err("rendezvous address %s: cannot resolve host '%s'", addr,
-			host);
+		frr_err("%s %s: cannot resolve host '%s'", what, addr, host);
 		return -EINVAL;
 	}
 	for (pick = res; pick && pick->ai_family != AF_INET;)
@@ -154,8 +154,7 @@ int rdv_parse_addr(const char *addr, int passive, struct rdv_addr *out)
 	freeaddrinfo(res);
 	return 0;
 bad:
-	frr_err("rendezvous address '%s' is not HOST:PORT (e.g. "
-		"10.0.0.1:29500)",
+	frr_err("%s '%s' is not HOST:PORT (e.g. 10.0.0.1:29500)", what,
 		addr ? addr : "(none)");
 	return -EINVAL;
 }
@@ -320,7 +319,7 @@ static int rdv_listen(const struct frr_tcp_cfg *cfg, int *fd_out)
 	struct rdv_addr a;
 	int fd, one = 1, err;
 
-	err = rdv_parse_addr(cfg->addr, 1, &a);
+	err = rdv_parse_addr("rendezvous address", cfg->addr, 1, &a);
 	if (err)
 		return err;
 	fd = socket(a.sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -381,7 +380,7 @@ fail:
 static int dial(const struct frr_tcp_cfg *cfg, double dl)
 {
 	struct rdv_addr a;
-	int err = rdv_parse_addr(cfg->addr, 0, &a), fd;
+	int err = rdv_parse_addr("rendezvous address", cfg->addr, 0, &a), fd;
 
 	if (err)
 		return err;

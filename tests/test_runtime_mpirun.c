@@ -258,7 +258,12 @@ Test(runtime_mpirun, pmix_recovery_says_when_hosts_cannot_reach_each_other)
 		cr_assert(strstr(r->err, "rank 1 cannot listen for the other "
 					 "ranks where this host's name "
 					 "resolves") &&
-			      strstr(r->err, "/etc/hosts"),
+			      strstr(r->err, "/etc/hosts") &&
+			      strstr(r->err,
+				     "this host's name "
+				     "'no-such-host-frr' resolves to no "
+				     "address") &&
+			      !strstr(r->err, "rendezvous address"),
 			  "%s", r->err);
 		cr_assert(strstr(r->err, "where to agree after a loss: not "
 					 "recovering") &&
