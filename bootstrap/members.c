@@ -318,22 +318,21 @@ int frr_members_listen(const char *toward, int *fd_out, char *addr, size_t len)
 	/* rank 0 listening on every interface (*:PORT): the others reach it
 	 * by its host name, and so do we */
 	if (!strncmp(toward, "*:", 2) && !gethostname(host, sizeof(host))) {
-		struct addrinfo *res = NULL;
-
 		host[sizeof(host) - 1] = 0;
-		if (getaddrinfo(host, NULL, NULL, &res) || !res) {
+		err = rdv_resolve(host, toward + 2, 0, &a);
+		if (err) {
 			frr_err("members: this host's name '%s' resolves to no "
 				"address",
 				host);
-			return -EADDRNOTAVAIL;
+			return err;
 		}
-		freeaddrinfo(res);
 		snprintf(named, sizeof(named), "%s%s", host, toward + 1);
 		toward = named;
+	} else {
+		err = rdv_parse_addr("rendezvous address", toward, 0, &a);
+		if (err)
+			return err;
 	}
-	err = rdv_parse_addr("rendezvous address", toward, 0, &a);
-	if (err)
-		return err;
 	/* the interface that reaches toward (nothing is sent) */
 	u = socket(a.sa.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (u < 0 || connect(u, (struct sockaddr *)&a.sa, a.len) ||

@@ -118,6 +118,11 @@ struct rdv_addr {
  * -EINVAL (logged, naming the address as what: "rendezvous address"). */
 int rdv_parse_addr(const char *what, const char *addr, int passive,
 		   struct rdv_addr *out);
+/* host:port (port a number) as rdv_parse_addr takes it, passive: every
+ * IPv4 interface; 0 or -EADDRNOTAVAIL, not logged (the caller says what
+ * the name was). */
+int rdv_resolve(const char *host, const char *port, int passive,
+		struct rdv_addr *out);
 int rdv_left_ms(double deadline);
 /* A TCP connection to a within ms (a connect that does not block past
  * them: a host that is down answers nothing), blocking, TCP_NODELAY: the

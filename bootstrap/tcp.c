@@ -110,12 +110,29 @@ int rdv_io_full(int fd, void *buf, size_t len, int wr, double deadline)
 	return 0;
 }
 
+int rdv_resolve(const char *host, const char *port, int passive,
+		struct rdv_addr *out)
+{
+	struct addrinfo hints = { .ai_family = passive ? AF_INET : AF_UNSPEC,
+				  .ai_socktype = SOCK_STREAM,
+				  .ai_flags = passive ? AI_PASSIVE : 0 },
+			*res = NULL, *pick;
+
+	if (getaddrinfo(passive ? NULL : host, port, &hints, &res) || !res)
+		return -EADDRNOTAVAIL;
+	for (pick = res; pick && pick->ai_family != AF_INET;)
+		pick = pick->ai_next;
+	if (!pick)
+		pick = res;
+	memcpy(&out->sa, pick->ai_addr, pick->ai_addrlen);
+	out->len = pick->ai_addrlen;
+	freeaddrinfo(res);
+	return 0;
+}
+
 int rdv_parse_addr(const char *what, const char *addr, int passive,
 		   struct rdv_addr *out)
 {
-	struct addrinfo hints = { .ai_family = AF_UNSPEC,
-				  .ai_socktype = SOCK_STREAM },
-			*res = NULL, *pick;
 	const char *colon = addr ? strrchr(addr, ':') : NULL;
 	char host[256];
 	size_t hl;
@@ -133,25 +150,12 @@ int rdv_parse_addr(const char *what, const char *addr, int passive,
 	else
 		memcpy(host, addr, hl);
 	host[hl] = 0;
-	if (!strcmp(host, "*")) {
-		if (!passive)
-			goto bad;
-		hints.ai_family = AF_INET;
-		hints.ai_flags = AI_PASSIVE;
-	}
-	if (getaddrinfo(hints.ai_flags ? NULL : host, colon + 1, &hints,
-			&res) ||
-	    !res) {
+	if (!strcmp(host, "*") && !passive)
+		goto bad;
+	if (rdv_resolve(host, colon + 1, !strcmp(host, "*"), out)) {
 		frr_err("%s %s: cannot resolve host '%s'", what, addr, host);
 		return -EINVAL;
 	}
-	for (pick = res; pick && pick->ai_family != AF_INET;)
-		pick = pick->ai_next;
-	if (!pick)
-		pick = res;
-	memcpy(&out->sa, pick->ai_addr, pick->ai_addrlen);
-	out->len = pick->ai_addrlen;
-	freeaddrinfo(res);
 	return 0;
 bad:
 	frr_err("%s '%s' is not HOST:PORT (e.g. 10.0.0.1:29500)", what,

@@ -484,14 +484,31 @@ static void assert_hint(const char *e, int hinted, const char *hint,
 		  "hint %d: %s", hinted, e);
 }
 
-/* e says rank 0 did not answer, and what gives it longer (assert_hint). */
-static void assert_silent_rank0(const char *e, int hinted, const char *hint,
-				const char *api)
+/* Rank 1 (c1, with the hint when hinted) waits for rank 0 (c0), which
+ * does not answer: the result, rank 1's last error text in e. */
+typedef int (*silent_fn)(struct frr_tp_config *c0, struct frr_tp_config *c1,
+			 int hinted, char *e, size_t len);
+
+/* On each backend, with and without a hint: try times out, and its text
+ * says rank 0 did not answer and what gives it longer (assert_hint). */
+static void silent_rank0(silent_fn try, const char *hint, const char *api)
 {
-	cr_assert(strstr(e, "rank 0") &&
-		      strstr(e, "stopped, hung or overloaded"),
-		  "%s", e);
-	assert_hint(e, hinted, hint, api);
+	enum frr_tp_backend bs[FRR_TEST_MAX_BACKENDS];
+	int nb = frr_test_backends(bs, FRR_TEST_MAX_BACKENDS);
+	char e[FRR_TP_ERRBUF];
+
+	for (int i = 0; i < nb; i++)
+		for (int hinted = 0; hinted < 2; hinted++) {
+			struct frr_tp_config c0 = rank_cfg(bs[i], 0),
+					     c1 = rank_cfg(bs[i], 1);
+
+			cr_assert_eq(try(&c0, &c1, hinted, e, sizeof(e)),
+				     -ETIMEDOUT, "%s", e);
+			cr_assert(strstr(e, "rank 0") &&
+				      strstr(e, "stopped, hung or overloaded"),
+				  "%s", e);
+			assert_hint(e, hinted, hint, api);
+		}
 }
 
 /* Connecting to an address of another job is refused. */
@@ -514,23 +531,16 @@ Test(transport_errors, connect_to_other_job_refused)
 /* A peer that never accepts (stopped, hung, or not calling
  * frr_tp_ep_accept): the connect times out saying so, with the caller's
  * timeout_hint in place of the API's advice when it gives one. */
+static int connect_silent(struct frr_tp_config *c0, struct frr_tp_config *c1,
+			  int hinted, char *e, size_t len)
+{
+	c1->timeout_hint = hinted ? "raise --wait" : NULL;
+	return connect_once(c0, c1, 800, e, len);
+}
+
 Test(transport_errors, connect_to_a_silent_peer_says_what_to_do)
 {
-	enum frr_tp_backend bs[FRR_TEST_MAX_BACKENDS];
-	int nb = frr_test_backends(bs, FRR_TEST_MAX_BACKENDS);
-	char e[FRR_TP_ERRBUF];
-
-	for (int i = 0; i < nb; i++)
-		for (int hinted = 0; hinted < 2; hinted++) {
-			struct frr_tp_config c0 = rank_cfg(bs[i], 0),
-					     c1 = rank_cfg(bs[i], 1);
-
-			c1.timeout_hint = hinted ? "raise --wait" : NULL;
-			cr_assert_eq(connect_once(&c0, &c1, 800, e, sizeof(e)),
-				     -ETIMEDOUT);
-			assert_silent_rank0(e, hinted, "raise --wait",
-					    "frr_tp_ep_accept");
-		}
+	silent_rank0(connect_silent, "raise --wait", "frr_tp_ep_accept");
 }
 
 struct accept_arg {
@@ -640,24 +650,18 @@ static int notify_unpolled(struct frr_tp_config c0, struct frr_tp_config c1,
  * frr_tp_poll_notify): the sender's write times out after the ctx's
  * timeout_ms saying so, with the caller's wait_hint in place of the API's
  * advice when it gives one. */
+static int notify_silent(struct frr_tp_config *c0, struct frr_tp_config *c1,
+			 int hinted, char *e, size_t len)
+{
+	c1->timeout_ms = 500;
+	c1->wait_hint = hinted ? "raise --patience" : NULL;
+	return notify_unpolled(*c0, *c1, e, len);
+}
+
 Test(transport_errors, notifications_nobody_polls_say_what_to_do)
 {
-	enum frr_tp_backend bs[FRR_TEST_MAX_BACKENDS];
-	int nb = frr_test_backends(bs, FRR_TEST_MAX_BACKENDS);
-	char e[FRR_TP_ERRBUF];
-
-	for (int i = 0; i < nb; i++)
-		for (int hinted = 0; hinted < 2; hinted++) {
-			struct frr_tp_config c0 = rank_cfg(bs[i], 0),
-					     c1 = rank_cfg(bs[i], 1);
-
-			c1.timeout_ms = 500;
-			c1.wait_hint = hinted ? "raise --patience" : NULL;
-			cr_assert_eq(notify_unpolled(c0, c1, e, sizeof(e)),
-				     -ETIMEDOUT, "%s", e);
-			assert_silent_rank0(e, hinted, "raise --patience",
-					    "is it polling its notifications?");
-		}
+	silent_rank0(notify_silent, "raise --patience",
+		     "is it polling its notifications?");
 }
 
 /* verbs with a GID index no port has: on a host without a device the open

@@ -300,9 +300,9 @@ static int mf_part_rows(void *app, int part, struct frr_rowset *rs)
  * ahead (a page the hardware has not streamed in yet: it cost more than
  * the prefetch saved where the rows fit in the caches). */
 struct mf_ahead {
-	const struct mf_group *gr;
-	uint64_t g, ng; /* the user of the rating asked for next */
-	uint64_t next;	/* where user g + 1 starts (UINT64_MAX: none) */
+	const struct mf_group *gr; /* its sentinel ends the last user */
+	uint64_t g, ng;		   /* the user of the rating asked for next */
+	uint64_t next;		   /* where user g + 1 starts: gr[g + 1] */
 };
 
 static struct mf_ahead ahead_init(struct frr_ctx *c, const struct mf_slice *sl,
@@ -311,6 +311,8 @@ static struct mf_ahead ahead_init(struct frr_ctx *c, const struct mf_slice *sl,
 	const struct mf_group *gr = sl->groups;
 	uint64_t lo = 0, hi = sl->ngroups;
 
+	if (!hi) /* no ratings: only the sentinel, never reached */
+		return (struct mf_ahead){ gr, 0, 0, gr[0].start };
 	while (hi - lo > 1) { /* the group holding rating j */
 		uint64_t mid = lo + (hi - lo) / 2;
 
@@ -321,9 +323,7 @@ static struct mf_ahead ahead_init(struct frr_ctx *c, const struct mf_slice *sl,
 	}
 	for (uint64_t k = 1; k <= MF_USERS_AHEAD && lo + k < sl->ngroups; k++)
 		frr_row_prefetch(c, T_USER, gr[lo + k].user);
-	return (struct mf_ahead){ gr, lo, sl->ngroups,
-				  lo + 1 < sl->ngroups ? gr[lo + 1].start
-						       : UINT64_MAX };
+	return (struct mf_ahead){ gr, lo, sl->ngroups, gr[lo + 1].start };
 }
 
 static inline void users_ahead(struct frr_ctx *c, uint64_t j,
@@ -331,8 +331,8 @@ static inline void users_ahead(struct frr_ctx *c, uint64_t j,
 {
 	if (j != a->next)
 		return;
-	a->g++; /* rating j starts the next user */
-	a->next = a->g + 1 < a->ng ? a->gr[a->g + 1].start : UINT64_MAX;
+	a->g++; /* rating j starts the next user (j < the sentinel's start) */
+	a->next = a->gr[a->g + 1].start;
 	if (a->g + MF_USERS_AHEAD < a->ng)
 		frr_row_prefetch(c, T_USER, a->gr[a->g + MF_USERS_AHEAD].user);
 }

@@ -241,6 +241,11 @@ static float *row_caps(const struct mf_rating *r, uint64_t n, uint32_t rows,
 	return cap;
 }
 
+static inline int starts_user(const struct mf_work *work, uint64_t j)
+{
+	return !j || work[j].user != work[j - 1].user;
+}
+
 int mf_user_groups(const struct mf_work *work, uint64_t n,
 		   struct mf_group **groups, uint64_t *ngroups)
 {
@@ -248,13 +253,13 @@ int mf_user_groups(const struct mf_work *work, uint64_t n,
 	uint64_t g = 0;
 
 	for (uint64_t j = 0; j < n; j++)
-		g += !j || work[j].user != work[j - 1].user;
+		g += starts_user(work, j);
 	s = malloc(sizeof(*s) * (g + 1));
 	if (!s)
 		return -ENOMEM;
 	g = 0;
 	for (uint64_t j = 0; j < n; j++)
-		if (!j || work[j].user != work[j - 1].user)
+		if (starts_user(work, j))
 			s[g++] = (struct mf_group){ j, work[j].user };
 	s[g] = (struct mf_group){ n, 0 };
 	*groups = s;
