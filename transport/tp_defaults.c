@@ -15,9 +15,7 @@ static int unsupported(struct frr_tp_ctx *ctx, const char *what)
 	return frr_tp_err(ctx, -EOPNOTSUPP,
 			  "%s is not supported by backend %s; %s", what,
 			  ctx->ops.name ? ctx->ops.name : "?",
-			  ctx->cfg.backend_hint ? ctx->cfg.backend_hint
-						: "open the transport with "
-						  "another backend");
+			  frr_tp_backend_hint(&ctx->cfg));
 }
 
 static void no_close(struct frr_tp_ctx *ctx)

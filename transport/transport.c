@@ -53,6 +53,18 @@ const char *frr_tp_wait_hint(const struct frr_tp_ctx *ctx)
 				    "busy";
 }
 
+const char *frr_tp_backend_hint(const struct frr_tp_config *cfg)
+{
+	return cfg->backend_hint ? cfg->backend_hint
+				 : "open the transport with another backend";
+}
+
+const char *frr_tp_device_hint(const struct frr_tp_config *cfg)
+{
+	return cfg->device_hint ? cfg->device_hint
+				: "fix FLEXRR_DEVICE or frr_tp_config.device";
+}
+
 const char *frr_tp_doctor_hint(const struct frr_tp_ctx *ctx)
 {
 	return ctx->cfg.doctor_hint ? ctx->cfg.doctor_hint
@@ -173,10 +185,7 @@ int frr_tp_open(const struct frr_tp_config *cfg, struct frr_tp_ctx **out)
 			return frr_tp_err(NULL, -EOPNOTSUPP,
 					  "backend verbs is not built into "
 					  "this binary; %s",
-					  cfg->backend_hint
-					      ? cfg->backend_hint
-					      : "open the transport with "
-						"backend shm");
+					  frr_tp_backend_hint(cfg));
 		return frr_tp_err(NULL, -EINVAL,
 				  "frr_tp_open: unknown backend %d; use "
 				  "shm, verbs or auto",

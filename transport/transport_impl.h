@@ -131,6 +131,10 @@ int frr_tp_err(struct frr_tp_ctx *ctx, int err, const char *fmt, ...)
 const char *frr_tp_timeout_hint(const struct frr_tp_ctx *ctx);
 const char *frr_tp_wait_hint(const struct frr_tp_ctx *ctx);
 const char *frr_tp_doctor_hint(const struct frr_tp_ctx *ctx);
+/* The config's backend_hint and device_hint, or the API's words (they
+ * take the config: a failed open has no ctx yet). */
+const char *frr_tp_backend_hint(const struct frr_tp_config *cfg);
+const char *frr_tp_device_hint(const struct frr_tp_config *cfg);
 
 /* Fill o's NULL entries (but name, open, available) with the defaults of
  * tp_defaults.c: -EOPNOTSUPP "X is not supported by backend Y; <the

@@ -208,9 +208,7 @@ int vb_pick_device(struct vb_ctx *c, const struct frr_tp_config *cfg,
 				  "rdma_rxe; rdma link add rxe0 type rxe "
 				  "netdev IFACE' (%s); or %s",
 				  frr_tp_doctor_hint(&c->base),
-				  cfg->backend_hint ? cfg->backend_hint
-						    : "open the transport "
-						      "with backend shm");
+				  frr_tp_backend_hint(cfg));
 	for (int i = 0; i < n; i++) {
 		const char *name = ibv_get_device_name(c->devs[i]->device);
 		int p;
@@ -232,10 +230,7 @@ int vb_pick_device(struct vb_ctx *c, const struct frr_tp_config *cfg,
 		return frr_tp_err(&c->base, -ENODEV,
 				  "verbs: device '%s' not found (devices: "
 				  "%s); %s",
-				  want, seen,
-				  cfg->device_hint ? cfg->device_hint
-						   : "fix FLEXRR_DEVICE or "
-						     "frr_tp_config.device");
+				  want, seen, frr_tp_device_hint(cfg));
 	return frr_tp_err(&c->base, -ENETDOWN,
 			  "verbs: no ACTIVE port on %s; check the link; for "
 			  "rxe the netdev must be up with a carrier (%s)",
