@@ -123,7 +123,7 @@ static inline int frr_launch_peer_lost(int err)
 	       err == -EPIPE || err == -ESTALE || err == -ECANCELED;
 }
 
-/* ---- --on-failure recover (recover.c) ---- */
+/* ---- --on-failure recover (board.c, recover.c) ---- */
 /* What the local launcher tells its ranks of lost ones: a page shared
  * with the forked ranks. */
 struct frr_board;
@@ -133,6 +133,16 @@ void frr_board_free(struct frr_board *b);
 void frr_board_lost(void *board, int rank, int status);
 /* The launcher's cfg.watch: a rank its peers found hung, now lost, or -1. */
 int frr_board_watch(void *board);
+/* The survivors' side: the epoch and the lost flags read together (a
+ * loss between the reads is read again); the epoch after e once settled,
+ * or e if none came in 3 s or a rank posted its own error; the epoch;
+ * post this rank's own error (not a loss: nobody waits for one); post
+ * process proc found silent by process by (the first post stays). */
+unsigned frr_board_read(struct frr_board *b, unsigned char *lost);
+unsigned frr_board_wait(struct frr_board *b, unsigned e);
+unsigned frr_board_epoch(const struct frr_board *b);
+void frr_board_own_error(struct frr_board *b);
+void frr_board_hung(struct frr_board *b, int proc, int by);
 /* Local rank me of a recovering job: run it, and after each loss carry on
  * with the survivors (lfd: the rendezvous socket, kept). */
 int frr_recover_rank(struct frr_job *job, struct frr_board *b, int me,

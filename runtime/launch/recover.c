@@ -4,10 +4,10 @@
  * process is lost (killed, or stopped, by a signal) the others carry on
  * without it.
  *
- * The launcher sees the loss first (waitpid) and marks it on a board, a
- * page it mapped shared before forking the ranks: the lost rank's flag,
- * then the epoch, one higher per loss.  Each survivor sees its job fail
- * (its peer is gone), reads the board and, with every other survivor,
+ * The launcher sees the loss first (waitpid) and marks it on a board
+ * (board.c), a page it mapped shared before forking the ranks: the lost
+ * rank's flag, then the epoch, one higher per loss.  Each survivor sees its job
+ * fail (its peer is gone), reads the board and, with every other survivor,
  * starts epoch e of the same job: the same P ranks meet again at the same
  * loopback rendezvous, a lost rank run by the next surviving process after
  * it (rank r + 1 first, cyclically), beside that process's own rank, and
@@ -25,163 +25,24 @@
  * they meet again in the next epoch.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/random.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "flexrr/base.h"
 #include "flexrr/file.h"
 #include "launch.h"
 
-/* losses seen within this of each other are one epoch */
-#define SETTLE_MS 200
-/* a failed job waits this long for the launcher to name a lost rank: it
- * reaps a killed or stopped one within its 20 ms poll */
-#define BOARD_WAIT_MS 3000
 /* launched ranks' meeting: how often its server asks whether the process
  * of a rank still missing is gone */
 #define MEET_PROBE_MS 250
 
-struct frr_board {
-	atomic_uint epoch; /* losses so far; written last */
-	/* a rank failed with its own error (not a lost peer): the others
-	 * stop waiting for a loss, recovery would repeat it */
-	atomic_int own_error;
-	int nprocs;
-	const char *prog;
-	size_t bytes;
-	struct {
-		atomic_uchar lost; /* 1 once lost */
-		/* 1 + a rank that found it alive but silent, 0: none */
-		atomic_int hung_by;
-	} r[];
-};
-
 _Static_assert(FRR_JOB_SECRET_LEN == FRR_AUTH_MAC_LEN,
 	       "an epoch's secret is a MAC of the job's");
-
-int frr_board_new(const struct frr_job *job, struct frr_board **out)
-{
-	size_t bytes =
-	    sizeof(struct frr_board) +
-	    (size_t)job->o.nprocs * sizeof(((struct frr_board *)0)->r[0]);
-	struct frr_board *b = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-				   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-
-	if (b == MAP_FAILED) {
-		int err = -errno;
-
-		fprintf(stderr,
-			"%s: --on-failure recover: cannot map the page the "
-			"ranks share (%s)\n",
-			job->prog, strerror(-err));
-		return err;
-	}
-	atomic_init(&b->epoch, 0);
-	atomic_init(&b->own_error, 0);
-	b->nprocs = job->o.nprocs;
-	b->prog = job->prog;
-	b->bytes = bytes;
-	for (int r = 0; r < b->nprocs; r++) {
-		atomic_init(&b->r[r].lost, 0);
-		atomic_init(&b->r[r].hung_by, 0);
-	}
-	*out = b;
-	return 0;
-}
-
-void frr_board_free(struct frr_board *b)
-{
-	if (b)
-		munmap(b, b->bytes);
-}
-
-void frr_board_lost(void *arg, int rank, int st)
-{
-	struct frr_board *b = arg;
-	int sig = WIFSTOPPED(st) ? WSTOPSIG(st) : WTERMSIG(st);
-
-	atomic_store(&b->r[rank].lost, 1);
-	atomic_fetch_add(&b->epoch, 1);
-	fprintf(stderr,
-		"%s: rank %d was %s by signal %d (%s); the others carry on "
-		"without its process (--on-failure recover)%s\n",
-		b->prog, rank, WIFSTOPPED(st) ? "stopped" : "killed", sig,
-		strsignal(sig),
-		WIFSTOPPED(st) ? ": it is fenced, and exits when continued"
-			       : "");
-}
-
-/* The launcher's poll (its cfg.watch): a rank that a survivor found alive
- * but silent, which the launcher saw no signal from (hung), is lost: the
- * first one named by a rank not lost itself (two ranks that name each
- * other lose one). */
-int frr_board_watch(void *arg)
-{
-	struct frr_board *b = arg;
-
-	for (int r = 0; r < b->nprocs; r++) {
-		int by = atomic_load(&b->r[r].hung_by) - 1;
-
-		if (by < 0 || by >= b->nprocs || atomic_load(&b->r[r].lost) ||
-		    atomic_load(&b->r[by].lost))
-			continue;
-		atomic_store(&b->r[r].lost, 1);
-		atomic_fetch_add(&b->epoch, 1);
-		fprintf(
-		    stderr,
-		    "%s: rank %d stopped answering: rank %d saw no "
-		    "heartbeat from it (or a rank its process runs) for the "
-		    "--dead-timeout although its process is alive (hung or "
-		    "overloaded); the others carry on without it "
-		    "(--on-failure recover): it is fenced, and killed if it "
-		    "does not exit\n",
-		    b->prog, r, by);
-		return r;
-	}
-	return -1;
-}
-
-/* The survivors' view: the epoch and its lost flags, read together (a
- * loss between the two reads is read again). */
-static unsigned board_read(struct frr_board *b, unsigned char *lost)
-{
-	unsigned e;
-
-	do {
-		e = atomic_load(&b->epoch);
-		for (int r = 0; r < b->nprocs; r++)
-			lost[r] = atomic_load(&b->r[r].lost);
-	} while (e != atomic_load(&b->epoch));
-	return e;
-}
-
-/* Wait for an epoch after e (a rank lost): it, settled, or e if none came
- * within BOARD_WAIT_MS (the job failed on its own). */
-static unsigned board_wait(struct frr_board *b, unsigned e)
-{
-	long long until = frr_now_ms() + BOARD_WAIT_MS;
-	struct timespec ts = { 0, 20 * 1000000L };
-
-	while (atomic_load(&b->epoch) == e && !atomic_load(&b->own_error) &&
-	       frr_now_ms() < until)
-		nanosleep(&ts, NULL);
-	if (atomic_load(&b->own_error))
-		return e;
-	if (atomic_load(&b->epoch) == e)
-		return e;
-	ts.tv_nsec = SETTLE_MS * 1000000L;
-	nanosleep(&ts, NULL);
-	return atomic_load(&b->epoch);
-}
 
 /* The process that runs rank r: r's own, or the next one not lost. */
 static int host_of(const unsigned char *lost, int n, int r)
@@ -235,15 +96,13 @@ struct inst {
 static void inst_peer_hung(void *arg, int rank)
 {
 	const struct recover *rc = ((const struct inst *)arg)->rc;
-	struct frr_board *b = rc->board;
-	int none = 0, proc;
+	int proc;
 
-	if (!b || rank < 0 || rank >= rc->P)
+	if (!rc->board || rank < 0 || rank >= rc->P)
 		return;
 	proc = host_of(rc->lost, rc->P, rank);
 	if (proc >= 0 && proc != rc->me)
-		atomic_compare_exchange_strong(&b->r[proc].hung_by, &none,
-					       rc->me + 1);
+		frr_board_hung(rc->board, proc, rc->me);
 }
 
 /* The lease file of epoch e in DIR (the coordinator's claim, lease()). */
@@ -261,7 +120,7 @@ static int epoch_over(const struct recover *rc)
 	char p[4096];
 
 	if (rc->board)
-		return atomic_load(&rc->board->epoch) != rc->epoch;
+		return frr_board_epoch(rc->board) != rc->epoch;
 	lease_path(rc, rc->epoch + 1, p, sizeof(p));
 	return access(p, F_OK) == 0;
 }
@@ -552,10 +411,10 @@ static int agree_local(struct recover *rc, int err, unsigned char *lost)
 {
 	/* its own error the others need not wait out */
 	if (!frr_launch_peer_lost(err))
-		atomic_store(&rc->board->own_error, 1);
-	if (board_wait(rc->board, rc->epoch) == rc->epoch)
+		frr_board_own_error(rc->board);
+	if (frr_board_wait(rc->board, rc->epoch) == rc->epoch)
 		return 0;
-	rc->epoch = board_read(rc->board, lost);
+	rc->epoch = frr_board_read(rc->board, lost);
 	return 1;
 }
 
