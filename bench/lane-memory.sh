@@ -7,20 +7,21 @@
 # --shared-transport (none), one after the other; per job each rank's peak
 # memory (VmHWM, the job's own end line) and the VM's MemAvailable drop
 # (sampled every 50 ms: kernel memory too, but noisy).  The lanes' cost per
-# rank is the difference of the two.
+# rank is the difference of the two.  --lanes "1 2" adds jobs whose
+# threads share that many lanes (--lanes N).
 #   bench/lane-memory.sh [--build DIR] [--procs "2 4"] [--threads "1 4"]
-#       [--clocks N]
+#       [--clocks N] [--lanes "N ..."]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-build=build procs="2 4" threads="1 4" clocks=40
+build=build procs="2 4" threads="1 4" clocks=40 lanes=""
 . bench/lib.sh
-bench_parse lane-memory.sh "--build=build --procs=procs --threads=threads --clocks=clocks" "$@"
+bench_parse lane-memory.sh "--build=build --procs=procs --threads=threads --clocks=clocks --lanes=lanes" "$@"
 bin=$build/bin/flexrr
 bench_need_bin lane-memory.sh "$bin"
 
 bench_in_vm 1200 "$bin" --build "$build" --procs "$procs" \
-	--threads "$threads" --clocks "$clocks"
+	--threads "$threads" --clocks "$clocks" --lanes "$lanes"
 
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
@@ -28,9 +29,11 @@ avail() { awk '/^MemAvailable:/ { print $2 }' /proc/meminfo; }
 printf 'procs\tthreads\ttransport\trank_peaks_mib\tmax_mib\tsum_mib\tvm_drop_kib\n'
 for P in $procs; do
 	for T in $threads; do
-		for st in lanes --shared-transport; do
+		sts=(lanes)
+		for n in $lanes; do [ "$n" -lt "$T" ] && sts+=("--lanes=$n"); done
+		for st in "${sts[@]}" --shared-transport; do
 			opt=()
-			[ "$st" = lanes ] || opt=(--shared-transport)
+			[ "$st" = lanes ] || opt=("$st")
 			a0=$(avail) low=$a0
 			"$bin" run -n "$P" -t "$T" --backend verbs "${opt[@]}" \
 				--clocks "$clocks" toy --items 64 --sleep-us 2000 \

@@ -157,6 +157,49 @@ Test(runtime_job, summary_line_and_target)
 	free(r);
 }
 
+/* The summary's "objective=..." token, into buf. */
+static const char *objective_of(const char *out, char *buf, size_t len)
+{
+	const char *o = strstr(out, "objective=");
+
+	cr_assert(o, "no summary: %s", out);
+	snprintf(buf, len, "%.*s", (int)strcspn(o, " \n"), o);
+	return buf;
+}
+
+/* --lanes N: a rank's 4 threads send on 2 lanes (or 1), so each rank
+ * accepts 2 x 2 (or 2) of its two peers' lanes, not 4 x 2; the threads that
+ * share a lane take turns on it, and the BSP answer is the one with a lane
+ * per thread, bit for bit.  Runs over verbs in the soft-RoCE VM as well
+ * (the backend list's first). */
+Test(runtime_job, threads_share_the_lanes_they_are_given)
+{
+	struct rt_run *r = calloc(1, sizeof(*r));
+	struct rt_argv a;
+	char *env[] = { "FLEXRR_LOG=info", NULL };
+	const char *lanes[] = { "0", "2", "1", "9" };
+	const char *want[] = { "send on 4 lanes; 8 lanes of the other",
+			       "send on 2 lanes; 4 lanes of the other",
+			       "send on 1 lanes; 2 lanes of the other",
+			       "send on 4 lanes; 8 lanes of the other" };
+	char first[128], obj[128];
+
+	for (int i = 0; i < 4; i++) {
+		rt_exec(r,
+			rt_run_argv(&a, 3, 4, backend0(), "--lanes", lanes[i],
+				    "--clocks", "6", "--seed", "5", "-q",
+				    "toy"),
+			env, 90);
+		cr_assert_eq(r->code, 0, "--lanes %s: %s", lanes[i], r->err);
+		cr_assert(strstr(r->err, want[i]), "--lanes %s: %s", lanes[i],
+			  r->err);
+		objective_of(r->out, i ? obj : first, sizeof(obj));
+		if (i)
+			cr_assert_str_eq(obj, first, "--lanes %s", lanes[i]);
+	}
+	free(r);
+}
+
 Test(runtime_job, bad_options)
 {
 	struct rt_run *r = calloc(1, sizeof(*r));

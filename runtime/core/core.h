@@ -92,6 +92,9 @@ struct frr_rt_params {
 	/* every thread sends through the rank's one ctx under tp_lock, not
 	 * its own (job/setup.c) */
 	int shared_tp;
+	/* --lanes: the rank's threads share this many lanes, thread t the
+	 * lane t % lanes (job/setup.c); 0: one per thread */
+	int lanes;
 	/* under SSP a shard applies each batch as it arrives, not a whole
 	 * clock at once (table/shard.c "Eager") */
 	int eager;
@@ -248,6 +251,10 @@ struct frr_rt {
 	struct frr_tp_ep **eps;
 	struct frr_tp_ep **lane_in; /* the peers' lanes accepted here */
 	int nlane_in;
+	/* the lanes this rank opened (<= T), and with fewer lanes than
+	 * threads a lock per lane for the threads that share it */
+	int nlanes;
+	pthread_mutex_t *lane_locks;
 	struct frr_tp_mr *ctl;
 	struct frr_tp_rmr **rctl;
 	uint8_t *ctlp;

@@ -54,6 +54,8 @@ int frr_rt_layout(struct frr_rt *rt);
 int frr_rt_check_memory(struct frr_rt *rt);
 /* Each worker thread gets its own transport context (job/setup.c lanes). */
 int frr_rt_lanes_wanted(const struct frr_rt *rt);
+/* How many: --lanes, at most one per thread; 0 without lanes. */
+int frr_rt_lane_count(const struct frr_rt *rt);
 int frr_rt_tp_setup(struct frr_rt *rt);
 void frr_rt_tp_teardown(struct frr_rt *rt);
 

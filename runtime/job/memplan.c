@@ -24,8 +24,9 @@
 #include "job.h"
 
 /*
- * Verbs lanes (job/setup.c): each worker thread's own context (a PD, two
- * CQs) and QP to every peer, and the peers' lane QPs on the main context.
+ * Verbs lanes (job/setup.c): each lane's context (a PD, two CQs; a lane
+ * per worker thread, or --lanes) and QP to every peer, and the peers' lane
+ * QPs on the main context.
  * bench/lane-memory.sh measured them in the soft-RoCE VM (rank peak RSS
  * with and without --shared-transport, P <= 8, T <= 4): about 0.5 MiB a
  * thread and 0.65 MiB a thread and peer.  An estimate for rxe; a NIC's
@@ -126,7 +127,8 @@ static void plan_rank(const struct frr_rt *rt, struct mem_plan *m)
 		       (double)rt->T * (double)rt->tb->slot_max;
 	if (lanes_on_verbs(rt))
 		m->transport +=
-		    rt->T * (LANE_THREAD_BYTES + LANE_PEER_BYTES * (rt->P - 1));
+		    frr_rt_lane_count(rt) *
+		    (LANE_THREAD_BYTES + LANE_PEER_BYTES * (rt->P - 1));
 	for (int t = 0; t < rt->tb->ntables; t++) {
 		const struct frr_table_spec *s = &rt->tb->spec[t];
 		double rb = 4.0 * s->cols, rows = (double)s->rows;

@@ -247,10 +247,21 @@ static struct frr_tp_config tp_config(const struct frr_rt *rt)
 
 /* Each worker thread of a rank sends its batches on its own lane: a
  * no-notify transport ctx of its own, connected to every peer's main ctx,
- * so threads post in parallel (no tp_lock) on their own queues / QPs. */
+ * so threads post in parallel (no tp_lock) on their own queues / QPs.
+ * A lane costs a ctx and an endpoint per peer on both sides (a QP each on
+ * verbs): --lanes N bounds them, thread t sending on lane t % N under that
+ * lane's lock. */
 int frr_rt_lanes_wanted(const struct frr_rt *rt)
 {
 	return rt->P > 1 && !rt->prm->shared_tp;
+}
+
+int frr_rt_lane_count(const struct frr_rt *rt)
+{
+	if (!frr_rt_lanes_wanted(rt))
+		return 0;
+	return rt->prm->lanes > 0 && rt->prm->lanes < rt->T ? rt->prm->lanes
+							    : rt->T;
 }
 
 struct lane_acceptor {
@@ -314,9 +325,10 @@ static void lane_failed(const struct frr_rt *rt, int t, const char *what,
 			t, rt->rank, what, strerror(-err));
 }
 
-/* Thread t's ctx, before any rank connects a lane: a failure here (the
- * device's limits) stops this rank before the barrier, which its peers
- * then leave at once, instead of waiting for lanes that never come. */
+/* Lane t's ctx (opened by thread t, the first of the threads that share
+ * it), before any rank connects a lane: a failure here (the device's
+ * limits) stops this rank before the barrier, which its peers then leave
+ * at once, instead of waiting for lanes that never come. */
 static int lane_ctx_open(struct frr_rt *rt, int t)
 {
 	struct frr_worker *wk = &rt->ws->wk[t];
@@ -367,6 +379,29 @@ static int lane_connect(struct frr_rt *rt, int t, const uint8_t *all,
 	return err;
 }
 
+/* With fewer lanes than threads, thread t >= nlanes takes lane t %
+ * nlanes (opened by thread t % nlanes) and every lane its lock. */
+static int lanes_share(struct frr_rt *rt)
+{
+	if (rt->nlanes == rt->T)
+		return 0;
+	rt->lane_locks = calloc((size_t)rt->nlanes, sizeof(*rt->lane_locks));
+	if (!rt->lane_locks)
+		return -ENOMEM;
+	for (int l = 0; l < rt->nlanes; l++)
+		pthread_mutex_init(&rt->lane_locks[l], NULL);
+	for (int t = 0; t < rt->T; t++) {
+		struct frr_sender *dp = &rt->ws->wk[t].dp;
+		const struct frr_sender *o = &rt->ws->wk[t % rt->nlanes].dp;
+
+		dp->lane = o->lane;
+		dp->lane_ep = o->lane_ep;
+		dp->lane_inbox = o->lane_inbox;
+		dp->lane_lock = &rt->lane_locks[t % rt->nlanes];
+	}
+	return 0;
+}
+
 static int lanes_setup(struct frr_rt *rt, const uint8_t *all, size_t ilen)
 {
 	struct lane_acceptor a = { .rt = rt };
@@ -375,7 +410,8 @@ static int lanes_setup(struct frr_rt *rt, const uint8_t *all, size_t ilen)
 
 	if (!frr_rt_lanes_wanted(rt))
 		return 0;
-	for (int t = 0; t < rt->T; t++) {
+	rt->nlanes = frr_rt_lane_count(rt);
+	for (int t = 0; t < rt->nlanes; t++) {
 		err = lane_ctx_open(rt, t);
 		if (err)
 			return err;
@@ -385,7 +421,8 @@ static int lanes_setup(struct frr_rt *rt, const uint8_t *all, size_t ilen)
 	err = frr_rt_barrier(rt, "the barrier before the threads' connections");
 	if (err)
 		return err;
-	rt->nlane_in = (rt->P - 1) * rt->T;
+	/* every rank has as many (its options are this rank's) */
+	rt->nlane_in = (rt->P - 1) * rt->nlanes;
 	rt->lane_in = calloc((size_t)rt->nlane_in, sizeof(*rt->lane_in));
 	if (!rt->lane_in)
 		return -ENOMEM;
@@ -393,7 +430,7 @@ static int lanes_setup(struct frr_rt *rt, const uint8_t *all, size_t ilen)
 	if (err)
 		return frr_rt_fail(rt, -err, "starting a thread: %s",
 				   strerror(err));
-	for (int t = 0; t < rt->T && !err; t++)
+	for (int t = 0; t < rt->nlanes && !err; t++)
 		err = lane_connect(rt, t, all, ilen);
 	/* every rank's lanes are connected, or one failed and left: then
 	 * this barrier fails at once and the wait for its lanes stops */
@@ -403,7 +440,13 @@ static int lanes_setup(struct frr_rt *rt, const uint8_t *all, size_t ilen)
 	if (err)
 		atomic_store(&a.stop, 1);
 	pthread_join(th, NULL);
-	return err ? err : a.err;
+	if (!err)
+		err = a.err;
+	if (!err)
+		frr_info("rank %d: its %d worker threads send on %d lanes; "
+			 "%d lanes of the other ranks connected to it",
+			 rt->rank, rt->T, rt->nlanes, rt->nlane_in);
+	return err ? err : lanes_share(rt);
 }
 
 static void lanes_close(struct frr_rt *rt)
@@ -414,6 +457,19 @@ static void lanes_close(struct frr_rt *rt)
 		if (wk->dp.stage)
 			frr_tp_mr_free(wk->dp.stage);
 		wk->dp.stage = NULL;
+	}
+	/* a shared lane is closed once, by the thread that opened it */
+	for (int t = rt->nlanes; rt->ws->wk && t < rt->T; t++) {
+		struct frr_sender *dp = &rt->ws->wk[t].dp;
+
+		dp->lane = NULL;
+		dp->lane_ep = NULL;
+		dp->lane_inbox = NULL;
+		dp->lane_lock = NULL;
+	}
+	for (int t = 0; rt->ws->wk && t < rt->T; t++) {
+		struct frr_worker *wk = &rt->ws->wk[t];
+
 		for (int r = 0; wk->dp.lane_ep && r < rt->P; r++) {
 			if (wk->dp.lane_inbox[r])
 				frr_tp_rmr_release(wk->dp.lane_inbox[r]);
@@ -434,6 +490,11 @@ static void lanes_close(struct frr_rt *rt)
 	free(rt->lane_in);
 	rt->lane_in = NULL;
 	rt->nlane_in = 0;
+	for (int l = 0; rt->lane_locks && l < rt->nlanes; l++)
+		pthread_mutex_destroy(&rt->lane_locks[l]);
+	free(rt->lane_locks);
+	rt->lane_locks = NULL;
+	rt->nlanes = 0;
 }
 
 int frr_rt_tp_setup(struct frr_rt *rt)

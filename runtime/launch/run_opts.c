@@ -363,6 +363,11 @@ static const struct frr_opt run_table[] = {
 		.help = "a rank's threads send their updates through one\n"
 			"transport context, taking turns (default: each\n"
 			"thread its own, sending in parallel)"),
+	FRR_OPT("lanes", 0, FRR_OPT_INT, F(o.p.lanes), 0, 4096, ANYBASE,
+		.group = JOB, .arg = "N",
+		.help = "a rank's threads share N transport contexts to\n"
+			"send (0: one per thread); each costs a context and\n"
+			"a connection (a QP on verbs) per peer on both sides"),
 	FRR_OPT("allow-nonfinite", 0, FRR_OPT_FLAG, F(o.p.allow_nonfinite), 0,
 		0, .group = JOB,
 		.help = "run on when the objective is nan or inf\n"

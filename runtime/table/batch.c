@@ -22,6 +22,20 @@
 #include "flexrr/log.h"
 #include "table.h"
 
+/* A lane its threads share (--lanes below the thread count) is taken for
+ * each call on it: a transport ctx is single-threaded by contract. */
+static void lane_lock(struct frr_sender *wk)
+{
+	if (wk->lane_lock)
+		pthread_mutex_lock(wk->lane_lock);
+}
+
+static void lane_unlock(struct frr_sender *wk)
+{
+	if (wk->lane_lock)
+		pthread_mutex_unlock(wk->lane_lock);
+}
+
 /*
  * A free slot of ours in shard o's inbox (its last chunk drained), waiting
  * for one if all K hold chunks.  The server drains every chunk as it
@@ -172,13 +186,16 @@ static int chunk_open(struct chunker *ch)
 		ch->soff = frr_rt_slot_off(rt, ch->o, wk->id, k);
 		/* on shm the batch is built in the peer's slot itself: the
 		 * staging buffer and its copy are a pass over every byte
-		 * less.  Only on the thread's own lane, whose imports are its
-		 * own (the shared ctx's are tp_lock's) */
-		ch->dst =
-		    wk->lane
-			? frr_tp_rmr_direct(wk->lane_inbox[ch->o], ch->soff,
-					    frr_rt_slot_size(rt, ch->o, wk->id))
-			: NULL;
+		 * less.  Only on a lane, whose imports are its threads' own
+		 * (the shared ctx's are tp_lock's) */
+		ch->dst = NULL;
+		if (wk->lane) {
+			lane_lock(wk);
+			ch->dst = frr_tp_rmr_direct(
+			    wk->lane_inbox[ch->o], ch->soff,
+			    frr_rt_slot_size(rt, ch->o, wk->id));
+			lane_unlock(wk);
+		}
 		ch->direct = ch->dst != NULL;
 		if (!ch->dst)
 			ch->dst = frr_tp_mr_ptr(wk->stage);
@@ -207,6 +224,7 @@ static int slot_write(struct frr_rt *rt, struct frr_sender *wk, int o,
 
 	if (!wk->lane)
 		pthread_mutex_lock(&rt->tp_lock);
+	lane_lock(wk);
 	err = direct ? 0
 		     : frr_tp_write(ep, wk->stage, 0, in, soff,
 				    FRR_SLOT_HDR + len, 0, 0);
@@ -214,12 +232,18 @@ static int slot_write(struct frr_rt *rt, struct frr_sender *wk, int o,
 		err = frr_tp_write_u64(ep, in, soff, seq, 0, 0);
 	if (!err)
 		err = frr_tp_flush(ep, rt->flush_ms);
-	if (!wk->lane)
-		pthread_mutex_unlock(&rt->tp_lock);
-	if (err)
-		return frr_rt_peer_fail_on(rt, o, wk->lane ? ep : NULL,
-					   "sending updates to it failed");
-	return 0;
+	/* a lane's ep is asked whether the peer is gone under the lane's
+	 * lock (its other threads post on it); the shared ctx's is not */
+	if (err && wk->lane)
+		err = frr_rt_peer_fail_on(rt, o, ep,
+					  "sending updates to it failed");
+	lane_unlock(wk);
+	if (wk->lane)
+		return err;
+	pthread_mutex_unlock(&rt->tp_lock);
+	return err ? frr_rt_peer_fail_on(rt, o, NULL,
+					 "sending updates to it failed")
+		   : 0;
 }
 
 static int chunk_close(struct chunker *ch, int last)

@@ -316,12 +316,15 @@ struct frr_sender {
 	int local; /* thread index */
 	struct frr_cache own, help;
 	struct frr_tp_mr *stage; /* send staging (one slot), in lane */
-	/* this thread's own transport (job/setup.c "lanes"): its batches go
-	 * out on it without tp_lock; NULL: through rt->tp under tp_lock */
+	/* this thread's transport (job/setup.c "lanes"): its batches go out
+	 * on it without tp_lock; NULL: through rt->tp under tp_lock.  With
+	 * --lanes below the thread count the threads of one lane share it
+	 * under lane_lock (NULL: the lane is the thread's own) */
 	struct frr_tp_ctx *lane;
 	struct frr_tp_ep **lane_ep;	/* [P] */
 	struct frr_tp_rmr **lane_inbox; /* [P] */
-	uint64_t *sent_seq;		/* per dest rank */
+	pthread_mutex_t *lane_lock;
+	uint64_t *sent_seq;  /* per dest rank */
 	uint64_t *slot_seq;  /* [P][K]: seq last written into each slot */
 	float *bad_row;	     /* handed out after an app's out-of-range access */
 	struct frr_lbufs lb; /* its chunks to its own rank */
