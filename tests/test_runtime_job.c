@@ -200,6 +200,45 @@ Test(runtime_job, threads_share_the_lanes_they_are_given)
 	free(r);
 }
 
+/* The host's MemAvailable in MiB (0: unknown). */
+static double mem_available_mib(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[128];
+	double kib = 0;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %lf kB", &kib) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kib / 1024;
+}
+
+/* On verbs a lane is a context and a QP to every peer (about 1.15 MiB a
+ * thread with one peer, as the plan counts it on rxe): two ranks of 1,024
+ * threads need more than the soft-RoCE VM has, and the refusal names
+ * --lanes with what the lanes take.  Only where lanes are planned (verbs:
+ * the VM stage), and where 2 x 1,024 lanes exceed the host's memory. */
+Test(runtime_job, lanes_that_do_not_fit_name_the_option)
+{
+	struct rt_run *r = calloc(1, sizeof(*r));
+
+	if (strcmp(backend0(), "verbs"))
+		cr_skip_test("lanes are in the memory plan on verbs only");
+	if (2 * 1024 * 1.15 < 1.5 * mem_available_mib())
+		cr_skip_test("this host has memory for 2 x 1024 lanes");
+	RUN(r, 120, "run", "-n", "2", "-t", "1024", "--backend", "verbs",
+	    "--clocks", "1", "-q", "toy", "--items", "4096");
+	cr_assert_neq(r->code, 0);
+	cr_assert(strstr(r->err, "will not fit in memory"), "%s", r->err);
+	cr_assert(strstr(r->err, "fewer lanes (--lanes N: its 1024 threads' "
+				 "own connections to the other ranks take "
+				 "1.15 GiB)"),
+		  "%s", r->err);
+	free(r);
+}
+
 Test(runtime_job, bad_options)
 {
 	struct rt_run *r = calloc(1, sizeof(*r));

@@ -38,6 +38,7 @@
 
 struct mem_plan {
 	double replica, accum, transport, caches, pending, inflight, app;
+	double lanes; /* of transport, the verbs lanes' (job/setup.c) */
 	/* --checkpoint DIR on a tmpfs (/dev/shm, or the directory a local
 	 * --on-failure job gets there, launch/ckpt_mem.c): the files of the
 	 * newest complete checkpoint and of the one being written */
@@ -126,9 +127,9 @@ static void plan_rank(const struct frr_rt *rt, struct mem_plan *m)
 	m->transport = (double)rt->ctl_len + (double)rt->tb->inbox_len +
 		       (double)rt->T * (double)rt->tb->slot_max;
 	if (lanes_on_verbs(rt))
-		m->transport +=
-		    frr_rt_lane_count(rt) *
-		    (LANE_THREAD_BYTES + LANE_PEER_BYTES * (rt->P - 1));
+		m->lanes = frr_rt_lane_count(rt) *
+			   (LANE_THREAD_BYTES + LANE_PEER_BYTES * (rt->P - 1));
+	m->transport += m->lanes;
 	for (int t = 0; t < rt->tb->ntables; t++) {
 		const struct frr_table_spec *s = &rt->tb->spec[t];
 		double rb = 4.0 * s->cols, rows = (double)s->rows;
@@ -352,10 +353,17 @@ static void refuse(const struct frr_rt *rt, const struct mem_info *all, int r,
 	const struct mem_plan *m = &all[r].plan;
 	const double G = 1073741824.0;
 	double table = 0;
+	char lanes[160] = "";
 
 	for (int t = 0; t < rt->tb->ntables; t++)
 		table +=
 		    (double)rt->tb->spec[t].rows * rt->tb->spec[t].cols * 4;
+	/* the threads' connections (a QP per thread and peer) a large part */
+	if (m->lanes > 0.1 * plan_total(m))
+		snprintf(lanes, sizeof(lanes),
+			 ", fewer lanes (--lanes N: its %d threads' own "
+			 "connections to the other ranks take %.2f GiB)",
+			 rt->T, m->lanes / G);
 	frr_err("the job will not fit in memory: its %d rank%s on rank %d's "
 		"host%s need about %.1f GiB but only %.1f GiB of memory is "
 		"available%s (the tables are %.2f GiB; a rank holds about "
@@ -363,12 +371,12 @@ static void refuse(const struct frr_rt *rt, const struct mem_info *all, int r,
 		"%.2f, batches in flight %.2f, AdaGrad and compensation sums "
 		"%.2f, transport %.2f, the app's later allocations %.2f, "
 		"checkpoint files in memory %.2f); use more hosts, fewer "
-		"processes per host, fewer threads (-t), a smaller slack, "
+		"processes per host, fewer threads (-t)%s, a smaller slack, "
 		"smaller tables%s%s",
 		here, here == 1 ? "" : "s", r, where[0] ? " in its cgroup" : "",
 		need / G, avail / G, where, table / G, plan_total(m) / G,
 		m->replica / G, m->caches / G, m->pending / G, m->inflight / G,
-		m->accum / G, m->transport / G, m->app / G, m->files / G,
+		m->accum / G, m->transport / G, m->app / G, m->files / G, lanes,
 		m->files > 0 ? ", --checkpoint DIR on a disk" : "",
 		where[0] ? ", or raise the cgroup's memory limit (srun --mem, "
 			   "docker --memory)"
