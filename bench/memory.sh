@@ -15,9 +15,11 @@
 #     rank" line).  With --old BIN the
 # same jobs run with that binary too, interleaved, so the table shows the
 # ratio of the two data planes measured in one run on one machine.
+# --opts "..." adds run options to the build's jobs only (e.g. --opts
+# --no-standby --old build/bin/flexrr: one binary with and without).
 #   bench/memory.sh [--build DIR] [--old BIN] [--modes "bsp ssp flexrr"]
 #       [--shapes "1x1 1x2 1x4 2x1 2x2 4x1"] [--synthetic U,I,R] [--rank K]
-#       [--clocks N] [--stragglers SPEC] [--out FILE.tsv]
+#       [--clocks N] [--stragglers SPEC] [--opts "OPTIONS"] [--out FILE.tsv]
 # Default job: mf --synthetic 2000000,20000,4000000 --rank 64 (user and
 # item rows of 65 floats: 0.53 GB of tables), 3 clocks, ssp/flexrr with
 # --slack 1.  --stragglers SPEC (flexrr run's, e.g. persistent:0,2) slows a
@@ -29,9 +31,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 build=build old="" modes="bsp ssp flexrr" shapes="1x1 1x2 1x4 2x1 2x2 4x1"
-synth=2000000,20000,4000000 rank=64 clocks=3 out="" strag=""
+synth=2000000,20000,4000000 rank=64 clocks=3 out="" strag="" opts=""
 . bench/lib.sh
-bench_parse memory.sh "--build=build --old=old --modes=modes --shapes=shapes --synthetic=synth --rank=rank --clocks=clocks --stragglers=strag --out=out" "$@"
+bench_parse memory.sh "--build=build --old=old --modes=modes --shapes=shapes --synthetic=synth --rank=rank --clocks=clocks --stragglers=strag --opts=opts --out=out" "$@"
 new=$build/bin/flexrr
 bench_need_bin memory.sh "$new"
 IFS=, read -r users items ratings <<<"$synth"
@@ -44,9 +46,11 @@ trap 'rm -rf "$tmp"' EXIT
 avail_kib() { awk '/^MemAvailable:/ {print $2}' /proc/meminfo; }
 
 # one job: prints "peak_job_mib rank_peaks rc job_pss_mib rank_own plans"
-measure() { # bin mode P T
+measure() { # bin mode P T [run options...]
 	local bin=$1 mode=$2 P=$3 T=$4 before low now pid rc=0 slack=()
-	[ "$mode" = bsp ] || slack=(--slack 1)
+	shift 4
+	slack=("$@")
+	[ "$mode" = bsp ] || slack+=(--slack 1)
 	[ -z "$strag" ] || slack+=(--stragglers "$strag")
 	before=$(avail_kib); low=$before
 	FLEXRR_LOG=debug /usr/bin/python3 bench/memsample.py -- \
@@ -82,12 +86,13 @@ for mode in $modes; do
 	for shape in $shapes; do
 		P=${shape%x*} T=${shape#*x}
 		for which in new old; do
-			bin=$new
+			bin=$new extra=()
+			read -r -a extra <<<"$opts"
 			if [ $which = old ]; then
 				[ -n "$old" ] || continue
-				bin=$old
+				bin=$old extra=()
 			fi
-			IFS=$'\t' read -r peak ranks rc pss own plan < <(measure "$bin" "$mode" "$P" "$T")
+			IFS=$'\t' read -r peak ranks rc pss own plan < <(measure "$bin" "$mode" "$P" "$T" "${extra[@]}")
 			x=$(awk -v p="$peak" -v m="$model" -v i="$input" 'BEGIN { printf "%.2f", p * 1048576 / (m + i) }')
 			xp=$(awk -v p="$pss" -v m="$model" -v i="$input" 'BEGIN { printf "%.2f", p * 1048576 / (m + i) }')
 			row="$mode	$shape	$which	$peak	$x	$pss	$xp	$own	$plan	$ranks	$rc"

@@ -139,6 +139,7 @@ static int b_load(void *app, int part, uint64_t *n, void **data)
 }
 
 static int slack;	 /* the job's (0: BSP) */
+static int standby = 1;	 /* 0: --no-standby */
 static int foreign = -1; /* partition 2 writes a row of partition 1's */
 
 /* A row partition p writes in every clock and no other partition does
@@ -153,8 +154,8 @@ static int own_every_clock(int t, uint64_t r, int p)
 /* Clocks < LATE are applied (BSP; under SSP at least those < LATE -
  * slack, at most every clock partition 3 (1) may have run by then),
  * and partition 3 (1) added 1 in each: the first row is in rank 3's
- * shard, rank 0's standby copy; the second, rank 1's, is held by no rank
- * but 1 and 2: it is pulled */
+ * shard, rank 0's standby copy (pulled too with --no-standby); the
+ * second, rank 1's, is held by no rank but 1 and 2: it is pulled */
 static int late_bad(float v)
 {
 	return v < (float)(LATE - slack) || v > (float)(LATE + 2 * slack);
@@ -248,6 +249,7 @@ static int job_main(struct frr_oob *oob, void *arg)
 		.backend = *(enum frr_tp_backend *)arg,
 		.mode = slack ? FRR_MODE_SSP : FRR_MODE_BSP,
 		.slack = slack,
+		.no_standby = !standby,
 		.clocks = CLOCKS,
 		.seed = 1,
 		.quiet = 1,
@@ -296,13 +298,15 @@ static uint64_t expected(int p, int c)
 }
 
 /* Does rank r hold row `row` of table t in clock c (docs/runtime.md "Rows
- * a rank holds"): the standby shard, what its partition declared (b_rows),
- * and from clock LATE on the row it pulled then. */
+ * a rank holds"): the standby shard (unless --no-standby), what its
+ * partition declared (b_rows), and from clock LATE on the row it pulled
+ * then. */
 static int holds(int r, int t, uint64_t row, int c, int pulled_at)
 {
-	if (owner[t][row] == (r + NP - 1) % NP || t == T_READ)
+	if ((standby && owner[t][row] == (r + NP - 1) % NP) || t == T_READ)
 		return 1;
-	if (r == 0 && t == T_FAR && row == PULLED && c >= pulled_at)
+	if (r == 0 && t == T_FAR && c >= pulled_at &&
+	    (row == PULLED || (!standby && row == ROWS[T_FAR] - 1 - 3)))
 		return 1;
 	for (int k = 0; k < CLOCKS; k++)
 		if (writes(t, row, r, k))
@@ -375,9 +379,11 @@ static void check_backend(enum frr_tp_backend b)
 				    &clock, &worker, &rank, &compute, &wait,
 				    &flush, &updates, &bytes),
 			     8, "bad metrics line: %s", line);
-		/* pulls: the one row no rank declared; pushed: the row bytes
-		 * the rank's shard pushed to the ranks holding them */
-		cr_expect_eq(pulls, worker == 0 && clock == LATE ? 1u : 0u,
+		/* pulls: the one row no rank declared (and the standby's
+		 * without one); pushed: the row bytes the rank's shard pushed
+		 * to the ranks holding them */
+		cr_expect_eq(pulls,
+			     worker == 0 && clock == LATE ? 2u - standby : 0u,
 			     "worker %d clock %d pulled %llu rows: %s", worker,
 			     clock, (unsigned long long)pulls, line);
 		cr_expect(push == pushed(rank, clock, LATE) ||
@@ -417,6 +423,21 @@ Test(runtime_bytes, ssp_rows_of_one_writer_applied_in_place)
 	cr_assert(nb > 0);
 	place();
 	slack = 1;
+	for (int i = 0; i < nb; i++)
+		check_backend(bs[i]);
+}
+
+/* --no-standby: every shard pushes only the rows other ranks declared or
+ * pulled (the far table's rows, which only their writer declares, not at
+ * all but the pulled one), and the batches are unchanged. */
+Test(runtime_bytes, without_the_standby_pushes_only_what_others_read)
+{
+	enum frr_tp_backend bs[FRR_TEST_MAX_BACKENDS];
+	int nb = frr_test_backends(bs, FRR_TEST_MAX_BACKENDS);
+
+	cr_assert(nb > 0);
+	place();
+	standby = 0;
 	for (int i = 0; i < nb; i++)
 		check_backend(bs[i]);
 }

@@ -92,6 +92,9 @@ struct frr_rt_params {
 	/* every thread sends through the rank's one ctx under tp_lock, not
 	 * its own (job/setup.c) */
 	int shared_tp;
+	/* --no-standby: no rank keeps the standby copy of the shard of the
+	 * rank before it (table/hold.c) */
+	int no_standby;
 	/* --lanes: the rank's threads share this many lanes, thread t the
 	 * lane t % lanes (job/setup.c); 0: one per thread */
 	int lanes;

@@ -363,6 +363,11 @@ static const struct frr_opt run_table[] = {
 		.help = "a rank's threads send their updates through one\n"
 			"transport context, taking turns (default: each\n"
 			"thread its own, sending in parallel)"),
+	FRR_OPT("no-standby", 0, FRR_OPT_FLAG, F(o.p.no_standby), 0, 0,
+		.group = JOB,
+		.help = "keep no standby copy of each shard on the next\n"
+			"rank (a shard's memory and its pushes; nothing\n"
+			"restores from it yet: recovery reads checkpoints)"),
 	FRR_OPT("lanes", 0, FRR_OPT_INT, F(o.p.lanes), 0, 4096, ANYBASE,
 		.group = JOB, .arg = "N",
 		.help = "a rank's threads share N transport contexts to\n"

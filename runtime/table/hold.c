@@ -2,7 +2,8 @@
 /*
  * Which rows a rank keeps a copy of, and where (docs/runtime.md "Rows a
  * rank holds").  A rank holds its own shard, the shard of the rank before
- * it (the standby copy: every shard is whole on one other rank), and the
+ * it (the standby copy: every shard is whole on one other rank; not with
+ * --no-standby), and the
  * rows the app's part_rows declares for the partitions the rank holds;
  * without part_rows (or on the leader when it saves the model) every row.
  * The replica region keeps them compact: per table, the held rows of each
@@ -111,13 +112,13 @@ static int declare(struct frr_rt *rt, const uint8_t *held, uint64_t *const *all,
 }
 
 /* Rank r's set in bits (its declarations): plus what it holds whatever it
- * declared, its own shard and the standby shard (the previous rank's), or
- * every row. */
+ * declared, its own shard and the standby shard (the previous rank's; not
+ * with --no-standby: sb is then r itself), or every row. */
 static void complete_set(struct frr_rt *rt, int r, uint64_t *const *bits,
 			 uint64_t *const *own)
 {
 	const struct frr_hold *h = rt->tb->hold;
-	int P = rt->P, sb = (r + P - 1) % P;
+	int P = rt->P, sb = rt->prm->no_standby ? r : (r + P - 1) % P;
 
 	for (int t = 0; t < rt->tb->ntables; t++) {
 		uint64_t rows = rt->tb->spec[t].rows;
