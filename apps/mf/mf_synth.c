@@ -174,7 +174,10 @@ int mf_synth_partition(const struct mf_synth *s, int w, int nparts,
 		struct mf_rng r = { mf_hash3(s->seed, SYN_RATINGS, u) };
 
 		p.users[l] = u;
-		synth_truth(s, SYN_PTRUE, u, ptrue);
+		/* a user's truth is its own stream: one without ratings (most,
+		 * when ratings are few against users) needs none */
+		if (c)
+			synth_truth(s, SYN_PTRUE, u, ptrue);
 		for (uint64_t j = 0; j < c; j++) {
 			uint32_t i = synth_item(s, &r);
 			const float *q = qtrue + (size_t)i * s->rank;
