@@ -342,6 +342,33 @@ Test(runtime_job, table_too_big)
 	free(r);
 }
 
+/* With RapidReassignment a rank holds the rows of the workers it may help
+ * (mf declares its users per partition): the refusal names --rr-group
+ * with the group the job has (2 x 2 workers: 3 helpers each); without
+ * reassignment it does not.  10 M users of rank 1024: about 192 GiB. */
+Test(runtime_job, helpers_rows_that_do_not_fit_name_the_group)
+{
+	struct rt_run *r = calloc(1, sizeof(*r));
+
+	if (mem_available_mib() > 150 * 1024)
+		cr_skip_test("this host has memory for the job");
+	for (int rr = 1; rr >= 0; rr--) {
+		RUN(r, 120, "run", "-n", "2", "-t", "2", "--backend",
+		    (char *)backend0(), "--mode", rr ? "flexrr" : "ssp",
+		    "--clocks", "1", "-q", "mf", "--synthetic",
+		    "10000000,1000,1000", "--rank", "1024");
+		cr_assert_neq(r->code, 0);
+		cr_assert(strstr(r->err, "will not fit in memory"), "%s",
+			  r->err);
+		cr_assert_eq(strstr(r->err,
+				    "a smaller helper group (--rr-group "
+				    "G, now 3: a rank holds the rows "
+				    "of the workers it may help)") != NULL,
+			     rr, "%s", r->err);
+	}
+	free(r);
+}
+
 /* The memory cgroup this process is in (v1 memory controller or v2), as
  * a directory under /sys/fs/cgroup where a child can be made; 0 if none. */
 static int own_memory_cgroup(char *dir, size_t len, int *v2)

@@ -353,7 +353,9 @@ static void refuse(const struct frr_rt *rt, const struct mem_info *all, int r,
 	const struct mem_plan *m = &all[r].plan;
 	const double G = 1073741824.0;
 	double table = 0;
-	char lanes[160] = "";
+	char lanes[160] = "", group[160] = "";
+	/* helpers hold their helpees' declared rows (table/hold.c) */
+	int g = rt->prm->rr.group_size > 0 ? rt->prm->rr.group_size : 4;
 
 	for (int t = 0; t < rt->tb->ntables; t++)
 		table +=
@@ -364,6 +366,11 @@ static void refuse(const struct frr_rt *rt, const struct mem_info *all, int r,
 			 ", fewer lanes (--lanes N: its %d threads' own "
 			 "connections to the other ranks take %.2f GiB)",
 			 rt->T, m->lanes / G);
+	if (rt->rr_reassign && rt->W > 1 && frr_rt_has_part_rows(rt->app))
+		snprintf(group, sizeof(group),
+			 ", a smaller helper group (--rr-group G, now %d: "
+			 "a rank holds the rows of the workers it may help)",
+			 g < rt->W - 1 ? g : rt->W - 1);
 	frr_err("the job will not fit in memory: its %d rank%s on rank %d's "
 		"host%s need about %.1f GiB but only %.1f GiB of memory is "
 		"available%s (the tables are %.2f GiB; a rank holds about "
@@ -371,13 +378,13 @@ static void refuse(const struct frr_rt *rt, const struct mem_info *all, int r,
 		"%.2f, batches in flight %.2f, AdaGrad and compensation sums "
 		"%.2f, transport %.2f, the app's later allocations %.2f, "
 		"checkpoint files in memory %.2f); use more hosts, fewer "
-		"processes per host, fewer threads (-t)%s, a smaller slack, "
-		"smaller tables%s%s",
+		"processes per host, fewer threads (-t)%s%s, a smaller "
+		"slack, smaller tables%s%s",
 		here, here == 1 ? "" : "s", r, where[0] ? " in its cgroup" : "",
 		need / G, avail / G, where, table / G, plan_total(m) / G,
 		m->replica / G, m->caches / G, m->pending / G, m->inflight / G,
 		m->accum / G, m->transport / G, m->app / G, m->files / G, lanes,
-		m->files > 0 ? ", --checkpoint DIR on a disk" : "",
+		group, m->files > 0 ? ", --checkpoint DIR on a disk" : "",
 		where[0] ? ", or raise the cgroup's memory limit (srun --mem, "
 			   "docker --memory)"
 			 : "");
