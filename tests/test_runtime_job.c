@@ -239,6 +239,35 @@ Test(runtime_job, lanes_that_do_not_fit_name_the_option)
 	free(r);
 }
 
+/* A long load says it is alive: rank 0 prints a line at every interval
+ * (10 s; 0.1 s here by FLEXRR_TEST_LOADING_S) while the app generates 10 M
+ * ratings, before the first clock; none with -q. */
+Test(runtime_job, a_long_load_says_it_is_loading)
+{
+	struct rt_run *r = calloc(1, sizeof(*r));
+	char *env[] = { "FLEXRR_TEST_LOADING_S=0.1", NULL };
+	const char *line = "flexrr: loading the input (mf), ";
+	struct rt_argv a;
+
+	for (int quiet = 0; quiet < 2; quiet++) {
+		rt_exec(r,
+			rt_run_argv(&a, 2, 1, backend0(), "--clocks", "1",
+				    quiet ? "-q" : "--no-pin", "mf",
+				    "--synthetic", "200000,2000,10000000",
+				    "--rank", "8"),
+			env, 120);
+		cr_assert_eq(r->code, 0, "%s", r->err);
+		if (quiet) {
+			cr_assert_null(strstr(r->err, line), "-q: %s", r->err);
+			continue;
+		}
+		cr_assert(strstr(r->err, line), "%s", r->err);
+		cr_assert(strstr(r->err, line) < strstr(r->err, "clock 0 "),
+			  "the notice after the first clock: %s", r->err);
+	}
+	free(r);
+}
+
 Test(runtime_job, bad_options)
 {
 	struct rt_run *r = calloc(1, sizeof(*r));

@@ -323,6 +323,7 @@ static int rt_alloc(struct frr_rt *rt)
 static int rt_init(struct frr_rt *rt, struct frr_oob *oob,
 		   const struct frr_rt_params *o)
 {
+	struct frr_loading loading;
 	int err;
 
 	rt_setup_shape(rt, oob, o);
@@ -342,6 +343,7 @@ static int rt_init(struct frr_rt *rt, struct frr_oob *oob,
 		return -EINVAL;
 	}
 	err = rt_alloc(rt);
+	frr_rt_loading_begin(rt, &loading);
 	if (!err)
 		err = app_create(rt);
 	if (!err)
@@ -356,6 +358,7 @@ static int rt_init(struct frr_rt *rt, struct frr_oob *oob,
 		err = frr_inst_init(rt);
 	if (!err && rt->ws->rr)
 		err = rt->ws->rr->job_init(rt, &o->rr, &rt->ws->rr_state);
+	frr_rt_loading_end(&loading);
 	if (!err)
 		err = frr_rt_layout(rt);
 	if (!err)

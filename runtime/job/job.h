@@ -54,6 +54,20 @@ int frr_rt_layout(struct frr_rt *rt);
 int frr_rt_check_memory(struct frr_rt *rt);
 /* Each worker thread gets its own transport context (job/setup.c lanes). */
 int frr_rt_lanes_wanted(const struct frr_rt *rt);
+
+/* Rank 0's notice while the app loads its input (job/loading.c): a line
+ * every 10 s between begin and end (none with -q, or on other ranks). */
+struct frr_loading {
+	pthread_t th;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_condattr_t attr;
+	const char *app;
+	double every_s;
+	int started, done;
+};
+void frr_rt_loading_begin(struct frr_rt *rt, struct frr_loading *l);
+void frr_rt_loading_end(struct frr_loading *l);
 /* How many: --lanes, at most one per thread; 0 without lanes. */
 int frr_rt_lane_count(const struct frr_rt *rt);
 int frr_rt_tp_setup(struct frr_rt *rt);
