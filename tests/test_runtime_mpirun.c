@@ -88,6 +88,18 @@ Test(runtime_mpirun, np4_exact_bsp_answer)
 	}
 }
 
+/* The checkpoint directory in memory the job announced ("... in memory at
+ * DIR, ...") is gone: removed when the job ended. */
+static void mem_dir_gone(const char *err)
+{
+	const char *at = strstr(err, "in memory at /dev/shm/flexrr-ckpt-");
+	char d[64];
+
+	cr_assert(at, "no checkpoint directory in memory announced: %s", err);
+	snprintf(d, sizeof(d), "%.*s", (int)strcspn(at + 13, ", \n"), at + 13);
+	cr_assert_neq(access(d, F_OK), 0, "%s is still there", d);
+}
+
 /*
  * --on-failure recover under mpirun (docs/cluster.md): with
  * --enable-recovery and orte_abort_on_non_zero_status 0 mpirun leaves the
@@ -95,15 +107,18 @@ Test(runtime_mpirun, np4_exact_bsp_answer)
  * is left, rank 2's process runs rank 1 too, and the job ends with the
  * uninterrupted job's objective; mpirun exits 0.  The ranks meet at the TCP
  * rendezvous or through mpirun's PMIx server; either way the survivors
- * meet again over TCP.
+ * meet again over TCP.  The last run has no --checkpoint: the ranks, all on
+ * rank 0's host, checkpoint into the directory it made in memory, which
+ * the lowest rank left removes at the end.
  */
 Test(runtime_mpirun, recover_keeps_the_survivors)
 {
 #ifdef FLEXRR_TEST_HAVE_PMIX
-	static const char *const boots[] = { "tcp", "pmix" };
+	static const char *const boots[] = { "tcp", "pmix", "pmix" };
 #else
-	static const char *const boots[] = { "tcp" };
+	static const char *const boots[] = { "tcp", "tcp" };
 #endif
+	const size_t nb = sizeof(boots) / sizeof(boots[0]);
 	char *ref[] = { (char *)rt_bin(), "run", "-q",	   "-n", "3",
 			"--clocks",	  "12",	 "--seed", "3",	 "toy",
 			"--items",	  "300", NULL };
@@ -115,8 +130,10 @@ Test(runtime_mpirun, recover_keeps_the_survivors)
 	rt_exec(r, ref, NULL, 60);
 	cr_assert_eq(r->code, 0, "%s", r->err);
 	want = rt_summary_value(r->out, "objective");
-	for (size_t b = 0; b < sizeof(boots) / sizeof(boots[0]); b++) {
+	for (size_t b = 0; b < nb; b++) {
 		char dir[64] = "/tmp/frr-rt-mpirec-XXXXXX", ck[96], die[128];
+		/* in memory: --timeout 60 (the default) in its place */
+		char *ckopt = b == nb - 1 ? "--timeout" : "--checkpoint";
 		char *env[] = {
 			"OMPI_MCA_rmaps_base_oversubscribe=1",
 			"FLEXRR_JOB_TOKEN=mpirun-test-0123456789abcdef0123",
@@ -138,7 +155,7 @@ Test(runtime_mpirun, recover_keeps_the_survivors)
 				 "12",
 				 "--seed",
 				 "3",
-				 "--checkpoint",
+				 ckopt,
 				 ck,
 				 "--checkpoint-every",
 				 "2",
@@ -151,7 +168,7 @@ Test(runtime_mpirun, recover_keeps_the_survivors)
 		char said[64];
 
 		cr_assert_not_null(mkdtemp(dir));
-		snprintf(ck, sizeof(ck), "%s/ck", dir);
+		snprintf(ck, sizeof(ck), b == nb - 1 ? "60" : "%s/ck", dir);
 		snprintf(die, sizeof(die), "FLEXRR_TEST_DIE=1:7:%s/died", dir);
 		rt_exec(r, argv, env, 90);
 		cr_assert_eq(r->code, 0, "%s: mpirun: %s", boots[b], r->err);
@@ -164,6 +181,8 @@ Test(runtime_mpirun, recover_keeps_the_survivors)
 			  "%s: %s", boots[b], r->out);
 		cr_assert_eq(rt_summary_value(r->out, "objective"), want,
 			     "%s: %s", boots[b], r->out);
+		if (b == nb - 1)
+			mem_dir_gone(r->err);
 		snprintf(ck, sizeof(ck), "rm -rf %s", dir);
 		cr_assert_eq(system(ck), 0);
 	}
@@ -276,4 +295,38 @@ Test(runtime_mpirun, pmix_recovery_says_when_hosts_cannot_reach_each_other)
 #else
 	cr_skip_test("flexrr is built without PMIx");
 #endif
+}
+
+/*
+ * Without --checkpoint a launched job checkpoints in rank 0's host's
+ * memory, which only ranks on that host can read: rank 1 under another
+ * host name (a UTS namespace) makes rank 0 refuse the job at the start,
+ * saying what to give, and the directory it made is gone.
+ */
+Test(runtime_mpirun, recovery_in_memory_needs_one_host)
+{
+	struct rt_run *r = calloc(1, sizeof(*r));
+	char cmd[512];
+
+	if (access("/usr/bin/mpirun", X_OK))
+		cr_skip_test("mpirun not installed (Debian: openmpi-bin)");
+	if (system("unshare -u true 2>/dev/null"))
+		cr_skip_test("cannot make a UTS namespace (not root?)");
+	snprintf(cmd, sizeof(cmd),
+		 "run='%s run --rendezvous-timeout 5 --clocks 4 --on-failure "
+		 "recover toy'; [ \"$OMPI_COMM_WORLD_RANK\" = 1 ] && exec "
+		 "unshare -u sh -c \"hostname localhost && exec $run\"; exec "
+		 "$run",
+		 rt_bin());
+	mpirun_sh2(r, cmd);
+	cr_assert_neq(r->code, 0, "%s", r->err);
+	cr_assert(strstr(r->err, "--on-failure recover without --checkpoint "
+				 "keeps the checkpoints in the memory of rank "
+				 "0's host") &&
+		      strstr(r->err, "which rank 1 (on localhost) cannot "
+				     "read: give --checkpoint DIR on storage "
+				     "every host reaches"),
+		  "%s", r->err);
+	mem_dir_gone(r->err);
+	free(r);
 }

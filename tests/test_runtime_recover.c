@@ -506,22 +506,26 @@ Test(runtime_recover, a_hung_rank_is_cut_off)
  * stopped one to see it was fenced.
  */
 #define LN 3
+/* 1: no --checkpoint (rank 0 makes a directory in its host's memory) */
+static int launched_mem;
 static void launched(enum frr_tp_backend b, const char *env_extra,
 		     const char *job, int codes[LN], struct rt_run *rr)
 {
 	char rdv[64], tok[] = "FLEXRR_JOB_TOKEN=0123456789abcdef0123456789ab"
 			      "cdef0123";
 	char rank[LN][32], size[32], buf[1024], eb[LN][256], *argv[64];
+	char ck[96];
 	pid_t pid[LN];
 	int n = 0;
 
 	snprintf(rdv, sizeof(rdv), "FLEXRR_RENDEZVOUS=127.0.0.1:%d",
 		 rt_free_port());
 	snprintf(size, sizeof(size), "PMI_SIZE=%d", LN);
+	snprintf(ck, sizeof(ck), "--checkpoint %s/ck", dir);
 	snprintf(buf, sizeof(buf),
-		 "run -q --no-pin --bootstrap tcp --backend %s --checkpoint "
-		 "%s/ck --checkpoint-every 2 --on-failure recover %s",
-		 frr_tp_backend_name(b), dir, job);
+		 "run -q --no-pin --bootstrap tcp --backend %s %s "
+		 "--checkpoint-every 2 --on-failure recover %s",
+		 frr_tp_backend_name(b), launched_mem ? "" : ck, job);
 	argv[n++] = (char *)rt_bin();
 	for (char *s = strtok(buf, " "); s && n < 63; s = strtok(NULL, " "))
 		argv[n++] = s;
@@ -600,6 +604,42 @@ Test(runtime_recover, launched_ranks_agree_who_is_left)
 	free(rr);
 }
 
+/* Launched without --checkpoint, all on one host: rank 0 makes the
+ * directory in memory and says where, the others take it, rank 1 is
+ * killed at clock 5, and the job ends with the uninterrupted summary line;
+ * the directory is gone at the end (the lowest rank left removed it). */
+Test(runtime_recover, launched_ranks_on_one_host_checkpoint_in_memory)
+{
+	struct rt_run *rr = calloc(LN, sizeof(*rr));
+	int codes[LN];
+	char want[1024], got[1024], env[256], d[64];
+	const char *at;
+
+	scratch();
+	run(rr, NULL, "--backend shm " TOY3);
+	result(rr, want, sizeof(want));
+	snprintf(env, sizeof(env), "FLEXRR_TEST_DIE=1:5:%s/died", dir);
+	launched_mem = 1;
+	launched(FRR_TP_BACKEND_SHM, env, TOY3, codes, rr);
+	cr_assert_eq(codes[0], 0, "rank 0: %d %s", codes[0], rr[0].err);
+	cr_assert_eq(codes[1], 128 + SIGKILL, "%s", rr[1].err);
+	cr_assert_eq(codes[2], 0, "%s", rr[2].err);
+	result(&rr[0], got, sizeof(got));
+	cr_assert_str_eq(got, want, "recovered:\n%s\nuninterrupted:\n%s", got,
+			 want);
+	at = strstr(rr[0].err, "in memory at /dev/shm/flexrr-ckpt-");
+	cr_assert(at && strstr(rr[0].err, "on rank 0's host, for every rank "
+					  "on it"),
+		  "%s", rr[0].err);
+	snprintf(d, sizeof(d), "%.*s", (int)strcspn(at + 13, ", \n"), at + 13);
+	cr_assert(strstr(rr[0].err, "recovering (epoch 1)") &&
+		      strstr(rr[0].err, d),
+		  "%s", rr[0].err);
+	cr_assert_neq(access(d, F_OK), 0, "%s is still there", d);
+	scratch_rm();
+	free(rr);
+}
+
 /* Launched: rank 1 killed at clock 5, then rank 2's process (which is to
  * run rank 1 too) lost on its way to epoch 1's meeting (env meet).  Rank
  * 0's process, serving that meeting, finds the missing ranks' process gone
@@ -656,7 +696,7 @@ Test(runtime_recover, launched_ranks_give_up_a_meeting_a_silent_rank_left)
 }
 
 /* Not recovered: a rank's own error (a forged NaN stat, refused by rank 0:
- * nobody was lost), and launched ranks without a checkpoint directory. */
+ * nobody was lost). */
 Test(runtime_recover, refused_when_it_cannot_help)
 {
 	struct rt_run *r = calloc(1, sizeof(*r));
@@ -670,13 +710,6 @@ Test(runtime_recover, refused_when_it_cannot_help)
 	cr_assert_neq(r->code, 0, "%s", r->err);
 	cr_assert(!strstr(r->err, "recovering") &&
 		      !strstr(r->err, "carry on without"),
-		  "%s", r->err);
-	/* launched and no --checkpoint: no memory every host shares */
-	run(r, "SLURM_PROCID=0 SLURM_NTASKS=1 SLURM_LOCALID=0",
-	    "--clocks 8 --on-failure recover toy");
-	cr_assert_neq(r->code, 0, "%s", r->err);
-	cr_assert(strstr(r->err, "needs --checkpoint DIR on storage every "
-				 "host reaches"),
 		  "%s", r->err);
 	free(r);
 	scratch_rm();

@@ -68,6 +68,9 @@ struct frr_loading {
 };
 void frr_rt_loading_begin(struct frr_rt *rt, struct frr_loading *l);
 void frr_rt_loading_end(struct frr_loading *l);
+/* This host, as the ranks that share its memory see it: its name and boot
+ * id, hashed (job/memplan.c). */
+uint64_t frr_rt_host_id(void);
 /* How many: --lanes, at most one per thread; 0 without lanes. */
 int frr_rt_lane_count(const struct frr_rt *rt);
 int frr_rt_tp_setup(struct frr_rt *rt);

@@ -327,7 +327,7 @@ static double cgroup_available(char *path, size_t len)
 }
 
 /* Which host a rank is on: its boot id and host name. */
-static uint64_t host_id(void)
+uint64_t frr_rt_host_id(void)
 {
 	char id[128] = "", name[256] = "";
 	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
@@ -437,7 +437,8 @@ static void log_plan(const struct frr_rt *rt, const struct mem_info *mine)
 
 int frr_rt_check_memory(struct frr_rt *rt)
 {
-	struct mem_info mine = { .host = host_id(), .avail = host_available() };
+	struct mem_info mine = { .host = frr_rt_host_id(),
+				 .avail = host_available() };
 	struct mem_info *all = calloc((size_t)rt->P, sizeof(*all));
 	char cg[4096], where[4200];
 	int err;

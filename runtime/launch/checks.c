@@ -81,8 +81,8 @@ static int check_ckpt_opts(const struct frr_job *job)
 {
 	const struct frr_run_opts *o = &job->o;
 
-	/* with --on-failure, a local job without DIR checkpoints in memory
-	 * (ckpt_mem.c); frr_job_start refuses a launched one */
+	/* with --on-failure, a job without DIR checkpoints in memory
+	 * (ckpt_mem.c; launched ranks on rank 0's host only, recover.c) */
 	if (job->have_ckpt_every && !o->p.ckpt_dir &&
 	    job->on_failure == FRR_ON_FAILURE_FAIL) {
 		fprintf(stderr,

@@ -9,8 +9,12 @@
  * picking a place.  It costs two checkpoints' bytes of the host's memory
  * (the newest complete one and the one being written), which the memory
  * check counts (job/memplan.c).  A job started by a launcher (srun,
- * mpirun) spans hosts whose memory is not shared: it is refused without
- * --checkpoint (launch.c), which must name storage every host reaches.
+ * mpirun) may span hosts whose memory is not shared: its rank 0 makes the
+ * directory, the others take it when they run on rank 0's host, and the
+ * job is refused otherwise (recover.c: --checkpoint must then name storage
+ * every host reaches).  No janitor there: rank 0's process may be lost
+ * while the others carry on from the directory; the lowest rank left
+ * removes it when the job ends well.
  *
  * The directory is made with mkdtemp (mode 0700, a fresh random name:
  * never another user's, and nobody else can put anything in it).  A job
@@ -29,6 +33,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "flexrr/log.h"
 #include "launch.h"
 
 /* where the directory goes: the usual tmpfs of a Linux host */
@@ -112,13 +117,15 @@ static int janitor(const struct frr_job *job)
 	return p[1];
 }
 
-int frr_job_mem_ckpt(struct frr_job *job)
+#define MEM_CKPT_PREFIX MEM_CKPT_BASE "/flexrr-ckpt-"
+
+/* A fresh directory under MEM_CKPT_BASE into job->mem_ckpt (said why
+ * not). */
+static int mem_dir_make(struct frr_job *job)
 {
-	char p[] = MEM_CKPT_BASE "/flexrr-ckpt-XXXXXX", every[32];
+	char p[] = MEM_CKPT_PREFIX "XXXXXX";
 	int err;
 
-	if (job->o.p.ckpt_dir || job->on_failure == FRR_ON_FAILURE_FAIL)
-		return 0;
 	if (frr_tmpfs_room(MEM_CKPT_BASE) < 0) {
 		fprintf(stderr,
 			"%s: --on-failure %s without --checkpoint keeps its "
@@ -137,28 +144,89 @@ int frr_job_mem_ckpt(struct frr_job *job)
 		return err;
 	}
 	job->mem_ckpt = strdup(p);
-	err = job->mem_ckpt ? janitor(job) : -ENOMEM;
-	if (err < 0) {
-		fprintf(stderr,
-			"%s: cannot start the helper that removes %s if the "
-			"job is killed (%s): give --checkpoint DIR\n",
-			job->prog, p, strerror(-err));
-		free(job->mem_ckpt);
-		job->mem_ckpt = NULL;
+	if (!job->mem_ckpt) {
 		rmdir(p);
-		return err;
+		return -ENOMEM;
 	}
-	job->mem_janitor = err;
-	job->o.p.ckpt_dir = job->mem_ckpt;
+	job->mem_janitor = -1;
+	return 0;
+}
+
+/* "checkpoints every ... in memory at DIR" */
+static void mem_announce(const struct frr_job *job, const char *who)
+{
+	char every[32];
+
 	if (job->o.p.ckpt_every)
 		snprintf(every, sizeof(every), "%d clock(s)",
 			 job->o.p.ckpt_every);
 	else
 		snprintf(every, sizeof(every), "%g s", job->o.p.ckpt_every_s);
 	fprintf(stderr,
-		"%s: --on-failure %s: checkpoints every %s in memory at %s "
+		"%s: --on-failure %s: checkpoints every %s in memory at %s%s "
 		"(give --checkpoint DIR to keep them elsewhere)\n",
-		job->prog, frr_job_on_failure_name(job->on_failure), every, p);
+		job->prog, frr_job_on_failure_name(job->on_failure), every,
+		job->mem_ckpt, who);
+}
+
+int frr_job_mem_ckpt(struct frr_job *job)
+{
+	int err;
+
+	if (job->o.p.ckpt_dir || job->on_failure == FRR_ON_FAILURE_FAIL)
+		return 0;
+	err = mem_dir_make(job);
+	if (err)
+		return err;
+	err = janitor(job);
+	if (err < 0) {
+		fprintf(stderr,
+			"%s: cannot start the helper that removes %s if the "
+			"job is killed (%s): give --checkpoint DIR\n",
+			job->prog, job->mem_ckpt, strerror(-err));
+		rmdir(job->mem_ckpt);
+		free(job->mem_ckpt);
+		job->mem_ckpt = NULL;
+		return err;
+	}
+	job->mem_janitor = err;
+	job->o.p.ckpt_dir = job->mem_ckpt;
+	mem_announce(job, "");
+	return 0;
+}
+
+int frr_job_mem_ckpt_launched(struct frr_job *job)
+{
+	int err = mem_dir_make(job);
+
+	if (err)
+		return err;
+	job->o.p.ckpt_dir = job->mem_ckpt;
+	mem_announce(job, ", on rank 0's host, for every rank on it");
+	return 0;
+}
+
+int frr_job_mem_ckpt_adopt(struct frr_job *job, const char *dir)
+{
+	const char *tail = dir + strlen(MEM_CKPT_PREFIX);
+
+	/* rank 0's word: a name mem_dir_make gives, nothing else */
+	if (strncmp(dir, MEM_CKPT_PREFIX, strlen(MEM_CKPT_PREFIX)) ||
+	    strlen(tail) != 6 ||
+	    strspn(tail, "abcdefghijklmnopqrstuvwxyz"
+			 "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			 "0123456789") != 6) {
+		frr_err("rank 0 named '%s' as the job's checkpoint directory "
+			"in memory, which is not one it makes: are the ranks "
+			"the same flexrr?",
+			dir);
+		return -EPROTO;
+	}
+	job->mem_ckpt = strdup(dir);
+	if (!job->mem_ckpt)
+		return -ENOMEM;
+	job->mem_janitor = -1;
+	job->o.p.ckpt_dir = job->mem_ckpt;
 	return 0;
 }
 
@@ -181,6 +249,8 @@ void frr_job_mem_ckpt_end(struct frr_job *job, int err)
 			"%s: the job's checkpoints in memory at %s were not "
 			"all removed (above): remove the directory\n",
 			job->prog, d);
+	if (job->mem_janitor < 0) /* launched: none */
+		return;
 	/* the janitor's word: done here */
 	if (send(job->mem_janitor, "x", 1, MSG_NOSIGNAL) != 1)
 		fprintf(stderr,

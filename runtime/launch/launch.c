@@ -488,15 +488,6 @@ int frr_job_start(struct frr_job *job)
 			job->prog);
 		return -EINVAL;
 	}
-	if (job->on_failure == FRR_ON_FAILURE_RECOVER && !job->o.p.ckpt_dir) {
-		fprintf(stderr,
-			"%s: --on-failure recover in a job a launcher started "
-			"needs --checkpoint DIR on storage every host reaches "
-			"(only a local -n P job keeps its checkpoints in "
-			"memory)\n",
-			job->prog);
-		return -EINVAL;
-	}
 	if (frr_job_wants_pmix(job))
 		return run_pmix(job);
 	err = job->joined ? 0 : frr_job_join_launched(job, &env);

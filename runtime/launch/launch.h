@@ -58,6 +58,12 @@ const char *frr_job_on_failure_name(int on_failure);
  * make its checkpoint directory in memory (/dev/shm, mode 0700, a fresh
  * name) and point --checkpoint at it: 0 or a negative errno (said). */
 int frr_job_mem_ckpt(struct frr_job *job);
+/* Launched ranks with --on-failure recover and no --checkpoint: rank 0
+ * makes the directory (no janitor: its process may be lost while the
+ * others carry on) and the others on its host take its name; 0 or a
+ * negative errno (said). */
+int frr_job_mem_ckpt_launched(struct frr_job *job);
+int frr_job_mem_ckpt_adopt(struct frr_job *job, const char *dir);
 /* The job ended (err 0: well): remove that directory, or keep it and say
  * where.  Nothing when there is none. */
 void frr_job_mem_ckpt_end(struct frr_job *job, int err);

@@ -70,6 +70,10 @@ struct recover {
 	char (*maddr)[64];
 	uint64_t run_id;
 	int met; /* maddr and run_id came: a loss can be agreed on */
+	/* launched without --checkpoint: rank 0 makes the directory in its
+	 * host's memory at the meeting (met), for ranks all on that host */
+	int mem;
+	int first_live; /* at the end: the lowest process not lost */
 	/* the highest app clock a failed run had started here (-1: none),
 	 * for the next epoch's count of what ran again */
 	int failed_clock;
@@ -121,6 +125,8 @@ static int epoch_over(const struct recover *rc)
 
 	if (rc->board)
 		return frr_board_epoch(rc->board) != rc->epoch;
+	if (!rc->job->o.p.ckpt_dir) /* not met yet (mem) */
+		return 0;
 	lease_path(rc, rc->epoch + 1, p, sizeof(p));
 	return access(p, F_OK) == 0;
 }
@@ -186,6 +192,8 @@ struct met_msg {
 	char addr[64];
 	char host[64];
 	uint64_t run_id;
+	uint64_t host_id;
+	char ckpt[64]; /* rank 0's checkpoint directory in memory (mem) */
 };
 
 static int loopback(const char *addr)
@@ -218,9 +226,41 @@ static void warn_unreachable(const struct recover *rc,
 			}
 }
 
+/* mem: the ranks take rank 0's directory if all of them run on its host
+ * (the boot id and name: not a host of the same name). */
+static int mem_take(struct recover *rc, struct inst *in,
+		    const struct met_msg *all)
+{
+	int err = 0;
+
+	for (int r = 1; r < rc->P; r++)
+		if (all[r].host_id != all[0].host_id) {
+			if (!rc->me)
+				frr_err("--on-failure recover without "
+					"--checkpoint keeps the checkpoints in "
+					"the memory of rank 0's host (%s), "
+					"which rank %d (on %s) cannot read: "
+					"give --checkpoint DIR on storage "
+					"every host reaches",
+					all[0].host, r, all[r].host);
+			return -EINVAL;
+		}
+	if (!all[0].ckpt[0]) {
+		if (rc->me)
+			frr_err("rank 0 could not make the job's checkpoint "
+				"directory in memory (its message says why)");
+		return -EIO;
+	}
+	if (rc->me)
+		err = frr_job_mem_ckpt_adopt(rc->job, all[0].ckpt);
+	in->o.p.ckpt_dir = rc->job->o.p.ckpt_dir;
+	return err;
+}
+
 static int met(void *arg, struct frr_oob *oob)
 {
-	struct recover *rc = ((struct inst *)arg)->rc;
+	struct inst *in = arg;
+	struct recover *rc = in->rc;
 	struct met_msg mine = { .run_id = 0 }, *all;
 	int err;
 
@@ -236,6 +276,9 @@ static int met(void *arg, struct frr_oob *oob)
 	if (!rc->me && getrandom(&mine.run_id, sizeof(mine.run_id), 0) !=
 			   sizeof(mine.run_id))
 		mine.run_id = frr_mix64(frr_now_ns() ^ (uint64_t)getpid());
+	mine.host_id = frr_rt_host_id();
+	if (rc->mem && !rc->me && !frr_job_mem_ckpt_launched(rc->job))
+		snprintf(mine.ckpt, sizeof(mine.ckpt), "%s", rc->job->mem_ckpt);
 	err = frr_oob_allgather(oob, &mine, sizeof(mine), all, 30000);
 	for (int r = 0; r < rc->P && !err; r++) {
 		/* copied, terminated: a peer's bytes are used only as text */
@@ -243,7 +286,10 @@ static int met(void *arg, struct frr_oob *oob)
 		rc->maddr[r][sizeof(rc->maddr[r]) - 1] = 0;
 		all[r].addr[sizeof(all[r].addr) - 1] = 0;
 		all[r].host[sizeof(all[r].host) - 1] = 0;
+		all[r].ckpt[sizeof(all[r].ckpt) - 1] = 0;
 	}
+	if (!err && rc->mem)
+		err = mem_take(rc, in, all);
 	if (!err && !rc->me && rc->oob0)
 		warn_unreachable(rc, all);
 	rc->run_id = all[0].run_id;
@@ -526,6 +572,7 @@ static int recover_loop(struct recover *rc)
 		plan_epoch(rc, lost, n, ranks, note, sizeof(note));
 	}
 out:
+	rc->first_live = lost ? host_of(lost, P, 0) : 0;
 	free(lost);
 	free(ranks);
 	return err;
@@ -575,8 +622,13 @@ int frr_recover_launched(struct frr_job *job, int me, int size,
 			"(/etc/hosts, DNS), or meet at --rendezvous HOST:PORT "
 			"(--bootstrap tcp)",
 			me);
+	rc.mem = !job->o.p.ckpt_dir;
 	if (!err)
 		err = recover_loop(&rc);
+	/* the directory in memory: the lowest rank left removes it, or keeps
+	 * it and says where when the job failed (a fenced rank is quiet) */
+	if (rc.mem && job->mem_ckpt && rc.first_live == me && err != -ESTALE)
+		frr_job_mem_ckpt_end(job, err);
 	if (rc.mfd >= 0)
 		close(rc.mfd);
 	free(rc.maddr);
