@@ -17,7 +17,9 @@
 #   recover the same death with --on-failure recover: one srun, the
 #           survivors carry on (rank 2's process runs rank 1 too) and print
 #           the uninterrupted job's summary; srun exits 137; ranks that met
-#           at the TCP rendezvous, and through PMIx (--mpi=pmix)
+#           at the TCP rendezvous, and through PMIx (--mpi=pmix); and
+#           through PMIx without --checkpoint (one node: rank 0's directory
+#           in memory, gone after the job)
 #   doctor  the preflight, srun -n 2 flexrr doctor --json: one JSON line per
 #           task, and srun's exit status 1 exactly when one says unhealthy
 #           (this host may have no RDMA device: unhealthy is fine here)
@@ -254,21 +256,27 @@ verdict $ok "srun loop after a rank died ($((SECONDS - s)) s)" "$tries srun(s); 
 # who is left, rank 2's process runs rank 1 too, and the job ends with the
 # uninterrupted answer; srun's exit is the killed task's (137).  Both ways
 # of meeting: the TCP rendezvous, and PMIx (--mpi=pmix), after which the
-# survivors meet again over TCP
-for boot in tcp pmix; do
+# survivors meet again over TCP; the last without --checkpoint (all tasks
+# on this one node: rank 0's directory in memory, removed at the end)
+for boot in tcp pmix pmix-mem; do
 	s=$SECONDS rc=0
 	rm -rf "$ck" "$dir/died"
-	how=(--bootstrap tcp) mpi=()
-	[ $boot = pmix ] && how=(--bootstrap pmix) mpi=(--mpi=pmix)
+	how=(--bootstrap tcp) mpi=() ckpt=(--checkpoint "$ck")
+	[ $boot != tcp ] && how=(--bootstrap pmix) mpi=(--mpi=pmix)
+	[ $boot = pmix-mem ] && ckpt=()
 	FLEXRR_TEST_DIE=1:5:$dir/died timeout 120 srun -n 4 --time=2 "${mpi[@]}" "$B" run "${rargs[@]}" \
-		"${how[@]}" --checkpoint "$ck" --checkpoint-every 2 --on-failure recover \
+		"${how[@]}" "${ckpt[@]}" --checkpoint-every 2 --on-failure recover \
 		toy --items 30 >"$dir/rec-$boot.out" 2>"$dir/rec-$boot.err" || rc=$?
 	got=$(summary "$dir/rec-$boot.out" | sed -E 's/ recovered: .*//')
+	mem=$(sed -n 's|.* in memory at \(/dev/shm/flexrr-ckpt-[A-Za-z0-9]*\),.*|\1|p' "$dir/rec-$boot.err" | head -1)
 	ok=0
 	[ $rc = 137 ] && [ -n "$got" ] && [ "$got" = "$dwant" ] &&
 		grep -q 'recovering (epoch 1): this process runs ranks 1, 2' "$dir/rec-$boot.err" &&
-		grep -q "^flexrr: bootstrap $boot" "$dir/rec-$boot.err" && ok=1
-	verdict $ok "srun --on-failure recover after a rank died, ranks met through $boot ($((SECONDS - s)) s)" "exit $rc; '${got:-no summary line}'"
+		grep -q "^flexrr: bootstrap ${boot%-mem}" "$dir/rec-$boot.err" && ok=1
+	if [ $boot = pmix-mem ] && { [ -z "$mem" ] || [ -e "$mem" ]; }; then
+		ok=0 got="checkpoints in memory: '${mem:-none announced}' not removed ($got)"
+	fi
+	verdict $ok "srun --on-failure recover after a rank died, ranks met through ${boot/-mem/ without --checkpoint} ($((SECONDS - s)) s)" "exit $rc; '${got:-no summary line}'"
 	[ $ok = 1 ] || show "$dir/rec-$boot.err" "$dir/rec-$boot.out"
 done
 
