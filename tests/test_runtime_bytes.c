@@ -404,7 +404,8 @@ static void check_backend(enum frr_tp_backend b)
 	cr_assert_eq(seen, NP * CLOCKS, "%d metrics lines", seen);
 }
 
-Test(runtime_bytes, batches_carry_what_was_written)
+/* The job (slack, standby as set) on every backend of the run. */
+static void check_backends(void)
 {
 	enum frr_tp_backend bs[FRR_TEST_MAX_BACKENDS];
 	int nb = frr_test_backends(bs, FRR_TEST_MAX_BACKENDS);
@@ -415,16 +416,15 @@ Test(runtime_bytes, batches_carry_what_was_written)
 		check_backend(bs[i]);
 }
 
+Test(runtime_bytes, batches_carry_what_was_written)
+{
+	check_backends();
+}
+
 Test(runtime_bytes, ssp_rows_of_one_writer_applied_in_place)
 {
-	enum frr_tp_backend bs[FRR_TEST_MAX_BACKENDS];
-	int nb = frr_test_backends(bs, FRR_TEST_MAX_BACKENDS);
-
-	cr_assert(nb > 0);
-	place();
 	slack = 1;
-	for (int i = 0; i < nb; i++)
-		check_backend(bs[i]);
+	check_backends();
 }
 
 /* --no-standby: every shard pushes only the rows other ranks declared or
@@ -432,14 +432,8 @@ Test(runtime_bytes, ssp_rows_of_one_writer_applied_in_place)
  * all but the pulled one), and the batches are unchanged. */
 Test(runtime_bytes, without_the_standby_pushes_only_what_others_read)
 {
-	enum frr_tp_backend bs[FRR_TEST_MAX_BACKENDS];
-	int nb = frr_test_backends(bs, FRR_TEST_MAX_BACKENDS);
-
-	cr_assert(nb > 0);
-	place();
 	standby = 0;
-	for (int i = 0; i < nb; i++)
-		check_backend(bs[i]);
+	check_backends();
 }
 
 /* A batch writing a row another partition alone declares (applied in
