@@ -180,7 +180,7 @@ Test(runtime_job, threads_share_the_lanes_they_are_given)
 	const char *lanes[] = { "0", "2", "1", "9" };
 	const char *want[] = { "send on 4 lanes; 8 lanes of the other",
 			       "send on 2 lanes; 4 lanes of the other",
-			       "send on 1 lanes; 2 lanes of the other",
+			       "send on 1 lane; 2 lanes of the other",
 			       "send on 4 lanes; 8 lanes of the other" };
 	char first[128], obj[128];
 

@@ -443,9 +443,10 @@ static int lanes_setup(struct frr_rt *rt, const uint8_t *all, size_t ilen)
 	if (!err)
 		err = a.err;
 	if (!err)
-		frr_info("rank %d: its %d worker threads send on %d lanes; "
+		frr_info("rank %d: its %d worker threads send on %d lane%s; "
 			 "%d lanes of the other ranks connected to it",
-			 rt->rank, rt->T, rt->nlanes, rt->nlane_in);
+			 rt->rank, rt->T, rt->nlanes,
+			 rt->nlanes == 1 ? "" : "s", rt->nlane_in);
 	return err ? err : lanes_share(rt);
 }
 
