@@ -189,6 +189,11 @@ Test(runtime_mpirun, recover_keeps_the_survivors)
 	free(r);
 }
 
+/* Rank 1's run, its exit held back 2 s: mpirun kills the job when a rank
+ * exits non-zero, and rank 0's last words (and its removal of a directory)
+ * must come first (under TSan they once did not). */
+#define RANK1_LATE "{ $run; rc=\\$?; sleep 2; exit \\$rc; }"
+
 /* mpirun -np 2 sh -c cmd (cmd tells its ranks apart by
  * OMPI_COMM_WORLD_RANK), into r. */
 static void mpirun_sh2(struct rt_run *r, char *cmd)
@@ -262,7 +267,7 @@ Test(runtime_mpirun, pmix_recovery_says_when_hosts_cannot_reach_each_other)
 			 "run='%s run --rendezvous-timeout 5 --clocks 4 "
 			 "--checkpoint %s/ck%d --on-failure recover toy'; "
 			 "[ \"$OMPI_COMM_WORLD_RANK\" = 1 ] && exec unshare -u "
-			 "sh -c \"hostname %s && exec $run\"; exec $run",
+			 "sh -c \"hostname %s && " RANK1_LATE "\"; exec $run",
 			 rt_bin(), dir, i, names[i]);
 		mpirun_sh2(r, cmd);
 		if (!i) {
@@ -315,8 +320,8 @@ Test(runtime_mpirun, recovery_in_memory_needs_one_host)
 	snprintf(cmd, sizeof(cmd),
 		 "run='%s run --rendezvous-timeout 5 --clocks 4 --on-failure "
 		 "recover toy'; [ \"$OMPI_COMM_WORLD_RANK\" = 1 ] && exec "
-		 "unshare -u sh -c \"hostname localhost && exec $run\"; exec "
-		 "$run",
+		 "unshare -u sh -c \"hostname localhost && " RANK1_LATE
+		 "\"; exec $run",
 		 rt_bin());
 	mpirun_sh2(r, cmd);
 	cr_assert_neq(r->code, 0, "%s", r->err);
