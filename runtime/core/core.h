@@ -59,6 +59,9 @@
  * collectives): the words of every message that timed out there. */
 #define FRR_RT_TIMEOUT_HINT "raise --timeout if the machine is busy"
 
+/* helpers per worker when --rr-group is not given (at most W - 1) */
+#define FRR_RR_GROUP_DEFAULT 4
+
 /* RapidReassignment's options (rr/ reads them; --stragglers and --trace
  * serve every mode). */
 struct frr_rr_opts {

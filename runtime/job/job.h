@@ -61,7 +61,6 @@ struct frr_loading {
 	pthread_t th;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	pthread_condattr_t attr;
 	const char *app;
 	double every_s;
 	int started, done;

@@ -63,20 +63,22 @@ static double every_s(void)
 
 void frr_rt_loading_begin(struct frr_rt *rt, struct frr_loading *l)
 {
+	pthread_condattr_t attr;
+
 	memset(l, 0, sizeof(*l));
 	if (rt->rank != 0 || rt->prm->quiet)
 		return;
 	l->app = rt->app->name;
 	l->every_s = every_s();
 	pthread_mutex_init(&l->lock, NULL);
-	pthread_condattr_init(&l->attr);
-	pthread_condattr_setclock(&l->attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&l->cond, &l->attr);
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&l->cond, &attr);
+	pthread_condattr_destroy(&attr);
 	/* no notice is no failure: the job runs without it */
 	l->started = !pthread_create(&l->th, NULL, notice_main, l);
 	if (!l->started) {
 		pthread_cond_destroy(&l->cond);
-		pthread_condattr_destroy(&l->attr);
 		pthread_mutex_destroy(&l->lock);
 	}
 }
@@ -91,7 +93,6 @@ void frr_rt_loading_end(struct frr_loading *l)
 	pthread_mutex_unlock(&l->lock);
 	pthread_join(l->th, NULL);
 	pthread_cond_destroy(&l->cond);
-	pthread_condattr_destroy(&l->attr);
 	pthread_mutex_destroy(&l->lock);
 	l->started = 0;
 }

@@ -355,7 +355,8 @@ static void refuse(const struct frr_rt *rt, const struct mem_info *all, int r,
 	double table = 0;
 	char lanes[160] = "", group[160] = "";
 	/* helpers hold their helpees' declared rows (table/hold.c) */
-	int g = rt->prm->rr.group_size > 0 ? rt->prm->rr.group_size : 4;
+	int g = rt->prm->rr.group_size > 0 ? rt->prm->rr.group_size
+					   : FRR_RR_GROUP_DEFAULT;
 
 	for (int t = 0; t < rt->tb->ntables; t++)
 		table +=
