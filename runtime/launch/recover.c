@@ -288,6 +288,17 @@ static int met(void *arg, struct frr_oob *oob)
 		all[r].host[sizeof(all[r].host) - 1] = 0;
 		all[r].ckpt[sizeof(all[r].ckpt) - 1] = 0;
 	}
+	for (int r = 0; r < rc->P && !err; r++)
+		if (!all[r].addr[0]) {
+			/* it said why; the others stop now, not when their
+			 * fence fails as its process exits */
+			if (r != rc->me)
+				frr_err("--on-failure recover: rank %d cannot "
+					"listen for the others to agree after "
+					"a loss (its message says why)",
+					r);
+			err = -EHOSTUNREACH;
+		}
 	if (!err && rc->mem)
 		err = mem_take(rc, in, all);
 	if (!err && !rc->me && rc->oob0)
@@ -614,7 +625,7 @@ int frr_recover_launched(struct frr_job *job, int me, int size,
 	 * the address other hosts reach it by (the port only routes) */
 	err = frr_members_listen(addr ? addr : "*:1", &rc.mfd, rc.maddr[me],
 				 sizeof(rc.maddr[me]));
-	if (err && !addr)
+	if (err && !addr) {
 		frr_err("--on-failure recover: rank %d cannot listen for the "
 			"other ranks where this host's name resolves (see the "
 			"message above), which they would reach it at to agree "
@@ -622,6 +633,11 @@ int frr_recover_launched(struct frr_job *job, int me, int size,
 			"(/etc/hosts, DNS), or meet at --rendezvous HOST:PORT "
 			"(--bootstrap tcp)",
 			me);
+		/* still meet, with no address, so that every rank stops
+		 * with a reason rather than waiting on this one */
+		rc.maddr[me][0] = 0;
+		err = 0;
+	}
 	rc.mem = !job->o.p.ckpt_dir;
 	if (!err)
 		err = recover_loop(&rc);
