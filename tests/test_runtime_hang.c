@@ -131,8 +131,8 @@ Test(runtime_hang, a_rank_stopped_in_setup_is_not_called_dead)
 		return;
 	res = calloc(1, sizeof(*res));
 	l = rt_spawn(rt_run_argv(&a, 2, 1, NULL, "--timeout", "3",
-				 "--rendezvous-timeout", "3", "--dead-timeout",
-				 "1", "-q", "toy"),
+				 "--load-timeout", "3", "--rendezvous-timeout",
+				 "3", "--dead-timeout", "1", "-q", "toy"),
 		     NULL, "setup-stop");
 	while (children(l, rank, 1) < 1 && rt_now() - t0 < 10)
 		usleep(100);

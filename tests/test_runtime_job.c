@@ -274,6 +274,36 @@ Test(runtime_job, a_long_load_says_it_is_loading)
 	free(r);
 }
 
+/* A rank that loads its input later than another (a slower disk: here
+ * rank 1 starts its load 2 s late) is waited for up to --load-timeout,
+ * not failed at the --timeout that finds a hung clock; past
+ * --load-timeout the job fails naming it.  Host only (no backend in it). */
+Test(runtime_job, a_rank_that_loads_late_is_waited_for)
+{
+	struct rt_run *r = calloc(1, sizeof(*r));
+	char *env[] = { "FLEXRR_TEST_LOAD_DELAY=1:2", NULL };
+	struct rt_argv a;
+
+	if (frr_test_quick())
+		cr_skip_test("on the host only (see above)");
+	rt_exec(r,
+		rt_run_argv(&a, 2, 1, backend0(), "--clocks", "2", "--timeout",
+			    "0.5", "toy"),
+		env, 60);
+	cr_assert_eq(r->code, 0, "%s", r->err);
+	cr_assert(strstr(r->out, "flexrr: done "), "%s", r->out);
+	rt_exec(r,
+		rt_run_argv(&a, 2, 1, backend0(), "--clocks", "2", "--timeout",
+			    "0.5", "--load-timeout", "0.5", "toy"),
+		env, 60);
+	cr_assert_neq(r->code, 0, "%s", r->err);
+	cr_assert(strstr(r->err, "a rank did not answer within 500 ms while "
+				 "the ranks load their input") &&
+		      strstr(r->err, "raise --load-timeout"),
+		  "%s", r->err);
+	free(r);
+}
+
 Test(runtime_job, bad_options)
 {
 	struct rt_run *r = calloc(1, sizeof(*r));

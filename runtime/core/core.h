@@ -119,6 +119,9 @@ struct frr_rt_params {
 	const char *load_path;
 	int timeout_ms; /* a wait with no progress for this long fails */
 	int dead_ms;	/* a peer silent this long is declared dead */
+	/* the collectives' wait while the input loads, which one rank may
+	 * do slower than another without a hang (job/loading.c) */
+	int load_ms;
 	/* worker delay_worker sleeps delay_factor x its loop time every
 	 * delay_every-th clock (bench; --stragglers is richer) */
 	int delay_worker;
@@ -240,6 +243,7 @@ struct frr_rt {
 	_Atomic uint64_t *lb_item;
 	int rr_reassign; /* flexrr and rr modes: RapidReassignment runs */
 	int flush_ms;	 /* data-path flush timeout: --dead-timeout / 3 */
+	int loading;	 /* the input loads: collectives wait prm->load_ms */
 	double t0;
 	/* the app's clock of internal clock 0 (a resumed run counts its
 	 * clocks from 0 like any run) */
@@ -428,11 +432,14 @@ int frr_rt_peer_fail_on(struct frr_rt *rt, int peer, struct frr_tp_ep *seen,
 			const char *how);
 
 /* ---- core/oob.c: the runtime's collectives over the bootstrap ---- */
-/* frr_oob_allgather / _barrier within --timeout; a failure is logged once,
- * naming `what` (e.g. "exchanging memory plans") and what to do. */
+/* frr_oob_allgather / _barrier within frr_rt_oob_ms; a failure is logged
+ * once, naming `what` (e.g. "exchanging memory plans") and what to do. */
 int frr_rt_allgather(struct frr_rt *rt, const char *what, const void *mine,
 		     size_t len, void *all);
 int frr_rt_barrier(struct frr_rt *rt, const char *what);
+/* How long a collective waits: --load-timeout while the input loads, else
+ * --timeout. */
+int frr_rt_oob_ms(const struct frr_rt *rt);
 /* The same report for a collective the caller runs itself (another wait,
  * frr_oob_allgatherv).  Returns err. */
 int frr_rt_oob_failed(const struct frr_rt *rt, const char *what, int err,

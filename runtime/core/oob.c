@@ -12,10 +12,22 @@
 #include "flexrr/log.h"
 #include "core.h"
 
+int frr_rt_oob_ms(const struct frr_rt *rt)
+{
+	return rt->loading ? rt->prm->load_ms : rt->prm->timeout_ms;
+}
+
 int frr_rt_oob_failed(const struct frr_rt *rt, const char *what, int err,
 		      int wait_ms)
 {
-	if (err == -ETIMEDOUT)
+	if (err == -ETIMEDOUT && rt->loading)
+		frr_err("rank %d: %s: a rank did not answer within %d ms "
+			"while the ranks load their input (see the message "
+			"above): it is stopped, hung, or loads its input that "
+			"much slower than this one; raise --load-timeout if "
+			"it does",
+			rt->rank, what, wait_ms);
+	else if (err == -ETIMEDOUT)
 		frr_err("rank %d: %s: a rank did not answer within %d ms "
 			"(see the message above): it is stopped, hung or "
 			"overloaded; " FRR_RT_TIMEOUT_HINT,
@@ -30,15 +42,15 @@ int frr_rt_oob_failed(const struct frr_rt *rt, const char *what, int err,
 int frr_rt_allgather(struct frr_rt *rt, const char *what, const void *mine,
 		     size_t len, void *all)
 {
-	int err =
-	    frr_oob_allgather(rt->oob, mine, len, all, rt->prm->timeout_ms);
+	int ms = frr_rt_oob_ms(rt),
+	    err = frr_oob_allgather(rt->oob, mine, len, all, ms);
 
-	return err ? frr_rt_oob_failed(rt, what, err, rt->prm->timeout_ms) : 0;
+	return err ? frr_rt_oob_failed(rt, what, err, ms) : 0;
 }
 
 int frr_rt_barrier(struct frr_rt *rt, const char *what)
 {
-	int err = frr_oob_barrier(rt->oob, rt->prm->timeout_ms);
+	int ms = frr_rt_oob_ms(rt), err = frr_oob_barrier(rt->oob, ms);
 
-	return err ? frr_rt_oob_failed(rt, what, err, rt->prm->timeout_ms) : 0;
+	return err ? frr_rt_oob_failed(rt, what, err, ms) : 0;
 }

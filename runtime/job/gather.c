@@ -86,7 +86,7 @@ int frr_rt_app_gather(struct frr_rt *rt)
 	me.status = err > 0 ? -EINVAL : err;
 	me.len = err ? 0 : mlen;
 	/* a peer with a piece like ours takes about as long as we did */
-	wait_ms = rt->prm->timeout_ms + (int)(4000 * (frr_rt_clock_now() - t0));
+	wait_ms = frr_rt_oob_ms(rt) + (int)(4000 * (frr_rt_clock_now() - t0));
 	info = calloc((size_t)rt->P, sizeof(*info));
 	lens = calloc((size_t)rt->P, sizeof(*lens));
 	blobs = calloc((size_t)rt->P, sizeof(*blobs));
@@ -123,10 +123,10 @@ int frr_rt_app_gather(struct frr_rt *rt)
 		at += lens[r];
 	}
 	t0 = frr_rt_clock_now();
-	err = frr_oob_allgatherv(rt->oob, mine, lens, buf, rt->prm->timeout_ms);
+	err = frr_oob_allgatherv(rt->oob, mine, lens, buf, frr_rt_oob_ms(rt));
 	if (err)
 		frr_rt_oob_failed(rt, "exchanging the input pieces", err,
-				  rt->prm->timeout_ms);
+				  frr_rt_oob_ms(rt));
 	frr_dbg("rank %d: %zu bytes of input pieces exchanged in %.1f s",
 		rt->rank, total, frr_rt_clock_now() - t0);
 	if (!err)

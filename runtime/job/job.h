@@ -61,10 +61,12 @@ struct frr_loading {
 	pthread_t th;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
+	struct frr_rt *rt;
 	const char *app;
 	double every_s;
 	int started, done;
 };
+/* From here to frr_rt_loading_end the collectives wait --load-timeout. */
 void frr_rt_loading_begin(struct frr_rt *rt, struct frr_loading *l);
 void frr_rt_loading_end(struct frr_loading *l);
 /* This host, as the ranks that share its memory see it: its name and boot

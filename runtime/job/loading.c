@@ -7,6 +7,11 @@
  * FRR_LOADING_EVERY_S of loading; the other ranks load alike and stay
  * quiet.  A thread of its own, because the load is the app's code, which
  * the runtime does not interrupt.
+ *
+ * Ranks load alike but not always as fast (one host's disk or share of a
+ * file system is slower): while they load, a rank waits for the others up
+ * to --load-timeout (600 s), not the --timeout (60 s) that finds a hung
+ * clock.  With no heartbeats yet, a rank hung in its load is found then.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -61,11 +66,28 @@ static double every_s(void)
 	return s > 0 && s < 3600 ? s : FRR_LOADING_EVERY_S;
 }
 
+/* FLEXRR_TEST_LOAD_DELAY=R:S: rank R starts its load S s late (tests) */
+static void test_delay(int rank)
+{
+	const char *e = getenv("FLEXRR_TEST_LOAD_DELAY");
+	char *end;
+	long r = e ? strtol(e, &end, 10) : -1;
+	double s = r == rank && *end == ':' ? strtod(end + 1, NULL) : 0;
+	struct timespec ts = { .tv_sec = (time_t)s };
+
+	ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
+	if (s > 0 && s < 3600)
+		nanosleep(&ts, NULL);
+}
+
 void frr_rt_loading_begin(struct frr_rt *rt, struct frr_loading *l)
 {
 	pthread_condattr_t attr;
 
 	memset(l, 0, sizeof(*l));
+	l->rt = rt;
+	rt->loading = 1;
+	test_delay(rt->rank);
 	if (rt->rank != 0 || rt->prm->quiet)
 		return;
 	l->app = rt->app->name;
@@ -85,6 +107,7 @@ void frr_rt_loading_begin(struct frr_rt *rt, struct frr_loading *l)
 
 void frr_rt_loading_end(struct frr_loading *l)
 {
+	l->rt->loading = 0;
 	if (!l->started)
 		return;
 	pthread_mutex_lock(&l->lock);

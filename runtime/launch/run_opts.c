@@ -121,7 +121,8 @@ static int seconds_ms(const struct frr_job *job, const char *name,
 	return 0;
 }
 
-/* --timeout, --dead-timeout: seconds given, milliseconds kept */
+/* --timeout, --dead-timeout, --load-timeout: seconds given, milliseconds
+ * kept */
 static int opt_ms(void *obj, const struct frr_opt *o, const char *v)
 {
 	return seconds_ms(job_of(obj), o->name, v, field(obj, o));
@@ -384,6 +385,10 @@ static const struct frr_opt run_table[] = {
 	FRR_OPT("dead-timeout", 0, FRR_OPT_FUNC, F(o.p.dead_ms), 0, 0,
 		.parse = opt_ms, DEFTEXT("5"), .group = JOB, .arg = "S",
 		.help = "a silent peer is declared dead after S s"),
+	FRR_OPT("load-timeout", 0, FRR_OPT_FUNC, F(o.p.load_ms), 0, 0,
+		.parse = opt_ms, DEFTEXT("600"), .group = JOB, .arg = "S",
+		.help = "while the ranks load their input, fail when one\n"
+			"waited S s for another (a slower disk is no hang)"),
 	FRR_OPT("delay-worker", 0, FRR_OPT_FUNC, F(o.p.delay_worker), 0, 0,
 		.parse = opt_delay, .group = JOB, .arg = "W,E,F",
 		.help = "bench: worker W sleeps F x its clock time every\n"
