@@ -33,7 +33,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 		FUZZ_CHECK(o->nprocs >= 1 && o->p.threads >= 1 &&
 			   o->p.clocks >= 1);
 		FUZZ_CHECK(o->p.slack >= 0);
-		FUZZ_CHECK(o->p.timeout_ms >= 1 && o->p.dead_ms >= 1);
+		FUZZ_CHECK(o->p.timeout_ms >= 1 && o->p.dead_ms >= 1 &&
+			   o->p.load_ms >= 1);
 		FUZZ_CHECK(job.rdv_timeout > 0 && isfinite(job.rdv_timeout));
 		FUZZ_CHECK(isfinite(o->p.rr.threshold) &&
 			   isfinite(o->p.rr.min_share));
