@@ -190,14 +190,24 @@ static void check_oversubscription(struct frr_job *job)
 					: " (scaled)");
 }
 
+/* After a rank failed, how long the others get to end on their own: they
+ * see a peer gone at once and a silent one after the --dead-timeout, so a
+ * rank still there after three of those and 2 s is stopped or hung (or
+ * fenced, continued and not ended): killed then, and at most after 15 s. */
+static int grace_ms(const struct frr_job *job)
+{
+	long long g = 3LL * job->o.p.dead_ms + 2000;
+
+	return g < 15000 ? (int)g : 15000;
+}
+
 /* Fork P ranks once; they meet at a loopback socket bound before. */
 static int launch_once(struct frr_job *job, struct frr_launch_result *res,
 		       struct frr_board *board)
 {
-	/* no deadline: jobs run as long as they make progress (--timeout);
-	 * after a rank fails the others get 15 s to name the dead peer */
+	/* no deadline: jobs run as long as they make progress (--timeout) */
 	struct frr_launch_cfg cfg = { .nprocs = job->o.nprocs,
-				      .grace_ms = 15000,
+				      .grace_ms = grace_ms(job),
 				      .flags = FRR_LAUNCH_NO_RELAY |
 					       FRR_LAUNCH_QUIET_EXITS,
 				      .result = res };
