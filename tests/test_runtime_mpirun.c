@@ -339,3 +339,41 @@ Test(runtime_mpirun, recovery_in_memory_needs_one_host)
 	mem_dir_gone(r->err);
 	free(r);
 }
+
+/*
+ * --checkpoint DIR that the ranks do not share (rank 1 sees a tmpfs of its
+ * own at DIR's path, in a mount namespace, as a node-local /tmp would be on
+ * another host): refused at the start, naming the rank, its host and what
+ * to give, not found out at the first loss or resume; the test file rank 0
+ * left in DIR is gone.
+ */
+Test(runtime_mpirun, checkpoint_dir_the_ranks_do_not_share)
+{
+	struct rt_run *r = calloc(1, sizeof(*r));
+	char dir[64] = "/tmp/frr-rt-unshared-XXXXXX", cmd[1024], rm[96];
+
+	if (access("/usr/bin/mpirun", X_OK))
+		cr_skip_test("mpirun not installed (Debian: openmpi-bin)");
+	if (system("unshare -mu true 2>/dev/null"))
+		cr_skip_test("cannot make a mount namespace (not root?)");
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(cmd, sizeof(cmd),
+		 "run='%s run --rendezvous-timeout 5 --clocks 4 --checkpoint "
+		 "%s/ck toy'; [ \"$OMPI_COMM_WORLD_RANK\" = 1 ] && exec "
+		 "unshare -mu sh -c \"hostname frr-other-host && mount -t "
+		 "tmpfs none %s && " RANK1_LATE "\"; exec $run",
+		 rt_bin(), dir, dir);
+	mpirun_sh2(r, cmd);
+	cr_assert_neq(r->code, 0, "%s", r->err);
+	cr_assert(strstr(r->err, "rank 1 (on host frr-other-host) does not "
+				 "find the file rank 0") &&
+		      strstr(r->err, "the ranks do not share that directory") &&
+		      strstr(r->err, "storage every host reaches"),
+		  "%s", r->err);
+	snprintf(cmd, sizeof(cmd), "ls -A %s/ck | grep -q flexrr-shared", dir);
+	cr_assert_neq(system(cmd), 0, "rank 0's test file is left in %s/ck",
+		      dir);
+	snprintf(rm, sizeof(rm), "rm -rf %s", dir);
+	cr_assert_eq(system(rm), 0);
+	free(r);
+}

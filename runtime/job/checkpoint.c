@@ -248,7 +248,8 @@ int frr_rt_ckpt_init(struct frr_rt *rt)
 		err = ck_check_fresh(rt);
 	if (!err)
 		err = frr_ckpt_writer_start(rt);
-	return frr_ckpt_agree(rt, err);
+	err = frr_ckpt_agree(rt, err);
+	return err ? err : frr_ckpt_dir_shared(rt);
 }
 
 void frr_rt_ckpt_fini(struct frr_rt *rt)

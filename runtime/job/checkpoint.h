@@ -153,6 +153,9 @@ void frr_ckpt_glob_take(const struct frr_rt *rt, int ac,
 int frr_ckpt_has_app_state(const struct frr_rt *rt);
 /* Collective: err, or the first other rank's error, on every rank. */
 int frr_ckpt_agree(struct frr_rt *rt, int err);
+/* Every rank finds the file rank 0 leaves in --checkpoint DIR, or the job
+ * stops saying that DIR is not shared (job/ckpt_shared.c; collective). */
+int frr_ckpt_dir_shared(struct frr_rt *rt);
 /* The ctl word where rank r tells the internal clock + 1 of its newest
  * checkpoint files on disk (the second word of its fin slot). */
 size_t frr_ckpt_durable_off(const struct frr_rt *rt, int r);
