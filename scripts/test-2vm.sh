@@ -15,6 +15,8 @@
 #   recover  --on-failure recover, rank 1 in VM b SIGKILLs itself at clock
 #         3: rank 0 in VM a runs both ranks from the checkpoint the VMs share
 #         and prints the bsp summary line
+#   unshared  --checkpoint in each VM's own /tmp: both ranks refuse the job
+#         at the start, rank 0 naming rank 1's host and what to give
 #   kill  SIGKILL of rank 1 in VM b: rank 0 in VM a exits non-zero within
 #         10 s, naming rank 1
 # One boot of the pair (--smp 1 each); both VMs are stopped on any exit.
@@ -69,6 +71,11 @@ ok=0
 [ "$(f recover.a.rc)" = 0 ] && [ "$(f recover.b.rc)" = 137 ] && [ -n "$said" ] && [ "$got" = "$want" ] && ok=1
 verdict recover $ok "exit a=$(f recover.a.rc) b=$(f recover.b.rc); ${said:-no recovery said}; '${got:-none}'"
 
+said=$(grep -m1 'rank 1 (on host .*) does not find the file rank 0 .*the ranks do not share that directory' "$scratch/unshared.a.err" 2>/dev/null || true)
+ok=0
+[ "$(f unshared.a.rc)" = 1 ] && [ "$(f unshared.b.rc)" = 1 ] && [ -n "$said" ] && ok=1
+verdict unshared $ok "exit a=$(f unshared.a.rc) b=$(f unshared.b.rc); ${said:-no refusal naming rank 1}"
+
 line=$(grep -m1 'items done by worker 1' "$scratch/rr.a.out" 2>/dev/null || true)
 ok=0
 both_ok rr && [ -n "$line" ] && ok=1
@@ -97,5 +104,5 @@ if [ $fails != 0 ] || [ $vmrc != 0 ]; then
 		tail -5 "$f"
 	done
 fi
-echo "test-2vm: $((5 - fails)) passed, $fails failed; VM pair exit $vmrc; $((SECONDS - t0)) s"
+echo "test-2vm: $((6 - fails)) passed, $fails failed; VM pair exit $vmrc; $((SECONDS - t0)) s"
 [ $fails = 0 ] && [ $vmrc = 0 ]

@@ -12,7 +12,8 @@
 # Jobs: bsp (BSP, fixed seed), rr (FlexRR, persistent straggler on rank 0,
 # every item exactly once: test_rr_job), mtu (VM b's netdev MTU raised to
 # 4200 first), recover (rank 1 SIGKILLs itself at clock 3, --on-failure
-# recover: rank 0 runs both ranks from the checkpoint in SCRATCH), kill (VM b
+# recover: rank 0 runs both ranks from the checkpoint in SCRATCH), unshared
+# (--checkpoint in each VM's own /tmp: refused at the start), kill (VM b
 # SIGKILLs its rank mid-job; VM a times its rank's exit).
 build=$1 out=$2
 vm=$SOFTROCE_VM
@@ -52,6 +53,11 @@ job bsp 7101 "$B" run --backend verbs "${bsp_args[@]}"
 job recover 7105 env FLEXRR_TEST_DIE=1:3:$out/recover.died "$B" run --backend verbs \
 	--bootstrap tcp --checkpoint "$out/recover.ck" --checkpoint-every 1 \
 	--on-failure recover "${bsp_args[@]}"
+
+# A checkpoint directory the VMs do not share (each its own /tmp): refused
+# at the start by both ranks, rank 0 naming rank 1 and its host
+job unshared 7106 "$B" run --backend verbs --checkpoint /tmp/unshared.ck \
+	"${bsp_args[@]}"
 
 job rr 7102 "$build/tests/test_rr_job" --jobs 1 \
 	--filter 'rr_job/launcher_started_rank_across_hosts'
