@@ -20,18 +20,16 @@ int frr_rt_oob_ms(const struct frr_rt *rt)
 int frr_rt_oob_failed(const struct frr_rt *rt, const char *what, int err,
 		      int wait_ms)
 {
-	if (err == -ETIMEDOUT && rt->loading)
-		frr_err("rank %d: %s: a rank did not answer within %d ms "
-			"while the ranks load their input (see the message "
-			"above): it is stopped, hung, or loads its input that "
-			"much slower than this one; raise --load-timeout if "
-			"it does",
-			rt->rank, what, wait_ms);
-	else if (err == -ETIMEDOUT)
-		frr_err("rank %d: %s: a rank did not answer within %d ms "
-			"(see the message above): it is stopped, hung or "
-			"overloaded; " FRR_RT_TIMEOUT_HINT,
-			rt->rank, what, wait_ms);
+	if (err == -ETIMEDOUT)
+		frr_err(
+		    "rank %d: %s: a rank did not answer within %d ms%s (see "
+		    "the message above): it is stopped, hung or %s",
+		    rt->rank, what, wait_ms,
+		    rt->loading ? " while the ranks load their input" : "",
+		    rt->loading ? "loads its input that much slower than "
+				  "this one; raise --load-timeout if it "
+				  "does"
+				: "overloaded; " FRR_RT_TIMEOUT_HINT);
 	else
 		frr_err("rank %d: %s failed (%s): another rank failed or "
 			"left, see its message",

@@ -11,16 +11,15 @@
  */
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "flexrr/base.h"
+#include "flexrr/file.h"
 #include "checkpoint.h"
 #include "job.h"
 
@@ -75,18 +74,17 @@ static int read_probe(const char *dir, const struct probe *p)
 {
 	char path[4200];
 	uint8_t got[sizeof(p->nonce)];
-	struct stat st;
-	int fd, err = 0;
+	FILE *f;
+	int err;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, p->name);
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
-	    read(fd, got, sizeof(got)) != (ssize_t)sizeof(got) ||
+	err = frr_file_open_own(path, NULL, &f);
+	if (err)
+		return err;
+	if (fread(got, 1, sizeof(got), f) != sizeof(got) ||
 	    memcmp(got, p->nonce, sizeof(got)))
 		err = -EBADMSG;
-	close(fd);
+	fclose(f);
 	return err;
 }
 

@@ -123,10 +123,11 @@ int frr_rt_app_gather(struct frr_rt *rt)
 		at += lens[r];
 	}
 	t0 = frr_rt_clock_now();
-	err = frr_oob_allgatherv(rt->oob, mine, lens, buf, frr_rt_oob_ms(rt));
+	wait_ms = frr_rt_oob_ms(rt);
+	err = frr_oob_allgatherv(rt->oob, mine, lens, buf, wait_ms);
 	if (err)
 		frr_rt_oob_failed(rt, "exchanging the input pieces", err,
-				  frr_rt_oob_ms(rt));
+				  wait_ms);
 	frr_dbg("rank %d: %zu bytes of input pieces exchanged in %.1f s",
 		rt->rank, total, frr_rt_clock_now() - t0);
 	if (!err)
