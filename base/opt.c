@@ -357,6 +357,31 @@ int frr_opt_check(const struct frr_opt_set *s, int argc, char **argv)
 	return rc > 0 ? 0 : rc; /* help is not an error */
 }
 
+int frr_opt_outputs(const struct frr_opt_set *s, int argc, char **argv,
+		    frr_opt_output_fn fn, void *ctx)
+{
+	const unsigned out = FRR_OPT_OUTFILE | FRR_OPT_OUTDIR;
+	void *obj = calloc(1, s->size ? s->size : 1);
+	int rc;
+
+	if (!obj)
+		return -ENOMEM;
+	frr_opt_defaults(s, obj);
+	rc = frr_opt_parse(s, obj, argc, argv, NULL);
+	rc = rc > 0 ? 0 : rc; /* --help: nothing to write */
+	for (const struct frr_opt *o = s->opts; !rc && o->name; o++) {
+		const char *v;
+
+		if (o->kind != FRR_OPT_STRING || !(o->flags & out))
+			continue;
+		memcpy(&v, (const char *)obj + o->off, sizeof(v));
+		if (v)
+			rc = fn(ctx, o, v);
+	}
+	free(obj);
+	return rc;
+}
+
 int frr_opt_set_one(const struct frr_opt_set *s, void *obj, const char *name,
 		    const char *value)
 {

@@ -510,6 +510,96 @@ Test(opt_tables, an_app_with_only_a_table_is_checked_before_the_job)
 	cr_expect_eq(frr_opt_set_one(&tiny_set, &o, "k", "0"), -EINVAL);
 }
 
+/* An app's own outputs (FRR_OPT_OUTFILE, FRR_OPT_OUTDIR) are checked with
+ * the run's before the job starts: a model saved to a directory that is
+ * not there failed only when first written, after the input loaded and a
+ * clock ran (lda, mlr --save). */
+struct out_opts {
+	const char *save, *dir, *in, *log;
+};
+
+static const struct frr_opt out_table[] = {
+	FRR_OPT("save", 0, FRR_OPT_STRING, offsetof(struct out_opts, save), 0,
+		0, .flags = FRR_OPT_OUTFILE),
+	FRR_OPT("dir", 0, FRR_OPT_STRING, offsetof(struct out_opts, dir), 0, 0,
+		.flags = FRR_OPT_OUTDIR),
+	FRR_OPT("in", 0, FRR_OPT_STRING, offsetof(struct out_opts, in), 0, 0),
+	FRR_OPT("log", 0, FRR_OPT_STRING, offsetof(struct out_opts, log), 0, 0,
+		.def.s = "/nonexistent/default.log", .flags = FRR_OPT_OUTFILE),
+	{ 0 },
+};
+
+static const struct frr_opt_set out_set = {
+	.prog = "outs",
+	.see = "'outs --help'",
+	.opts = out_table,
+	.size = sizeof(struct out_opts),
+};
+
+struct seen_out {
+	char what[4][160];
+	int n;
+};
+
+static int note_out(void *ctx, const struct frr_opt *o, const char *v)
+{
+	struct seen_out *so = ctx;
+
+	if (so->n < 4)
+		snprintf(so->what[so->n++], sizeof(so->what[0]), "%s=%s%s",
+			 o->name, v, (o->flags & FRR_OPT_OUTDIR) ? "/" : "");
+	return 0;
+}
+
+static int out_create(const struct frr_job_info *job, int argc, char **argv,
+		      void **app)
+{
+	(void)job, (void)argc, (void)argv, (void)app;
+	return -ENOSYS; /* never reached: every case is a usage error */
+}
+
+Test(opt_tables, an_apps_outputs_are_checked_before_the_job)
+{
+	static const struct frr_app_ops outs = {
+		.size = sizeof(struct frr_app_ops),
+		.name = "outs",
+		.create = out_create,
+		.opts = &out_set,
+	};
+	static const struct frr_app_ops *const apps[] = { &outs, NULL };
+	char *bad[][5] = {
+		/* the default --log is under /nonexistent */
+		{ "prog", "outs", "--save", "/tmp/m.bin", NULL },
+		{ "prog", "outs", "--log", "/nonexistent/x/m.log", NULL },
+		{ "prog", "outs", "--log", "/tmp", NULL },
+		{ "prog", "outs", "--log", "/proc/m.log", NULL },
+		{ "prog", "outs", "--dir", "/nonexistent", NULL },
+		{ "prog", "outs", "--dir", "/proc/self/status", NULL },
+	};
+	struct seen_out so = { 0 };
+	char *argv[] = { "outs",   "--in", "/nonexistent/in",
+			 "--save", "a/m",  "--dir=/tmp",
+			 NULL };
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		cr_expect_eq(frr_run_main(4, bad[i], apps), 2,
+			     "case %zu (%s %s): not a usage error", i,
+			     bad[i][2], bad[i][3]);
+	/* the walk by itself: the outputs set or defaulted, not the input */
+	cr_assert_eq(frr_opt_outputs(&out_set, 6, argv, note_out, &so), 0);
+	cr_assert_eq(so.n, 3, "%d outputs", so.n);
+	cr_expect_str_eq(so.what[0], "save=a/m");
+	cr_expect_str_eq(so.what[1], "dir=/tmp/");
+	cr_expect_str_eq(so.what[2], "log=/nonexistent/default.log");
+	/* a bad argument is said and refused, nothing listed */
+	so.n = 0;
+	cr_expect_eq(frr_opt_outputs(&out_set, 2,
+				     (char *[]){ "outs", "--nope", NULL },
+				     note_out, &so),
+		     -EINVAL);
+	cr_expect_eq(so.n, 0);
+}
+
 /* What run's table needs from the parser, by itself: the first positional
  * ends the options (stop), "-qn2" (bundle), "0x10" (FRR_OPT_ANYBASE) and a
  * default given as text to its callback (FRR_OPT_DEFTEXT). */

@@ -371,6 +371,36 @@ Test(runtime_job, bad_values_named)
 	free(r);
 }
 
+/* The apps' own outputs too, before any input is read (the inputs here do
+ * not exist: their error would come first if the job started). */
+Test(runtime_job, app_outputs_named_before_the_input_is_read)
+{
+	static const char *const bad[][4] = {
+		{ "lda", "--save", "/nonexistent/dir/counts",
+		  "lda --save '/nonexistent/dir/counts': cannot create files" },
+		{ "lda", "--write-uci", "/nonexistent/uci",
+		  "lda --write-uci '/nonexistent/uci': No such file" },
+		{ "mlr", "--save", "/proc/model",
+		  "mlr --save '/proc/model': cannot create files in '/proc/'" },
+	};
+	struct rt_run *r = calloc(1, sizeof(*r));
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int lda = !strcmp(bad[i][0], "lda");
+
+		RUN(r, 30, "run", "-n", "2", "--backend", (char *)backend0(),
+		    (char *)bad[i][0], lda ? "--text" : "--train",
+		    "/nonexistent/input", (char *)bad[i][1], (char *)bad[i][2]);
+		cr_assert_eq(r->code, 2, "%s %s: exit %d", bad[i][0], bad[i][1],
+			     r->code);
+		cr_assert(strstr(r->err, bad[i][3]), "%s %s: %s", bad[i][0],
+			  bad[i][1], r->err);
+		cr_assert(!strstr(r->err, "input"), "the input was read: %s",
+			  r->err);
+	}
+	free(r);
+}
+
 Test(runtime_job, launcher_size_out_of_range)
 {
 	struct rt_run *r = calloc(1, sizeof(*r));

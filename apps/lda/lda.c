@@ -113,7 +113,7 @@ static const struct frr_opt lda_table[] = {
 	FRR_OPT("no-stopwords", 0, FRR_OPT_FLAG, F(t.builtin_stop), 0, 0,
 		.group = CORPUS, .def.i = 1, .help = "drop the built-in list"),
 	FRR_OPT("write-uci", 0, FRR_OPT_STRING, F(write_uci), 0, 0,
-		.group = CORPUS, .arg = "DIR",
+		.group = CORPUS, .arg = "DIR", .flags = FRR_OPT_OUTDIR,
 		.help = "write the corpus as loaded (after the cuts) as "
 			"DIR/docword.txt\nand DIR/vocab.txt (one process), "
 			"e.g. to feed another tool"),
@@ -138,7 +138,7 @@ static const struct frr_opt lda_table[] = {
 		.group = MODEL, .arg = "N", .flags = FRR_OPT_NODEF,
 		.help = "print each topic's N most frequent words at the end"),
 	FRR_OPT("save", 0, FRR_OPT_STRING, F(save_path), 0, 0, .group = MODEL,
-		.arg = "FILE",
+		.flags = FRR_OPT_OUTFILE, .arg = "FILE",
 		.help = "write the counts after every clock (one process)"),
 	FRR_OPT("load", 0, FRR_OPT_STRING, F(load), 0, 0, .group = MODEL,
 		.arg = "FILE",

@@ -158,7 +158,7 @@ static const struct frr_opt mlr_table[] = {
 			"part of a partition's items by that part;\nsum: only "
 			"for a very small --lr"),
 	FRR_OPT("save", 0, FRR_OPT_STRING, F(save_path), 0, 0, .group = TRAIN,
-		.arg = "FILE",
+		.flags = FRR_OPT_OUTFILE, .arg = "FILE",
 		.help = "write the model after every clock (one process)"),
 	FRR_OPT("load", 0, FRR_OPT_STRING, F(load), 0, 0, .group = TRAIN,
 		.arg = "FILE",

@@ -84,6 +84,12 @@ enum {
 	 * frr_opt_defaults and shown by --help (written once, parsed the way
 	 * the user's value is: "60" seconds into a field of milliseconds) */
 	FRR_OPT_DEFTEXT = 1u << 2,
+	/* STRING: a file the command creates (a model, counts it saves):
+	 * a launcher checks before any work that it can be created there
+	 * (frr_opt_outputs), not when it is first written, hours on */
+	FRR_OPT_OUTFILE = 1u << 3,
+	/* STRING: an existing directory the command writes files into */
+	FRR_OPT_OUTDIR = 1u << 4,
 };
 
 struct frr_opt {
@@ -104,7 +110,8 @@ struct frr_opt {
 	double scale;		    /* DOUBLE: field = value x scale (0: 1) */
 	const char *def_text;	    /* --help shows this as the default instead
 				     * (a default that depends on another option) */
-	unsigned flags;		    /* FRR_OPT_NODEF, _ANYBASE, _DEFTEXT */
+	unsigned flags;		    /* FRR_OPT_NODEF, _ANYBASE, _DEFTEXT,
+				     * _OUTFILE, _OUTDIR */
 };
 
 /* A table entry: the fixed part, then designated extras, e.g.
@@ -174,6 +181,14 @@ int frr_opt_parse(const struct frr_opt_set *s, void *obj, int argc, char **argv,
 /* Defaults, parse and check on a scratch struct: an app's check_args in
  * one line.  0 (also after --help), -EINVAL, -ENOMEM. */
 int frr_opt_check(const struct frr_opt_set *s, int argc, char **argv);
+/* Each output the arguments name: for every STRING option flagged
+ * FRR_OPT_OUTFILE or FRR_OPT_OUTDIR that argv sets, fn(ctx, o, value)
+ * (defaults, then parse on a scratch struct, as frr_opt_check).  0, fn's
+ * first non-zero return, -EINVAL (a bad argument, said) or -ENOMEM. */
+typedef int (*frr_opt_output_fn)(void *ctx, const struct frr_opt *o,
+				 const char *value);
+int frr_opt_outputs(const struct frr_opt_set *s, int argc, char **argv,
+		    frr_opt_output_fn fn, void *ctx);
 /* --help from the table: head, the options by group with their defaults
  * (read from a defaulted struct, so they are the ones parsing starts
  * from), tail. */

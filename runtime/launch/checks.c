@@ -25,16 +25,39 @@ static void engage_rr(struct frr_run_opts *o)
 			o->p.rr.trace_path;
 }
 
-/* An output file (--metrics, --save, --trace) must be creatable before the
- * job trains, not after: its directory exists and is writable, and the path
- * is not a directory. */
+/* Files can be created in directory dir (the output opt names): not
+ * access(2), which says yes to root in /proc, but a file made there (and
+ * removed; mkstemp's: exclusive, a random name). */
+static int probe_dir(const struct frr_job *job, const char *opt,
+		     const char *path, const char *dir)
+{
+	char probe[4200];
+	int fd;
+
+	if (snprintf(probe, sizeof(probe), "%s%s.flexrr-probe-XXXXXX", dir,
+		     dir[strlen(dir) - 1] == '/' ? "" : "/") >=
+		(int)sizeof(probe) ||
+	    (fd = mkstemp(probe)) < 0) {
+		fprintf(stderr,
+			"%s: %s '%s': cannot create files in '%s' (%s); pick a "
+			"writable directory\n",
+			job->prog, opt, path, dir, strerror(errno));
+		return -EINVAL;
+	}
+	close(fd);
+	unlink(probe);
+	return 0;
+}
+
+/* An output file (--metrics, --save, --trace, an app's --save) must be
+ * creatable before the job trains, not after: its directory exists and is
+ * writable, and the path is not a directory. */
 static int check_out_path(const struct frr_job *job, const char *opt,
 			  const char *path)
 {
-	char dir[4096], probe[4200];
+	char dir[4096];
 	const char *slash;
 	struct stat st;
-	int fd;
 
 	if (!path)
 		return 0;
@@ -48,19 +71,43 @@ static int check_out_path(const struct frr_job *job, const char *opt,
 	}
 	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) + 1 : 1,
 		 slash ? path : ".");
-	/* create a file there: access() says yes to root in /proc */
-	if (snprintf(probe, sizeof(probe), "%s%s.flexrr-probe-XXXXXX", dir,
-		     slash ? "" : "/") >= (int)sizeof(probe) ||
-	    (fd = mkstemp(probe)) < 0) {
+	return probe_dir(job, opt, path, dir);
+}
+
+/* An output directory (lda's --write-uci) exists, is one, and takes
+ * files. */
+static int check_out_dir(const struct frr_job *job, const char *opt,
+			 const char *path)
+{
+	const char *why = NULL;
+	struct stat st;
+
+	if (!*path)
+		why = "an empty name";
+	else if (stat(path, &st))
+		why = strerror(errno);
+	else if (!S_ISDIR(st.st_mode))
+		why = "not a directory";
+	if (why) {
 		fprintf(stderr,
-			"%s: %s '%s': cannot create files in '%s' (%s); pick a "
-			"writable directory\n",
-			job->prog, opt, path, dir, strerror(errno));
+			"%s: %s '%s': %s; give an existing directory to write "
+			"into\n",
+			job->prog, opt, path, why);
 		return -EINVAL;
 	}
-	close(fd);
-	unlink(probe);
-	return 0;
+	return probe_dir(job, opt, path, path);
+}
+
+/* The app's own outputs (options flagged FRR_OPT_OUTFILE / _OUTDIR), as
+ * the runtime's: checked here, before any input is read. */
+static int app_output(void *ctx, const struct frr_opt *o, const char *value)
+{
+	const struct frr_job *job = ctx;
+	char opt[128];
+
+	snprintf(opt, sizeof(opt), "%s --%s", job->o.p.app->name, o->name);
+	return (o->flags & FRR_OPT_OUTDIR) ? check_out_dir(job, opt, value)
+					   : check_out_path(job, opt, value);
 }
 
 /* The app's options, before anything starts: a bad one is a usage error
@@ -75,6 +122,16 @@ static int app_check_args(const struct frr_run_opts *o)
 	if (FRR_APP_HAS(a, opts) && a->opts)
 		return frr_opt_check(a->opts, o->p.app_argc, o->p.app_argv);
 	return 0;
+}
+
+static int app_check_outputs(const struct frr_job *job)
+{
+	const struct frr_app_ops *a = job->o.p.app;
+
+	if (!FRR_APP_HAS(a, opts) || !a->opts)
+		return 0;
+	return frr_opt_outputs(a->opts, job->o.p.app_argc, job->o.p.app_argv,
+			       app_output, (void *)job);
 }
 
 static int check_ckpt_opts(const struct frr_job *job)
@@ -152,7 +209,8 @@ int frr_job_finalize(struct frr_job *job)
 		return -EINVAL;
 	if (check_out_path(job, "--metrics", o->p.metrics_path) ||
 	    check_out_path(job, "--save", o->p.save_path) ||
-	    check_out_path(job, "--trace", o->p.rr.trace_path))
+	    check_out_path(job, "--trace", o->p.rr.trace_path) ||
+	    app_check_outputs(job))
 		return -EINVAL;
 	if (check_ckpt_opts(job))
 		return -EINVAL;
