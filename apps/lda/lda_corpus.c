@@ -125,13 +125,111 @@ close_r:
 	return rc;
 }
 
+/* One "docID wordID count" line into entry *e, checked against the header
+ * and the limits; *ntok counts the tokens so far. */
+static int uci_entry(struct frr_reader *r, const char *line, uint64_t D,
+		     uint64_t W, uint64_t *ntok, struct uci_entry *e)
+{
+	unsigned long long d, w, k;
+	int used = 0;
+
+	if (sscanf(line, "%llu %llu %llu %n", &d, &w, &k, &used) != 3 ||
+	    line[used] || strchr(line, '-'))
+		return frr_reader_fail(r,
+				       "expected 'docID wordID count' (three "
+				       "positive integers), got '%.60s'",
+				       line);
+	if (d < 1 || d > D || w < 1 || w > W || k < 1 || k > LDA_MAX_COUNT)
+		return frr_reader_fail(r,
+				       "out of range: docID %llu (1..%" PRIu64
+				       "), wordID %llu (1..%" PRIu64
+				       "), count %llu (1..%u)",
+				       d, D, w, W, k, LDA_MAX_COUNT);
+	if (*ntok + k > LDA_MAX_TOKENS)
+		return frr_reader_fail(r,
+				       "more than %llu tokens: above what "
+				       "flexrr's lda supports",
+				       LDA_MAX_TOKENS);
+	*e = (struct uci_entry){ (uint32_t)(d - 1), (uint32_t)(w - 1),
+				 (uint32_t)k };
+	*ntok += k;
+	return 0;
+}
+
+/* The NNZ entries after the header, in file order: *e (the caller frees
+ * it, also on failure), *ntok their tokens. */
+static int uci_entries(struct frr_reader *r, const char *docword, uint64_t D,
+		       uint64_t W, uint64_t NNZ, struct uci_entry **e,
+		       uint64_t *ntok)
+{
+	uint64_t n = 0, cap = 0;
+	char *line;
+	size_t len;
+	int rc;
+
+	while ((rc = frr_reader_line(r, &line, &len)) == 1) {
+		if (!len)
+			continue;
+		if (n == NNZ)
+			return frr_reader_fail(r,
+					       "more entries than the NNZ = "
+					       "%" PRIu64
+					       " the header declares",
+					       NNZ);
+		if (lda_grow((void **)e, &cap, n + 1, sizeof(**e)))
+			return frr_reader_oom(r, "the entries",
+					      (n + 1) * sizeof(**e));
+		rc = uci_entry(r, line, D, W, ntok, &(*e)[n]);
+		if (rc)
+			return rc;
+		n++;
+	}
+	if (rc < 0)
+		return rc;
+	if (n != NNZ) {
+		frr_err("%s: %" PRIu64 " entries, but the header (line 3) "
+			"declares NNZ = %" PRIu64 "; the file is truncated or "
+			"the header is wrong",
+			docword, n, NNZ);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The entries as documents: a counting sort by document, the input order
+ * within a document kept. */
+static int uci_by_doc(struct frr_reader *r, const struct uci_entry *e,
+		      uint64_t n, uint64_t D, uint64_t ntok,
+		      struct lda_corpus *c)
+{
+	uint64_t *fill = calloc(D, sizeof(*fill));
+	int rc = 0;
+
+	c->doc = calloc(D + 1, sizeof(*c->doc));
+	c->word = malloc((ntok ? ntok : 1) * sizeof(*c->word));
+	if (!c->doc || !fill || !c->word) {
+		rc = frr_reader_oom(r, "the documents",
+				    (2 * D + 1) * 8 + ntok * 4);
+		goto out;
+	}
+	for (uint64_t i = 0; i < n; i++)
+		c->doc[e[i].doc + 1] += e[i].count;
+	for (uint64_t d = 0; d < D; d++)
+		c->doc[d + 1] += c->doc[d];
+	for (uint64_t i = 0; i < n; i++)
+		for (uint32_t k = 0; k < e[i].count; k++)
+			c->word[c->doc[e[i].doc] + fill[e[i].doc]++] =
+			    e[i].word;
+out:
+	free(fill);
+	return rc;
+}
+
 int lda_load_uci(const char *docword, const char *vocab, struct lda_corpus *c)
 {
 	struct uci_entry *e = NULL;
 	struct frr_reader *r;
-	uint64_t D, W, NNZ, n = 0, cap = 0, ntok = 0, *fill = NULL;
-	char *line;
-	size_t len;
+	uint64_t D, W, NNZ, ntok = 0;
 	int rc;
 
 	memset(c, 0, sizeof(*c));
@@ -143,102 +241,29 @@ int lda_load_uci(const char *docword, const char *vocab, struct lda_corpus *c)
 	    (rc = uci_header(r, "the vocabulary size W", LDA_MAX_WORDS, &W)) ||
 	    (rc = uci_header(r, "the number of entries NNZ", UINT64_MAX >> 8,
 			     &NNZ)))
-		goto close_r;
+		goto out;
 	if (!D || !W || !NNZ) {
 		rc = frr_reader_fail(
 		    r,
 		    "header declares %" PRIu64 " documents, %" PRIu64
 		    " words and %" PRIu64 " entries: nothing to learn from",
 		    D, W, NNZ);
-		goto close_r;
+		goto out;
 	}
-	while ((rc = frr_reader_line(r, &line, &len)) == 1) {
-		unsigned long long d, w, k;
-		int used = 0;
-
-		if (!len)
-			continue;
-		if (sscanf(line, "%llu %llu %llu %n", &d, &w, &k, &used) != 3 ||
-		    line[used] || strchr(line, '-')) {
-			rc = frr_reader_fail(r,
-					     "expected 'docID wordID count' "
-					     "(three positive integers), "
-					     "got '%.60s'",
-					     line);
-			goto free_e;
-		}
-		if (d < 1 || d > D || w < 1 || w > W || k < 1 ||
-		    k > LDA_MAX_COUNT) {
-			rc = frr_reader_fail(
-			    r,
-			    "out of range: docID %llu (1..%" PRIu64
-			    "), wordID %llu (1..%" PRIu64 "), count %llu "
-			    "(1..%u)",
-			    d, D, w, W, k, LDA_MAX_COUNT);
-			goto free_e;
-		}
-		if (ntok + k > LDA_MAX_TOKENS) {
-			rc = frr_reader_fail(r,
-					     "more than %llu tokens: above "
-					     "what flexrr's lda supports",
-					     LDA_MAX_TOKENS);
-			goto free_e;
-		}
-		if (n == NNZ) {
-			rc = frr_reader_fail(r,
-					     "more entries than the NNZ = "
-					     "%" PRIu64 " the header declares",
-					     NNZ);
-			goto free_e;
-		}
-		rc = lda_grow((void **)&e, &cap, n + 1, sizeof(*e));
-		if (rc) {
-			rc = frr_reader_oom(r, "the entries",
-					    (n + 1) * sizeof(*e));
-			goto free_e;
-		}
-		e[n++] = (struct uci_entry){ (uint32_t)(d - 1),
-					     (uint32_t)(w - 1), (uint32_t)k };
-		ntok += k;
-	}
-	if (rc < 0)
-		goto free_e;
-	if (n != NNZ) {
-		frr_err("%s: %" PRIu64 " entries, but the header (line 3) "
-			"declares NNZ = %" PRIu64 "; the file is truncated or "
-			"the header is wrong",
-			docword, n, NNZ);
-		rc = -EINVAL;
-		goto free_e;
-	}
-	/* counting sort by document: input order within a document kept */
-	c->doc = calloc(D + 1, sizeof(*c->doc));
-	fill = calloc(D, sizeof(*fill));
-	c->word = malloc((ntok ? ntok : 1) * sizeof(*c->word));
-	if (!c->doc || !fill || !c->word) {
-		rc = frr_reader_oom(r, "the documents",
-				    (2 * D + 1) * 8 + ntok * 4);
-		goto free_e;
-	}
-	for (uint64_t i = 0; i < n; i++)
-		c->doc[e[i].doc + 1] += e[i].count;
-	for (uint64_t d = 0; d < D; d++)
-		c->doc[d + 1] += c->doc[d];
-	for (uint64_t i = 0; i < n; i++)
-		for (uint32_t k = 0; k < e[i].count; k++)
-			c->word[c->doc[e[i].doc] + fill[e[i].doc]++] =
-			    e[i].word;
+	rc = uci_entries(r, docword, D, W, NNZ, &e, &ntok);
+	if (!rc)
+		rc = uci_by_doc(r, e, NNZ, D, ntok, c);
+	if (rc)
+		goto out;
 	c->ndocs = D;
 	c->nwords = (uint32_t)W;
 	c->ntokens = ntok;
 	if (vocab)
 		rc = uci_vocab(vocab, W, c);
-free_e:
-	free(fill);
+out:
 	free(e);
 	if (rc)
 		lda_corpus_free(c);
-close_r:
 	frr_reader_close(r);
 	return rc;
 }

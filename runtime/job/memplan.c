@@ -109,6 +109,79 @@ static int lanes_on_verbs(const struct frr_rt *rt)
 		frr_tp_backend_available(FRR_TP_BACKEND_VERBS));
 }
 
+/* Table t's terms of a rank's plan (help: its workers may run others'
+ * ranges; hfrac: of a flagged table's share, what one help batch can
+ * touch); returns its bytes in a checkpoint's cut. */
+static double plan_table(const struct frr_rt *rt, struct mem_plan *m, int t,
+			 int help, double hfrac)
+{
+	const double ring = frr_cache_ring(rt->eff_slack), W = rt->W;
+	const struct frr_table_spec *s = &rt->tb->spec[t];
+	double rb = 4.0 * s->cols, rows = (double)s->rows;
+	double shard = (double)rt->tb->shard_rows[t * rt->P + rt->rank] * rb;
+	/* declared "rows written mostly by one partition" */
+	int one = (rt->tb->own_declared >> t) & 1;
+	int own = (s->flags & FRR_TABLE_SEE_OWN_PENDING) != 0;
+	double touched = one ? rows / W : rows;
+	/* of those, the rows of this rank's shard (a flagged table's
+	 * rows placed with their only writer, table/place.c: all of a
+	 * worker's share) */
+	const uint64_t *solo = rt->tb->hold ? rt->tb->hold->solo[t] : NULL;
+	double here = one ? (solo ? (double)solo[rt->rank] / rt->T
+				  : touched * (shard / rb) / rows)
+			  : shard / rb;
+	/* rows this rank's workers add to the shard in place
+	 * (table/direct.c): no snapshot, no record, never in a
+	 * batch; per thread and in all */
+	double direct = (double)frr_direct_rows(rt, t),
+	       moving = shard - direct * rb;
+	/* the rows both caches touch (the help cache's bound) */
+	double cached = touched + (help ? (one ? hfrac : 1) * touched : 0);
+
+	if (s->rule == FRR_UPDATE_ADAGRAD)
+		m->accum += shard;
+	/* FRR_TABLE_COMPENSATED: a float per shard cell, and one per
+	 * cell of the rows a batch touches */
+	if (s->flags & FRR_TABLE_COMPENSATED) {
+		m->accum += shard;
+		m->caches += rt->T * cached * rb;
+	}
+	/* table/hold.c: this rank's slot per row, and as the owner
+	 * every rank's slot per row of its shard */
+	m->replica += 4 * rows + 4.0 * rt->P * (shard / rb);
+	/* val + snap of the rows a batch touches, and per row a stamp,
+	 * a slot and, for the rows written, two ids */
+	m->caches += rt->T * (cached * (2 * rb + 16) + (1 + help) * 5 * rows);
+	/* the own cache's snapshots, where it keeps none */
+	if (!frr_cache_keeps_snap(rt, s, (int)ring))
+		m->caches -= rt->T * touched * rb;
+	else if (!rt->rr_reassign) /* kept there: helpers write too */
+		m->caches -= direct * rb;
+	if (here > touched)
+		here = touched;
+	/* pending rows: a copy of each change to another rank's
+	 * shard, a pointer and a tag into the batch's own chunks (in
+	 * flight, below) for this rank's (table/batch.c) */
+	if (own && ring)
+		m->pending += rt->T * (ring * ((touched - here) * (rb + 4) +
+					       (here - direct / rt->T) * 12) +
+				       4 * rows);
+	/* batches of the clocks not yet applied: a flagged table's
+	 * shard once per clock, another's once per worker.  A clock
+	 * is applied once every worker's batch of it is in, so with
+	 * one worker one clock; else a worker that runs the slack
+	 * ahead of the slowest keeps s more here (the bound the check
+	 * uses: lag); in step, one */
+	m->inflight += moving * (one ? 1 : W);
+	if (W > 1)
+		m->lag += rt->eff_slack * moving * (one ? 1 : W);
+	/* --checkpoint: the cut's copy of the shard (and AdaGrad's
+	 * sums) that the writer thread writes (job/checkpoint.c) */
+	return rt->prm->ckpt_dir
+		   ? shard * (s->rule == FRR_UPDATE_ADAGRAD ? 2 : 1)
+		   : 0;
+}
+
 static void plan_rank(const struct frr_rt *rt, struct mem_plan *m)
 {
 	/* own (+ help: RapidReassignment, when there is anyone to help) */
@@ -118,7 +191,6 @@ static void plan_rank(const struct frr_rt *rt, struct mem_plan *m)
 	 * tail_start), lb-bsp a donor's whole excess (rr/lb.c); a help
 	 * cache's slots restart at every batch (one range) */
 	const double hfrac = rt->lb_history ? 1.0 : 0.5;
-	const double ring = frr_cache_ring(rt->eff_slack), W = rt->W;
 	double cut = 0; /* --checkpoint: the cut's copies */
 
 	memset(m, 0, sizeof(*m));
@@ -130,76 +202,8 @@ static void plan_rank(const struct frr_rt *rt, struct mem_plan *m)
 		m->lanes = frr_rt_lane_count(rt) *
 			   (LANE_THREAD_BYTES + LANE_PEER_BYTES * (rt->P - 1));
 	m->transport += m->lanes;
-	for (int t = 0; t < rt->tb->ntables; t++) {
-		const struct frr_table_spec *s = &rt->tb->spec[t];
-		double rb = 4.0 * s->cols, rows = (double)s->rows;
-		double shard =
-		    (double)rt->tb->shard_rows[t * rt->P + rt->rank] * rb;
-		/* declared "rows written mostly by one partition" */
-		int one = (rt->tb->own_declared >> t) & 1;
-		int own = (s->flags & FRR_TABLE_SEE_OWN_PENDING) != 0;
-		double touched = one ? rows / W : rows;
-		/* of those, the rows of this rank's shard (a flagged table's
-		 * rows placed with their only writer, table/place.c: all of a
-		 * worker's share) */
-		const uint64_t *solo =
-		    rt->tb->hold ? rt->tb->hold->solo[t] : NULL;
-		double here = one ? (solo ? (double)solo[rt->rank] / rt->T
-					  : touched * (shard / rb) / rows)
-				  : shard / rb;
-		/* rows this rank's workers add to the shard in place
-		 * (table/direct.c): no snapshot, no record, never in a
-		 * batch; per thread and in all */
-		double direct = (double)frr_direct_rows(rt, t),
-		       moving = shard - direct * rb;
-		/* the rows both caches touch (the help cache's bound) */
-		double cached =
-		    touched + (help ? (one ? hfrac : 1) * touched : 0);
-
-		if (s->rule == FRR_UPDATE_ADAGRAD)
-			m->accum += shard;
-		/* FRR_TABLE_COMPENSATED: a float per shard cell, and one per
-		 * cell of the rows a batch touches */
-		if (s->flags & FRR_TABLE_COMPENSATED) {
-			m->accum += shard;
-			m->caches += rt->T * cached * rb;
-		}
-		/* table/hold.c: this rank's slot per row, and as the owner
-		 * every rank's slot per row of its shard */
-		m->replica += 4 * rows + 4.0 * rt->P * (shard / rb);
-		/* val + snap of the rows a batch touches, and per row a stamp,
-		 * a slot and, for the rows written, two ids */
-		m->caches +=
-		    rt->T * (cached * (2 * rb + 16) + (1 + help) * 5 * rows);
-		/* the own cache's snapshots, where it keeps none */
-		if (!frr_cache_keeps_snap(rt, s, (int)ring))
-			m->caches -= rt->T * touched * rb;
-		else if (!rt->rr_reassign) /* kept there: helpers write too */
-			m->caches -= direct * rb;
-		if (here > touched)
-			here = touched;
-		/* pending rows: a copy of each change to another rank's
-		 * shard, a pointer and a tag into the batch's own chunks (in
-		 * flight, below) for this rank's (table/batch.c) */
-		if (own && ring)
-			m->pending +=
-			    rt->T * (ring * ((touched - here) * (rb + 4) +
-					     (here - direct / rt->T) * 12) +
-				     4 * rows);
-		/* batches of the clocks not yet applied: a flagged table's
-		 * shard once per clock, another's once per worker.  A clock
-		 * is applied once every worker's batch of it is in, so with
-		 * one worker one clock; else a worker that runs the slack
-		 * ahead of the slowest keeps s more here (the bound the check
-		 * uses: lag); in step, one */
-		m->inflight += moving * (one ? 1 : W);
-		if (W > 1)
-			m->lag += rt->eff_slack * moving * (one ? 1 : W);
-		/* --checkpoint: the cut's copy of the shard (and AdaGrad's
-		 * sums) that the writer thread writes (job/checkpoint.c) */
-		if (rt->prm->ckpt_dir)
-			cut += shard * (s->rule == FRR_UPDATE_ADAGRAD ? 2 : 1);
-	}
+	for (int t = 0; t < rt->tb->ntables; t++)
+		cut += plan_table(rt, m, t, help, hfrac);
 	/* --checkpoint: the cut's copy of each own partition's item state
 	 * (job/checkpoint.c frr_rt_ckpt_snap) */
 	for (int t = 0; rt->prm->ckpt_dir && t < rt->T; t++) {
