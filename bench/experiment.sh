@@ -262,12 +262,6 @@ d_run() { # model link workers tag [simulate options...]
 	shift 4
 	us=$(awk -F, -v a="$m" '$1 == a { print $2 }' "$out/comm-costs.csv")
 	n=$(($(d_data "$m") / w))
-	# the simulator (like a progress word's field) takes up to 2^22 - 1
-	# items a partition: Netflix over 16 workers is 6.3 M
-	if [ $n -gt 4194303 ]; then
-		log "  $m $l $w $tag: $n items a partition, more than the simulator's 4,194,303: not run"
-		return
-	fi
 	# shellcheck disable=SC2068
 	"$bin" simulate -n $((w / 4)) -t 4 \
 		--clocks $d_clocks --items $n --cost "const:$us" --slack $slack --seed $seed \

@@ -96,6 +96,35 @@ Test(sim, a_persistent_straggler_costs_bsp_not_flexrr)
 		  bsp);
 }
 
+/* A partition over 2^22 items (Netflix over 16 workers: 6.3 M ratings)
+ * runs as in the runtime, whose progress words count it in units of
+ * 2^shift items (core.h frr_prog_shift): every item of every clock once
+ * (frr_sim_run fails a clock that closes short), reassigned under a
+ * straggler.  It was refused (the word's 22-bit field). */
+Test(sim, a_partition_over_2_22_items_runs_in_the_runtimes_units)
+{
+	static struct frr_sim_cost tiny = { .kind = FRR_SIM_COST_CONST,
+					    .a = 20e-9 };
+	struct frr_sim_cfg c = cfg(2, 2, 20, 6280031);
+	struct frr_stragglers none;
+	struct frr_sim_result r;
+	double bsp;
+
+	c.cost = &tiny;
+	cr_assert_eq(frr_prog_shift(c.items), 1);
+	bsp = run(&c, FRR_SIM_BSP, "none", NULL);
+	cr_assert(bsp >= 20 * 6280031 * 20e-9, "bsp %.4f s", bsp);
+	run(&c, FRR_SIM_FLEXRR, "persistent:1,2", &r);
+	cr_assert_gt(r.rr[FRR_SIM_MOVED], 0, "no item was reassigned");
+	cr_assert_leq(r.time_s, r.bound_s * 1.15,
+		      "flexrr %.4f s, balanced bound %.4f s", r.time_s,
+		      r.bound_s);
+	frr_sim_result_free(&r);
+	c.items = FRR_SIM_MAX_ITEMS + 1;
+	cr_assert_eq(frr_stragglers_parse("none", &none), 0);
+	cr_assert_eq(frr_sim_run(&c, FRR_SIM_BSP, &none, &r), -EINVAL);
+}
+
 /* lb-bsp is the runtime's plan (straggler.h frr_lb_plan): a 2x persistent
  * straggler's tail goes only to its rr helper group, each helper stretched
  * from its own full list, so g helpers end a clock at T with

@@ -75,7 +75,7 @@ int frr_sim_model_parse(const char *spec, struct frr_sim_model *m);
 
 struct frr_sim_cfg {
 	int P, T, clocks, slack;
-	uint64_t items; /* per worker and clock */
+	uint64_t items; /* per worker and clock, 1 .. FRR_SIM_MAX_ITEMS */
 	uint64_t seed;	/* stragglers and item costs */
 	const struct frr_sim_cost *cost;
 	/* network and runtime timing, seconds */
@@ -108,6 +108,9 @@ void frr_sim_cfg_defaults(struct frr_sim_cfg *cfg);
 int frr_sim_net_latency(const char *name, double *lat_s);
 
 #define FRR_SIM_MAX_PATTERNS 16
+/* items per worker and clock (the runtime counts a list over 2^22 in
+ * coarser units in its progress words; the simulator does the same) */
+#define FRR_SIM_MAX_ITEMS ((1ull << 40) - 1)
 
 struct frr_sim_study {
 	struct frr_sim_cfg cfg; /* its cost comes from cost_spec */

@@ -216,6 +216,25 @@ static inline struct frr_progress frr_prog_unpack(uint64_t v)
 	return p;
 }
 
+/* The unit of a word's counts for lists of up to max items: 2^shift items
+ * (0 below 2^22), so a partition of any size fits the field. */
+static inline int frr_prog_shift(uint64_t max)
+{
+	int s = 0;
+
+	while ((max >> s) > FRR_PROG_FIELD_MAX)
+		s++;
+	return s;
+}
+
+/* A count read from a word (units of 2^shift), back in items of a list of
+ * n: all of it where the word says all (n >> shift units), else rounded
+ * down to the unit. */
+static inline uint64_t frr_prog_items(uint64_t units, uint64_t n, int shift)
+{
+	return units == n >> shift ? n : units << shift;
+}
+
 /* Each floor's state (its own header defines it). */
 struct frr_tables;   /* table/table.h */
 struct frr_workers;  /* worker/worker.h */

@@ -375,8 +375,7 @@ static int rt_init(struct frr_rt *rt, struct frr_oob *oob,
 	for (uint64_t mx = 0, w = 0; w < (uint64_t)rt->W; w++) {
 		if (rt->ws->nitems[w] > mx)
 			mx = rt->ws->nitems[w];
-		while ((mx >> rt->prog_shift) > FRR_PROG_FIELD_MAX)
-			rt->prog_shift++;
+		rt->prog_shift = frr_prog_shift(mx);
 	}
 	rt->tb->consumed = calloc((size_t)rt->W, sizeof(uint64_t));
 	rt->tb->lhand =

@@ -75,8 +75,8 @@ static struct frr_progress env_progress(void *env, int v)
 	int s = frr_rt_prog_shift(j->rt);
 
 	/* back to items (the word counts units of 2^shift items) */
-	p.done = p.done == n >> s ? n : p.done << s;
-	p.total = p.total == n >> s ? n : p.total << s;
+	p.done = frr_prog_items(p.done, n, s);
+	p.total = frr_prog_items(p.total, n, s);
 	return p;
 }
 

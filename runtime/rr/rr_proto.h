@@ -118,7 +118,6 @@ struct rr_config {
 	 * runtime at once (rr_hooks.h: FRR_RT_HELP_SLOTS); 0 = no limit */
 	int max_unapplied;
 	int remote_ok;	      /* 0: offer only to same-rank helpers */
-	int prog_shift;	      /* progress words count items in 2^shift */
 	rr_test_hook_fn hook; /* tests only */
 	void *hook_arg;
 };

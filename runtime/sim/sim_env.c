@@ -164,8 +164,18 @@ static struct frr_progress env_progress(void *env, int v)
 		    &w->hist[(w->nhist - 1 - i) % SIM_PROG_HIST];
 
 		if ((local ? h->t + s->cfg->local_lat_s : h->t_remote) <=
-		    s->now)
-			return h->p;
+		    s->now) {
+			/* as the runtime's word carries it: in units of
+			 * 2^shift items where a list is over 2^22 */
+			struct frr_progress p = h->p;
+			uint64_t n = s->cfg->items;
+
+			p.done = frr_prog_items(p.done >> s->prog_shift, n,
+						s->prog_shift);
+			p.total = frr_prog_items(p.total >> s->prog_shift, n,
+						 s->prog_shift);
+			return p;
+		}
 	}
 	return (struct frr_progress){ -1, 0, 0 };
 }

@@ -112,6 +112,7 @@ struct sim {
 	const struct frr_stragglers *strag;
 	enum frr_sim_mode mode;
 	int W, reassign, slack, need; /* need: finishers that close a clock */
+	int prog_shift; /* the runtime's unit of a progress word's counts */
 	struct rr_config rcfg;
 	double now;
 	struct sim_worker *ws;

@@ -524,8 +524,8 @@ static int check_cfg(const struct frr_sim_cfg *c, enum frr_sim_mode mode)
 		      "workers)";
 	else if (c->clocks < 1 || c->clocks > 1 << 24)
 		why = "clocks must be 1..2^24";
-	else if (c->items < 1 || c->items > FRR_PROG_FIELD_MAX)
-		why = "items per worker and clock must be 1..4194303";
+	else if (c->items < 1 || c->items > FRR_SIM_MAX_ITEMS)
+		why = "items per worker and clock must be 1..2^40 - 1";
 	else if (c->slack < 0 || c->slack > FRR_RT_MAX_SLACK)
 		why = "the slack must be 0..24";
 	else if (c->lat_s < 0 || c->local_lat_s < 0 || c->poll_s < 0 ||
@@ -636,6 +636,7 @@ int frr_sim_run(const struct frr_sim_cfg *cfg, enum frr_sim_mode mode,
 	s.slack =
 	    mode == FRR_SIM_SSP || mode == FRR_SIM_FLEXRR ? cfg->slack : 0;
 	s.need = s.W;
+	s.prog_shift = frr_prog_shift(cfg->items);
 	if (mode == FRR_SIM_BACKUP)
 		s.need -=
 		    cfg->backups >= 0 ? cfg->backups : frr_backups_default(s.W);
