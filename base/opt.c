@@ -344,19 +344,6 @@ int frr_opt_parse(const struct frr_opt_set *s, void *obj, int argc, char **argv,
 	return s->check ? s->check(obj) : 0;
 }
 
-int frr_opt_check(const struct frr_opt_set *s, int argc, char **argv)
-{
-	void *obj = calloc(1, s->size ? s->size : 1);
-	int rc;
-
-	if (!obj)
-		return -ENOMEM;
-	frr_opt_defaults(s, obj);
-	rc = frr_opt_parse(s, obj, argc, argv, NULL);
-	free(obj);
-	return rc > 0 ? 0 : rc; /* help is not an error */
-}
-
 int frr_opt_outputs(const struct frr_opt_set *s, int argc, char **argv,
 		    frr_opt_output_fn fn, void *ctx)
 {
@@ -368,8 +355,8 @@ int frr_opt_outputs(const struct frr_opt_set *s, int argc, char **argv,
 		return -ENOMEM;
 	frr_opt_defaults(s, obj);
 	rc = frr_opt_parse(s, obj, argc, argv, NULL);
-	rc = rc > 0 ? 0 : rc; /* --help: nothing to write */
-	for (const struct frr_opt *o = s->opts; !rc && o->name; o++) {
+	rc = rc > 0 ? 0 : rc; /* help is not an error (and writes nothing) */
+	for (const struct frr_opt *o = s->opts; fn && !rc && o->name; o++) {
 		const char *v;
 
 		if (o->kind != FRR_OPT_STRING || !(o->flags & out))
@@ -380,6 +367,11 @@ int frr_opt_outputs(const struct frr_opt_set *s, int argc, char **argv,
 	}
 	free(obj);
 	return rc;
+}
+
+int frr_opt_check(const struct frr_opt_set *s, int argc, char **argv)
+{
+	return frr_opt_outputs(s, argc, argv, NULL, NULL);
 }
 
 int frr_opt_set_one(const struct frr_opt_set *s, void *obj, const char *name,

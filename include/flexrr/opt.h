@@ -183,8 +183,9 @@ int frr_opt_parse(const struct frr_opt_set *s, void *obj, int argc, char **argv,
 int frr_opt_check(const struct frr_opt_set *s, int argc, char **argv);
 /* Each output the arguments name: for every STRING option flagged
  * FRR_OPT_OUTFILE or FRR_OPT_OUTDIR that argv sets, fn(ctx, o, value)
- * (defaults, then parse on a scratch struct, as frr_opt_check).  0, fn's
- * first non-zero return, -EINVAL (a bad argument, said) or -ENOMEM. */
+ * (defaults, then parse on a scratch struct, as frr_opt_check; fn NULL:
+ * that check alone).  0, fn's first non-zero return, -EINVAL (a bad
+ * argument, said) or -ENOMEM. */
 typedef int (*frr_opt_output_fn)(void *ctx, const struct frr_opt *o,
 				 const char *value);
 int frr_opt_outputs(const struct frr_opt_set *s, int argc, char **argv,
