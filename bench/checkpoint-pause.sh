@@ -14,6 +14,8 @@
 # persistent:0,3" APP="lda --text KJV".
 # Goal (issue 22): pause <= 1.5x bytes / bandwidth.  Prints, asserts nothing.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+bench_help_if "${1:-}"
 bin=${1:-build/bin/flexrr}
 base=${2:-/tmp}
 procs=${PROCS:-2}

@@ -10,12 +10,7 @@ bench_parse() {
 	local name=$1 spec=$2 p found
 	shift 2
 	while [ $# -gt 0 ]; do
-		case $1 in
-		-h | --help)
-			awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
-			exit 0
-			;;
-		esac
+		bench_help_if "$1"
 		found=0
 		for p in $spec; do
 			[ "$1" = "${p%%=*}" ] || continue
@@ -28,6 +23,18 @@ bench_parse() {
 		[ $found = 1 ] || { echo "$name: unknown option '$1' (see --help)" >&2; exit 2; }
 		shift
 	done
+}
+
+# bench_help_if ARG: -h/--help prints the script's header comment (the
+# comment lines after the #! line) and exits; for scripts whose arguments
+# are positional, called with their first.
+bench_help_if() {
+	case ${1:-} in
+	-h | --help)
+		awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
+		exit 0
+		;;
+	esac
 }
 
 # bench_need_bin NAME BIN: BIN is an executable, or say how to get one.

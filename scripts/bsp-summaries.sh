@@ -4,6 +4,9 @@
 #   scripts/bsp-summaries.sh BIN [KJV_CORPUS_DIR] > out.txt
 # Data-plane changes must leave these lines unchanged (issue 21).
 set -euo pipefail
+case ${1:-} in
+-h | --help) sed -n '2,5p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+esac
 bin=${1:?usage: bsp-summaries.sh BIN [KJV_DIR]}
 kjv=${2:-}
 tmp=$(mktemp -d)

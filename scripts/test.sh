@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole test suite, as CI runs it (.ci/run):
+# scripts/test.sh: the whole test suite, as CI runs it (.ci/run):
 #   1. -Wall -Wextra -Werror build (RelWithDebInfo: -O3 -g), Criterion suites
 #      (ctest), the installed library and the out-of-tree example built
 #      from it (scripts/test-install.sh)
