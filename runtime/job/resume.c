@@ -220,6 +220,15 @@ static int parse_manifest(FILE *f, struct frr_ckpt_id *id)
 	return ok ? 0 : -EINVAL;
 }
 
+/* App options as a message shows them: quoted, or that there were none. */
+static const char *args_text(const char *args, char *buf, size_t len)
+{
+	if (!*args)
+		return "none (the defaults)";
+	snprintf(buf, len, "'%s'", args);
+	return buf;
+}
+
 /* The first difference between the checkpoint (s) and this job (j). */
 static int compare(const struct frr_rt *rt, const struct frr_ckpt_id *s,
 		   const struct frr_ckpt_id *j)
@@ -229,11 +238,15 @@ static int compare(const struct frr_rt *rt, const struct frr_ckpt_id *s,
 			      "the checkpoint is of app %s, this job runs "
 			      "%s",
 			      s->app, j->app);
-	if (s->app_hash != j->app_hash)
+	if (s->app_hash != j->app_hash) {
+		char sa[sizeof(s->app_args) + 2], ja[sizeof(j->app_args) + 2];
+
 		return refuse(rt,
-			      "app options differ: the checkpoint ran '%s', "
-			      "this job '%s'; give the same ones",
-			      s->app_args, j->app_args);
+			      "app options differ: the checkpoint ran %s, this "
+			      "job %s; give the same ones",
+			      args_text(s->app_args, sa, sizeof(sa)),
+			      args_text(j->app_args, ja, sizeof(ja)));
+	}
 	if (s->procs != j->procs || s->threads != j->threads)
 		return refuse(rt,
 			      "the checkpoint was written by -n %d -t %d, "
