@@ -11,6 +11,8 @@
 /* -2 = not yet read from the environment */
 static _Atomic int log_level = -2;
 static _Atomic int log_rank = -1;
+/* the rank the process started as (frr_log_set_home); -1: not said */
+static _Atomic int log_home = -1;
 /* a thread's own rank, where a process runs more than one: -1 = the
  * process's */
 static _Thread_local int log_thread_rank = -1;
@@ -52,6 +54,11 @@ void frr_log_set_rank(int rank)
 	log_thread_rank = rank;
 }
 
+void frr_log_set_home(int rank)
+{
+	atomic_store_explicit(&log_home, rank, memory_order_relaxed);
+}
+
 void frr_log_set_thread_rank(int rank)
 {
 	log_thread_rank = rank;
@@ -75,7 +82,7 @@ void frr_log(enum frr_log_level level, const char *fmt, ...)
 	static const char *const names[] = { "error", "warning", "info",
 					     "debug" };
 	char line[1024];
-	int n, rank;
+	int n, rank, home;
 	va_list ap;
 
 	if ((int)level > (int)frr_log_get_level())
@@ -83,7 +90,11 @@ void frr_log(enum frr_log_level level, const char *fmt, ...)
 	rank = log_thread_rank >= 0
 		   ? log_thread_rank
 		   : atomic_load_explicit(&log_rank, memory_order_relaxed);
-	if (rank >= 0)
+	home = atomic_load_explicit(&log_home, memory_order_relaxed);
+	if (rank >= 0 && home >= 0 && rank != home)
+		n = snprintf(line, sizeof(line), "flexrr[%d@%d]: %s: ", rank,
+			     home, names[level]);
+	else if (rank >= 0)
 		n = snprintf(line, sizeof(line), "flexrr[%d]: %s: ", rank,
 			     names[level]);
 	else

@@ -212,6 +212,7 @@ run_child(int rank, int nprocs, const struct frr_job_secret *secret, int fd,
 	 * been reparented already (to init or a subreaper): do not run */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() == parent) {
+		frr_log_set_home(rank);
 		frr_log_set_rank(rank);
 		code = exit_code(fn(&c.base, arg));
 	}

@@ -204,6 +204,18 @@ Test(runtime_recover, a_rank_is_lost)
 		     " recovered: lost=1 epoch=1 from_clock=");
 }
 
+/* After the loss rank 1 runs in the process that started as rank 2, and
+ * its lines say so: flexrr[1@2] (they read flexrr[1], as from a process
+ * that had been killed).  The prefix, not the backend: host only. */
+Test(runtime_recover, a_rank_run_by_another_process_logs_where)
+{
+	if (frr_test_quick())
+		cr_skip_test("the log prefix: host only");
+	recover_on(FRR_TP_BACKEND_SHM, TOY3, "1:7", "FLEXRR_LOG=info",
+		   "flexrr[1@2]: info: rank 1 of 3 met the others",
+		   " recovered: lost=1 epoch=1 ");
+}
+
 Test(runtime_recover, the_leader_is_lost)
 {
 	recover_case(TOY3, "0:7", NULL, "this process runs ranks 0, 1;",

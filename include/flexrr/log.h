@@ -33,6 +33,11 @@ enum frr_log_level frr_log_get_level(void);
 void frr_log_set_rank(int rank);
 /* The rank shown in the prefix of the calling thread's lines. */
 void frr_log_set_thread_rank(int rank);
+/* The rank this process started as (a launcher's rank, a forked local
+ * rank); -1 (default): none.  A thread that logs for another rank (one
+ * the process runs after a loss) then shows both: "flexrr[1@2]" is rank
+ * 1's line from the process that started as rank 2. */
+void frr_log_set_home(int rank);
 /* At the start of a thread the library runs: its rank in the log prefix
  * (frr_log_set_thread_rank) and its name, "frr<rank>-<what>" cut to 15
  * characters, which ps -L, top -H, gdb and perf show (e.g. frr1-w3). */

@@ -460,6 +460,7 @@ static int run_pmix(struct frr_job *job)
 	}
 	o->nprocs = oob->size;
 	o->secret = oob->secret;
+	frr_log_set_home(oob->rank);
 	say_bootstrap(o, oob, "pmix (the launcher's key-value store)");
 	err = job->on_failure == FRR_ON_FAILURE_RECOVER
 		  ? frr_recover_launched(job, oob->rank, oob->size, NULL, oob)
@@ -503,6 +504,7 @@ int frr_job_start(struct frr_job *job)
 	err = job->joined ? 0 : frr_job_join_launched(job, &env);
 	if (err)
 		return err;
+	frr_log_set_home(env.rank);
 	if (job->on_failure == FRR_ON_FAILURE_RECOVER)
 		return frr_recover_launched(job, env.rank, env.size,
 					    job->o.rendezvous, NULL);
