@@ -378,6 +378,26 @@ Test(rr_job, every_item_exactly_once_with_helpers)
 	cr_log_info("%ld jobs, %.0f items reassigned", runs, items);
 }
 
+/* j on the first backend under test with its stderr (every rank's) into
+ * buf: the job's exit. */
+static int run_captured(struct job_cfg *j, char *buf, size_t len)
+{
+	enum frr_tp_backend bs[FRR_TEST_MAX_BACKENDS];
+	size_t n;
+	FILE *e;
+	int rc;
+
+	frr_test_backends(bs, FRR_TEST_MAX_BACKENDS);
+	j->backend = bs[0];
+	cr_redirect_stderr();
+	rc = frr_launch_local(j->P, job_main, j, RR_JOB_BOUND_MS);
+	fflush(stderr);
+	e = cr_get_redirected_stderr();
+	n = fread(buf, 1, len - 1, e);
+	buf[n] = 0;
+	return rc;
+}
+
 /*
  * Partitions over 2^22 - 1 items (Netflix over 16 workers: 6.3 M ratings
  * a partition): the progress words count them in units of 2^shift items
@@ -398,10 +418,7 @@ Test(rr_job, partitions_over_2_22_items_exactly_once)
 		.seed = 5,
 		.stragglers = "persistent:1,3",
 	};
-	enum frr_tp_backend bs[FRR_TEST_MAX_BACKENDS];
 	static char buf[65536];
-	size_t n;
-	FILE *e;
 	int rows;
 
 	if (frr_test_quick() || frr_test_sanitizer())
@@ -412,15 +429,8 @@ Test(rr_job, partitions_over_2_22_items_exactly_once)
 				    .big = 1 };
 	cr_assert_gt(frr_prog_shift(g_args.items), 0);
 	snprintf(j.metrics, sizeof(j.metrics), "/tmp/rr-big-%d.csv", getpid());
-	frr_test_backends(bs, FRR_TEST_MAX_BACKENDS);
-	j.backend = bs[0];
-	cr_redirect_stderr();
-	cr_assert_eq(frr_launch_local(j.P, job_main, &j, RR_JOB_BOUND_MS), 0,
-		     "the job failed");
-	fflush(stderr);
-	e = cr_get_redirected_stderr();
-	n = fread(buf, 1, sizeof(buf) - 1, e);
-	buf[n] = 0;
+	cr_assert_eq(run_captured(&j, buf, sizeof(buf)), 0,
+		     "the job failed:\n%s", buf);
 	/* a list's end read short of its n (units rounded down) left the
 	 * helpers waiting for a final word until the rr timeout */
 	cr_assert(!strstr(buf, "warning") && !strstr(buf, "error"),
@@ -505,7 +515,6 @@ Test(rr_job, item_state_travels_with_lb_bsp_tails)
 
 Test(rr_job, helper_killed_while_helping_fails_naming_it)
 {
-	enum frr_tp_backend bs[FRR_TEST_MAX_BACKENDS];
 	struct job_cfg j = { .P = 2,
 			     .T = 1,
 			     .mode = FRR_MODE_RR,
@@ -514,24 +523,14 @@ Test(rr_job, helper_killed_while_helping_fails_naming_it)
 			     .seed = 3,
 			     .dead_ms = 1000,
 			     .stragglers = "persistent:0,20" };
-	char buf[65536] = "";
-	FILE *e;
-	size_t n;
-	int rc;
+	static char buf[65536];
 
-	frr_test_backends(bs, FRR_TEST_MAX_BACKENDS);
-	j.backend = bs[0];
 	g_args = (struct cnt_args){ .items = 48,
 				    .clocks = j.clocks,
 				    .delay_us = 200,
 				    .die_helping = 1 };
-	cr_redirect_stderr();
-	rc = frr_launch_local(j.P, job_main, &j, RR_JOB_BOUND_MS);
-	fflush(stderr);
-	cr_assert_neq(rc, 0, "the job survived a dead helper");
-	e = cr_get_redirected_stderr();
-	n = fread(buf, 1, sizeof(buf) - 1, e);
-	buf[n] = 0;
+	cr_assert_neq(run_captured(&j, buf, sizeof(buf)), 0,
+		      "the job survived a dead helper");
 	cr_assert(strstr(buf, "helper worker 1 (rank 1)"),
 		  "no message names the dead helper:\n%s", buf);
 }
