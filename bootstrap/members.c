@@ -317,8 +317,7 @@ int frr_members_listen(const char *toward, int *fd_out, char *addr, size_t len)
 
 	/* rank 0 listening on every interface (*:PORT): the others reach it
 	 * by its host name, and so do we */
-	if (!strncmp(toward, "*:", 2) && !gethostname(host, sizeof(host))) {
-		host[sizeof(host) - 1] = 0;
+	if (!strncmp(toward, "*:", 2) && !frr_hostname(host, sizeof(host))) {
 		err = rdv_resolve(host, toward + 2, 0, &a);
 		if (err) {
 			frr_err("members: this host's name '%s' resolves to no "

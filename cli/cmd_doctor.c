@@ -86,7 +86,7 @@ static int doctor_json(const struct frr_tp_doctor_cfg *cfg)
 	}
 	problems = frr_tp_doctor_run(NULL, cfg, &sink);
 	fclose(j.f);
-	gethostname(host, sizeof(host) - 1);
+	frr_hostname(host, sizeof(host));
 	fputs("{\"host\":", stdout);
 	frr_json_str(stdout, host);
 	printf(",\"verdict\":\"%s\",\"problems\":%d,\"warnings\":%d,"

@@ -469,8 +469,9 @@ static const struct frr_opt_set tiny_set = {
 	.size = sizeof(struct tiny_opts),
 };
 
-static int tiny_create(const struct frr_job_info *job, int argc, char **argv,
-		       void **app)
+/* The create of the test apps below, whose every case is a usage error. */
+static int unreached_create(const struct frr_job_info *job, int argc,
+			    char **argv, void **app)
 {
 	(void)job, (void)argc, (void)argv, (void)app;
 	return -ENOSYS; /* never reached: every case is a usage error */
@@ -481,7 +482,7 @@ Test(opt_tables, an_app_with_only_a_table_is_checked_before_the_job)
 	static const struct frr_app_ops tiny = {
 		.size = sizeof(struct frr_app_ops),
 		.name = "tiny",
-		.create = tiny_create,
+		.create = unreached_create,
 		.opts = &tiny_set,
 	};
 	static const struct frr_app_ops *const apps[] = { &tiny, NULL };
@@ -551,19 +552,12 @@ static int note_out(void *ctx, const struct frr_opt *o, const char *v)
 	return 0;
 }
 
-static int out_create(const struct frr_job_info *job, int argc, char **argv,
-		      void **app)
-{
-	(void)job, (void)argc, (void)argv, (void)app;
-	return -ENOSYS; /* never reached: every case is a usage error */
-}
-
 Test(opt_tables, an_apps_outputs_are_checked_before_the_job)
 {
 	static const struct frr_app_ops outs = {
 		.size = sizeof(struct frr_app_ops),
 		.name = "outs",
-		.create = out_create,
+		.create = unreached_create,
 		.opts = &out_set,
 	};
 	static const struct frr_app_ops *const apps[] = { &outs, NULL };

@@ -18,6 +18,22 @@
 
 TestSuite(runtime_mpirun, .timeout = 120);
 
+/* Skip a test this host cannot run: no mpirun, or (with unshare flags,
+ * "-u", "-mu") no namespaces of those kinds for a rank of its own. */
+static void need_mpirun(const char *unshare)
+{
+	char cmd[64];
+
+	if (access("/usr/bin/mpirun", X_OK))
+		cr_skip_test("mpirun not installed (Debian: openmpi-bin)");
+	snprintf(cmd, sizeof(cmd), "unshare %s true 2>/dev/null",
+		 unshare ? unshare : "");
+	if (unshare && system(cmd))
+		cr_skip_test("cannot make the namespaces of 'unshare %s' (not "
+			     "root?)",
+			     unshare);
+}
+
 Test(runtime_mpirun, np4_exact_bsp_answer)
 {
 	enum frr_tp_backend bs[FRR_TEST_MAX_BACKENDS];
@@ -36,8 +52,7 @@ Test(runtime_mpirun, np4_exact_bsp_answer)
 	};
 	float want[16];
 
-	if (access("/usr/bin/mpirun", X_OK))
-		cr_skip_test("mpirun not installed (Debian: openmpi-bin)");
+	need_mpirun(NULL);
 	cr_assert_eq(frr_toy_reference(&p, 5, want), 0);
 	for (int k = 0; k < nb * (int)(sizeof(boots) / sizeof(boots[0])); k++) {
 		struct rt_run *r = calloc(1, sizeof(*r));
@@ -125,8 +140,7 @@ Test(runtime_mpirun, recover_keeps_the_survivors)
 	struct rt_run *r = calloc(1, sizeof(*r));
 	double want;
 
-	if (access("/usr/bin/mpirun", X_OK))
-		cr_skip_test("mpirun not installed (Debian: openmpi-bin)");
+	need_mpirun(NULL);
 	rt_exec(r, ref, NULL, 60);
 	cr_assert_eq(r->code, 0, "%s", r->err);
 	want = rt_summary_value(r->out, "objective");
@@ -223,8 +237,7 @@ Test(runtime_mpirun, a_late_rank_at_the_pmix_fence_names_the_option)
 	struct rt_run *r = calloc(1, sizeof(*r));
 	char cmd[512];
 
-	if (access("/usr/bin/mpirun", X_OK))
-		cr_skip_test("mpirun not installed (Debian: openmpi-bin)");
+	need_mpirun(NULL);
 	snprintf(cmd, sizeof(cmd),
 		 "[ \"$OMPI_COMM_WORLD_RANK\" = 1 ] && sleep 6; exec %s run "
 		 "--bootstrap pmix --rendezvous-timeout 2 -q toy",
@@ -257,10 +270,7 @@ Test(runtime_mpirun, pmix_recovery_says_when_hosts_cannot_reach_each_other)
 	struct rt_run *r = calloc(1, sizeof(*r));
 	char dir[64] = "/tmp/frr-rt-mpiname-XXXXXX", cmd[1024], rm[96];
 
-	if (access("/usr/bin/mpirun", X_OK))
-		cr_skip_test("mpirun not installed (Debian: openmpi-bin)");
-	if (system("unshare -u true 2>/dev/null"))
-		cr_skip_test("cannot make a UTS namespace (not root?)");
+	need_mpirun("-u");
 	cr_assert_not_null(mkdtemp(dir));
 	for (int i = 0; i < 2; i++) {
 		snprintf(cmd, sizeof(cmd),
@@ -317,10 +327,7 @@ Test(runtime_mpirun, recovery_in_memory_needs_one_host)
 	struct rt_run *r = calloc(1, sizeof(*r));
 	char cmd[512];
 
-	if (access("/usr/bin/mpirun", X_OK))
-		cr_skip_test("mpirun not installed (Debian: openmpi-bin)");
-	if (system("unshare -u true 2>/dev/null"))
-		cr_skip_test("cannot make a UTS namespace (not root?)");
+	need_mpirun("-u");
 	snprintf(cmd, sizeof(cmd),
 		 "run='%s run --rendezvous-timeout 5 --clocks 4 --on-failure "
 		 "recover toy'; [ \"$OMPI_COMM_WORLD_RANK\" = 1 ] && exec "
@@ -352,10 +359,7 @@ Test(runtime_mpirun, checkpoint_dir_the_ranks_do_not_share)
 	struct rt_run *r = calloc(1, sizeof(*r));
 	char dir[64] = "/tmp/frr-rt-unshared-XXXXXX", cmd[1024], rm[96];
 
-	if (access("/usr/bin/mpirun", X_OK))
-		cr_skip_test("mpirun not installed (Debian: openmpi-bin)");
-	if (system("unshare -mu true 2>/dev/null"))
-		cr_skip_test("cannot make a mount namespace (not root?)");
+	need_mpirun("-mu");
 	cr_assert_not_null(mkdtemp(dir));
 	snprintf(cmd, sizeof(cmd),
 		 "run='%s run --rendezvous-timeout 5 --clocks 4 --checkpoint "

@@ -43,6 +43,11 @@ struct timespec frr_deadline_ts(int ms);
 /* Sleep about us microseconds (< 1 s): the nap of every poll loop. */
 void frr_nap_us(long us);
 
+/* ---- this host ----------------------------------------------------------- */
+/* Its name into buf, always terminated (cut to len - 1); on failure "?"
+ * and -errno. */
+int frr_hostname(char *buf, size_t len);
+
 /* ---- hashing ----------------------------------------------------------- */
 /* FNV-1a over p[0..n), continuing from h; h = 0 starts a new hash (from the
  * FNV offset basis), so frr_fnv1a64(b, nb, frr_fnv1a64(a, na, 0)) hashes a

@@ -112,9 +112,7 @@ int frr_ckpt_dir_shared(struct frr_rt *rt)
 	all = calloc((size_t)rt->P, sizeof(*all));
 	if (!all)
 		return -ENOMEM;
-	if (gethostname(mine.host, sizeof(mine.host)))
-		snprintf(mine.host, sizeof(mine.host), "?");
-	mine.host[sizeof(mine.host) - 1] = 0;
+	frr_hostname(mine.host, sizeof(mine.host));
 	if (rt->rank == 0 && (mine.err = make_probe(dir, &mine)))
 		frr_err("--checkpoint %s: cannot write a file there (%s): "
 			"give a directory this user can write",

@@ -324,6 +324,7 @@ static int rt_init(struct frr_rt *rt, struct frr_oob *oob,
 		   const struct frr_rt_params *o)
 {
 	struct frr_loading loading;
+	uint64_t mx = 0;
 	int err;
 
 	rt_setup_shape(rt, oob, o);
@@ -372,11 +373,11 @@ static int rt_init(struct frr_rt *rt, struct frr_oob *oob,
 		err = frr_rt_state_setup(rt);
 	if (err)
 		return err;
-	for (uint64_t mx = 0, w = 0; w < (uint64_t)rt->W; w++) {
+	/* the longest list sets the progress words' unit */
+	for (int w = 0; w < rt->W; w++)
 		if (rt->ws->nitems[w] > mx)
 			mx = rt->ws->nitems[w];
-		rt->prog_shift = frr_prog_shift(mx);
-	}
+	rt->prog_shift = frr_prog_shift(mx);
 	rt->tb->consumed = calloc((size_t)rt->W, sizeof(uint64_t));
 	rt->tb->lhand =
 	    calloc((size_t)rt->T * rt->tb->K, sizeof(*rt->tb->lhand));

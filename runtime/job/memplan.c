@@ -341,7 +341,7 @@ uint64_t frr_rt_host_id(void)
 			id[0] = '\0';
 		fclose(f);
 	}
-	gethostname(name, sizeof(name) - 1);
+	frr_hostname(name, sizeof(name));
 	return frr_fnv1a64(name, strlen(name), frr_fnv1a64(id, strlen(id), 0));
 }
 

@@ -111,27 +111,24 @@ static int app_output(void *ctx, const struct frr_opt *o, const char *value)
 }
 
 /* The app's options, before anything starts: a bad one is a usage error
- * (exit 2), not a failed job.  Apps built against an older flexrr.h have no
- * check_args field. */
-static int app_check_args(const struct frr_run_opts *o)
-{
-	const struct frr_app_ops *a = o->p.app;
-
-	if (FRR_APP_HAS(a, check_args) && a->check_args)
-		return a->check_args(o->p.app_argc, o->p.app_argv);
-	if (FRR_APP_HAS(a, opts) && a->opts)
-		return frr_opt_check(a->opts, o->p.app_argc, o->p.app_argv);
-	return 0;
-}
-
-static int app_check_outputs(const struct frr_job *job)
+ * (exit 2), not a failed job; then its outputs, as the run's are checked
+ * (one parse of its table does both where it keeps no check_args of its
+ * own).  Apps built against an older flexrr.h have no such fields. */
+static int app_check_args(const struct frr_job *job)
 {
 	const struct frr_app_ops *a = job->o.p.app;
+	int argc = job->o.p.app_argc, err;
+	char **argv = job->o.p.app_argv;
 
-	if (!FRR_APP_HAS(a, opts) || !a->opts)
-		return 0;
-	return frr_opt_outputs(a->opts, job->o.p.app_argc, job->o.p.app_argv,
-			       app_output, (void *)job);
+	if (FRR_APP_HAS(a, check_args) && a->check_args) {
+		err = a->check_args(argc, argv);
+		if (err)
+			return err;
+	}
+	if (FRR_APP_HAS(a, opts) && a->opts)
+		return frr_opt_outputs(a->opts, argc, argv, app_output,
+				       (void *)job);
+	return 0;
 }
 
 static int check_ckpt_opts(const struct frr_job *job)
@@ -205,12 +202,10 @@ int frr_job_finalize(struct frr_job *job)
 		fprintf(stderr, "%s: no app to run\n", job->prog);
 		return -EINVAL;
 	}
-	if (app_check_args(o))
-		return -EINVAL;
-	if (check_out_path(job, "--metrics", o->p.metrics_path) ||
+	if (app_check_args(job) ||
+	    check_out_path(job, "--metrics", o->p.metrics_path) ||
 	    check_out_path(job, "--save", o->p.save_path) ||
-	    check_out_path(job, "--trace", o->p.rr.trace_path) ||
-	    app_check_outputs(job))
+	    check_out_path(job, "--trace", o->p.rr.trace_path))
 		return -EINVAL;
 	if (check_ckpt_opts(job))
 		return -EINVAL;

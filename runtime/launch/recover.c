@@ -270,9 +270,7 @@ static int met(void *arg, struct frr_oob *oob)
 	if (!all)
 		return -ENOMEM;
 	snprintf(mine.addr, sizeof(mine.addr), "%s", rc->maddr[rc->me]);
-	if (gethostname(mine.host, sizeof(mine.host)))
-		snprintf(mine.host, sizeof(mine.host), "?");
-	mine.host[sizeof(mine.host) - 1] = 0;
+	frr_hostname(mine.host, sizeof(mine.host));
 	if (!rc->me && getrandom(&mine.run_id, sizeof(mine.run_id), 0) !=
 			   sizeof(mine.run_id))
 		mine.run_id = frr_mix64(frr_now_ns() ^ (uint64_t)getpid());
