@@ -36,6 +36,12 @@ struct frr_jobstate {
  * abandoned with the rank's memory; the process must exit.  p is copied. */
 int frr_rt_job_run(struct frr_oob *oob, const struct frr_rt_params *p);
 
+/* ---- job/app.c ---- */
+/* Create the app (rank 0 first: its error is reported once). */
+int frr_rt_app_create(struct frr_rt *rt);
+/* The app's tables into rt->tb->spec, checked (rules, flags, sizes). */
+int frr_rt_tables_declare(struct frr_rt *rt);
+
 /* ---- job/server.c ---- */
 /* The server loop until the last clock is evaluated: 0 or the job's error. */
 int frr_rt_server_loop(struct frr_rt *rt);
