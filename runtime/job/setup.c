@@ -50,10 +50,10 @@ static size_t remote_cap(const struct frr_rt *rt, int o, size_t cap)
 	return b < cap ? (size_t)b : cap;
 }
 
-int frr_rt_layout(struct frr_rt *rt)
+/* The tables' side: shard sizes, the rows this rank holds, inbox slots. */
+static int layout_tables(struct frr_rt *rt)
 {
 	int P = rt->P, T = rt->T, W = rt->W, err;
-	size_t off = 0;
 	uint8_t *held;
 
 	rt->tb->shard_rows =
@@ -102,6 +102,16 @@ int frr_rt_layout(struct frr_rt *rt)
 	rt->tb->inbox_len = (size_t)rt->tb->K *
 			    ((size_t)T * rt->tb->slot_bytes[rt->rank] +
 			     (size_t)(W - T) * rt->tb->rslot_bytes[rt->rank]);
+	return 0;
+}
+
+/* The control region's offsets: the words peers write (progress, pushes,
+ * heartbeats, stop, stats, acks, mailboxes, pulls), each array starting on
+ * its own cache line. */
+static void layout_ctl(struct frr_rt *rt)
+{
+	int P = rt->P, T = rt->T, W = rt->W;
+	size_t off;
 
 	rt->stats_rec =
 	    align64(8 + 8 * (FRR_MAX_STATS + (size_t)T * FRR_RT_NMETRICS));
@@ -140,6 +150,15 @@ int frr_rt_layout(struct frr_rt *rt)
 	rt->glob_rec = align64(8 + 8 * (size_t)rt->nglob);
 	off += rt->nglob ? FRR_RT_GLOBALS_RING * rt->glob_rec : 0;
 	rt->ctl_len = off;
+}
+
+int frr_rt_layout(struct frr_rt *rt)
+{
+	int err = layout_tables(rt);
+
+	if (err)
+		return err;
+	layout_ctl(rt);
 	return 0;
 }
 
