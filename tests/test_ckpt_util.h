@@ -16,6 +16,9 @@
 
 static char dir[64];
 
+/* The recovery suites' job: 3 ranks, a checkpoint every 2 clocks. */
+#define TOY3 "-n 3 --clocks 12 --seed 3 toy --items 300"
+
 /* A fresh scratch directory per test: dir/ck is the checkpoint dir. */
 static inline const char *scratch(void)
 {
