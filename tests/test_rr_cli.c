@@ -11,14 +11,6 @@
 
 TestSuite(rr_cli, .timeout = 180);
 
-static const char *backend(void)
-{
-	enum frr_tp_backend bs[FRR_TEST_MAX_BACKENDS];
-
-	frr_test_backends(bs, FRR_TEST_MAX_BACKENDS);
-	return frr_tp_backend_name(bs[0]);
-}
-
 Test(rr_cli, invalid_stragglers_spec_shows_the_grammar)
 {
 	static struct rt_run r;
@@ -53,10 +45,11 @@ Test(rr_cli, flexrr_run_with_trace_and_metrics)
 
 	snprintf(trace, sizeof(trace), "/tmp/rr-cli-%d.json", getpid());
 	snprintf(metrics, sizeof(metrics), "/tmp/rr-cli-%d.csv", getpid());
-	rt_run_argv(&a, 2, 2, backend(), "--mode", "flexrr", "--slack", "1",
-		    "--clocks", "6", "--no-pin", "-q", "--stragglers",
-		    "persistent:0,4", "--trace", trace, "--metrics", metrics,
-		    "toy", "--items", "64", "--work-us", "100", "--check-ssp");
+	rt_run_argv(&a, 2, 2, frr_test_backend0(), "--mode", "flexrr",
+		    "--slack", "1", "--clocks", "6", "--no-pin", "-q",
+		    "--stragglers", "persistent:0,4", "--trace", trace,
+		    "--metrics", metrics, "toy", "--items", "64", "--work-us",
+		    "100", "--check-ssp");
 	rt_exec(&r, a.v, env, 120);
 	cr_assert_eq(r.code, 0, "flexrr run failed:\n%s", r.err);
 	cr_assert(strstr(r.out, "mode=flexrr"), "%s", r.out);

@@ -148,11 +148,7 @@ static mode_t mode_of(const char *path)
 	return st.st_mode & 07777;
 }
 
-#define RUN(r, ...)                                                      \
-	do {                                                             \
-		char *argv_[] = { (char *)rt_bin(), __VA_ARGS__, NULL }; \
-		rt_exec((r), argv_, NULL, 60);                           \
-	} while (0)
+#define RUN(r, ...) RT_RUN(r, 60, __VA_ARGS__)
 
 /* The library calls themselves, on every kind of plant. */
 Test(runtime_files, helpers_refuse_plants)

@@ -19,35 +19,21 @@
 
 TestSuite(runtime_job, .timeout = 120);
 
-static const char *backend0(void)
-{
-	enum frr_tp_backend bs[FRR_TEST_MAX_BACKENDS];
-
-	frr_test_backends(bs, FRR_TEST_MAX_BACKENDS);
-	return frr_tp_backend_name(bs[0]);
-}
-
 static int rdv_port(int k)
 {
 	(void)k;
 	return rt_free_port();
 }
 
-#define RUN(r, timeout, ...)                                             \
-	do {                                                             \
-		char *argv_[] = { (char *)rt_bin(), __VA_ARGS__, NULL }; \
-		rt_exec((r), argv_, NULL, (timeout));                    \
-	} while (0)
-
 Test(runtime_job, help_everywhere)
 {
 	struct rt_run *r = calloc(1, sizeof(*r));
 
-	RUN(r, 10, "run", "--help");
+	RT_RUN(r, 10, "run", "--help");
 	cr_assert_eq(r->code, 0);
 	cr_assert(strstr(r->out, "usage: flexrr run"));
 	cr_assert(strstr(r->out, "--slack"));
-	RUN(r, 10, "run", "-n", "2", "toy", "--help");
+	RT_RUN(r, 10, "run", "-n", "2", "toy", "--help");
 	cr_assert_eq(r->code, 0);
 	cr_assert(strstr(r->out, "--items"), "toy usage: %s", r->out);
 	free(r);
@@ -64,7 +50,7 @@ Test(runtime_job, help_groups_options)
 					  "--rr-max-helpers N " };
 	const char *any, *rrsec;
 
-	RUN(r, 10, "run", "--help");
+	RT_RUN(r, 10, "run", "--help");
 	cr_assert_eq(r->code, 0);
 	any = strstr(r->out, "\nany mode:\n");
 	rrsec = strstr(r->out, "\nRapidReassignment (modes flexrr, rr");
@@ -89,11 +75,11 @@ Test(runtime_job, bad_stragglers_is_one_usage_error)
 {
 	struct rt_run *r = calloc(1, sizeof(*r));
 
-	RUN(r, 30, "run", "-n", "2", "--stragglers", "bogus:1", "toy");
+	RT_RUN(r, 30, "run", "-n", "2", "--stragglers", "bogus:1", "toy");
 	cr_assert_eq(r->code, 2, "exit %d: %s", r->code, r->err);
 	cr_assert_eq(rt_count(r->err, "invalid --stragglers"), 1, "%s", r->err);
-	RUN(r, 30, "run", "-n", "2", "-t", "2", "--stragglers",
-	    "persistent:4,2", "toy");
+	RT_RUN(r, 30, "run", "-n", "2", "-t", "2", "--stragglers",
+	       "persistent:4,2", "toy");
 	cr_assert_eq(r->code, 2, "exit %d: %s", r->code, r->err);
 	cr_assert_eq(rt_count(r->err, "the job has only 4 workers"), 1, "%s",
 		     r->err);
@@ -108,12 +94,12 @@ Test(runtime_job, app_option_without_app_gets_a_hint)
 			   "after the app name: flexrr run [run options] APP "
 			   "[app options]";
 
-	RUN(r, 10, "run", "-n", "2", "--vertices", "5");
+	RT_RUN(r, 10, "run", "-n", "2", "--vertices", "5");
 	cr_assert_eq(r->code, 2, "exit %d: %s", r->code, r->err);
 	cr_assert(strstr(r->err, want), "no hint: %s", r->err);
 	cr_assert_eq(rt_count(r->err, "is not a run option"), 1, "%s", r->err);
 	/* a run option without its value is not called an app option */
-	RUN(r, 10, "run", "--clocks");
+	RT_RUN(r, 10, "run", "--clocks");
 	cr_assert_eq(r->code, 2);
 	cr_assert_null(strstr(r->err, "is not a run option"), "%s", r->err);
 	free(r);
@@ -130,8 +116,8 @@ Test(runtime_job, summary_line_and_target)
 
 	snprintf(path, sizeof(path), "/tmp/frr-rt-job-%d.csv", getpid());
 	rt_exec(r,
-		rt_run_argv(&a, 2, 2, backend0(), "--clocks", "200", "--target",
-			    "0.5", "--metrics", path, "toy"),
+		rt_run_argv(&a, 2, 2, frr_test_backend0(), "--clocks", "200",
+			    "--target", "0.5", "--metrics", path, "toy"),
 		NULL, 60);
 	cr_assert_eq(r->code, 0);
 	cr_assert(strstr(r->out, "flexrr: done mode=bsp backend="),
@@ -150,8 +136,8 @@ Test(runtime_job, summary_line_and_target)
 	fclose(f);
 	unlink(path);
 	cr_assert_eq(lines, 1 + 4 * (int)rt_summary_value(r->out, "clocks"));
-	RUN(r, 60, "run", "-n", "2", "--backend", (char *)backend0(),
-	    "--clocks", "3", "-q", "toy");
+	RT_RUN(r, 60, "run", "-n", "2", "--backend",
+	       (char *)frr_test_backend0(), "--clocks", "3", "-q", "toy");
 	cr_assert_eq(r->code, 0);
 	cr_assert_null(strstr(r->err, "flexrr: clock"), "-q: %s", r->err);
 	free(r);
@@ -186,9 +172,9 @@ Test(runtime_job, threads_share_the_lanes_they_are_given)
 
 	for (int i = 0; i < 4; i++) {
 		rt_exec(r,
-			rt_run_argv(&a, 3, 4, backend0(), "--lanes", lanes[i],
-				    "--clocks", "6", "--seed", "5", "-q",
-				    "toy"),
+			rt_run_argv(&a, 3, 4, frr_test_backend0(), "--lanes",
+				    lanes[i], "--clocks", "6", "--seed", "5",
+				    "-q", "toy"),
 			env, 90);
 		cr_assert_eq(r->code, 0, "--lanes %s: %s", lanes[i], r->err);
 		cr_assert(strstr(r->err, want[i]), "--lanes %s: %s", lanes[i],
@@ -197,45 +183,6 @@ Test(runtime_job, threads_share_the_lanes_they_are_given)
 		if (i)
 			cr_assert_str_eq(obj, first, "--lanes %s", lanes[i]);
 	}
-	free(r);
-}
-
-/* The host's MemAvailable in MiB (0: unknown). */
-static double mem_available_mib(void)
-{
-	FILE *f = fopen("/proc/meminfo", "r");
-	char line[128];
-	double kib = 0;
-
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "MemAvailable: %lf kB", &kib) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return kib / 1024;
-}
-
-/* On verbs a lane is a context and a QP to every peer (about 1.15 MiB a
- * thread with one peer, as the plan counts it on rxe): two ranks of 1,024
- * threads need more than the soft-RoCE VM has, and the refusal names
- * --lanes with what the lanes take.  Only where lanes are planned (verbs:
- * the VM stage), and where 2 x 1,024 lanes exceed the host's memory. */
-Test(runtime_job, lanes_that_do_not_fit_name_the_option)
-{
-	struct rt_run *r = calloc(1, sizeof(*r));
-
-	if (strcmp(backend0(), "verbs"))
-		cr_skip_test("lanes are in the memory plan on verbs only");
-	if (2 * 1024 * 1.15 < 1.5 * mem_available_mib())
-		cr_skip_test("this host has memory for 2 x 1024 lanes");
-	RUN(r, 120, "run", "-n", "2", "-t", "1024", "--backend", "verbs",
-	    "--clocks", "1", "-q", "toy", "--items", "4096");
-	cr_assert_neq(r->code, 0);
-	cr_assert(strstr(r->err, "will not fit in memory"), "%s", r->err);
-	cr_assert(strstr(r->err, "fewer lanes (--lanes N: its 1024 threads' "
-				 "own connections to the other ranks take "
-				 "1.15 GiB)"),
-		  "%s", r->err);
 	free(r);
 }
 
@@ -257,8 +204,8 @@ Test(runtime_job, a_long_load_says_it_is_loading)
 		cr_skip_test("on the host only (see above)");
 	for (int quiet = 0; quiet < 2; quiet++) {
 		rt_exec(r,
-			rt_run_argv(&a, 2, 1, backend0(), "--clocks", "1",
-				    quiet ? "-q" : "--no-pin", "mf",
+			rt_run_argv(&a, 2, 1, frr_test_backend0(), "--clocks",
+				    "1", quiet ? "-q" : "--no-pin", "mf",
 				    "--synthetic", "100,300000,5000", "--rank",
 				    "32"),
 			env, 120);
@@ -289,14 +236,14 @@ Test(runtime_job, a_rank_that_loads_late_is_waited_for)
 	if (frr_test_quick() || frr_test_sanitizer())
 		cr_skip_test("in the plain stage only (see above)");
 	rt_exec(r,
-		rt_run_argv(&a, 2, 1, backend0(), "--clocks", "2", "--timeout",
-			    "1", "toy"),
+		rt_run_argv(&a, 2, 1, frr_test_backend0(), "--clocks", "2",
+			    "--timeout", "1", "toy"),
 		env, 60);
 	cr_assert_eq(r->code, 0, "%s", r->err);
 	cr_assert(strstr(r->out, "flexrr: done "), "%s", r->out);
 	rt_exec(r,
-		rt_run_argv(&a, 2, 1, backend0(), "--clocks", "2", "--timeout",
-			    "1", "--load-timeout", "1", "toy"),
+		rt_run_argv(&a, 2, 1, frr_test_backend0(), "--clocks", "2",
+			    "--timeout", "1", "--load-timeout", "1", "toy"),
 		env, 60);
 	cr_assert_neq(r->code, 0, "%s", r->err);
 	cr_assert(strstr(r->err, "a rank did not answer within 1000 ms while "
@@ -310,24 +257,24 @@ Test(runtime_job, bad_options)
 {
 	struct rt_run *r = calloc(1, sizeof(*r));
 
-	RUN(r, 10, "run", "-n", "2", "nosuchapp");
+	RT_RUN(r, 10, "run", "-n", "2", "nosuchapp");
 	cr_assert_neq(r->code, 0);
 	cr_assert(strstr(r->err, "unknown app 'nosuchapp'"), "%s", r->err);
-	RUN(r, 10, "run", "-n", "2", "--no-such-option", "toy");
+	RT_RUN(r, 10, "run", "-n", "2", "--no-such-option", "toy");
 	cr_assert_neq(r->code, 0);
 	cr_assert(strstr(r->err, "no-such-option"), "%s", r->err);
-	RUN(r, 10, "run", "-n", "2", "toy", "--no-such-option");
+	RT_RUN(r, 10, "run", "-n", "2", "toy", "--no-such-option");
 	cr_assert_neq(r->code, 0);
 	cr_assert(strstr(r->err, "no-such-option"), "%s", r->err);
-	RUN(r, 10, "run", "--slack", "-1", "toy");
+	RT_RUN(r, 10, "run", "--slack", "-1", "toy");
 	cr_assert_neq(r->code, 0);
 	cr_assert(strstr(r->err, "--slack must be >= 0"), "%s", r->err);
-	RUN(r, 10, "run", "--mode", "bsp", "--slack", "2", "toy");
+	RT_RUN(r, 10, "run", "--mode", "bsp", "--slack", "2", "toy");
 	cr_assert_neq(r->code, 0);
-	RUN(r, 10, "run", "--mode", "warp", "toy");
+	RT_RUN(r, 10, "run", "--mode", "warp", "toy");
 	cr_assert_neq(r->code, 0);
 	cr_assert(strstr(r->err, "unknown mode"), "%s", r->err);
-	RUN(r, 10, "run", "-n", "2", "--backend", "carrier-pigeon", "toy");
+	RT_RUN(r, 10, "run", "-n", "2", "--backend", "carrier-pigeon", "toy");
 	cr_assert_neq(r->code, 0);
 	free(r);
 }
@@ -362,8 +309,9 @@ Test(runtime_job, bad_values_named)
 	struct rt_run *r = calloc(1, sizeof(*r));
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		RUN(r, 30, "run", "-n", "2", "--backend", (char *)backend0(),
-		    (char *)bad[i][0], (char *)bad[i][1], "toy");
+		RT_RUN(r, 30, "run", "-n", "2", "--backend",
+		       (char *)frr_test_backend0(), (char *)bad[i][0],
+		       (char *)bad[i][1], "toy");
 		cr_assert_neq(r->code, 0, "%s %s", bad[i][0], bad[i][1]);
 		cr_assert(strstr(r->err, bad[i][2]), "%s %s: %s", bad[i][0],
 			  bad[i][1], r->err);
@@ -388,9 +336,10 @@ Test(runtime_job, app_outputs_named_before_the_input_is_read)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		int lda = !strcmp(bad[i][0], "lda");
 
-		RUN(r, 30, "run", "-n", "2", "--backend", (char *)backend0(),
-		    (char *)bad[i][0], lda ? "--text" : "--train",
-		    "/nonexistent/input", (char *)bad[i][1], (char *)bad[i][2]);
+		RT_RUN(r, 30, "run", "-n", "2", "--backend",
+		       (char *)frr_test_backend0(), (char *)bad[i][0],
+		       lda ? "--text" : "--train", "/nonexistent/input",
+		       (char *)bad[i][1], (char *)bad[i][2]);
 		cr_assert_eq(r->code, 2, "%s %s: exit %d", bad[i][0], bad[i][1],
 			     r->code);
 		cr_assert(strstr(r->err, bad[i][3]), "%s %s: %s", bad[i][0],
@@ -420,173 +369,13 @@ Test(runtime_job, more_workers_than_items)
 	struct rt_run *r = calloc(1, sizeof(*r));
 	struct rt_argv a;
 
-	rt_exec(r, rt_run_argv(&a, 2, 4, backend0(), "toy", "--total", "5"),
-		NULL, 30);
+	rt_exec(
+	    r,
+	    rt_run_argv(&a, 2, 4, frr_test_backend0(), "toy", "--total", "5"),
+	    NULL, 30);
 	cr_assert_neq(r->code, 0);
 	cr_assert(strstr(r->err, "has no work items"), "%s", r->err);
 	cr_assert(r->secs < 25);
-	free(r);
-}
-
-Test(runtime_job, table_too_big)
-{
-	struct rt_run *r = calloc(1, sizeof(*r));
-
-	RUN(r, 30, "run", "-n", "2", "--backend", (char *)backend0(), "toy",
-	    "--table-rows", "100000000000");
-	cr_assert_neq(r->code, 0);
-	cr_assert(strstr(r->err, "GiB of memory is available"), "%s", r->err);
-	free(r);
-}
-
-/* With RapidReassignment a rank holds the rows of the workers it may help
- * (mf declares its users per partition): the refusal names --rr-group
- * with the group the job has (2 x 2 workers: 3 helpers each); without
- * reassignment it does not.  4 M users of rank 1024: about 77 GiB.  On
- * the host only: the plan is no backend's, and the soft-RoCE VM's emulated
- * CPUs take a minute for the users' lists. */
-Test(runtime_job, helpers_rows_that_do_not_fit_name_the_group)
-{
-	struct rt_run *r = calloc(1, sizeof(*r));
-
-	if (frr_test_quick())
-		cr_skip_test("on the host only (see above)");
-	if (mem_available_mib() > 60 * 1024)
-		cr_skip_test("this host has memory for the job");
-	for (int rr = 1; rr >= 0; rr--) {
-		RUN(r, 120, "run", "-n", "2", "-t", "2", "--backend",
-		    (char *)backend0(), "--mode", rr ? "flexrr" : "ssp",
-		    "--clocks", "1", "-q", "mf", "--synthetic",
-		    "4000000,1000,1000", "--rank", "1024");
-		cr_assert_neq(r->code, 0);
-		cr_assert(strstr(r->err, "will not fit in memory"), "%s",
-			  r->err);
-		cr_assert_eq(strstr(r->err,
-				    "a smaller helper group (--rr-group "
-				    "G, now 3: a rank holds the rows "
-				    "of the workers it may help)") != NULL,
-			     rr, "%s", r->err);
-	}
-	free(r);
-}
-
-/* The memory cgroup this process is in (v1 memory controller or v2), as
- * a directory under /sys/fs/cgroup where a child can be made; 0 if none. */
-static int own_memory_cgroup(char *dir, size_t len, int *v2)
-{
-	char line[1024];
-	FILE *f = fopen("/proc/self/cgroup", "r");
-	int found = 0;
-
-	while (f && !found && fgets(line, sizeof(line), f)) {
-		char *a = strchr(line, ':'), *b = a ? strchr(a + 1, ':') : NULL;
-
-		if (!b)
-			continue;
-		b[strcspn(b, "\n")] = 0;
-		if (!strncmp(a, ":memory:", 8)) {
-			snprintf(dir, len, "/sys/fs/cgroup/memory%s", b + 1);
-			*v2 = 0;
-			found = 1;
-		} else if (a[1] == ':') {
-			snprintf(dir, len, "/sys/fs/cgroup%s", b + 1);
-			*v2 = 1;
-		}
-	}
-	if (f)
-		fclose(f);
-	return found || dir[0];
-}
-
-/* A memory limit MemAvailable does not show (Slurm's task/cgroup, a
- * container): the job is refused before it allocates, naming the cgroup
- * and what to change, instead of being OOM-killed (rank 0 killed by
- * signal 9 before 2026-12). */
-Test(runtime_job, cgroup_memory_limit_refused)
-{
-	struct rt_run *r = calloc(1, sizeof(*r));
-	char dir[1200] = "", sub[1300], file[1400], cmd[2048];
-	int v2 = 0;
-	FILE *f;
-
-	if (geteuid() != 0 || !own_memory_cgroup(dir, sizeof(dir), &v2))
-		cr_skip_test(
-		    "needs root and a memory cgroup to make a child in");
-	snprintf(sub, sizeof(sub), "%s/frr-test-%d", dir, (int)getpid());
-	if (mkdir(sub, 0755))
-		cr_skip_test("cannot make a cgroup under %s: %s", dir,
-			     strerror(errno));
-	snprintf(file, sizeof(file), "%s/%s", sub,
-		 v2 ? "memory.max" : "memory.limit_in_bytes");
-	f = fopen(file, "w");
-	if (!f || fprintf(f, "%d\n", 400 << 20) < 0 || fclose(f)) {
-		rmdir(sub);
-		cr_skip_test("cannot set %s", file);
-	}
-	snprintf(cmd, sizeof(cmd),
-		 "echo $$ > %s/cgroup.procs && exec %s run -n 2 --clocks 2 "
-		 "--timeout 20 toy --table-rows 2000000",
-		 sub, rt_bin());
-	{
-		char *argv[] = { "/bin/sh", "-c", cmd, NULL };
-
-		rt_exec(r, argv, NULL, 60);
-	}
-	rmdir(sub);
-	cr_assert_eq(r->code, 1, "%s", r->err);
-	cr_assert(strstr(r->err, "will not fit in memory"), "%s", r->err);
-	cr_assert(strstr(r->err, "memory cgroup"), "%s", r->err);
-	cr_assert(!strstr(r->err, "signal 9"), "%s", r->err);
-	free(r);
-}
-
-/* --checkpoint DIR on a tmpfs too small for two checkpoints (a 1 MiB one
- * mounted in a mount namespace of this test's own; a container's
- * /dev/shm is often 64 MiB): refused before the job runs, naming DIR and
- * what to do, not a failed write halfway; a DIR with room runs.  On the
- * host only: the check is no backend's, and the run with room took 17 s
- * under the soft-RoCE VM's emulated CPUs. */
-Test(runtime_job, checkpoints_that_do_not_fit_a_tmpfs_refused)
-{
-	struct rt_run *r;
-	char small[64], cmd[1024];
-	char *argv[] = { "/bin/sh", "-c", cmd, NULL };
-
-	if (frr_test_quick())
-		cr_skip_test("on the host only (see above)");
-	r = calloc(1, sizeof(*r));
-	snprintf(small, sizeof(small), "/tmp/frr-tmpfs-%d", (int)getpid());
-	cr_assert(!mkdir(small, 0700), "%s: %s", small, strerror(errno));
-	snprintf(cmd, sizeof(cmd),
-		 "unshare -rm sh -c 'mount -t tmpfs -o size=%s none %s' "
-		 "2>/dev/null",
-		 "1m", small);
-	rt_exec(r, argv, NULL, 30);
-	if (r->code) {
-		rmdir(small);
-		cr_skip_test("cannot mount a tmpfs in a namespace of its own "
-			     "(unshare -rm): %s",
-			     r->err);
-	}
-	for (int big = 0; big < 2; big++) {
-		snprintf(cmd, sizeof(cmd),
-			 "exec unshare -rm sh -c 'mount -t tmpfs -o size=%s "
-			 "none %s && exec %s run -n 2 --clocks 4 --checkpoint "
-			 "%s/ck mf --synthetic 20000,2000,200000'",
-			 big ? "64m" : "1m", small, rt_bin(), small);
-		rt_exec(r, argv, NULL, 60);
-		if (big) {
-			cr_assert_eq(r->code, 0, "%s", r->err);
-			continue;
-		}
-		cr_assert_eq(r->code, 1, "%s", r->err);
-		cr_assert(strstr(r->err, "the job's checkpoints will not fit "
-					 "in /tmp/frr-tmpfs-") &&
-			      strstr(r->err, "has 1.0 MiB free; give "
-					     "--checkpoint DIR on a disk"),
-			  "%s", r->err);
-	}
-	rmdir(small);
 	free(r);
 }
 
@@ -620,7 +409,7 @@ static void pair_fails(const char *env1, const char *msg1, const char *msg0,
 	char *argv[] = { (char *)rt_bin(),
 			 "run",
 			 "--backend",
-			 (char *)backend0(),
+			 (char *)frr_test_backend0(),
 			 "--rendezvous",
 			 addr,
 			 "--rendezvous-timeout",
@@ -673,9 +462,9 @@ Test(runtime_job, progress_words_reach_every_rank)
 		struct rt_run *r = calloc(1, sizeof(*r));
 		struct rt_argv a;
 
-		rt_run_argv(&a, 3, 2, backend0(), "--mode", modes[i][0],
-			    "--slack", modes[i][1], "--clocks", "7", "-q",
-			    "toy", "--total", "1000");
+		rt_run_argv(&a, 3, 2, frr_test_backend0(), "--mode",
+			    modes[i][0], "--slack", modes[i][1], "--clocks",
+			    "7", "-q", "toy", "--total", "1000");
 		rt_exec(r, a.v, env, 60);
 		cr_assert_eq(r->code, 0, "%s: %s", modes[i][0], r->err);
 		cr_assert_eq(rt_summary_value(r->out, "clocks"), 7);

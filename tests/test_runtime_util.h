@@ -176,6 +176,13 @@ static inline void rt_exec(struct rt_run *r, char *const argv[],
 			r->code, r->err);
 }
 
+/* Run the flexrr binary with these arguments, at most timeout s. */
+#define RT_RUN(r, timeout, ...)                                          \
+	do {                                                             \
+		char *argv_[] = { (char *)rt_bin(), __VA_ARGS__, NULL }; \
+		rt_exec((r), argv_, NULL, (timeout));                    \
+	} while (0)
+
 /* Value of " key=" in the summary line ("flexrr: done ..."); NAN if absent. */
 static inline double rt_summary_value(const char *out, const char *key)
 {

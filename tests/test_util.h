@@ -142,6 +142,15 @@ struct frr_test_mesh {
 	int rank, nranks;
 };
 
+/* The first backend to test, by name (a job's --backend). */
+static inline const char *frr_test_backend0(void)
+{
+	enum frr_tp_backend bs[FRR_TEST_MAX_BACKENDS];
+
+	frr_test_backends(bs, FRR_TEST_MAX_BACKENDS);
+	return frr_tp_backend_name(bs[0]);
+}
+
 /* The config a test rank opens a ctx with (max_eps 0, flags 0). */
 static inline struct frr_tp_config frr_test_config(struct frr_oob *oob,
 						   enum frr_tp_backend b)
