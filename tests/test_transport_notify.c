@@ -71,11 +71,95 @@ static uint64_t stamp(int rank, long k)
  * holds that write.  The target sleeps now and then so the senders hit a
  * full notification queue.
  */
+static int many_send(struct job *j, long n, size_t nslots)
+{
+	uint64_t *src = frr_tp_mr_ptr(j->src);
+	int ret;
+
+	for (long k = 0; k < n; k++) {
+		size_t off =
+		    ((size_t)j->m.rank * nslots + (size_t)k % nslots) * SLOT;
+
+		for (int w = 0; w < SLOT / 8; w++)
+			src[off / 8 + w] = stamp(j->m.rank, k);
+		ret = frr_tp_write_notify(j->m.eps[0], j->src, off, j->rmr, off,
+					  SLOT, (uint32_t)k, (uint64_t)k, 0);
+		FRR_CHECK(!ret, "notify %ld: %d", k, ret);
+		if (k % 64 == 63) {
+			ret = frr_tp_flush(j->m.eps[0], FRR_TEST_TIMEOUT_MS);
+			FRR_CHECK(!ret, "flush: %d", ret);
+		}
+	}
+	return 0;
+}
+
+/* One notification: from a sender, no more than n of them from it, and
+ * only once its slot holds the data. */
+static int many_check(const struct frr_tp_notify *nb, const uint64_t *dst,
+		      long *next, int size, long n, size_t nslots)
+{
+	int s = nb->src_rank;
+	long imm = (long)nb->imm;
+	size_t off;
+	uint64_t v;
+
+	FRR_CHECK(s >= 1 && s < size, "source rank %d", s);
+	FRR_CHECK(imm < n, "imm %ld", imm);
+	/* exactly once: every sender posts imm 0..n-1; a repeat or a gap
+	 * shows up here because the counts must add up */
+	next[s]++;
+	FRR_CHECK(next[s] <= n, "rank %d: more than %ld notifications", s, n);
+	off = ((size_t)s * nslots + (size_t)imm % nslots) * SLOT;
+	for (int w = 0; w < SLOT / 8; w++) {
+		v = frr_tp_load_u64(&dst[off / 8 + w]);
+		FRR_CHECK(v == stamp(s, imm),
+			  "notification %ld of rank %d before its data (slot "
+			  "holds %llx)",
+			  imm, s, (unsigned long long)v);
+	}
+	return 0;
+}
+
+static int many_receive(struct frr_oob *oob, struct job *j, long n,
+			size_t nslots)
+{
+	long *next = calloc((size_t)oob->size, sizeof(*next));
+	const uint64_t *dst = frr_tp_mr_ptr(j->mr);
+	int senders = oob->size - 1;
+	struct frr_tp_notify nb[32];
+	long got = 0, polls = 0;
+	int ret;
+
+	FRR_CHECK(next, "calloc");
+	while (got < n * senders) {
+		int k = frr_tp_poll_notify(j->m.ctx, nb, 32);
+
+		FRR_CHECK(k >= 0, "poll_notify: %d", k);
+		for (int i = 0; i < k; i++) {
+			ret =
+			    many_check(&nb[i], dst, next, oob->size, n, nslots);
+			if (ret)
+				return ret;
+		}
+		got += k;
+		FRR_CHECK(++polls < 400000000L,
+			  "notifications lost "
+			  "(%ld of %ld)",
+			  got, n * senders);
+		if (polls % 5000 == 0)
+			usleep(2000); /* let the queue fill up */
+	}
+	for (int s = 1; s < oob->size; s++)
+		FRR_CHECK(next[s] == n, "rank %d: %ld notifications", s,
+			  next[s]);
+	free(next);
+	return 0;
+}
+
 static int many(struct frr_oob *oob, void *arg)
 {
 	struct frr_test_arg *a = arg;
 	long n = a->iters;
-	int senders = oob->size - 1;
 	size_t nslots = (size_t)n; /* no slot reuse: checks never race */
 	struct job j;
 	int ret =
@@ -83,80 +167,12 @@ static int many(struct frr_oob *oob, void *arg)
 
 	if (ret)
 		return ret;
-	if (j.m.rank) {
-		uint64_t *src = frr_tp_mr_ptr(j.src);
-
-		for (long k = 0; k < n; k++) {
-			size_t off =
-			    ((size_t)j.m.rank * nslots + (size_t)k % nslots) *
-			    SLOT;
-
-			for (int w = 0; w < SLOT / 8; w++)
-				src[off / 8 + w] = stamp(j.m.rank, k);
-			ret = frr_tp_write_notify(j.m.eps[0], j.src, off, j.rmr,
-						  off, SLOT, (uint32_t)k,
-						  (uint64_t)k, 0);
-			FRR_CHECK(!ret, "notify %ld: %d", k, ret);
-			if (k % 64 == 63) {
-				ret = frr_tp_flush(j.m.eps[0],
-						   FRR_TEST_TIMEOUT_MS);
-				FRR_CHECK(!ret, "flush: %d", ret);
-			}
-		}
-	} else {
-		long *next = calloc((size_t)oob->size, sizeof(*next));
-		const uint64_t *dst = frr_tp_mr_ptr(j.mr);
-		struct frr_tp_notify nb[32];
-		long got = 0, polls = 0;
-
-		FRR_CHECK(next, "calloc");
-		while (got < n * senders) {
-			int k = frr_tp_poll_notify(j.m.ctx, nb, 32);
-
-			FRR_CHECK(k >= 0, "poll_notify: %d", k);
-			for (int i = 0; i < k; i++) {
-				int s = nb[i].src_rank;
-				long imm = (long)nb[i].imm;
-				size_t off;
-				uint64_t v;
-
-				FRR_CHECK(s >= 1 && s < oob->size,
-					  "source rank %d", s);
-				FRR_CHECK(imm < n, "imm %ld", imm);
-				/* exactly once: every sender posts imm
-				 * 0..n-1; a repeat or a gap shows up here
-				 * because the counts must add up */
-				next[s]++;
-				FRR_CHECK(next[s] <= n,
-					  "rank %d: more than %ld "
-					  "notifications",
-					  s, n);
-				off = ((size_t)s * nslots +
-				       (size_t)imm % nslots) *
-				      SLOT;
-				for (int w = 0; w < SLOT / 8; w++) {
-					v = frr_tp_load_u64(&dst[off / 8 + w]);
-					FRR_CHECK(v == stamp(s, imm),
-						  "notification %ld of rank %d "
-						  "before its data (slot "
-						  "holds %llx)",
-						  imm, s,
-						  (unsigned long long)v);
-				}
-			}
-			got += k;
-			FRR_CHECK(++polls < 400000000L,
-				  "notifications lost "
-				  "(%ld of %ld)",
-				  got, n * senders);
-			if (polls % 5000 == 0)
-				usleep(2000); /* let the queue fill up */
-		}
-		for (int s = 1; s < oob->size; s++)
-			FRR_CHECK(next[s] == n, "rank %d: %ld notifications", s,
-				  next[s]);
-		free(next);
-	}
+	if (j.m.rank)
+		ret = many_send(&j, n, nslots);
+	else
+		ret = many_receive(oob, &j, n, nslots);
+	if (ret)
+		return ret;
 	ret = frr_oob_barrier(oob, FRR_TEST_TIMEOUT_MS);
 	FRR_CHECK(!ret, "barrier: %d", ret);
 	if (!j.m.rank) {

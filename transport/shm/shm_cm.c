@@ -291,12 +291,45 @@ static int ring_create(struct shm_ctx *c, struct shm_ep *e, int *fd)
 	return ret;
 }
 
+/* HELLO with my ring: the peer's answer in *m, with its ring's fd in
+ * *peer_ring when it sent one. */
+static int connect_hello(struct shm_ctx *c, struct shm_ep *e,
+			 const struct frr_tp_addr *peer, int ring_fd,
+			 int timeout_ms, long long deadline, struct shm_msg *m,
+			 int *peer_ring)
+{
+	struct frr_tp_ctx *ctx = &c->base;
+	struct shm_msg q;
+	int ret;
+
+	shm_msg_init(&q, c, SHM_HELLO);
+	q.flags = ctx->cfg.flags;
+	e->base.no_notify = !!(ctx->cfg.flags & FRR_TP_CFG_NO_NOTIFY);
+	ret = shm_auth_connect(
+	    c, e->fd, peer->rank, &q, ring_fd,
+	    (int)(deadline - frr_now_ms() > 0 ? deadline - frr_now_ms() : 1), m,
+	    peer_ring);
+	if (ret == -ETIMEDOUT)
+		return frr_tp_err(ctx, ret,
+				  "shm: rank %d did not answer the connection "
+				  "within %d ms: it is stopped, hung or "
+				  "overloaded (%s)",
+				  peer->rank, timeout_ms,
+				  frr_tp_timeout_hint(ctx));
+	if (ret)
+		return frr_tp_err(ctx, ret,
+				  "shm: rank %d did not accept the "
+				  "connection: %s",
+				  peer->rank, strerror(-ret));
+	return 0;
+}
+
 int shm_ep_connect(struct frr_tp_ctx *ctx, const struct frr_tp_addr *peer,
 		   int timeout_ms, struct frr_tp_ep **out)
 {
 	struct shm_ctx *c = shm_ctx_of(ctx);
 	long long deadline = frr_now_ms() + timeout_ms;
-	struct shm_msg q, m;
+	struct shm_msg m;
 	struct shm_ep *e;
 	int ring_fd = -1, peer_ring = -1, ret;
 
@@ -321,28 +354,10 @@ int shm_ep_connect(struct frr_tp_ctx *ctx, const struct frr_tp_addr *peer,
 			   peer->rank, peer->str, strerror(-ret));
 		goto free_ring;
 	}
-	shm_msg_init(&q, c, SHM_HELLO);
-	q.flags = ctx->cfg.flags;
-	e->base.no_notify = !!(ctx->cfg.flags & FRR_TP_CFG_NO_NOTIFY);
-	ret = shm_auth_connect(
-	    c, e->fd, peer->rank, &q, ring_fd,
-	    (int)(deadline - frr_now_ms() > 0 ? deadline - frr_now_ms() : 1),
-	    &m, &peer_ring);
-	if (ret) {
-		if (ret == -ETIMEDOUT)
-			frr_tp_err(ctx, ret,
-				   "shm: rank %d did not answer the connection "
-				   "within %d ms: it is stopped, hung or "
-				   "overloaded (%s)",
-				   peer->rank, timeout_ms,
-				   frr_tp_timeout_hint(ctx));
-		else
-			frr_tp_err(ctx, ret,
-				   "shm: rank %d did not accept the "
-				   "connection: %s",
-				   peer->rank, strerror(-ret));
+	ret = connect_hello(c, e, peer, ring_fd, timeout_ms, deadline, &m,
+			    &peer_ring);
+	if (ret)
 		goto close_fd;
-	}
 	if (m.type != SHM_WELCOME || m.rank != peer->rank || peer_ring < 0) {
 		ret = m.type == SHM_REJECT ? m.err : -EPROTO;
 		frr_tp_err(ctx, ret, "shm: rank %d refused the connection: %s",

@@ -88,12 +88,47 @@ int shm_epoll_add(int epfd, int fd, uint32_t events, uint64_t tag)
 	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
 
+/* Name the ctx, listen on its socket and watch that socket and wake_fd
+ * with epoll; on failure the fds opened so far stay in c: the caller's
+ * cleanup closes them. */
+static int shm_ctx_listen(struct shm_ctx *c)
+{
+	struct sockaddr_un sa;
+	socklen_t salen;
+	int ret;
+
+	/* world-readable (/proc/net/unix): nothing secret in it */
+	snprintf(c->addr, sizeof(c->addr), "@flexrr-shm-p%d-r%d-%u",
+		 (int)getpid(), c->rank, atomic_fetch_add(&addr_counter, 1));
+	ret = shm_sockaddr_of(c->addr, &sa, &salen);
+	if (ret)
+		return frr_tp_err(
+		    NULL, ret,
+		    "shm: address %s does not fit a UNIX socket name", c->addr);
+	c->lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (c->lfd < 0 || bind(c->lfd, (struct sockaddr *)&sa, salen) ||
+	    listen(c->lfd, 128 > c->acceptq_cap ? 128 : c->acceptq_cap))
+		return frr_tp_err(NULL, -errno,
+				  "shm: cannot listen on UNIX socket %s: %s",
+				  c->addr, strerror(errno));
+	c->wake_fd = eventfd(0, EFD_CLOEXEC);
+	c->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (c->wake_fd < 0 || c->epfd < 0)
+		return frr_tp_err(NULL, -errno, "shm: eventfd/epoll: %s",
+				  strerror(errno));
+	ret = shm_epoll_add(c->epfd, c->lfd, EPOLLIN, SHM_SVC_LISTEN);
+	if (!ret)
+		ret = shm_epoll_add(c->epfd, c->wake_fd, EPOLLIN, SHM_SVC_WAKE);
+	if (ret)
+		return frr_tp_err(NULL, ret, "shm: epoll_ctl: %s",
+				  strerror(-ret));
+	return 0;
+}
+
 static int shm_open_ctx(const struct frr_tp_config *cfg,
 			struct frr_tp_ctx **out)
 {
-	struct sockaddr_un sa;
 	struct shm_ctx *c;
-	socklen_t salen;
 	int ret;
 
 	c = calloc(1, sizeof(*c));
@@ -122,38 +157,9 @@ static int shm_open_ctx(const struct frr_tp_config *cfg,
 	c->lfd = c->wake_fd = c->epfd = -1;
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->acceptq_cond, NULL);
-	/* world-readable (/proc/net/unix): nothing secret in it */
-	snprintf(c->addr, sizeof(c->addr), "@flexrr-shm-p%d-r%d-%u",
-		 (int)getpid(), cfg->rank, atomic_fetch_add(&addr_counter, 1));
-	ret = shm_sockaddr_of(c->addr, &sa, &salen);
-	if (ret) {
-		frr_tp_err(NULL, ret,
-			   "shm: address %s does not fit a UNIX socket name",
-			   c->addr);
+	ret = shm_ctx_listen(c);
+	if (ret)
 		goto close_fds;
-	}
-	c->lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (c->lfd < 0 || bind(c->lfd, (struct sockaddr *)&sa, salen) ||
-	    listen(c->lfd, 128 > c->acceptq_cap ? 128 : c->acceptq_cap)) {
-		ret = frr_tp_err(NULL, -errno,
-				 "shm: cannot listen on UNIX socket %s: %s",
-				 c->addr, strerror(errno));
-		goto close_fds;
-	}
-	c->wake_fd = eventfd(0, EFD_CLOEXEC);
-	c->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (c->wake_fd < 0 || c->epfd < 0) {
-		ret = frr_tp_err(NULL, -errno, "shm: eventfd/epoll: %s",
-				 strerror(errno));
-		goto close_fds;
-	}
-	ret = shm_epoll_add(c->epfd, c->lfd, EPOLLIN, SHM_SVC_LISTEN);
-	if (!ret)
-		ret = shm_epoll_add(c->epfd, c->wake_fd, EPOLLIN, SHM_SVC_WAKE);
-	if (ret) {
-		frr_tp_err(NULL, ret, "shm: epoll_ctl: %s", strerror(-ret));
-		goto close_fds;
-	}
 	shm_auth_ctx_opened(); /* the service thread counts it out */
 	ret = -pthread_create(&c->svc, NULL, shm_service, c);
 	if (ret) {
@@ -339,15 +345,52 @@ static void shm_mr_free(struct frr_tp_mr *mr)
 
 /* ---- remote regions --------------------------------------------------- */
 
-static int shm_rmr_import(struct frr_tp_ep *ep, const struct frr_tp_desc *desc,
-			  struct frr_tp_rmr **out)
+/* IMPORT over a connection of its own to the owner's service thread: the
+ * owner's answer in *m, the region's fd in *rfd when it sent one. */
+static int shm_import_ask(struct frr_tp_ep *ep, const struct frr_tp_desc *desc,
+			  struct shm_msg *m, int *rfd)
 {
 	struct shm_ctx *c = shm_ctx_of(ep->ctx);
 	struct shm_ep *e = shm_ep_of(ep);
+	struct shm_msg q;
+	int fd, ret;
+
+	fd = shm_dial(e->peer_addr, ep->ctx->cfg.timeout_ms);
+	if (fd < 0)
+		return frr_tp_err(
+		    ep->ctx, fd,
+		    "shm: cannot reach rank %d to import region %u: %s",
+		    ep->peer_rank, desc->region_id, strerror(-fd));
+	shm_msg_init(&q, c, SHM_IMPORT);
+	q.region_id = desc->region_id;
+	ret = shm_auth_connect(c, fd, ep->peer_rank, &q, -1,
+			       ep->ctx->cfg.timeout_ms, m, rfd);
+	close(fd);
+	if (ret == -ETIMEDOUT)
+		return frr_tp_err(ep->ctx, ret,
+				  "shm: rank %d did not answer the import of "
+				  "region %u within %d ms: it is stopped, hung "
+				  "or overloaded (%s)",
+				  ep->peer_rank, desc->region_id,
+				  ep->ctx->cfg.timeout_ms,
+				  frr_tp_wait_hint(ep->ctx));
+	if (ret)
+		return frr_tp_err(ep->ctx, ret,
+				  "shm: rank %d did not answer the import of "
+				  "region %u: %s",
+				  ep->peer_rank, desc->region_id,
+				  strerror(-ret));
+	return 0;
+}
+
+static int shm_rmr_import(struct frr_tp_ep *ep, const struct frr_tp_desc *desc,
+			  struct frr_tp_rmr **out)
+{
+	struct shm_ep *e = shm_ep_of(ep);
 	size_t data_len = shm_page_round(desc->len);
 	struct shm_rmr *r;
-	struct shm_msg q, m;
-	int fd, rfd = -1, ret;
+	struct shm_msg m;
+	int rfd = -1, ret;
 	void *p;
 
 	if (atomic_load_explicit(&e->gone, memory_order_relaxed))
@@ -358,36 +401,9 @@ static int shm_rmr_import(struct frr_tp_ep *ep, const struct frr_tp_desc *desc,
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return frr_tp_err(ep->ctx, -ENOMEM, "shm: out of memory");
-	fd = shm_dial(e->peer_addr, ep->ctx->cfg.timeout_ms);
-	if (fd < 0) {
-		ret = fd;
-		frr_tp_err(ep->ctx, ret,
-			   "shm: cannot reach rank %d to import region %u: %s",
-			   ep->peer_rank, desc->region_id, strerror(-ret));
+	ret = shm_import_ask(ep, desc, &m, &rfd);
+	if (ret)
 		goto free_rmr;
-	}
-	shm_msg_init(&q, c, SHM_IMPORT);
-	q.region_id = desc->region_id;
-	ret = shm_auth_connect(c, fd, ep->peer_rank, &q, -1,
-			       ep->ctx->cfg.timeout_ms, &m, &rfd);
-	close(fd);
-	if (ret) {
-		if (ret == -ETIMEDOUT)
-			frr_tp_err(
-			    ep->ctx, ret,
-			    "shm: rank %d did not answer the import of "
-			    "region %u within %d ms: it is stopped, hung "
-			    "or overloaded (%s)",
-			    ep->peer_rank, desc->region_id,
-			    ep->ctx->cfg.timeout_ms, frr_tp_wait_hint(ep->ctx));
-		else
-			frr_tp_err(ep->ctx, ret,
-				   "shm: rank %d did not answer the import of "
-				   "region %u: %s",
-				   ep->peer_rank, desc->region_id,
-				   strerror(-ret));
-		goto free_rmr;
-	}
 	if (m.type != SHM_IMPORT_OK || rfd < 0) {
 		ret = m.type == SHM_IMPORT_ERR && m.err < 0 ? m.err : -EPROTO;
 		frr_tp_err(ep->ctx, ret, "shm: import of region %u refused: %s",

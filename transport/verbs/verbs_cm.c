@@ -463,12 +463,42 @@ static void refuse(struct rdma_cm_id *id, struct vb_ctx *c, unsigned reason)
 	rdma_destroy_id(id);
 }
 
+/* After rdma_accept: ESTABLISHED, on the channel the id was migrated to. */
+static int accept_established(struct vb_ctx *c, struct vb_ep *e, int rank,
+			      long long deadline)
+{
+	struct rdma_cm_event *ev;
+	int ret;
+
+	ret = wait_event(e->ch, deadline, &ev);
+	if (ret == -ETIMEDOUT)
+		return frr_tp_err(&c->base, ret,
+				  "verbs: rank %d did not complete the "
+				  "connection in time: it is stopped, "
+				  "hung or overloaded (%s)",
+				  rank, frr_tp_timeout_hint(&c->base));
+	if (ret)
+		return frr_tp_err(&c->base, ret,
+				  "verbs: rank %d did not complete the "
+				  "connection: %s",
+				  rank, strerror(-ret));
+	if (ev->event != RDMA_CM_EVENT_ESTABLISHED) {
+		ret = frr_tp_err(&c->base, -ECONNRESET,
+				 "verbs: rank %d's connection failed during "
+				 "set-up (%s, status %d); did it exit?",
+				 rank, rdma_event_str(ev->event), ev->status);
+		rdma_ack_cm_event(ev);
+		return ret;
+	}
+	rdma_ack_cm_event(ev);
+	return 0;
+}
+
 static int accept_one(struct vb_ctx *c, struct rdma_cm_id *id,
 		      const struct vb_priv *theirs, long long deadline,
 		      struct vb_ep **out)
 {
 	struct rdma_conn_param cp;
-	struct rdma_cm_event *ev;
 	struct vb_priv mine;
 	struct sockaddr_in *sa;
 	struct vb_ep *e;
@@ -520,31 +550,9 @@ static int accept_one(struct vb_ctx *c, struct rdma_cm_id *id,
 				 strerror(errno));
 		goto close_ep;
 	}
-	ret = wait_event(e->ch, deadline, &ev);
-	if (ret) {
-		ret = ret == -ETIMEDOUT
-			  ? frr_tp_err(&c->base, ret,
-				       "verbs: rank %d did not complete the "
-				       "connection in time: it is stopped, "
-				       "hung or overloaded (%s)",
-				       theirs->rank,
-				       frr_tp_timeout_hint(&c->base))
-			  : frr_tp_err(&c->base, ret,
-				       "verbs: rank %d did not complete the "
-				       "connection: %s",
-				       theirs->rank, strerror(-ret));
+	ret = accept_established(c, e, theirs->rank, deadline);
+	if (ret)
 		goto close_ep;
-	}
-	if (ev->event != RDMA_CM_EVENT_ESTABLISHED) {
-		ret = frr_tp_err(&c->base, -ECONNRESET,
-				 "verbs: rank %d's connection failed during "
-				 "set-up (%s, status %d); did it exit?",
-				 theirs->rank, rdma_event_str(ev->event),
-				 ev->status);
-		rdma_ack_cm_event(ev);
-		goto close_ep;
-	}
-	rdma_ack_cm_event(ev);
 	vb_log_connected(e, (enum ibv_mtu)theirs->active_mtu);
 	*out = e;
 	return 0;
