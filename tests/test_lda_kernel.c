@@ -39,16 +39,49 @@ static void top_words(const float *nwk, uint32_t V, uint32_t k, uint32_t *out,
 	}
 }
 
+/* The trained topics are distinct: no two share more than 3 of their 10
+ * top words, and on average they share less than half a word (each
+ * topic's words are logged to judge by eye). */
+static void assert_topics_distinct(const float *nwk, const struct lda_corpus *c)
+{
+	uint32_t top[NT][TOP];
+	int maxov = 0, sumov = 0;
+
+	for (uint32_t k = 0; k < NT; k++) {
+		char line[512];
+		int n = 0;
+
+		top_words(nwk, c->nwords, k, top[k], TOP);
+		for (int i = 0; i < TOP; i++)
+			n += snprintf(line + n, sizeof(line) - (size_t)n, " %s",
+				      c->vocab[top[k][i]]);
+		cr_log_info("topic %2u:%s\n", k, line);
+	}
+	for (int a = 0; a < NT; a++)
+		for (int b = a + 1; b < NT; b++) {
+			int ov = 0;
+
+			for (int i = 0; i < TOP; i++)
+				for (int j = 0; j < TOP; j++)
+					ov += top[a][i] == top[b][j];
+			maxov = ov > maxov ? ov : maxov;
+			sumov += ov;
+		}
+	cr_log_info("top-%d overlap: max %d, mean %.3f per pair\n", TOP, maxov,
+		    sumov / (NT * (NT - 1) / 2.0));
+	cr_assert_leq(maxov, 3);
+	cr_assert_lt(sumov / (NT * (NT - 1) / 2.0), 0.5);
+}
+
 Test(lda_kernel, kjv_loglik_rises_topics_distinct)
 {
 	struct lda_text_opts o;
 	struct lda_corpus c;
 	struct lda_hyper h = { .K = NT, .alpha = 0.1, .beta = 0.01 };
-	uint32_t top[NT][TOP];
 	double ll[40], scratch[2 * NT];
 	uint16_t *z;
 	float *nwk, **row, nk[NT] = { 0 };
-	int sweeps = frr_lda_quick() ? 15 : 40, maxov = 0, sumov = 0;
+	int sweeps = frr_lda_quick() ? 15 : 40;
 
 	lda_text_opts_default(&o);
 	o.max_doc_frac = 0.25;
@@ -92,32 +125,7 @@ Test(lda_kernel, kjv_loglik_rises_topics_distinct)
 	cr_log_info("loglik/token: %.4f -> %.4f -> %.4f\n", ll[0],
 		    ll[sweeps / 2], ll[sweeps - 1]);
 	lda_assert_rising(ll, sweeps);
-	for (uint32_t k = 0; k < NT; k++) {
-		char line[512];
-		int n = 0;
-
-		top_words(nwk, c.nwords, k, top[k], TOP);
-		for (int i = 0; i < TOP; i++)
-			n += snprintf(line + n, sizeof(line) - (size_t)n, " %s",
-				      c.vocab[top[k][i]]);
-		cr_log_info("topic %2u:%s\n", k, line);
-	}
-	for (int a = 0; a < NT; a++)
-		for (int b = a + 1; b < NT; b++) {
-			int ov = 0;
-
-			for (int i = 0; i < TOP; i++)
-				for (int j = 0; j < TOP; j++)
-					ov += top[a][i] == top[b][j];
-			maxov = ov > maxov ? ov : maxov;
-			sumov += ov;
-		}
-	cr_log_info("top-%d overlap: max %d, mean %.3f per pair\n", TOP, maxov,
-		    sumov / (NT * (NT - 1) / 2.0));
-	/* distinct: no two topics share more than 3 of their 10 top words,
-	 * and on average they share less than half a word */
-	cr_assert_leq(maxov, 3);
-	cr_assert_lt(sumov / (NT * (NT - 1) / 2.0), 0.5);
+	assert_topics_distinct(nwk, &c);
 	free(z);
 	free(row);
 	free(nwk);

@@ -127,6 +127,63 @@ static int synth_check(const struct mf_synth *s)
 	return 0;
 }
 
+/* Users w, w + nparts, w + 2 nparts, ... are worker w's. */
+static uint32_t synth_nusers(const struct mf_synth *s, int w, int nparts)
+{
+	uint64_t from_w = (uint64_t)s->users - (uint32_t)w;
+
+	if (w < 0 || (uint32_t)w >= s->users)
+		return 0;
+	return (uint32_t)((from_w + (uint64_t)nparts - 1) / (uint64_t)nparts);
+}
+
+/* What the spec alone sizes comes first, so an impossible one fails before
+ * minutes of counting; then room for all of the share's ratings (*total).
+ * 0 or -ENOMEM, said. */
+static int synth_alloc(const struct mf_synth *s, int w, int nparts,
+		       struct mf_part *p, float **qtrue, uint64_t *total)
+{
+	uint64_t n = 0;
+
+	p->users = malloc(sizeof(*p->users) * (p->nusers ? p->nusers : 1));
+	*qtrue = malloc(sizeof(float) * (size_t)s->rank * (size_t)s->items);
+	if (p->users && *qtrue) {
+		for (uint32_t l = 0; l < p->nusers; l++)
+			n += synth_count(s, l * (uint32_t)nparts + (uint32_t)w);
+		p->train = malloc(sizeof(*p->train) * (n ? n : 1));
+	}
+	*total = n;
+	if (!p->users || !p->train || !*qtrue) {
+		frr_err("synthetic data: out of memory for worker %d's share "
+			"(%" PRIu32 " users, %" PRIu32
+			" items of rank %d, %" PRIu64
+			" ratings); use fewer users, items or ratings, or more "
+			"machines",
+			w, p->nusers, s->items, s->rank, n);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* One rating of local user l: the item first, then the noise, from the
+ * user's stream r (the order fixes the data for a seed). */
+static struct mf_rating synth_rating(const struct mf_synth *s, struct mf_rng *r,
+				     uint32_t l, const float *ptrue,
+				     const float *qtrue)
+{
+	uint32_t i = synth_item(s, r);
+	const float *q = qtrue + (size_t)i * s->rank;
+	float dot = 0.0f;
+
+	for (int f = 0; f < s->rank; f++)
+		dot += ptrue[f] * q[f];
+	return (struct mf_rating){
+		.user = l,
+		.item = i,
+		.r = (float)(s->mean + dot + s->noise * mf_rng_normal(r)),
+	};
+}
+
 int mf_synth_partition(const struct mf_synth *s, int w, int nparts,
 		       double test_frac, uint64_t split_seed,
 		       struct mf_part *out)
@@ -138,31 +195,10 @@ int mf_synth_partition(const struct mf_synth *s, int w, int nparts,
 
 	if (ret)
 		return ret;
-	p.nusers = w < 0 || (uint32_t)w >= s->users
-		       ? 0
-		       : (uint32_t)(((uint64_t)s->users - (uint32_t)w +
-				     (uint64_t)nparts - 1) /
-				    (uint64_t)nparts);
-	ret = -ENOMEM;
-	/* what the spec alone sizes first, so an impossible one fails before
-	 * minutes of counting */
-	p.users = malloc(sizeof(*p.users) * (p.nusers ? p.nusers : 1));
-	qtrue = malloc(sizeof(float) * (size_t)s->rank * (size_t)s->items);
-	if (p.users && qtrue) {
-		for (uint32_t l = 0; l < p.nusers; l++)
-			total +=
-			    synth_count(s, l * (uint32_t)nparts + (uint32_t)w);
-		p.train = malloc(sizeof(*p.train) * (total ? total : 1));
-	}
-	if (!p.users || !p.train || !qtrue) {
-		frr_err("synthetic data: out of memory for worker %d's share "
-			"(%" PRIu32 " users, %" PRIu32
-			" items of rank %d, %" PRIu64
-			" ratings); use fewer users, items or ratings, or more "
-			"machines",
-			w, p.nusers, s->items, s->rank, total);
+	p.nusers = synth_nusers(s, w, nparts);
+	ret = synth_alloc(s, w, nparts, &p, &qtrue, &total);
+	if (ret)
 		goto out_free;
-	}
 	for (uint32_t i = 0; i < s->items; i++)
 		synth_truth(s, SYN_QTRUE, i, qtrue + (size_t)i * s->rank);
 
@@ -179,19 +215,10 @@ int mf_synth_partition(const struct mf_synth *s, int w, int nparts,
 		if (c)
 			synth_truth(s, SYN_PTRUE, u, ptrue);
 		for (uint64_t j = 0; j < c; j++) {
-			uint32_t i = synth_item(s, &r);
-			const float *q = qtrue + (size_t)i * s->rank;
-			float dot = 0.0f;
+			struct mf_rating x =
+			    synth_rating(s, &r, l, ptrue, qtrue);
 
-			for (int f = 0; f < s->rank; f++)
-				dot += ptrue[f] * q[f];
-			struct mf_rating x = {
-				.user = l,
-				.item = i,
-				.r = (float)(s->mean + dot +
-					     s->noise * mf_rng_normal(&r)),
-			};
-			if (mf_is_test(split_seed, u, i, j, test_frac))
+			if (mf_is_test(split_seed, u, x.item, j, test_frac))
 				p.train[total - ++ntest] = x;
 			else
 				p.train[ntrain++] = x;
@@ -204,6 +231,7 @@ int mf_synth_partition(const struct mf_synth *s, int w, int nparts,
 		frr_err("synthetic data: out of memory for worker %d's "
 			"held-out ratings",
 			w);
+		ret = -ENOMEM;
 		goto out_free;
 	}
 	memcpy(p.test, p.train + ntrain, sizeof(*p.test) * ntest);

@@ -288,6 +288,67 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* The 'index:value' at *sp, its index above last; *sp steps past it.  line
+ * is for the column in messages.  0 or -EINVAL, said. */
+static int libsvm_feature(struct frr_reader *r, const char *line, char **sp,
+			  uint32_t last, unsigned long *idx, double *v)
+{
+	char *s = *sp, *end, *tok = s;
+
+	errno = 0;
+	*idx = strtoul(s, &end, 10);
+	if (end == s || *end != ':' || errno || *idx == 0 ||
+	    *idx > UINT32_MAX || *s == '-' || *s == '+')
+		return frr_reader_fail(r,
+				       "expected 'index:value' with a "
+				       "1-based integer index, got "
+				       "'%.20s' (column %zu)",
+				       tok, (size_t)(tok - line) + 1);
+	if (*idx > MLR_MAX_FEATURES)
+		return frr_reader_fail(
+		    r,
+		    "feature index %lu (column %zu) is above the %u "
+		    "features flexrr's mlr supports",
+		    *idx, (size_t)(tok - line) + 1, MLR_MAX_FEATURES);
+	if (*idx <= last)
+		return frr_reader_fail(
+		    r,
+		    "feature indices must increase: %lu after %u "
+		    "(column %zu)",
+		    *idx, last, (size_t)(tok - line) + 1);
+	s = end + 1;
+	*v = strtod(s, &end);
+	/* features are stored as float: a larger double is inf */
+	if (end == s || (*end && *end != ' ' && *end != '\t') ||
+	    !(fabs(*v) <= FLT_MAX))
+		return frr_reader_fail(
+		    r,
+		    "expected a number after '%lu:' (at most %g in "
+		    "size), got '%.20s' (column %zu)",
+		    *idx, FLT_MAX, s, (size_t)(s - line) + 1);
+	*sp = end;
+	return 0;
+}
+
+/* Feature idx (1-based) = v of the example being built: 0 or -ENOMEM, said. */
+static int csr_add(struct frr_reader *r, struct csr_build *b, unsigned long idx,
+		   double v)
+{
+	int rc;
+
+	if (idx > b->maxidx) {
+		b->maxidx = (uint32_t)idx;
+		b->maxline = frr_reader_lineno(r);
+	}
+	rc = csr_grow(r, b, b->n + 1, b->nnz + 1);
+	if (rc)
+		return rc;
+	b->col[b->nnz] = (uint32_t)(idx - 1);
+	b->val[b->nnz] = (float)v;
+	b->nnz++;
+	return 0;
+}
+
 /* Parse one example line into b; 0 = added, 1 = blank/comment, <0 error. */
 static int libsvm_line(struct frr_reader *r, char *line, uint32_t dim,
 		       struct csr_build *b)
@@ -316,64 +377,26 @@ static int libsvm_line(struct frr_reader *r, char *line, uint32_t dim,
 	s = end;
 	for (;;) {
 		unsigned long idx;
-		double v;
-		char *tok;
+		double v = 0; /* gcc cannot see libsvm_feature sets it on 0 */
 
 		while (*s == ' ' || *s == '\t')
 			s++;
 		if (!*s)
 			break;
-		tok = s;
 		if (!strncmp(s, "qid:", 4)) {
 			strtoul(s + 4, &end, 10);
 			s = end;
 			continue;
 		}
-		errno = 0;
-		idx = strtoul(s, &end, 10);
-		if (end == s || *end != ':' || errno || idx == 0 ||
-		    idx > UINT32_MAX || *s == '-' || *s == '+')
-			return frr_reader_fail(r,
-					       "expected 'index:value' with a "
-					       "1-based integer index, got "
-					       "'%.20s' (column %zu)",
-					       tok, (size_t)(tok - line) + 1);
-		if (idx > MLR_MAX_FEATURES)
-			return frr_reader_fail(
-			    r,
-			    "feature index %lu (column %zu) is above the %u "
-			    "features flexrr's mlr supports",
-			    idx, (size_t)(tok - line) + 1, MLR_MAX_FEATURES);
-		if (idx <= last)
-			return frr_reader_fail(
-			    r,
-			    "feature indices must increase: %lu after %u "
-			    "(column %zu)",
-			    idx, last, (size_t)(tok - line) + 1);
-		s = end + 1;
-		v = strtod(s, &end);
-		/* features are stored as float: a larger double is inf */
-		if (end == s || (*end && *end != ' ' && *end != '\t') ||
-		    !(fabs(v) <= FLT_MAX))
-			return frr_reader_fail(
-			    r,
-			    "expected a number after '%lu:' (at most %g in "
-			    "size), got '%.20s' (column %zu)",
-			    idx, FLT_MAX, s, (size_t)(s - line) + 1);
-		s = end;
+		rc = libsvm_feature(r, line, &s, last, &idx, &v);
+		if (rc)
+			return rc;
 		last = (uint32_t)idx;
 		if (dim && idx > dim)
 			continue; /* unknown to the model: no weight */
-		if (idx > b->maxidx) {
-			b->maxidx = (uint32_t)idx;
-			b->maxline = frr_reader_lineno(r);
-		}
-		rc = csr_grow(r, b, b->n + 1, b->nnz + 1);
+		rc = csr_add(r, b, idx, v);
 		if (rc)
 			return rc;
-		b->col[b->nnz] = (uint32_t)(idx - 1);
-		b->val[b->nnz] = (float)v;
-		b->nnz++;
 	}
 	b->n++;
 	b->rowptr[b->n] = b->nnz;
