@@ -6,9 +6,10 @@
  * secret gets the region (so the refusals below are real), a wrong one does
  * not, a process of another uid does not even with the right secret, and
  * neither the secret nor the job tag appears in /proc/net/unix or in any
- * reply.
+ * reply; a refusal whose error is no error does not connect.
  */
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -246,4 +247,79 @@ Test(transport_auth, silent_clients_do_not_stall_the_handshake)
 	for (int i = 0; i < 20; i++)
 		close(silent[i]);
 	fixture_close(&f);
+}
+
+/* A listener that answers a connection's first message with a refusal
+ * carrying err (what a hostile or broken peer may send). */
+struct rejector {
+	int lfd;
+	int32_t err;
+};
+
+static void *rejector_main(void *p)
+{
+	struct rejector *r = p;
+	struct shm_ctx me;
+	struct shm_msg q, a;
+	int fd = accept(r->lfd, NULL, NULL), got = -1;
+
+	if (fd < 0)
+		return NULL;
+	memset(&me, 0, sizeof(me));
+	if (!shm_msg_recv(fd, &q, &got, 5000)) {
+		shm_msg_init(&a, &me, SHM_REJECT);
+		a.err = r->err;
+		snprintf(a.why, sizeof(a.why), "no reason");
+		(void)shm_msg_send(fd, &a, -1);
+	}
+	if (got >= 0)
+		close(got);
+	close(fd);
+	return NULL;
+}
+
+/* A refusal with err 0 or > 0 once made the connect return 0 with no
+ * endpoint (the caller then used NULL): it is a protocol error. */
+Test(transport_auth, a_refusal_without_an_error_does_not_connect)
+{
+	const int32_t errs[] = { 0, 5, -EACCES };
+
+	for (size_t i = 0; i < sizeof(errs) / sizeof(errs[0]); i++) {
+		struct frr_tp_config cfg = { .backend = FRR_TP_BACKEND_SHM,
+					     .job_token = 7,
+					     .rank = 1,
+					     .nranks = 2,
+					     .timeout_ms = 2000,
+					     .gid_index = -1 };
+		struct frr_tp_addr to = { .backend = FRR_TP_BACKEND_SHM,
+					  .rank = 0,
+					  .job_token = 7 };
+		struct rejector r = { .err = errs[i] };
+		struct sockaddr_un sa;
+		struct frr_tp_ctx *ctx = NULL;
+		struct frr_tp_ep *ep = NULL;
+		socklen_t salen;
+		pthread_t th;
+		int ret;
+
+		snprintf(to.str, sizeof(to.str), "@flexrr-test-rejector-%d-%zu",
+			 (int)getpid(), i);
+		cr_assert_eq(shm_sockaddr_of(to.str, &sa, &salen), 0);
+		r.lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+		cr_assert(r.lfd >= 0);
+		cr_assert_eq(bind(r.lfd, (struct sockaddr *)&sa, salen), 0);
+		cr_assert_eq(listen(r.lfd, 1), 0);
+		cr_assert_eq(pthread_create(&th, NULL, rejector_main, &r), 0);
+		cr_assert_eq(frr_tp_open(&cfg, &ctx), 0);
+		ret = frr_tp_ep_connect(ctx, &to, 2000, &ep);
+		pthread_join(th, NULL);
+		cr_assert_eq(ret, errs[i] < 0 ? errs[i] : -EPROTO,
+			     "err %d: connect %d (ep %p): %s", errs[i], ret,
+			     (void *)ep, frr_tp_last_error(ctx));
+		cr_assert_null(ep);
+		cr_assert(strstr(frr_tp_last_error(ctx), "refused"), "%s",
+			  frr_tp_last_error(ctx));
+		frr_tp_close(ctx);
+		close(r.lfd);
+	}
 }

@@ -62,6 +62,11 @@ int shm_msg_parse(const void *buf, size_t n, struct shm_msg *out)
 	return 0;
 }
 
+int shm_msg_errno(const struct shm_msg *m)
+{
+	return m->err < 0 && m->err > -4096 ? m->err : -EPROTO;
+}
+
 int shm_msg_recv(int fd, struct shm_msg *m, int *got_fd, int timeout_ms)
 {
 	/* one byte more than a message: a longer one is not cut to size */
