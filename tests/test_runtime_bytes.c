@@ -24,6 +24,16 @@
  * pushes stay what they were, and the worker reads back exactly what it
  * wrote in every clock before (a lost or doubled update shows); a batch
  * that writes such a row of another partition fails the job, naming both.
+ *
+ * Under flexrr (a helper's range of items reads nothing: only item 0 does) a
+ * rank also holds the rows of the partitions its workers may help, here every
+ * other partition's; they are dormant until it reads one (table/hold.c
+ * "on use"): the pushes are exactly those of ssp until partition 0's late
+ * read of the row only partition 1 writes, which wakes rank 1's rows on
+ * rank 0 (one request: the `pulls` column counts it as the pull it
+ * replaces), and from then on rank 1 pushes rank 0 every row of its shard
+ * any partition declares.  With --rr-rows-from-start every rank is pushed
+ * all of them from the start.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -140,6 +150,8 @@ static int b_load(void *app, int part, uint64_t *n, void **data)
 
 static int slack;	 /* the job's (0: BSP) */
 static int standby = 1;	 /* 0: --no-standby */
+static int flexrr;	 /* mode flexrr (with slack), nothing reassigned */
+static int from_start;	 /* --rr-rows-from-start */
 static int foreign = -1; /* partition 2 writes a row of partition 1's */
 
 /* A row partition p writes in every clock and no other partition does
@@ -247,9 +259,13 @@ static int job_main(struct frr_oob *oob, void *arg)
 	struct frr_rt_params o = {
 		.threads = 1,
 		.backend = *(enum frr_tp_backend *)arg,
-		.mode = slack ? FRR_MODE_SSP : FRR_MODE_BSP,
+		.mode = flexrr	? FRR_MODE_FLEXRR
+			: slack ? FRR_MODE_SSP
+				: FRR_MODE_BSP,
 		.slack = slack,
 		.no_standby = !standby,
+		.rr_rows_from_start = from_start,
+		.rr = { .threshold = 1.0 },
 		.clocks = CLOCKS,
 		.seed = 1,
 		.quiet = 1,
@@ -303,7 +319,15 @@ static uint64_t expected(int p, int c)
  * then. */
 static int holds(int r, int t, uint64_t row, int c, int pulled_at)
 {
+	int any = 0;
+
 	if ((standby && owner[t][row] == (r + NP - 1) % NP) || t == T_READ)
+		return 1;
+	for (int p = 0; p < NP; p++)
+		any |= declares(t, row, p);
+	/* flexrr: the helpees' rows, from the start or once woken */
+	if (flexrr && any &&
+	    (from_start || (r == 0 && owner[t][row] == 1 && c >= pulled_at)))
 		return 1;
 	if (r == 0 && t == T_FAR && c >= pulled_at &&
 	    (row == PULLED || (!standby && row == ROWS[T_FAR] - 1 - 3)))
@@ -380,10 +404,13 @@ static void check_backend(enum frr_tp_backend b)
 				    &flush, &updates, &bytes),
 			     8, "bad metrics line: %s", line);
 		/* pulls: the one row no rank declared (and the standby's
-		 * without one); pushed: the row bytes the rank's shard pushed
-		 * to the ranks holding them */
+		 * without one; under flexrr the wake of rank 1's rows, none
+		 * when they are live from the start); pushed: the row bytes the
+		 * rank's shard pushed to the ranks holding them */
 		cr_expect_eq(pulls,
-			     worker == 0 && clock == LATE ? 2u - standby : 0u,
+			     worker == 0 && clock == LATE && !from_start
+				 ? 2u - standby
+				 : 0u,
 			     "worker %d clock %d pulled %llu rows: %s", worker,
 			     clock, (unsigned long long)pulls, line);
 		cr_expect(push == pushed(rank, clock, LATE) ||
@@ -433,6 +460,22 @@ Test(runtime_bytes, ssp_rows_of_one_writer_applied_in_place)
 Test(runtime_bytes, without_the_standby_pushes_only_what_others_read)
 {
 	standby = 0;
+	check_backends();
+}
+
+/* flexrr: the partitions a rank may help hold dormant rows until read. */
+Test(runtime_bytes, flexrr_helpees_rows_pushed_once_read)
+{
+	slack = 1;
+	flexrr = 1;
+	check_backends();
+}
+
+Test(runtime_bytes, flexrr_helpees_rows_pushed_from_the_start)
+{
+	slack = 1;
+	flexrr = 1;
+	from_start = 1;
 	check_backends();
 }
 

@@ -98,6 +98,10 @@ struct frr_rt_params {
 	/* --no-standby: no rank keeps the standby copy of the shard of the
 	 * rank before it (table/hold.c) */
 	int no_standby;
+	/* --rr-rows-from-start: a rank's copy of the rows of the partitions
+	 * its workers may help is pushed from the start, not from its first
+	 * read of one (table/hold.c "on use") */
+	int rr_rows_from_start;
 	/* --lanes: the rank's threads share this many lanes, thread t the
 	 * lane t % lanes (job/setup.c); 0: one per thread */
 	int lanes;

@@ -426,6 +426,12 @@ static const struct frr_opt run_table[] = {
 	FRR_OPT("rr-group", 0, FRR_OPT_INT, F(o.p.rr.group_size), 1, 64,
 		.def.i = 4, ANYBASE, .group = RR, .arg = "G",
 		.help = "helpers per worker, at most W-1 and 16"),
+	FRR_OPT("rr-rows-from-start", 0, FRR_OPT_FLAG,
+		F(o.p.rr_rows_from_start), 0, 0, .group = RR,
+		.help =
+		    "receive the rows of the partitions a rank's\n"
+		    "workers may help every clock from the start (default:\n"
+		    "from the first read of one of an owner's rows)"),
 	FRR_OPT("rr-threshold", 0, FRR_OPT_DOUBLE, F(o.p.rr.threshold), 0, 1000,
 		.def.d = 0.2, .group = RR, .arg = "F",
 		.help = "offer work to a helper ahead by more than F of a\n"

@@ -292,8 +292,8 @@ static const float *row_snap(const struct chunker *ch,
 
 	if (!tc->nosnap || tc->rule != FRR_UPDATE_ADD)
 		return tc->snap + (uint64_t)tc->slot[row] * tc->cols;
-	return __atomic_load_n(&rt->tb->hold->rslot[t][row], __ATOMIC_ACQUIRE) <
-		       FRR_HOLD_BUSY
+	return frr_hold_live(__atomic_load_n(&rt->tb->hold->rslot[t][row],
+					     __ATOMIC_ACQUIRE))
 		   ? frr_rt_replica_row(rt, t, row)
 		   : frr_tcache_val(tc, row);
 }

@@ -296,8 +296,9 @@ fetch(struct frr_ctx *c, struct frr_tcache *tc, int t, uint64_t row)
 	struct frr_wclock *rec = c->rec;
 	uint64_t d;
 
-	/* a row this rank does not hold yet: pull it (table/hold.c) */
-	if (rs >= FRR_HOLD_BUSY) {
+	/* a row this rank does not hold yet, or holds dormant: pull it, or
+	 * wake its owner's (table/hold.c) */
+	if (!frr_hold_live(rs)) {
 		held = frr_rt_row_hold(rt, t, row, c->snd->local);
 	}
 	if (held < 0) {
@@ -420,8 +421,8 @@ static void replica_prefetch(const struct frr_ctx *c, int t, uint64_t row)
 	const struct frr_tcache *tc = &c->cache->t[t];
 
 	if ((uint32_t)(tc->stamp[row] >> 1) == c->cache->gen ||
-	    __atomic_load_n(&rt->tb->hold->rslot[t][row], __ATOMIC_RELAXED) >=
-		FRR_HOLD_BUSY)
+	    !frr_hold_live(__atomic_load_n(&rt->tb->hold->rslot[t][row],
+					   __ATOMIC_RELAXED)))
 		return;
 	frr_lines_prefetch(frr_rt_replica_row(rt, t, row),
 			   (uint64_t)tc->cols * sizeof(float));

@@ -13,6 +13,16 @@
  * slot each keeps it in.  A row read that no one declared is pulled: the
  * reader takes a slot of its pull room and asks the row's owner, whose
  * server writes the row there, keeps pushing it from then on, and acks.
+ *
+ * On use: the rows a rank holds only for the partitions its workers may
+ * help (RapidReassignment's helpees; not its own partitions', its shard's
+ * or the standby's) start dormant: slots are laid out, but their owner
+ * does not push them and the pages stay untouched.  The rank's first read
+ * of a dormant row of owner o asks o once for all of them (one request,
+ * the rows written, an ack), and o pushes them every clock from then on.
+ * So a rank whose workers never help receives none of its helpees' rows,
+ * and one that helps receives those of the owners it read from.
+ * --rr-rows-from-start keeps them live from the start.
  */
 #include <errno.h>
 #include <sched.h>
@@ -28,6 +38,11 @@
 #define REQ_SLOT_BITS 24
 #define REQ_ROW_MAX ((1ull << REQ_ROW_BITS) - 2)
 #define REQ_SLOT_MAX ((1ull << REQ_SLOT_BITS) - 1)
+/* a request for every dormant row owner o holds for the requester: a
+ * table no job has, the owner in the slot field (each ack unique: a
+ * requester wakes each owner once), row + 1 = 1 */
+#define REQ_WAKE_T 15
+_Static_assert(FRR_MAX_TABLES < REQ_WAKE_T, "REQ_WAKE_T must be no table");
 
 static inline void bit_set(uint64_t *b, uint64_t i)
 {
@@ -70,6 +85,16 @@ static int holds_all(const struct frr_rt *rt, int r)
 	if (!frr_rt_has_part_rows(a) || rt->P == 1 || hold_all_env())
 		return 1;
 	return r == 0 && rt->prm->save_path && frr_rt_app_saves(a);
+}
+
+/* Whether rank r's rows of owner o that only the partitions r may help
+ * declare start dormant: not o's own, not r's standby of o, not on a rank
+ * that holds every row. */
+static int dormant_ok(const struct frr_rt *rt, int r, int o)
+{
+	int sb = rt->prm->no_standby ? r : (r + rt->P - 1) % rt->P;
+
+	return rt->tb->hold->on_use && o != r && o != sb && !holds_all(rt, r);
 }
 
 int frr_rt_has_part_rows(const struct frr_app_ops *a)
@@ -183,9 +208,10 @@ static void layout_of(struct frr_rt *rt, int r, uint64_t *const *bits,
 	*len = off;
 }
 
-/* Reader side: this rank's slot of every row it holds. */
+/* Reader side: this rank's slot of every row it holds (dormant where
+ * only the partitions it may help declare it). */
 static int fill_rslot(struct frr_rt *rt, uint64_t *const *bits,
-		      const uint64_t *base)
+		      uint64_t *const *own, const uint64_t *base)
 {
 	struct frr_hold *h = rt->tb->hold;
 	int P = rt->P;
@@ -199,22 +225,31 @@ static int fill_rslot(struct frr_rt *rt, uint64_t *const *bits,
 		memset(h->rslot[t], 0xff, rows * sizeof(uint32_t));
 		for (int o = 0; o < P; o++) {
 			uint64_t k = base[t * P + o];
+			int dok = dormant_ok(rt, rt->rank, o);
 
 			for (uint64_t li = 0;
 			     li < rt->tb->shard_rows[t * P + o]; li++) {
 				uint64_t row = frr_place_row(h, P, t, o, li);
+				uint32_t s = (uint32_t)k;
 
-				if (frr_bit_get(bits[t], row))
-					h->rslot[t][row] = (uint32_t)k++;
+				if (!frr_bit_get(bits[t], row))
+					continue;
+				k++;
+				if (dok && !frr_bit_get(own[t], row)) {
+					s |= FRR_HOLD_DORMANT;
+					h->dormant[o] = 1;
+				}
+				h->rslot[t][row] = s;
 			}
 		}
 	}
 	return 0;
 }
 
-/* Owner side: reader r's slot of each row of this rank's shard. */
+/* Owner side: reader r's slot of each row of this rank's shard (dormant
+ * as fill_rslot marks it on r). */
 static int fill_oslot(struct frr_rt *rt, int r, uint64_t *const *bits,
-		      const uint64_t *base)
+		      uint64_t *const *own, const uint64_t *base)
 {
 	struct frr_hold *h = rt->tb->hold;
 	int P = rt->P;
@@ -222,6 +257,7 @@ static int fill_oslot(struct frr_rt *rt, int r, uint64_t *const *bits,
 	for (int t = 0; t < rt->tb->ntables; t++) {
 		uint64_t S = rt->tb->shard_rows[t * P + rt->rank];
 		uint64_t k = base[t * P + rt->rank];
+		int dok = dormant_ok(rt, r, rt->rank);
 		uint32_t *os;
 
 		if (!h->oslot[t]) {
@@ -231,12 +267,16 @@ static int fill_oslot(struct frr_rt *rt, int r, uint64_t *const *bits,
 				return -ENOMEM;
 		}
 		os = h->oslot[t] + (uint64_t)r * S;
-		for (uint64_t li = 0; li < S; li++)
-			os[li] =
-			    frr_bit_get(bits[t],
-					frr_place_row(h, P, t, rt->rank, li))
-				? (uint32_t)k++
-				: FRR_HOLD_NONE;
+		for (uint64_t li = 0; li < S; li++) {
+			uint64_t row = frr_place_row(h, P, t, rt->rank, li);
+
+			os[li] = FRR_HOLD_NONE;
+			if (!frr_bit_get(bits[t], row))
+				continue;
+			os[li] = (uint32_t)k++;
+			if (dok && !frr_bit_get(own[t], row))
+				os[li] |= FRR_HOLD_DORMANT;
+		}
 	}
 	return 0;
 }
@@ -266,10 +306,11 @@ static int hold_alloc(struct frr_rt *rt)
 	h->pull_cap = calloc(n, sizeof(uint32_t));
 	h->pull_seen = calloc((size_t)rt->W + rt->P, sizeof(uint64_t));
 	h->sent_to = calloc((size_t)rt->P, sizeof(uint64_t));
+	h->dormant = calloc((size_t)rt->P, 1);
 	h->push_ring = calloc(FRR_RT_STAT_RING, sizeof(uint64_t));
 	h->apply_ring = calloc(FRR_RT_STAT_RING, sizeof(double));
 	if (!h->tbl_off || !h->pull_base || !h->pull_cap || !h->pull_seen ||
-	    !h->sent_to || !h->push_ring || !h->apply_ring)
+	    !h->sent_to || !h->dormant || !h->push_ring || !h->apply_ring)
 		return -ENOMEM;
 	return 0;
 }
@@ -353,6 +394,14 @@ static int exchange(struct frr_rt *rt, const uint8_t *held, uint64_t *all,
 	return err;
 }
 
+static int rows_fit_dormant(const struct frr_rt *rt)
+{
+	for (int t = 0; t < rt->tb->ntables; t++)
+		if (rt->tb->spec[t].rows >= FRR_HOLD_DORMANT / 2)
+			return 0;
+	return 1;
+}
+
 int frr_rt_hold_plan(struct frr_rt *rt, const uint8_t *held)
 {
 	int P = rt->P, err;
@@ -375,6 +424,10 @@ int frr_rt_hold_plan(struct frr_rt *rt, const uint8_t *held)
 	base = cnt + (size_t)NT * P;
 	/* holds_all(-1): every rank holds all (the app declares nothing) */
 	rt->tb->hold->may_pull = P > 1 && !holds_all(rt, -1);
+	/* a slot with the dormant bit must still name its slot */
+	rt->tb->hold->on_use = rt->tb->hold->may_pull &&
+			       !rt->prm->rr_rows_from_start &&
+			       rows_fit_dormant(rt);
 	if (rt->tb->hold->may_pull)
 		err = exchange(rt, held, all, rec);
 	for (int r = P - 1; r >= 0 && !err; r--) {
@@ -383,7 +436,7 @@ int frr_rt_hold_plan(struct frr_rt *rt, const uint8_t *held)
 		complete_set(rt, r, bits, own);
 		layout_of(rt, r, bits, cnt, base, &len);
 		if (r != rt->rank) {
-			err = fill_oslot(rt, r, bits, base);
+			err = fill_oslot(rt, r, bits, own, base);
 			continue;
 		}
 		rt->tb->repl_len = len ? len : 64;
@@ -394,7 +447,7 @@ int frr_rt_hold_plan(struct frr_rt *rt, const uint8_t *held)
 				    base[t * P + o] * rt->tb->spec[t].cols *
 					sizeof(float);
 		}
-		err = fill_rslot(rt, bits, base);
+		err = fill_rslot(rt, bits, own, base);
 	}
 out:
 	free(all);
@@ -427,6 +480,7 @@ void frr_rt_hold_fini(struct frr_rt *rt)
 	free(h->pull_cap);
 	free(h->pull_seen);
 	free(h->sent_to);
+	free(h->dormant);
 	free(h->push_ring);
 	free(h->apply_ring);
 	free(h);
@@ -453,46 +507,56 @@ const float *frr_rt_replica_row(const struct frr_rt *rt, int t, uint64_t row)
 }
 
 /* ---- pushing held rows ------------------------------------------------ */
-/* Rows [lo, hi) of this rank's shard of table t, into every rank that
- * holds them: one write per run of rows that are consecutive there too. */
-int frr_rt_push_rows(struct frr_rt *rt, int t, uint64_t lo, uint64_t hi)
+/* Rows [lo, hi) of this rank's shard of table t into rank r's live slots
+ * (os: r's slots of the shard): one write per run of rows that are
+ * consecutive there too, their bytes added to *bytes and to what r was
+ * sent.  Under tp_lock. */
+static int push_to(struct frr_rt *rt, int t, int r, const uint32_t *os,
+		   uint64_t lo, uint64_t hi, uint64_t *bytes)
 {
 	struct frr_hold *h = rt->tb->hold;
 	size_t rb = rt->tb->spec[t].cols * sizeof(float);
 	size_t src = rt->tb->repl_off[t * rt->P + rt->rank];
+	uint64_t roff = h->tbl_off[r * NT + t];
+	int err = 0;
+
+	for (uint64_t li = lo; li < hi && !err;) {
+		uint64_t a = li;
+		uint32_t s = os[li];
+
+		if (!frr_hold_live(s)) { /* not held, or dormant */
+			li++;
+			continue;
+		}
+		while (++li < hi && os[li] == s + (uint32_t)(li - a))
+			;
+		err = frr_rt_tp_check(
+		    rt,
+		    frr_tp_write(rt->eps[r], rt->tb->repl, src + a * rb,
+				 rt->tb->rrepl[r], roff + (uint64_t)s * rb,
+				 (li - a) * rb, 0, 0),
+		    r, "pushing rows");
+		*bytes += (li - a) * rb;
+		h->sent_to[r] += (li - a) * rb;
+	}
+	return err;
+}
+
+/* Rows [lo, hi) of this rank's shard of table t, into every rank that
+ * holds them live. */
+int frr_rt_push_rows(struct frr_rt *rt, int t, uint64_t lo, uint64_t hi)
+{
 	uint64_t S = rt->tb->shard_rows[t * rt->P + rt->rank];
 	int err = 0;
 
 	if (hi <= lo)
 		return 0;
 	pthread_mutex_lock(&rt->tp_lock);
-	for (int r = 0; r < rt->P && !err; r++) {
-		const uint32_t *os = h->oslot[t] + (uint64_t)r * S;
-		uint64_t roff = h->tbl_off[r * NT + t];
-
-		if (r == rt->rank)
-			continue;
-		for (uint64_t li = lo; li < hi && !err;) {
-			uint64_t a = li;
-			uint32_t s = os[li];
-
-			if (s == FRR_HOLD_NONE) {
-				li++;
-				continue;
-			}
-			while (++li < hi && os[li] == s + (uint32_t)(li - a))
-				;
-			err = frr_rt_tp_check(
-			    rt,
-			    frr_tp_write(rt->eps[r], rt->tb->repl, src + a * rb,
-					 rt->tb->rrepl[r],
-					 roff + (uint64_t)s * rb, (li - a) * rb,
-					 0, 0),
-			    r, "pushing rows");
-			h->push_now += (li - a) * rb;
-			h->sent_to[r] += (li - a) * rb;
-		}
-	}
+	for (int r = 0; r < rt->P && !err; r++)
+		if (r != rt->rank)
+			err = push_to(rt, t, r,
+				      rt->tb->hold->oslot[t] + (uint64_t)r * S,
+				      lo, hi, &rt->tb->hold->push_now);
 	pthread_mutex_unlock(&rt->tp_lock);
 	return err;
 }
@@ -504,31 +568,23 @@ static uint64_t req_word(int t, uint64_t j, uint64_t li)
 	       j << REQ_ROW_BITS | (li + 1);
 }
 
-/* Ask the owner for row `row` into pull slot j and wait for its ack
- * (q: this rank's requester, a worker thread or T for the server, which
- * keeps serving the others' pulls while it waits). */
-static int pull(struct frr_rt *rt, int t, uint64_t row, uint64_t j, int q)
+/* Send request word req to rank o and wait for its ack (q: this rank's
+ * requester, a worker thread or T for the server, which keeps serving the
+ * others' pulls while it waits); what: what was asked, for the timeout's
+ * message. */
+static int ask(struct frr_rt *rt, int o, uint64_t req, int q, const char *what)
 {
-	int o = frr_place_owner(rt->tb->hold, rt->P, t, row);
-	uint64_t li = frr_place_local(rt->tb->hold, rt->P, t, row);
-	uint64_t req = req_word(t, j, li);
 	int g = q < rt->T ? rt->rank * rt->T + q : rt->W + rt->rank;
 	long long t0;
 	int err;
 
-	if (li > REQ_ROW_MAX)
-		return frr_rt_fail(rt, -E2BIG,
-				   "table %s row %llu: too far into its shard "
-				   "to be pulled; declare it in part_rows",
-				   rt->tb->spec[t].name,
-				   (unsigned long long)row);
 	pthread_mutex_lock(&rt->tp_lock);
 	err = frr_tp_write_u64(rt->eps[o], rt->rctl[o],
 			       rt->off_pullreq + (size_t)g * 64, req, 0, 0);
 	if (!err)
 		err = frr_tp_flush(rt->eps[o], rt->flush_ms);
 	pthread_mutex_unlock(&rt->tp_lock);
-	err = frr_rt_tp_check(rt, err, o, "asking for a row");
+	err = frr_rt_tp_check(rt, err, o, "asking for rows");
 	t0 = frr_now_ms();
 	for (int n = 0; !err; n++) {
 		if (frr_tp_load_u64(
@@ -539,18 +595,81 @@ static int pull(struct frr_rt *rt, int t, uint64_t row, uint64_t j, int q)
 			err = frr_rt_pull_serve(rt) < 0 ? frr_rt_failed(rt) : 0;
 		if (!err && frr_now_ms() - t0 > rt->prm->timeout_ms)
 			err = frr_rt_fail(rt, -ETIMEDOUT,
-					  "rank %d did not send row %llu of "
-					  "table %s within %d ms (the "
-					  "--timeout): its server hangs",
-					  o, (unsigned long long)row,
-					  rt->tb->spec[t].name,
-					  rt->prm->timeout_ms);
+					  "rank %d did not send %s within %d "
+					  "ms (the --timeout): its server "
+					  "hangs",
+					  o, what, rt->prm->timeout_ms);
 		if (n > 16)
 			frr_nap_us(20);
 		else
 			sched_yield();
 	}
 	return err;
+}
+
+/* Ask the owner for row `row` into pull slot j and wait for its ack. */
+static int pull(struct frr_rt *rt, int t, uint64_t row, uint64_t j, int q)
+{
+	int o = frr_place_owner(rt->tb->hold, rt->P, t, row);
+	uint64_t li = frr_place_local(rt->tb->hold, rt->P, t, row);
+	char what[96];
+
+	if (li > REQ_ROW_MAX)
+		return frr_rt_fail(rt, -E2BIG,
+				   "table %s row %llu: too far into its shard "
+				   "to be pulled; declare it in part_rows",
+				   rt->tb->spec[t].name,
+				   (unsigned long long)row);
+	snprintf(what, sizeof(what), "row %llu of table %s",
+		 (unsigned long long)row, rt->tb->spec[t].name);
+	return ask(rt, o, req_word(t, j, li), q, what);
+}
+
+/* Owner o's dormant rows on this rank live: asked for once (by the first
+ * thread to read one; the others wait), then every slot's bit cleared.
+ * 1 when this call woke them, 0 when they were live already. */
+static int wake(struct frr_rt *rt, int o, int q)
+{
+	struct frr_hold *h = rt->tb->hold;
+	uint8_t st = 1;
+	int err;
+
+	if (!__atomic_compare_exchange_n(&h->dormant[o], &st, 2, 0,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		while (__atomic_load_n(&h->dormant[o], __ATOMIC_ACQUIRE)) {
+			err = frr_rt_failed(rt);
+			if (err)
+				return err;
+			if (q == rt->T && frr_rt_pull_serve(rt) < 0)
+				return frr_rt_failed(rt);
+			sched_yield();
+		}
+		return 0;
+	}
+	err = ask(rt, o, req_word(REQ_WAKE_T, (uint64_t)o, 0), q,
+		  "the rows this rank's helpers read");
+	if (err) {
+		__atomic_store_n(&h->dormant[o], 1, __ATOMIC_RELEASE);
+		return err;
+	}
+	for (int t = 0; t < rt->tb->ntables; t++)
+		for (uint64_t li = 0; li < rt->tb->shard_rows[t * rt->P + o];
+		     li++) {
+			uint32_t *sp =
+			    &h->rslot[t][frr_place_row(h, rt->P, t, o, li)];
+			uint32_t s = __atomic_load_n(sp, __ATOMIC_RELAXED);
+
+			if (s != FRR_HOLD_NONE && s != FRR_HOLD_BUSY &&
+			    !frr_hold_live(s))
+				__atomic_store_n(sp, s & ~FRR_HOLD_DORMANT,
+						 __ATOMIC_RELEASE);
+		}
+	atomic_fetch_add(&h->woken, 1);
+	frr_dbg("rank %d: rank %d now pushes the rows this rank holds for "
+		"the partitions its workers may help (first read)",
+		rt->rank, o);
+	__atomic_store_n(&h->dormant[o], 0, __ATOMIC_RELEASE);
+	return 1;
 }
 
 int frr_rt_row_hold(struct frr_rt *rt, int t, uint64_t row, int q)
@@ -560,8 +679,12 @@ int frr_rt_row_hold(struct frr_rt *rt, int t, uint64_t row, int q)
 	uint64_t j;
 	int err;
 
-	if (__atomic_load_n(sp, __ATOMIC_ACQUIRE) < FRR_HOLD_BUSY)
+	s = __atomic_load_n(sp, __ATOMIC_ACQUIRE);
+	if (frr_hold_live(s))
 		return 0;
+	if (s != FRR_HOLD_NONE && s != FRR_HOLD_BUSY) /* dormant */
+		return wake(rt, frr_place_owner(h, rt->P, t, row), q);
+	s = FRR_HOLD_NONE;
 	if (!__atomic_compare_exchange_n(sp, &s, FRR_HOLD_BUSY, 0,
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 		/* another thread of this rank pulls it: wait for its slot */
@@ -573,7 +696,7 @@ int frr_rt_row_hold(struct frr_rt *rt, int t, uint64_t row, int q)
 				return frr_rt_failed(rt);
 			sched_yield();
 		}
-		return __atomic_load_n(sp, __ATOMIC_ACQUIRE) < FRR_HOLD_BUSY
+		return frr_hold_live(__atomic_load_n(sp, __ATOMIC_ACQUIRE))
 			   ? 1
 			   : frr_rt_failed(rt);
 	}
@@ -598,6 +721,49 @@ int frr_rt_row_hold(struct frr_rt *rt, int t, uint64_t row, int q)
 	__atomic_store_n(sp, h->pull_base[rt->rank * NT + t] + (uint32_t)j,
 			 __ATOMIC_RELEASE);
 	return 1;
+}
+
+/* Requester g's wake (req, copied once and checked): its rank's dormant
+ * slots of this shard live, their rows written there, then the ack. */
+static int serve_wake(struct frr_rt *rt, int g, uint64_t req)
+{
+	struct frr_hold *h = rt->tb->hold;
+	int r = g < rt->W ? g / rt->T : g - rt->W;
+	int q = g < rt->W ? g % rt->T : rt->T, err = 0;
+	uint64_t bytes = 0; /* in what r received, not in a clock's pushes */
+
+	if (r == rt->rank || req != req_word(REQ_WAKE_T, (uint64_t)rt->rank, 0))
+		return frr_rt_fail(rt, -EPROTO,
+				   "rank %d sent a malformed request for its "
+				   "helpers' rows (%016llx): not a rank of "
+				   "this job?",
+				   r, (unsigned long long)req);
+	pthread_mutex_lock(&rt->tp_lock);
+	for (int t = 0; t < rt->tb->ntables && !err; t++) {
+		uint64_t S = rt->tb->shard_rows[t * rt->P + rt->rank];
+		uint32_t *os = h->oslot[t] + (uint64_t)r * S;
+
+		for (uint64_t li = 0; li < S; li++)
+			if (os[li] != FRR_HOLD_NONE)
+				os[li] &= ~FRR_HOLD_DORMANT;
+		/* all of r's live rows: the ones just woken, and the others
+		 * again (a few: what r's own partitions and standby hold are
+		 * pushed anyway after each clock) */
+		err = push_to(rt, t, r, os, 0, S, &bytes);
+	}
+	if (!err)
+		err = frr_rt_tp_check(
+		    rt,
+		    frr_tp_write_u64(rt->eps[r], rt->rctl[r],
+				     rt->off_pullack + (size_t)q * 64, req, 0,
+				     0),
+		    r, "answering a request for rows");
+	if (!err)
+		err =
+		    frr_rt_tp_check(rt, frr_tp_flush(rt->eps[r], rt->flush_ms),
+				    r, "answering a request for rows");
+	pthread_mutex_unlock(&rt->tp_lock);
+	return err;
 }
 
 /* One request of requester g, copied once (the word is peer-written):
@@ -657,7 +823,9 @@ int frr_rt_pull_serve(struct frr_rt *rt)
 		if (!req || req == h->pull_seen[g])
 			continue;
 		h->pull_seen[g] = req;
-		err = serve_one(rt, g, req);
+		err = req >> (REQ_ROW_BITS + REQ_SLOT_BITS) == REQ_WAKE_T
+			  ? serve_wake(rt, g, req)
+			  : serve_one(rt, g, req);
 		if (err)
 			return err;
 		busy = 1;

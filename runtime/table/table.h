@@ -182,6 +182,14 @@ static inline uint64_t frr_seg_bytes(uint32_t kind, uint64_t n, uint32_t cols)
  */
 #define FRR_HOLD_NONE UINT32_MAX
 #define FRR_HOLD_BUSY (UINT32_MAX - 1)
+/* A slot with this bit is held but not live yet: a row a rank holds only
+ * for the partitions its workers may help, which its owner starts pushing
+ * at the rank's first read of one of its rows (table/hold.c "on use"). */
+#define FRR_HOLD_DORMANT 0x80000000u
+static inline int frr_hold_live(uint32_t s)
+{
+	return s < FRR_HOLD_DORMANT;
+}
 struct frr_hold {
 	uint32_t *rslot[FRR_MAX_TABLES];
 	uint32_t *oslot[FRR_MAX_TABLES];
@@ -197,7 +205,12 @@ struct frr_hold {
 	double *apply_ring; /* seconds the server took to apply and push */
 	double apply_now;   /* eager: those seconds of the clock so far */
 	int may_pull;	    /* some rank holds fewer than all */
-	int too_long;	    /* 1 + a table with more rows than slots can name */
+	/* helpees' rows on use: per owner rank, 1 while this rank holds
+	 * dormant rows of it, 2 while asking for them, 0 once live */
+	int on_use;
+	uint8_t *dormant;
+	_Atomic uint64_t woken; /* owners asked for their dormant rows */
+	int too_long; /* 1 + a table with more rows than slots can name */
 	/* where rows live (table/place.c): per table, NULL when row r is on
 	 * rank r % P at local index r / P, else each row's owner rank and
 	 * local index, and the rows of each owner in local order (lrow from
