@@ -247,6 +247,8 @@ static const struct frr_opt table[] = {
 		.help = "contention[:w] slows w by F (2: half a core)"),
 	FRR_OPT("rr-group", 0, FRR_OPT_INT, C(rr_group), 1, 16, .arg = "G",
 		.help = "as flexrr run"),
+	FRR_OPT("rr-rows-from-start", 0, FRR_OPT_FLAG, C(rr_rows_from_start), 0,
+		0, .help = "as flexrr run"),
 	FRR_OPT("rr-threshold", 0, FRR_OPT_DOUBLE, C(rr_threshold), 0, 1,
 		.arg = "F", .help = "as flexrr run"),
 	FRR_OPT("rr-min-share", 0, FRR_OPT_DOUBLE, C(rr_min_share), 0, 0.99,

@@ -384,6 +384,41 @@ Test(sim, bytes_per_clock_of_a_small_mf_model_are_the_formula)
 }
 
 /*
+ * Helpees' rows on use (table/hold.c): the same model over 4 ranks of one
+ * worker, flexrr without stragglers (nothing reassigned).  A rank may help
+ * the 3 others (the group), the one before it being its standby anyway:
+ * with the rows pushed from the start (--rr-rows-from-start) each owner
+ * also pushes its 18 users to the 2 other ranks every clock; on use, while
+ * no range is reassigned, the pushes are BSP's to the byte.
+ */
+Test(sim, helpees_rows_are_pushed_once_used)
+{
+	const uint64_t P = 4, U = 72, k = 8, C = 10;
+	struct frr_sim_cfg c = cfg((int)P, 1, (int)C, 60);
+	struct frr_sim_result b, on, fs;
+	uint64_t row = k * sizeof(float);
+
+	cr_assert_eq(frr_sim_model_parse("mf:72,30,8", &c.model), 0);
+	run(&c, FRR_SIM_BSP, "none", &b);
+	run(&c, FRR_SIM_FLEXRR, "none", &on);
+	c.rr_rows_from_start = 1;
+	run(&c, FRR_SIM_FLEXRR, "none", &fs);
+	cr_assert_eq(on.rr[FRR_SIM_MOVED], 0, "%llu items reassigned",
+		     (unsigned long long)on.rr[FRR_SIM_MOVED]);
+	cr_assert_eq(fs.rr[FRR_SIM_MOVED], 0);
+	cr_assert_eq(on.bytes_push, b.bytes_push, "on use %llu, bsp %llu",
+		     (unsigned long long)on.bytes_push,
+		     (unsigned long long)b.bytes_push);
+	cr_assert_eq(fs.bytes_push, b.bytes_push + C * P * 2 * (U / P) * row,
+		     "from the start %llu, bsp %llu",
+		     (unsigned long long)fs.bytes_push,
+		     (unsigned long long)b.bytes_push);
+	frr_sim_result_free(&b);
+	frr_sim_result_free(&on);
+	frr_sim_result_free(&fs);
+}
+
+/*
  * The same model in the dense plane of before issue 21 (--plane dense):
  * rows on r % P, so each batch carries its partition's 4 users on each
  * remote shard beside the shard's 10 items, one dense range per table in

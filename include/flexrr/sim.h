@@ -99,6 +99,10 @@ struct frr_sim_cfg {
 	 * dense range per table and shard, progress words to every rank,
 	 * a rank's sends under one lock.  0 (default): today's. */
 	int dense_plane;
+	/* 1: as flexrr run --rr-rows-from-start, a rank is pushed the rows
+	 * of the partitions its workers may help from the start; 0: from
+	 * the first range it runs that writes rows of their owner */
+	int rr_rows_from_start;
 };
 void frr_sim_cfg_defaults(struct frr_sim_cfg *cfg);
 

@@ -187,6 +187,12 @@ void sim_model_batch(struct sim *s, int v, const uint64_t (*rg)[2], int nrg,
 uint64_t sim_model_state_bytes(const struct sim *s, uint64_t items);
 /* process o's replica push to process r after a clock */
 struct sim_bsz sim_model_push(const struct sim *s, int o, int r);
+/* A clock's pushes are out: what wakes sent once is gone. */
+void sim_model_pushed(struct sim *s);
+/* Rank r ran a batch (per shard: batch) of a partition of another rank:
+ * the owners it writes rows of push r their rows only its helpees
+ * declare from now on (table/hold.c "on use"). */
+void sim_model_wake(struct sim *s, int r, const struct sim_bsz *batch);
 
 /* sim_net.c: the processes' NICs (link on) */
 int sim_net_init(struct sim *s);

@@ -13,7 +13,11 @@
  *                 every rank holding rows of it, one write per run
  *                 (table/hold.c frr_rt_push_rows); a rank holds its shard,
  *                 the previous rank's as standby, and the rows its
- *                 partitions declare (docs/runtime.md "Rows a rank holds")
+ *                 partitions declare (docs/runtime.md "Rows a rank holds");
+ *                 the rows only the partitions it may help declare from
+ *                 the first range it runs that writes rows of their owner
+ *                 (the runtime: that reads one), when the owner also sends
+ *                 them whole once (hold.c serve_wake), with the next push
  *   placement     a row that one rank's own partitions declare lives on
  *                 that rank, the others on row % P: table/place.c's
  *                 frr_place itself, from the same declarations
@@ -59,7 +63,14 @@ struct sim_model {
 	uint64_t *cnt, *lo, *hi; /* [MT * P] scratch: one set */
 	struct sim_bsz *full;	 /* [W * P]: a whole partition's batch */
 	struct sim_bsz *push;	 /* [P * P]: o's push to r */
-	uint64_t *list;		 /* scratch: a rank's declared rows */
+	/* [P * P]: o's push to r of the rows r holds only for partitions it
+	 * may help, counted once r is awake to o (awake[r * P + o]); what a
+	 * wake sends once, with o's next push */
+	struct sim_bsz *hpush;
+	uint8_t *awake;
+	uint64_t *wake_extra;
+	uint64_t wakes;
+	uint64_t *list; /* scratch: a rank's declared rows */
 	size_t nlist, caplist;
 	int list_err;
 	/* where rows live (frr_place); NULL or an owner[t] of NULL: row r
@@ -350,7 +361,45 @@ uint64_t sim_model_state_bytes(const struct sim *s, uint64_t items)
 
 struct sim_bsz sim_model_push(const struct sim *s, int o, int r)
 {
-	return s->mdl->push[(size_t)o * s->mdl->P + r];
+	const struct sim_model *md = s->mdl;
+	size_t k = (size_t)o * md->P + r;
+	struct sim_bsz b = md->push[k];
+
+	if (md->awake[(size_t)r * md->P + o]) {
+		b.bytes += md->hpush[k].bytes;
+		b.n += md->hpush[k].n;
+	}
+	if (md->wake_extra[k]) {
+		b.bytes += md->wake_extra[k];
+		b.n++;
+	}
+	return b;
+}
+
+void sim_model_pushed(struct sim *s)
+{
+	struct sim_model *md = s->mdl;
+
+	if (md)
+		memset(md->wake_extra, 0,
+		       (size_t)md->P * md->P * sizeof(uint64_t));
+}
+
+void sim_model_wake(struct sim *s, int r, const struct sim_bsz *batch)
+{
+	struct sim_model *md = s->mdl;
+
+	for (int o = 0; o < md->P; o++) {
+		size_t k = (size_t)o * md->P + r;
+
+		/* a batch of no rows to o is its last chunk alone */
+		if (o == r || md->awake[(size_t)r * md->P + o] ||
+		    !md->hpush[k].bytes || batch[o].bytes <= FRR_SLOT_HDR + 8)
+			continue;
+		md->awake[(size_t)r * md->P + o] = 1;
+		md->wake_extra[k] += md->push[k].bytes + md->hpush[k].bytes;
+		md->wakes++;
+	}
 }
 
 /* ---- set-up: tables, chunk sizes, whole partitions' batches, pushes ---- */
@@ -374,8 +423,11 @@ static int alloc_all(struct sim_model *md)
 	md->hi = calloc(k, sizeof(uint64_t));
 	md->full = calloc((size_t)md->W * P, sizeof(struct sim_bsz));
 	md->push = calloc(P * P, sizeof(struct sim_bsz));
+	md->hpush = calloc(P * P, sizeof(struct sim_bsz));
+	md->awake = calloc(P * P, 1);
+	md->wake_extra = calloc(P * P, sizeof(uint64_t));
 	if (!md->cap || !md->cnt || !md->lo || !md->hi || !md->full ||
-	    !md->push)
+	    !md->push || !md->hpush || !md->awake || !md->wake_extra)
 		return -ENOMEM;
 	for (int t = 0; t < md->nt; t++) {
 		struct sim_mtab *tb = &md->t[t];
@@ -481,28 +533,18 @@ static void collect_part(struct sim_model *md, int t, int v)
 		item_rows(md, t, v, i, collect);
 }
 
-static void push_declared(struct sim_model *md, const struct sim *s, int t,
-			  int r)
+/* list[a, e) (sorted) into the pushes to r (out: md->push or hpush) */
+static void push_list(struct sim_model *md, int t, int r, size_t a, size_t e,
+		      struct sim_bsz *out)
 {
 	const struct sim_mtab *tb = &md->t[t];
 	uint64_t prev = UINT64_MAX;
 
-	md->nlist = 0;
-	set_begin(md);
-	/* its partitions and, with reassignment, those its workers may
-	 * run as helpers (docs/runtime.md "Rows a rank holds") */
-	for (int v = r * md->T; v < (r + 1) * md->T; v++) {
-		const struct rr_worker *rw = &s->ws[v].rw;
-
-		collect_part(md, t, v);
-		for (int k = 0; s->ws[v].rw_ok && k < rw->nhelpees; k++)
-			collect_part(md, t, rw->helpees[k]);
-	}
-	qsort(md->list, md->nlist, sizeof(uint64_t), cmp_u64);
-	for (size_t j = 0; j < md->nlist; j++) {
+	qsort(md->list + a, e - a, sizeof(uint64_t), cmp_u64);
+	for (size_t j = a; j < e; j++) {
 		int o = (int)(md->list[j] >> 40);
 		uint64_t li = md->list[j] & ((1ull << 40) - 1);
-		struct sim_bsz *b = &md->push[(size_t)o * md->P + r];
+		struct sim_bsz *b = &out[(size_t)o * md->P + r];
 
 		if (o == r || o == (r + md->P - 1) % md->P || li < tb->dlo[o] ||
 		    li >= tb->dhi[o])
@@ -511,6 +553,31 @@ static void push_declared(struct sim_model *md, const struct sim *s, int t,
 		b->n += md->list[j] != prev + 1;
 		prev = md->list[j];
 	}
+}
+
+static void push_declared(struct sim_model *md, const struct sim *s, int t,
+			  int r)
+{
+	size_t nown;
+
+	md->nlist = 0;
+	set_begin(md);
+	/* its partitions, then (rows not in theirs) with reassignment those
+	 * its workers may run as helpers (docs/runtime.md "Rows a rank
+	 * holds") */
+	for (int v = r * md->T; v < (r + 1) * md->T; v++)
+		collect_part(md, t, v);
+	nown = md->nlist;
+	for (int v = r * md->T; v < (r + 1) * md->T; v++) {
+		const struct rr_worker *rw = &s->ws[v].rw;
+
+		/* a helpee of its own rank is one of its partitions */
+		for (int k = 0; s->ws[v].rw_ok && k < rw->nhelpees; k++)
+			if (rw->helpees[k] / md->T != r)
+				collect_part(md, t, rw->helpees[k]);
+	}
+	push_list(md, t, r, 0, nown, md->push);
+	push_list(md, t, r, nown, md->nlist, md->hpush);
 }
 
 static void push_plan(struct sim_model *md, const struct sim *s)
@@ -632,6 +699,8 @@ int sim_model_init(struct sim *s)
 	chunk_caps(md);
 	whole_batches(md);
 	push_plan(md, s);
+	if (s->cfg->rr_rows_from_start)
+		memset(md->awake, 1, (size_t)md->P * md->P);
 	return md->list_err;
 }
 
@@ -641,6 +710,8 @@ void sim_model_fini(struct sim *s)
 
 	if (!md)
 		return;
+	frr_dbg("sim: ranks woke %llu owners' rows for their helpers",
+		(unsigned long long)md->wakes);
 	for (int t = 0; t < md->nt; t++) {
 		free(md->t[t].stamp);
 		free(md->t[t].dlo);
@@ -657,6 +728,9 @@ void sim_model_fini(struct sim *s)
 	free(md->hi);
 	free(md->full);
 	free(md->push);
+	free(md->hpush);
+	free(md->awake);
+	free(md->wake_extra);
 	free(md->list);
 	free(md->ztab);
 	free(md);

@@ -176,6 +176,8 @@ void sim_batch_count(struct sim *s, int p, int v, const uint64_t (*rg)[2],
 	if (!s->mdl)
 		return;
 	sim_model_batch(s, v, rg, nrg, s->bsz);
+	if (v / s->cfg->T != p)
+		sim_model_wake(s, p, s->bsz);
 	for (int o = 0; o < s->cfg->P; o++)
 		if (o != p) {
 			s->bytes[0] += s->bsz[o].bytes;
@@ -349,6 +351,7 @@ double sim_push_clock(struct sim *s, int c, double t)
 	}
 	if (s->cfg->link.on)
 		s->push_s[c] = closed - t;
+	sim_model_pushed(s);
 	return closed;
 }
 
