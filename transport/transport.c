@@ -256,7 +256,8 @@ int frr_tp_mr_alloc(struct frr_tp_ctx *ctx, size_t len, unsigned access,
 				  "frr_tp_mr_alloc: length %zu out of range "
 				  "(1 byte .. 64 TiB)",
 				  len);
-	if (access > FRR_TP_ACCESS_REMOTE_WRITE)
+	if (access &
+	    ~(unsigned)(FRR_TP_ACCESS_REMOTE_WRITE | FRR_TP_ACCESS_ON_TOUCH))
 		return frr_tp_err(ctx, -EINVAL,
 				  "frr_tp_mr_alloc: unknown access flags 0x%x",
 				  access);

@@ -80,6 +80,11 @@ enum frr_tp_backend {
 enum frr_tp_access {
 	FRR_TP_ACCESS_LOCAL = 0,	/* source of writes only */
 	FRR_TP_ACCESS_REMOTE_WRITE = 1, /* peers may write into it */
+	/* Memory on first touch: shm maps the region without faulting it
+	 * in, so pages nobody writes cost nothing (the runtime's replica,
+	 * whose dormant rows may never be pushed); verbs registers, so pins,
+	 * the whole region anyway.  Without it every page is in at once. */
+	FRR_TP_ACCESS_ON_TOUCH = 2,
 };
 
 /* Flags for the write calls. */

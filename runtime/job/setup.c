@@ -185,9 +185,10 @@ static int regions_alloc(struct frr_rt *rt, struct rank_info *mine)
 		    frr_tp_mr_alloc(rt->tp, rt->tb->inbox_len,
 				    FRR_TP_ACCESS_REMOTE_WRITE, &rt->tb->inbox);
 	if (!err)
-		err =
-		    frr_tp_mr_alloc(rt->tp, rt->tb->repl_len,
-				    FRR_TP_ACCESS_REMOTE_WRITE, &rt->tb->repl);
+		err = frr_tp_mr_alloc(rt->tp, rt->tb->repl_len,
+				      FRR_TP_ACCESS_REMOTE_WRITE |
+					  FRR_TP_ACCESS_ON_TOUCH,
+				      &rt->tb->repl);
 	if (err)
 		return err;
 	rt->ctlp = frr_tp_mr_ptr(rt->ctl);

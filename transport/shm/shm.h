@@ -234,7 +234,9 @@ void shm_auth_ctx_closing(struct shm_ctx *c);
 /* ---- shared memory (shm_setup.c) ---- */
 /* A new memfd of len bytes, mapped shared (*fd_out its fd): the mapping,
  * or NULL with *err set to a negative errno. */
-void *shm_memfd_map(const char *name, size_t len, int *fd_out, int *err);
+/* populate: fault every page in now (MAP_POPULATE), else on first touch */
+void *shm_memfd_map(const char *name, size_t len, int populate, int *fd_out,
+		    int *err);
 /* Map a memfd received from a peer after checking it is big enough: the
  * mapping, or NULL with *err set. */
 void *shm_map_peer_fd(int fd, size_t need, int *err);

@@ -287,7 +287,7 @@ static int ring_create(struct shm_ctx *c, struct shm_ep *e, int *fd)
 	int ret;
 
 	snprintf(name, sizeof(name), "flexrr-r%d-ring", c->base.cfg.rank);
-	e->in = shm_memfd_map(name, shm_ring_map_len(), fd, &ret);
+	e->in = shm_memfd_map(name, shm_ring_map_len(), 1, fd, &ret);
 	return ret;
 }
 

@@ -36,7 +36,8 @@ size_t shm_page_round(size_t len)
 
 /* The mapping (pointer returned, so that no output is left unset on any
  * path), or NULL with *err set to a negative errno. */
-void *shm_memfd_map(const char *name, size_t len, int *fd_out, int *err)
+void *shm_memfd_map(const char *name, size_t len, int populate, int *fd_out,
+		    int *err)
 {
 	void *p = MAP_FAILED;
 	int fd;
@@ -44,7 +45,7 @@ void *shm_memfd_map(const char *name, size_t len, int *fd_out, int *err)
 	fd = memfd_create(name, MFD_CLOEXEC);
 	if (fd >= 0 && !ftruncate(fd, (off_t)len))
 		p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-			 MAP_SHARED | MAP_POPULATE, fd, 0);
+			 MAP_SHARED | (populate ? MAP_POPULATE : 0), fd, 0);
 	if (p == MAP_FAILED) {
 		*err = -errno;
 		if (fd >= 0)
@@ -276,7 +277,9 @@ static int shm_mr_alloc(struct frr_tp_ctx *ctx, size_t len, unsigned access,
 		snprintf(name, sizeof(name), "flexrr-r%d-mr%u", ctx->cfg.rank,
 			 ctx->next_region_id);
 		m->map_len = data_len + shm_page_round(1);
-		p = shm_memfd_map(name, m->map_len, &m->fd, &ret);
+		p = shm_memfd_map(name, m->map_len,
+				  !(access & FRR_TP_ACCESS_ON_TOUCH), &m->fd,
+				  &ret);
 	} else {
 		m->map_len = data_len;
 		p = mmap(NULL, data_len, PROT_READ | PROT_WRITE,
