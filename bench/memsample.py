@@ -18,10 +18,14 @@ every other process and with the page cache).
 
 rank_own_mib: per rank (named by the flexrr-rN-... regions it created,
 which it keeps open), its highest resident size without the pages of the
-other ranks' regions mapped into it.  A rank writes the rows it owns into
-the replicas of the ranks that hold them, and those pages count in its RSS
-(and in its peak memory line, VmHWM) as well as in the holder's: its own
-figure is what lives in it, and what job/memplan.c plans.
+other ranks' regions mapped into it, and with its own regions counted by
+the memory their files hold (st_blocks), not by the pages it touched.  A
+rank writes the rows it owns into the replicas of the ranks that hold
+them, and those pages count in its RSS (and in its peak memory line,
+VmHWM) as well as in the holder's, or only in the writer's when the holder
+never touched them (a replica faulted in on first touch,
+FRR_TP_ACCESS_ON_TOUCH): its own figure is what lives in it, and what
+job/memplan.c plans.
 The exit status is CMD's.
 """
 import os
@@ -71,26 +75,47 @@ def own_rank(pid):
     return None
 
 
+def own_files_kib(pid, rank):
+    """What the files of rank's own regions hold, KiB (each file once)."""
+    seen, kib = set(), 0
+    try:
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            try:
+                m = MEMFD.search(os.readlink(f"/proc/{pid}/fd/{fd}"))
+                if not m or int(m.group(1)) != rank:
+                    continue
+                st = os.stat(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            if (st.st_dev, st.st_ino) not in seen:
+                seen.add((st.st_dev, st.st_ino))
+                kib += st.st_blocks // 2
+    except OSError:
+        pass
+    return kib
+
+
 def sample(pid, rank):
-    """(pss_kib, own_rss_kib) of pid, or None once it is gone."""
-    pss = rss = peer = 0
-    peer_map = False
+    """(pss_kib, own_kib) of pid, or None once it is gone."""
+    pss = rss = memfd = 0
+    in_memfd = False
     try:
         with open(f"/proc/{pid}/smaps") as f:
             for line in f:
                 if line[0] in "0123456789abcdef" and "-" in line.split(" ", 1)[0]:
-                    m = MEMFD.search(line)
-                    peer_map = bool(m) and rank is not None and int(m.group(1)) != rank
+                    in_memfd = bool(MEMFD.search(line)) and rank is not None
                 elif line.startswith("Rss:"):
                     k = int(line.split()[1])
                     rss += k
-                    if peer_map:
-                        peer += k
+                    if in_memfd:
+                        memfd += k
                 elif line.startswith("Pss:"):
                     pss += int(line.split()[1])
     except (OSError, ValueError):
         return None
-    return pss, rss - peer
+    if rank is None:
+        return pss, rss
+    return pss, rss - memfd + own_files_kib(pid, rank)
 
 
 def main():
