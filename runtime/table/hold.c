@@ -625,6 +625,16 @@ static int pull(struct frr_rt *rt, int t, uint64_t row, uint64_t j, int q)
 	return ask(rt, o, req_word(t, j, li), q, what);
 }
 
+/* One turn of waiting for another thread's request: the job's error if it
+ * failed meanwhile (the server, q == T, serves the others' pulls). */
+static int wait_turn(struct frr_rt *rt, int q)
+{
+	if (q == rt->T && frr_rt_pull_serve(rt) < 0)
+		return frr_rt_failed(rt);
+	sched_yield();
+	return frr_rt_failed(rt);
+}
+
 /* Owner o's dormant rows on this rank live: asked for once (by the first
  * thread to read one; the others wait), then every slot's bit cleared.
  * 1 when this call woke them, 0 when they were live already. */
@@ -636,14 +646,9 @@ static int wake(struct frr_rt *rt, int o, int q)
 
 	if (!__atomic_compare_exchange_n(&h->dormant[o], &st, 2, 0,
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-		while (__atomic_load_n(&h->dormant[o], __ATOMIC_ACQUIRE)) {
-			err = frr_rt_failed(rt);
-			if (err)
+		while (__atomic_load_n(&h->dormant[o], __ATOMIC_ACQUIRE))
+			if ((err = wait_turn(rt, q)))
 				return err;
-			if (q == rt->T && frr_rt_pull_serve(rt) < 0)
-				return frr_rt_failed(rt);
-			sched_yield();
-		}
 		return 0;
 	}
 	err = ask(rt, o, req_word(REQ_WAKE_T, (uint64_t)o, 0), q,
@@ -688,14 +693,9 @@ int frr_rt_row_hold(struct frr_rt *rt, int t, uint64_t row, int q)
 	if (!__atomic_compare_exchange_n(sp, &s, FRR_HOLD_BUSY, 0,
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 		/* another thread of this rank pulls it: wait for its slot */
-		while (__atomic_load_n(sp, __ATOMIC_ACQUIRE) == FRR_HOLD_BUSY) {
-			err = frr_rt_failed(rt);
-			if (err)
+		while (__atomic_load_n(sp, __ATOMIC_ACQUIRE) == FRR_HOLD_BUSY)
+			if ((err = wait_turn(rt, q)))
 				return err;
-			if (q == rt->T && frr_rt_pull_serve(rt) < 0)
-				return frr_rt_failed(rt);
-			sched_yield();
-		}
 		return frr_hold_live(__atomic_load_n(sp, __ATOMIC_ACQUIRE))
 			   ? 1
 			   : frr_rt_failed(rt);
