@@ -186,6 +186,18 @@ static inline uint64_t frr_seg_bytes(uint32_t kind, uint64_t n, uint32_t cols)
  * for the partitions its workers may help, which its owner starts pushing
  * at the rank's first read of one of its rows (table/hold.c "on use"). */
 #define FRR_HOLD_DORMANT 0x80000000u
+/* A pull request word (table/push.c): table, pull slot, local row + 1
+ * (never 0); the pull room of a rank has at most FRR_REQ_SLOT_MAX slots.
+ * A wake asks for every dormant row owner o holds for the requester: a
+ * table no job has, the owner in the slot field (each ack unique: a
+ * requester wakes each owner once), row + 1 = 1. */
+#define FRR_REQ_ROW_BITS 36
+#define FRR_REQ_SLOT_BITS 24
+#define FRR_REQ_ROW_MAX ((1ull << FRR_REQ_ROW_BITS) - 2)
+#define FRR_REQ_SLOT_MAX ((1ull << FRR_REQ_SLOT_BITS) - 1)
+#define FRR_REQ_WAKE_T 15
+_Static_assert(FRR_MAX_TABLES < FRR_REQ_WAKE_T,
+	       "FRR_REQ_WAKE_T must be no table");
 static inline int frr_hold_live(uint32_t s)
 {
 	return s < FRR_HOLD_DORMANT;

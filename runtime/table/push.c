@@ -1,0 +1,347 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Moving the rows ranks hold (which rows, and where: table/hold.c): an
+ * owner's push of its changed rows into the ranks that hold them live,
+ * after each clock; a reader's pull of a row it does not hold (a slot of
+ * its pull room, a request word, the row and the ack behind it); and the
+ * wake of the rows it holds dormant for its helpees (one request per
+ * owner, every such row written, then pushed from then on).
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "flexrr/log.h"
+#include "table.h"
+
+#define NT FRR_MAX_TABLES
+
+/* ---- pushing held rows ------------------------------------------------ */
+/* Rows [lo, hi) of this rank's shard of table t into rank r's live slots
+ * (os: r's slots of the shard): one write per run of rows that are
+ * consecutive there too, their bytes added to *bytes and to what r was
+ * sent.  Under tp_lock. */
+static int push_to(struct frr_rt *rt, int t, int r, const uint32_t *os,
+		   uint64_t lo, uint64_t hi, uint64_t *bytes)
+{
+	struct frr_hold *h = rt->tb->hold;
+	size_t rb = rt->tb->spec[t].cols * sizeof(float);
+	size_t src = rt->tb->repl_off[t * rt->P + rt->rank];
+	uint64_t roff = h->tbl_off[r * NT + t];
+	int err = 0;
+
+	for (uint64_t li = lo; li < hi && !err;) {
+		uint64_t a = li;
+		uint32_t s = os[li];
+
+		if (!frr_hold_live(s)) { /* not held, or dormant */
+			li++;
+			continue;
+		}
+		while (++li < hi && os[li] == s + (uint32_t)(li - a))
+			;
+		err = frr_rt_tp_check(
+		    rt,
+		    frr_tp_write(rt->eps[r], rt->tb->repl, src + a * rb,
+				 rt->tb->rrepl[r], roff + (uint64_t)s * rb,
+				 (li - a) * rb, 0, 0),
+		    r, "pushing rows");
+		*bytes += (li - a) * rb;
+		h->sent_to[r] += (li - a) * rb;
+	}
+	return err;
+}
+
+/* Rows [lo, hi) of this rank's shard of table t, into every rank that
+ * holds them live. */
+int frr_rt_push_rows(struct frr_rt *rt, int t, uint64_t lo, uint64_t hi)
+{
+	uint64_t S = rt->tb->shard_rows[t * rt->P + rt->rank];
+	int err = 0;
+
+	if (hi <= lo)
+		return 0;
+	pthread_mutex_lock(&rt->tp_lock);
+	for (int r = 0; r < rt->P && !err; r++)
+		if (r != rt->rank)
+			err = push_to(rt, t, r,
+				      rt->tb->hold->oslot[t] + (uint64_t)r * S,
+				      lo, hi, &rt->tb->hold->push_now);
+	pthread_mutex_unlock(&rt->tp_lock);
+	return err;
+}
+
+/* ---- pulling a row not held ------------------------------------------- */
+static uint64_t req_word(int t, uint64_t j, uint64_t li)
+{
+	return (uint64_t)t << (FRR_REQ_ROW_BITS + FRR_REQ_SLOT_BITS) |
+	       j << FRR_REQ_ROW_BITS | (li + 1);
+}
+
+/* Send request word req to rank o and wait for its ack (q: this rank's
+ * requester, a worker thread or T for the server, which keeps serving the
+ * others' pulls while it waits); what: what was asked, for the timeout's
+ * message. */
+static int ask(struct frr_rt *rt, int o, uint64_t req, int q, const char *what)
+{
+	int g = q < rt->T ? rt->rank * rt->T + q : rt->W + rt->rank;
+	long long t0;
+	int err;
+
+	pthread_mutex_lock(&rt->tp_lock);
+	err = frr_tp_write_u64(rt->eps[o], rt->rctl[o],
+			       rt->off_pullreq + (size_t)g * 64, req, 0, 0);
+	if (!err)
+		err = frr_tp_flush(rt->eps[o], rt->flush_ms);
+	pthread_mutex_unlock(&rt->tp_lock);
+	err = frr_rt_tp_check(rt, err, o, "asking for rows");
+	t0 = frr_now_ms();
+	for (int n = 0; !err; n++) {
+		if (frr_tp_load_u64(
+			ctl_u64(rt, rt->off_pullack + (size_t)q * 64)) == req)
+			return 0;
+		err = frr_rt_failed(rt);
+		if (!err && q == rt->T)
+			err = frr_rt_pull_serve(rt) < 0 ? frr_rt_failed(rt) : 0;
+		if (!err && frr_now_ms() - t0 > rt->prm->timeout_ms)
+			err = frr_rt_fail(rt, -ETIMEDOUT,
+					  "rank %d did not send %s within %d "
+					  "ms (the --timeout): its server "
+					  "hangs",
+					  o, what, rt->prm->timeout_ms);
+		if (n > 16)
+			frr_nap_us(20);
+		else
+			sched_yield();
+	}
+	return err;
+}
+
+/* Ask the owner for row `row` into pull slot j and wait for its ack. */
+static int pull(struct frr_rt *rt, int t, uint64_t row, uint64_t j, int q)
+{
+	int o = frr_place_owner(rt->tb->hold, rt->P, t, row);
+	uint64_t li = frr_place_local(rt->tb->hold, rt->P, t, row);
+	char what[96];
+
+	if (li > FRR_REQ_ROW_MAX)
+		return frr_rt_fail(rt, -E2BIG,
+				   "table %s row %llu: too far into its shard "
+				   "to be pulled; declare it in part_rows",
+				   rt->tb->spec[t].name,
+				   (unsigned long long)row);
+	snprintf(what, sizeof(what), "row %llu of table %s",
+		 (unsigned long long)row, rt->tb->spec[t].name);
+	return ask(rt, o, req_word(t, j, li), q, what);
+}
+
+/* One turn of waiting for another thread's request: the job's error if it
+ * failed meanwhile (the server, q == T, serves the others' pulls). */
+static int wait_turn(struct frr_rt *rt, int q)
+{
+	if (q == rt->T && frr_rt_pull_serve(rt) < 0)
+		return frr_rt_failed(rt);
+	sched_yield();
+	return frr_rt_failed(rt);
+}
+
+/* Owner o's dormant rows on this rank live: asked for once (by the first
+ * thread to read one; the others wait), then every slot's bit cleared.
+ * 1 when this call woke them, 0 when they were live already. */
+static int wake(struct frr_rt *rt, int o, int q)
+{
+	struct frr_hold *h = rt->tb->hold;
+	uint8_t st = 1;
+	int err;
+
+	if (!__atomic_compare_exchange_n(&h->dormant[o], &st, 2, 0,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		while (__atomic_load_n(&h->dormant[o], __ATOMIC_ACQUIRE))
+			if ((err = wait_turn(rt, q)))
+				return err;
+		return 0;
+	}
+	err = ask(rt, o, req_word(FRR_REQ_WAKE_T, (uint64_t)o, 0), q,
+		  "the rows this rank's helpers read");
+	if (err) {
+		__atomic_store_n(&h->dormant[o], 1, __ATOMIC_RELEASE);
+		return err;
+	}
+	for (int t = 0; t < rt->tb->ntables; t++)
+		for (uint64_t li = 0; li < rt->tb->shard_rows[t * rt->P + o];
+		     li++) {
+			uint32_t *sp =
+			    &h->rslot[t][frr_place_row(h, rt->P, t, o, li)];
+			uint32_t s = __atomic_load_n(sp, __ATOMIC_RELAXED);
+
+			if (s != FRR_HOLD_NONE && s != FRR_HOLD_BUSY &&
+			    !frr_hold_live(s))
+				__atomic_store_n(sp, s & ~FRR_HOLD_DORMANT,
+						 __ATOMIC_RELEASE);
+		}
+	atomic_fetch_add(&h->woken, 1);
+	frr_dbg("rank %d: rank %d now pushes the rows this rank holds for "
+		"the partitions its workers may help (first read)",
+		rt->rank, o);
+	__atomic_store_n(&h->dormant[o], 0, __ATOMIC_RELEASE);
+	return 1;
+}
+
+int frr_rt_row_hold(struct frr_rt *rt, int t, uint64_t row, int q)
+{
+	struct frr_hold *h = rt->tb->hold;
+	uint32_t *sp = &h->rslot[t][row], s = FRR_HOLD_NONE;
+	uint64_t j;
+	int err;
+
+	s = __atomic_load_n(sp, __ATOMIC_ACQUIRE);
+	if (frr_hold_live(s))
+		return 0;
+	if (s != FRR_HOLD_NONE && s != FRR_HOLD_BUSY) /* dormant */
+		return wake(rt, frr_place_owner(h, rt->P, t, row), q);
+	s = FRR_HOLD_NONE;
+	if (!__atomic_compare_exchange_n(sp, &s, FRR_HOLD_BUSY, 0,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		/* another thread of this rank pulls it: wait for its slot */
+		while (__atomic_load_n(sp, __ATOMIC_ACQUIRE) == FRR_HOLD_BUSY)
+			if ((err = wait_turn(rt, q)))
+				return err;
+		return frr_hold_live(__atomic_load_n(sp, __ATOMIC_ACQUIRE))
+			   ? 1
+			   : frr_rt_failed(rt);
+	}
+	j = atomic_fetch_add(&h->npull[t], 1);
+	if (j >= h->pull_cap[rt->rank * NT + t]) {
+		__atomic_store_n(sp, FRR_HOLD_NONE, __ATOMIC_RELEASE);
+		return frr_rt_fail(
+		    rt, -ENOSPC,
+		    "app %s: table %s row %llu: this rank read %llu rows of "
+		    "it that part_rows did not declare, more than its room "
+		    "for such rows (%u): declare the rows a partition reads "
+		    "in part_rows",
+		    rt->app->name, rt->tb->spec[t].name,
+		    (unsigned long long)row, (unsigned long long)j + 1,
+		    h->pull_cap[rt->rank * NT + t]);
+	}
+	err = pull(rt, t, row, j, q);
+	if (err) {
+		__atomic_store_n(sp, FRR_HOLD_NONE, __ATOMIC_RELEASE);
+		return err;
+	}
+	__atomic_store_n(sp, h->pull_base[rt->rank * NT + t] + (uint32_t)j,
+			 __ATOMIC_RELEASE);
+	return 1;
+}
+
+/* Requester g's wake (req, copied once and checked): its rank's dormant
+ * slots of this shard live, their rows written there, then the ack. */
+static int serve_wake(struct frr_rt *rt, int g, uint64_t req)
+{
+	struct frr_hold *h = rt->tb->hold;
+	int r = g < rt->W ? g / rt->T : g - rt->W;
+	int q = g < rt->W ? g % rt->T : rt->T, err = 0;
+	uint64_t bytes = 0; /* in what r received, not in a clock's pushes */
+
+	if (r == rt->rank ||
+	    req != req_word(FRR_REQ_WAKE_T, (uint64_t)rt->rank, 0))
+		return frr_rt_fail(rt, -EPROTO,
+				   "rank %d sent a malformed request for its "
+				   "helpers' rows (%016llx): not a rank of "
+				   "this job?",
+				   r, (unsigned long long)req);
+	pthread_mutex_lock(&rt->tp_lock);
+	for (int t = 0; t < rt->tb->ntables && !err; t++) {
+		uint64_t S = rt->tb->shard_rows[t * rt->P + rt->rank];
+		uint32_t *os = h->oslot[t] + (uint64_t)r * S;
+
+		for (uint64_t li = 0; li < S; li++)
+			if (os[li] != FRR_HOLD_NONE)
+				os[li] &= ~FRR_HOLD_DORMANT;
+		/* all of r's live rows: the ones just woken, and the others
+		 * again (a few: what r's own partitions and standby hold are
+		 * pushed anyway after each clock) */
+		err = push_to(rt, t, r, os, 0, S, &bytes);
+	}
+	if (!err)
+		err = frr_rt_tp_check(
+		    rt,
+		    frr_tp_write_u64(rt->eps[r], rt->rctl[r],
+				     rt->off_pullack + (size_t)q * 64, req, 0,
+				     0),
+		    r, "answering a request for rows");
+	if (!err)
+		err =
+		    frr_rt_tp_check(rt, frr_tp_flush(rt->eps[r], rt->flush_ms),
+				    r, "answering a request for rows");
+	pthread_mutex_unlock(&rt->tp_lock);
+	return err;
+}
+
+/* One request of requester g, copied once (the word is peer-written):
+ * checked, then the row goes into the requester's pull slot, is pushed
+ * there from now on, and the ack follows it on the same endpoint. */
+static int serve_one(struct frr_rt *rt, int g, uint64_t req)
+{
+	struct frr_hold *h = rt->tb->hold;
+	int r = g < rt->W ? g / rt->T : g - rt->W;
+	int q = g < rt->W ? g % rt->T : rt->T;
+	int t = (int)(req >> (FRR_REQ_ROW_BITS + FRR_REQ_SLOT_BITS));
+	uint64_t j = (req >> FRR_REQ_ROW_BITS) & FRR_REQ_SLOT_MAX;
+	uint64_t li = (req & ((1ull << FRR_REQ_ROW_BITS) - 1)) - 1;
+	uint64_t S;
+	size_t rb;
+	uint32_t slot;
+	int err;
+
+	if (r == rt->rank || t >= rt->tb->ntables ||
+	    li >= (S = rt->tb->shard_rows[t * rt->P + rt->rank]) ||
+	    j >= h->pull_cap[r * NT + t])
+		return frr_rt_fail(rt, -EPROTO,
+				   "rank %d sent a malformed row request "
+				   "(%016llx): not a rank of this job?",
+				   r, (unsigned long long)req);
+	rb = rt->tb->spec[t].cols * sizeof(float);
+	slot = h->pull_base[r * NT + t] + (uint32_t)j;
+	h->oslot[t][(uint64_t)r * S + li] = slot;
+	pthread_mutex_lock(&rt->tp_lock);
+	err = frr_tp_write(rt->eps[r], rt->tb->repl,
+			   rt->tb->repl_off[t * rt->P + rt->rank] + li * rb,
+			   rt->tb->rrepl[r], h->tbl_off[r * NT + t] + slot * rb,
+			   rb, 0, 0);
+	if (!err)
+		err = frr_tp_write_u64(rt->eps[r], rt->rctl[r],
+				       rt->off_pullack + (size_t)q * 64, req, 0,
+				       0);
+	if (!err)
+		err = frr_tp_flush(rt->eps[r], rt->flush_ms);
+	pthread_mutex_unlock(&rt->tp_lock);
+	h->served++;
+	h->sent_to[r] += rb;
+	return frr_rt_tp_check(rt, err, r, "sending a requested row");
+}
+
+int frr_rt_pull_serve(struct frr_rt *rt)
+{
+	struct frr_hold *h = rt->tb->hold;
+	int busy = 0;
+
+	/* the server thread only: pull_seen and oslot are its own */
+	for (int g = 0; g < rt->W + rt->P; g++) {
+		uint64_t req = frr_tp_load_u64(
+		    ctl_u64(rt, rt->off_pullreq + (size_t)g * 64));
+		int err;
+
+		if (!req || req == h->pull_seen[g])
+			continue;
+		h->pull_seen[g] = req;
+		err = req >> (FRR_REQ_ROW_BITS + FRR_REQ_SLOT_BITS) ==
+			      FRR_REQ_WAKE_T
+			  ? serve_wake(rt, g, req)
+			  : serve_one(rt, g, req);
+		if (err)
+			return err;
+		busy = 1;
+	}
+	return busy;
+}
