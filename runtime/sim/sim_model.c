@@ -11,13 +11,14 @@
  *                 header + payload, a seq word and a flush (slot_write)
  *   replica push  after a clock, each shard's written range [lo, hi) to
  *                 every rank holding rows of it, one write per run
- *                 (table/hold.c frr_rt_push_rows); a rank holds its shard,
+ *                 (table/push.c frr_rt_push_rows); a rank holds its shard,
  *                 the previous rank's as standby, and the rows its
  *                 partitions declare (docs/runtime.md "Rows a rank holds");
  *                 the rows only the partitions it may help declare from
  *                 the first range it runs that writes rows of their owner
  *                 (the runtime: that reads one), when the owner also sends
- *                 them whole once (hold.c serve_wake), with the next push
+ *                 them whole once (push.c serve_wake), with the next push
+ *                 (sim_push.c)
  *   placement     a row that one rank's own partitions declare lives on
  *                 that rank, the others on row % P: table/place.c's
  *                 frr_place itself, from the same declarations
@@ -40,48 +41,8 @@
 
 #include "flexrr/log.h"
 #include "sim_int.h"
+#include "sim_model.h"
 #include "table.h"
-
-#define MT 2 /* tables of a model at most */
-
-struct sim_mtab {
-	uint64_t rows;
-	uint32_t cols;
-	int all;	     /* every item writes every row */
-	int held_all;	     /* every rank holds every row */
-	uint32_t *stamp;     /* [rows]: == gen when in the current set */
-	uint64_t *dlo, *dhi; /* [P]: rows written in a clock, per shard */
-};
-
-struct sim_model {
-	struct frr_sim_model m;
-	int nt, P, T, W;
-	uint64_t n; /* items of a partition */
-	struct sim_mtab t[MT];
-	uint32_t gen;
-	uint64_t *cap;		 /* [P]: payload bytes of a chunk to o */
-	uint64_t *cnt, *lo, *hi; /* [MT * P] scratch: one set */
-	struct sim_bsz *full;	 /* [W * P]: a whole partition's batch */
-	struct sim_bsz *push;	 /* [P * P]: o's push to r */
-	/* [P * P]: o's push to r of the rows r holds only for partitions it
-	 * may help, counted once r is awake to o (awake[r * P + o]); what a
-	 * wake sends once, with o's next push */
-	struct sim_bsz *hpush;
-	uint8_t *awake;
-	uint64_t *wake_extra;
-	uint64_t wakes;
-	uint64_t *list; /* scratch: a rank's declared rows */
-	size_t nlist, caplist;
-	int list_err;
-	/* where rows live (frr_place); NULL or an owner[t] of NULL: row r
-	 * on rank r % P at local index r / P */
-	struct frr_hold *place;
-	uint64_t *srows; /* [t * P + o]: shard sizes, placed */
-	uint64_t **own;	 /* set-up only: [t * P + q] rank q's declared rows */
-	int own_rank;	 /* set-up only: whose declarations item_rows adds */
-	double *ztab;	 /* lda: (V + 1)^(j / ZTAB), j = 0..ZTAB */
-	int dense;	 /* the data plane before issue 21 */
-};
 
 /* Zipf draws by table: exp() per token cost lda at 1,024 workers most of
  * a minute; linear interpolation between 65,537 points of the convex
@@ -140,8 +101,8 @@ static uint64_t mix(uint64_t x)
 }
 
 /* Visit every row of table t that item i of partition v touches. */
-static void item_rows(struct sim_model *md, int t, int v, uint64_t i,
-		      void (*fn)(struct sim_model *, int, uint64_t))
+void sim_item_rows(struct sim_model *md, int t, int v, uint64_t i,
+		   void (*fn)(struct sim_model *, int, uint64_t))
 {
 	const struct frr_sim_model *m = &md->m;
 	uint64_t W = (uint64_t)md->W, lo, n;
@@ -192,8 +153,8 @@ static uint64_t period(const struct sim_model *md, int t, int v)
 }
 
 /* the end of [a, b) that visits every distinct row of table t */
-static uint64_t visit_end(const struct sim_model *md, int t, int v, uint64_t a,
-			  uint64_t b)
+uint64_t sim_visit_end(const struct sim_model *md, int t, int v, uint64_t a,
+		       uint64_t b)
 {
 	uint64_t n = period(md, t, v);
 
@@ -201,8 +162,8 @@ static uint64_t visit_end(const struct sim_model *md, int t, int v, uint64_t a,
 }
 
 /* Where row lives: k = t * P + its shard, li its local index there. */
-static void row_home(const struct sim_model *md, int t, uint64_t row,
-		     uint64_t *k, uint64_t *li)
+void sim_row_home(const struct sim_model *md, int t, uint64_t row, uint64_t *k,
+		  uint64_t *li)
 {
 	uint64_t P = (uint64_t)md->P;
 	const uint16_t *owner = md->place ? md->place->owner[t] : NULL;
@@ -221,7 +182,7 @@ static void mark(struct sim_model *md, int t, uint64_t row)
 	if (tb->stamp[row] == md->gen)
 		return;
 	tb->stamp[row] = md->gen;
-	row_home(md, t, row, &k, &li);
+	sim_row_home(md, t, row, &k, &li);
 	md->cnt[k]++;
 	if (li < md->lo[k])
 		md->lo[k] = li;
@@ -239,7 +200,7 @@ static uint64_t shard_rows(const struct sim_model *md, int t, int o)
 				  : 0;
 }
 
-static void set_begin(struct sim_model *md)
+void sim_set_begin(struct sim_model *md)
 {
 	size_t k = (size_t)MT * md->P;
 
@@ -259,7 +220,7 @@ static void set_begin(struct sim_model *md)
 static void set_of(struct sim_model *md, int v, const uint64_t (*rg)[2],
 		   int nrg)
 {
-	set_begin(md);
+	sim_set_begin(md);
 	for (int t = 0; t < md->nt; t++) {
 		if (md->t[t].all) {
 			for (int o = 0; o < md->P; o++) {
@@ -272,9 +233,9 @@ static void set_of(struct sim_model *md, int v, const uint64_t (*rg)[2],
 		}
 		for (int r = 0; r < nrg; r++)
 			for (uint64_t i = rg[r][0],
-				      e = visit_end(md, t, v, i, rg[r][1]);
+				      e = sim_visit_end(md, t, v, i, rg[r][1]);
 			     i < e; i++)
-				item_rows(md, t, v, i, mark);
+				sim_item_rows(md, t, v, i, mark);
 	}
 }
 
@@ -357,49 +318,6 @@ uint64_t sim_model_state_bytes(const struct sim *s, uint64_t items)
 	if (!md || md->m.kind != FRR_SIM_MODEL_LDA)
 		return 0;
 	return items * md->m.c * sizeof(uint16_t);
-}
-
-struct sim_bsz sim_model_push(const struct sim *s, int o, int r)
-{
-	const struct sim_model *md = s->mdl;
-	size_t k = (size_t)o * md->P + r;
-	struct sim_bsz b = md->push[k];
-
-	if (md->awake[(size_t)r * md->P + o]) {
-		b.bytes += md->hpush[k].bytes;
-		b.n += md->hpush[k].n;
-	}
-	if (md->wake_extra[k]) {
-		b.bytes += md->wake_extra[k];
-		b.n++;
-	}
-	return b;
-}
-
-void sim_model_pushed(struct sim *s)
-{
-	struct sim_model *md = s->mdl;
-
-	if (md)
-		memset(md->wake_extra, 0,
-		       (size_t)md->P * md->P * sizeof(uint64_t));
-}
-
-void sim_model_wake(struct sim *s, int r, const struct sim_bsz *batch)
-{
-	struct sim_model *md = s->mdl;
-
-	for (int o = 0; o < md->P; o++) {
-		size_t k = (size_t)o * md->P + r;
-
-		/* a batch of no rows to o is its last chunk alone */
-		if (o == r || md->awake[(size_t)r * md->P + o] ||
-		    !md->hpush[k].bytes || batch[o].bytes <= FRR_SLOT_HDR + 8)
-			continue;
-		md->awake[(size_t)r * md->P + o] = 1;
-		md->wake_extra[k] += md->push[k].bytes + md->hpush[k].bytes;
-		md->wakes++;
-	}
 }
 
 /* ---- set-up: tables, chunk sizes, whole partitions' batches, pushes ---- */
@@ -492,121 +410,6 @@ static void whole_batches(struct sim_model *md)
 	}
 }
 
-/* collect the rows of the current set (a rank's declared rows) */
-static void collect(struct sim_model *md, int t, uint64_t row)
-{
-	struct sim_mtab *tb = &md->t[t];
-	uint64_t P = (uint64_t)md->P, k, li;
-
-	if (tb->stamp[row] == md->gen)
-		return;
-	tb->stamp[row] = md->gen;
-	row_home(md, t, row, &k, &li);
-	if (md->nlist == md->caplist) {
-		size_t cap = md->caplist ? md->caplist * 2 : 4096;
-		uint64_t *l = realloc(md->list, cap * sizeof(uint64_t));
-
-		if (!l) {
-			md->list_err = -ENOMEM;
-			return;
-		}
-		md->list = l;
-		md->caplist = cap;
-	}
-	/* by (shard, local row): the order of a shard's slots */
-	md->list[md->nlist++] = (k - (uint64_t)t * P) << 40 | li;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* table t's push from every shard to rank r: the rows r declares in the
- * shard's written range, one write per run of consecutive rows */
-/* the rows of partition v into the rank's set */
-static void collect_part(struct sim_model *md, int t, int v)
-{
-	for (uint64_t i = 0, e = visit_end(md, t, v, 0, md->n); i < e; i++)
-		item_rows(md, t, v, i, collect);
-}
-
-/* list[a, e) (sorted) into the pushes to r (out: md->push or hpush) */
-static void push_list(struct sim_model *md, int t, int r, size_t a, size_t e,
-		      struct sim_bsz *out)
-{
-	const struct sim_mtab *tb = &md->t[t];
-	uint64_t prev = UINT64_MAX;
-
-	qsort(md->list + a, e - a, sizeof(uint64_t), cmp_u64);
-	for (size_t j = a; j < e; j++) {
-		int o = (int)(md->list[j] >> 40);
-		uint64_t li = md->list[j] & ((1ull << 40) - 1);
-		struct sim_bsz *b = &out[(size_t)o * md->P + r];
-
-		if (o == r || o == (r + md->P - 1) % md->P || li < tb->dlo[o] ||
-		    li >= tb->dhi[o])
-			continue;
-		b->bytes += tb->cols * sizeof(float);
-		b->n += md->list[j] != prev + 1;
-		prev = md->list[j];
-	}
-}
-
-static void push_declared(struct sim_model *md, const struct sim *s, int t,
-			  int r)
-{
-	size_t nown;
-
-	md->nlist = 0;
-	set_begin(md);
-	/* its partitions, then (rows not in theirs) with reassignment those
-	 * its workers may run as helpers (docs/runtime.md "Rows a rank
-	 * holds") */
-	for (int v = r * md->T; v < (r + 1) * md->T; v++)
-		collect_part(md, t, v);
-	nown = md->nlist;
-	for (int v = r * md->T; v < (r + 1) * md->T; v++) {
-		const struct rr_worker *rw = &s->ws[v].rw;
-
-		/* a helpee of its own rank is one of its partitions */
-		for (int k = 0; s->ws[v].rw_ok && k < rw->nhelpees; k++)
-			if (rw->helpees[k] / md->T != r)
-				collect_part(md, t, rw->helpees[k]);
-	}
-	push_list(md, t, r, 0, nown, md->push);
-	push_list(md, t, r, nown, md->nlist, md->hpush);
-}
-
-static void push_plan(struct sim_model *md, const struct sim *s)
-{
-	for (int r = 0; r < md->P; r++)
-		for (int t = 0; t < md->nt; t++) {
-			const struct sim_mtab *tb = &md->t[t];
-
-			for (int o = 0; o < md->P; o++) {
-				struct sim_bsz *b =
-				    &md->push[(size_t)o * md->P + r];
-				uint64_t rows = tb->dhi[o] > tb->dlo[o]
-						    ? tb->dhi[o] - tb->dlo[o]
-						    : 0;
-
-				/* its shard (not pushed), the standby copy
-				 * and tables held whole: the written range */
-				if (o == r || !rows ||
-				    (!tb->held_all &&
-				     o != (r + md->P - 1) % md->P))
-					continue;
-				b->bytes += rows * tb->cols * sizeof(float);
-				b->n++;
-			}
-			if (!tb->held_all && md->P > 2)
-				push_declared(md, s, t, r);
-		}
-}
-
 /* the row into the declarations of md->own_rank */
 static void declare(struct sim_model *md, int t, uint64_t row)
 {
@@ -644,9 +447,10 @@ static int place_rows(struct sim_model *md)
 			continue;
 		for (int v = 0; v < md->W; v++) {
 			md->own_rank = v / md->T;
-			for (uint64_t i = 0, e = visit_end(md, t, v, 0, md->n);
+			for (uint64_t i = 0,
+				      e = sim_visit_end(md, t, v, 0, md->n);
 			     i < e; i++)
-				item_rows(md, t, v, i, declare);
+				sim_item_rows(md, t, v, i, declare);
 		}
 	}
 	err = frr_place(md->place, md->P, md->nt, rows, md->srows, md->own);
@@ -698,7 +502,7 @@ int sim_model_init(struct sim *s)
 		return err;
 	chunk_caps(md);
 	whole_batches(md);
-	push_plan(md, s);
+	sim_push_plan(md, s);
 	if (s->cfg->rr_rows_from_start)
 		memset(md->awake, 1, (size_t)md->P * md->P);
 	return md->list_err;
