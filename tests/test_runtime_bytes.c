@@ -319,16 +319,15 @@ static uint64_t expected(int p, int c)
  * then. */
 static int holds(int r, int t, uint64_t row, int c, int pulled_at)
 {
-	int any = 0;
-
 	if ((standby && owner[t][row] == (r + NP - 1) % NP) || t == T_READ)
 		return 1;
-	for (int p = 0; p < NP; p++)
-		any |= declares(t, row, p);
-	/* flexrr: the helpees' rows, from the start or once woken */
-	if (flexrr && any &&
+	/* flexrr: the helpees' rows (every other partition's: the rows
+	 * declared at all), from the start or once woken */
+	if (flexrr &&
 	    (from_start || (r == 0 && owner[t][row] == 1 && c >= pulled_at)))
-		return 1;
+		for (int p = 0; p < NP; p++)
+			if (declares(t, row, p))
+				return 1;
 	if (r == 0 && t == T_FAR && c >= pulled_at &&
 	    (row == PULLED || (!standby && row == ROWS[T_FAR] - 1 - 3)))
 		return 1;

@@ -132,8 +132,7 @@ Test(runtime_memcheck, cgroup_memory_limit_refused)
 {
 	struct rt_run *r = calloc(1, sizeof(*r));
 	char dir[1200] = "", sub[1300], file[1400], cmd[2048];
-	int v2 = 0;
-	FILE *f;
+	int v2 = 0, fd;
 
 	if (geteuid() != 0 || !own_memory_cgroup(dir, sizeof(dir), &v2))
 		cr_skip_test(
@@ -144,8 +143,9 @@ Test(runtime_memcheck, cgroup_memory_limit_refused)
 			     strerror(errno));
 	snprintf(file, sizeof(file), "%s/%s", sub,
 		 v2 ? "memory.max" : "memory.limit_in_bytes");
-	f = fopen(file, "w");
-	if (!f || fprintf(f, "%d\n", 400 << 20) < 0 || fclose(f)) {
+	/* the kernel's control file: written, never created or followed */
+	fd = open(file, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || dprintf(fd, "%d\n", 400 << 20) < 0 || close(fd)) {
 		rmdir(sub);
 		cr_skip_test("cannot set %s", file);
 	}

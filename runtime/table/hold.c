@@ -456,10 +456,12 @@ void frr_rt_hold_fini(struct frr_rt *rt)
 		sent += h->sent_to[r];
 	frr_dbg(
 	    "rank %d held %u rows of table 0 (of %llu), sent %llu bytes "
-	    "of rows after start-up, served %llu pulls",
+	    "of rows after start-up, served %llu pulls, woke %llu owners' "
+	    "dormant rows",
 	    rt->rank, rt->tb->ntables ? h->pull_base[rt->rank * NT] : 0,
 	    (unsigned long long)(rt->tb->ntables ? rt->tb->spec[0].rows : 0),
-	    (unsigned long long)sent, (unsigned long long)h->served);
+	    (unsigned long long)sent, (unsigned long long)h->served,
+	    (unsigned long long)atomic_load(&h->woken));
 	for (int t = 0; t < NT; t++) {
 		free(h->rslot[t]);
 		free(h->oslot[t]);

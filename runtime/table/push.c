@@ -18,12 +18,20 @@
 #define NT FRR_MAX_TABLES
 
 /* ---- pushing held rows ------------------------------------------------ */
+/* Whether a slot word of a reader is pushed: live ones after a clock,
+ * dormant ones at the reader's wake. */
+static inline int pushed_now(uint32_t s, int wake)
+{
+	return wake ? s != FRR_HOLD_NONE && !frr_hold_live(s)
+		    : frr_hold_live(s);
+}
+
 /* Rows [lo, hi) of this rank's shard of table t into rank r's live slots
- * (os: r's slots of the shard): one write per run of rows that are
- * consecutive there too, their bytes added to *bytes and to what r was
- * sent.  Under tp_lock. */
-static int push_to(struct frr_rt *rt, int t, int r, const uint32_t *os,
-		   uint64_t lo, uint64_t hi, uint64_t *bytes)
+ * (os: r's slots of the shard), or with wake into its dormant ones, which
+ * become live: one write per run of rows that are consecutive there too,
+ * their bytes added to *bytes and to what r was sent.  Under tp_lock. */
+static int push_to(struct frr_rt *rt, int t, int r, uint32_t *os, uint64_t lo,
+		   uint64_t hi, int wake, uint64_t *bytes)
 {
 	struct frr_hold *h = rt->tb->hold;
 	size_t rb = rt->tb->spec[t].cols * sizeof(float);
@@ -33,14 +41,17 @@ static int push_to(struct frr_rt *rt, int t, int r, const uint32_t *os,
 
 	for (uint64_t li = lo; li < hi && !err;) {
 		uint64_t a = li;
-		uint32_t s = os[li];
+		uint32_t s = os[li] & ~FRR_HOLD_DORMANT;
 
-		if (!frr_hold_live(s)) { /* not held, or dormant */
+		if (!pushed_now(os[li], wake)) {
 			li++;
 			continue;
 		}
-		while (++li < hi && os[li] == s + (uint32_t)(li - a))
+		while (++li < hi && pushed_now(os[li], wake) &&
+		       (os[li] & ~FRR_HOLD_DORMANT) == s + (uint32_t)(li - a))
 			;
+		for (uint64_t k = a; wake && k < li; k++)
+			os[k] = s + (uint32_t)(k - a);
 		err = frr_rt_tp_check(
 		    rt,
 		    frr_tp_write(rt->eps[r], rt->tb->repl, src + a * rb,
@@ -67,7 +78,7 @@ int frr_rt_push_rows(struct frr_rt *rt, int t, uint64_t lo, uint64_t hi)
 		if (r != rt->rank)
 			err = push_to(rt, t, r,
 				      rt->tb->hold->oslot[t] + (uint64_t)r * S,
-				      lo, hi, &rt->tb->hold->push_now);
+				      lo, hi, 0, &rt->tb->hold->push_now);
 	pthread_mutex_unlock(&rt->tp_lock);
 	return err;
 }
@@ -255,13 +266,7 @@ static int serve_wake(struct frr_rt *rt, int g, uint64_t req)
 		uint64_t S = rt->tb->shard_rows[t * rt->P + rt->rank];
 		uint32_t *os = h->oslot[t] + (uint64_t)r * S;
 
-		for (uint64_t li = 0; li < S; li++)
-			if (os[li] != FRR_HOLD_NONE)
-				os[li] &= ~FRR_HOLD_DORMANT;
-		/* all of r's live rows: the ones just woken, and the others
-		 * again (a few: what r's own partitions and standby hold are
-		 * pushed anyway after each clock) */
-		err = push_to(rt, t, r, os, 0, S, &bytes);
+		err = push_to(rt, t, r, os, 0, S, 1, &bytes);
 	}
 	if (!err)
 		err = frr_rt_tp_check(

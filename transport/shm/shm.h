@@ -172,9 +172,6 @@ struct shm_msg {
 };
 
 int shm_msg_send(int fd, const struct shm_msg *m, int pass_fd);
-/* A refusal's error, as its sender wrote it when it is one (-4095 .. -1),
- * else -EPROTO: a peer's 0 or positive value never reads as success. */
-int shm_msg_errno(const struct shm_msg *m);
 /* Judge n received bytes: 0 and *out = a copy with its strings ended when
  * they are one well-formed message, else -EPROTO. */
 int shm_msg_parse(const void *buf, size_t n, struct shm_msg *out);

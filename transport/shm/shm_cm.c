@@ -359,7 +359,7 @@ int shm_ep_connect(struct frr_tp_ctx *ctx, const struct frr_tp_addr *peer,
 	if (ret)
 		goto close_fd;
 	if (m.type != SHM_WELCOME || m.rank != peer->rank || peer_ring < 0) {
-		ret = m.type == SHM_REJECT ? shm_msg_errno(&m) : -EPROTO;
+		ret = m.type == SHM_REJECT ? m.err : -EPROTO;
 		frr_tp_err(ctx, ret, "shm: rank %d refused the connection: %s",
 			   peer->rank,
 			   m.type == SHM_REJECT ? m.why : "protocol error");

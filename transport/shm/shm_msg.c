@@ -58,13 +58,13 @@ int shm_msg_parse(const void *buf, size_t n, struct shm_msg *out)
 		return -EPROTO;
 	m.addr[sizeof(m.addr) - 1] = '\0';
 	m.why[sizeof(m.why) - 1] = '\0';
+	/* a refusal's error is an error (-4095 .. -1): a peer's 0 or positive
+	 * value would read as success where it is returned */
+	if ((m.type == SHM_REJECT || m.type == SHM_IMPORT_ERR) &&
+	    (m.err >= 0 || m.err <= -4096))
+		m.err = -EPROTO;
 	*out = m;
 	return 0;
-}
-
-int shm_msg_errno(const struct shm_msg *m)
-{
-	return m->err < 0 && m->err > -4096 ? m->err : -EPROTO;
 }
 
 int shm_msg_recv(int fd, struct shm_msg *m, int *got_fd, int timeout_ms)

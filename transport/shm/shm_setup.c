@@ -408,7 +408,7 @@ static int shm_rmr_import(struct frr_tp_ep *ep, const struct frr_tp_desc *desc,
 	if (ret)
 		goto free_rmr;
 	if (m.type != SHM_IMPORT_OK || rfd < 0) {
-		ret = m.type == SHM_IMPORT_ERR ? shm_msg_errno(&m) : -EPROTO;
+		ret = m.type == SHM_IMPORT_ERR ? m.err : -EPROTO;
 		frr_tp_err(ep->ctx, ret, "shm: import of region %u refused: %s",
 			   desc->region_id,
 			   m.type == SHM_IMPORT_ERR ? m.why : "protocol error");
