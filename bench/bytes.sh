@@ -6,7 +6,10 @@
 # processes on 2 cores are fine), with this build and, given --old BIN,
 # with that binary in the same run.  Clock 0 is skipped (first touches).
 #   bench/bytes.sh [--build DIR] [--old BIN] [--procs "2 4 8"]
-#       [--apps "mf mlr lda"] [--clocks N] [--kjv FILE]
+#       [--apps "mf mlr lda"] [--clocks N] [--kjv FILE] [--opts "OPTIONS"]
+# --opts adds run options to every job of both binaries (e.g. "--mode
+# flexrr", whose ranks also hold their helpees' rows, dormant until used;
+# with "--mode flexrr --rr-rows-from-start" pushed from the start).
 # Also the row bytes each rank's shard pushes per clock to the ranks that
 # hold the rows (the column `pushed`; the job's total pushed is the total
 # received), and the same job with FLEXRR_HOLD_ALL=1 (every rank holds every
@@ -14,13 +17,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-build=build old="" procs="2 4 8" apps="mf mlr lda" clocks=4 kjv=""
+build=build old="" procs="2 4 8" apps="mf mlr lda" clocks=4 kjv="" opts=""
 . bench/lib.sh
-bench_parse bytes.sh "--build=build --old=old --procs=procs --apps=apps --clocks=clocks --kjv=kjv" "$@"
+bench_parse bytes.sh "--build=build --old=old --procs=procs --apps=apps --clocks=clocks --kjv=kjv --opts=opts" "$@"
 bench_need_bin bytes.sh "$build/bin/flexrr"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 bench_kjv "$tmp"
+read -r -a extra <<<"$opts"
 
 app_args() { # app
 	case $1 in
@@ -50,7 +54,7 @@ pushes() { # app P: "new all ratio" row bytes pushed per rank per clock
 	for hold in 0 1; do
 		# shellcheck disable=SC2046
 		FLEXRR_HOLD_ALL=$hold "$build/bin/flexrr" run -q --no-pin --backend shm \
-			-n "$2" -t 1 --clocks "$clocks" --metrics "$tmp/p.csv" \
+			-n "$2" -t 1 --clocks "$clocks" --metrics "$tmp/p.csv" "${extra[@]}" \
 			$(app_args "$1") >/dev/null 2>"$tmp/err" || { echo "failed - -"; return; }
 		if [ $hold = 0 ]; then b=$(pushed_per_rank "$tmp/p.csv" "$2")
 		else all=$(pushed_per_rank "$tmp/p.csv" "$2"); fi
@@ -70,7 +74,7 @@ for app in $apps; do
 			fi
 			# shellcheck disable=SC2046
 			if ! "$bin" run -q --no-pin --backend shm -n "$P" -t 1 \
-				--clocks "$clocks" --metrics "$tmp/m.csv" \
+				--clocks "$clocks" --metrics "$tmp/m.csv" "${extra[@]}" \
 				$(app_args "$app") >/dev/null 2>"$tmp/err"; then
 				echo "$app	$P	$which	failed: $(tail -1 "$tmp/err")"
 				continue
