@@ -10,7 +10,8 @@
 #   rank_own: each rank's highest RSS without the pages of the other
 #     ranks' regions it writes into (the holder's memory, in the holder's
 #     RSS too): what lives in the rank, which is what job/memplan.c plans
-#     (plan_mib: its figure in step, FLEXRR_LOG=debug);
+#     (plan_mib: rank:peak:untouched, its figure in step and how much of
+#     it shm leaves untouched until used, FLEXRR_LOG=debug);
 #   rank_rss: each rank's peak RSS (VmHWM: the job's "peak memory per
 #     rank" line).  With --old BIN the
 # same jobs run with that binary too, interleaved, so the table shows the
@@ -69,7 +70,11 @@ measure() { # bin mode P T [run options...]
 	pss=$(sed -n 's/^memsample: job_pss_mib=\([0-9]*\) .*/\1/p' "$tmp/err")
 	own=$(sed -n 's/^memsample: .* rank_own_mib=\([^ ]*\) .*/\1/p' "$tmp/err" | tr , ' ')
 	# job/memplan.c's plan of each rank's peak (in step), FLEXRR_LOG=debug
-	plan=$(sed -n 's/.*memory plan of rank \([0-9]*\): .*peak about \([0-9]*\) MiB.*/\1:\2/p' \
+	# rank:peak:untouched, untouched the pages shm leaves alone until
+	# used (helpees' dormant rows, the pull room; rank:peak from a
+	# binary older than that figure)
+	plan=$(sed -n -e 's/.*memory plan of rank \([0-9]*\): .*peak about \([0-9]*\) MiB.*; \([0-9]*\) MiB of it untouched.*/\1:\2:\3/p' \
+		-e 's/.*memory plan of rank \([0-9]*\): .*peak about \([0-9]*\) MiB.*/\1:\2/p' \
 		"$tmp/err" | sort -n | tr '\n' ' ')
 	if [ $rc != 0 ]; then
 		ranks="failed: $(grep -m1 -E 'error|killed' "$tmp/err" | cut -c1-160)"

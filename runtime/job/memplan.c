@@ -45,6 +45,13 @@ struct mem_plan {
 	double files;
 	/* what that tmpfs has free (< 0: DIR is not on a tmpfs) */
 	double files_room;
+	/* of replica, what its pages hold only once used: the rows of
+	 * helpees, dormant until the rank first reads one of their owner's
+	 * (table/hold.c), and the room for rows pulled.  On shm untouched
+	 * pages cost nothing; verbs registers (pins) the whole region, so 0
+	 * there.  Reported, not subtracted: the check needs what the rank
+	 * holds once every owner is woken and every pull came */
+	double asleep;
 	/* of inflight, what only a lag needs: the batches of the clocks
 	 * after the oldest one not applied (a worker up to the slack ahead
 	 * of the slowest keeps its own batches of them here) */
@@ -97,16 +104,37 @@ static double app_later(const struct frr_rt *rt)
 	return b;
 }
 
-/* The job's threads will each open a verbs lane (job/setup.c lanes). */
-static int lanes_on_verbs(const struct frr_rt *rt)
+/* The job will run over verbs (--backend verbs, or auto on a host that
+ * has a device). */
+static int on_verbs(const struct frr_rt *rt)
 {
 	enum frr_tp_backend b = rt->prm->backend;
 
-	if (!frr_rt_lanes_wanted(rt))
-		return 0;
 	return b == FRR_TP_BACKEND_VERBS ||
 	       (b == FRR_TP_BACKEND_AUTO &&
 		frr_tp_backend_available(FRR_TP_BACKEND_VERBS));
+}
+
+/* The job's threads will each open a verbs lane (job/setup.c lanes). */
+static int lanes_on_verbs(const struct frr_rt *rt)
+{
+	return frr_rt_lanes_wanted(rt) && on_verbs(rt);
+}
+
+/* Of the replica, what shm leaves untouched until it is used (mem_plan's
+ * asleep): the dormant rows, and the room for rows pulled. */
+static double asleep(const struct frr_rt *rt)
+{
+	const struct frr_hold *h = rt->tb->hold;
+	double b;
+
+	if (!h || on_verbs(rt))
+		return 0;
+	b = (double)h->dormant_bytes;
+	for (int t = 0; t < rt->tb->ntables; t++)
+		b += (double)h->pull_cap[rt->rank * FRR_MAX_TABLES + t] *
+		     rt->tb->spec[t].cols * sizeof(float);
+	return b;
 }
 
 /* Table t's terms of a rank's plan (help: its workers may run others'
@@ -202,6 +230,7 @@ static void plan_rank(const struct frr_rt *rt, struct mem_plan *m)
 		m->lanes = frr_rt_lane_count(rt) *
 			   (LANE_THREAD_BYTES + LANE_PEER_BYTES * (rt->P - 1));
 	m->transport += m->lanes;
+	m->asleep = asleep(rt);
 	for (int t = 0; t < rt->tb->ntables; t++)
 		cut += plan_table(rt, m, t, help, hfrac);
 	/* --checkpoint: the cut's copy of each own partition's item state
@@ -431,12 +460,13 @@ static void log_plan(const struct frr_rt *rt, const struct mem_info *mine)
 
 	frr_dbg("memory plan of rank %d: %.0f MiB on top of the %.0f MiB it "
 		"holds (peak about %.0f MiB in step, up to %.0f MiB when a "
-		"worker runs the slack ahead): replica %.0f, caches %.0f, "
-		"pending %.0f, in flight %.0f, sums %.0f, transport %.0f, "
-		"app later %.0f, checkpoint files in memory %.0f",
+		"worker runs the slack ahead; %.0f MiB of it untouched until "
+		"used: its helpees' dormant rows, the pull room): replica %.0f, caches "
+		"%.0f, pending %.0f, in flight %.0f, sums %.0f, transport "
+		"%.0f, app later %.0f, checkpoint files in memory %.0f",
 		rt->rank, mine->need / M, held / M,
 		(mine->need - m->lag + held) / M, (mine->need + held) / M,
-		m->replica / M, m->caches / M, m->pending / M, m->inflight / M,
+		m->asleep / M, m->replica / M, m->caches / M, m->pending / M, m->inflight / M,
 		m->accum / M, m->transport / M, m->app / M, m->files / M);
 }
 

@@ -228,6 +228,9 @@ static int fill_rslot(struct frr_rt *rt, uint64_t *const *bits,
 				if (dok && !frr_bit_get(own[t], row)) {
 					s |= FRR_HOLD_DORMANT;
 					h->dormant[o] = 1;
+					h->dormant_bytes +=
+					    rt->tb->spec[t].cols *
+					    sizeof(float);
 				}
 				h->rslot[t][row] = s;
 			}
