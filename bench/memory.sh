@@ -11,7 +11,9 @@
 #     ranks' regions it writes into (the holder's memory, in the holder's
 #     RSS too): what lives in the rank, which is what job/memplan.c plans
 #     (plan_mib: rank:peak:untouched, its figure in step and how much of
-#     it shm leaves untouched until used, FLEXRR_LOG=debug);
+#     it shm leaves untouched until used, FLEXRR_LOG=debug; woke:
+#     rank:woken/dormant, the owners whose helpee rows it woke of those
+#     it held dormant);
 #   rank_rss: each rank's peak RSS (VmHWM: the job's "peak memory per
 #     rank" line).  With --old BIN the
 # same jobs run with that binary too, interleaved, so the table shows the
@@ -76,15 +78,19 @@ measure() { # bin mode P T [run options...]
 	plan=$(sed -n -e 's/.*memory plan of rank \([0-9]*\): .*peak about \([0-9]*\) MiB.*; \([0-9]*\) MiB of it untouched.*/\1:\2:\3/p' \
 		-e 's/.*memory plan of rank \([0-9]*\): .*peak about \([0-9]*\) MiB.*/\1:\2/p' \
 		"$tmp/err" | sort -n | tr '\n' ' ')
+	# rank:woken/dormant, the owners whose dormant rows each rank woke
+	# (table/hold.c's end line; "-" from a binary older than it)
+	woke=$(sed -n 's/.*rank \([0-9]*\) held .* woke \([0-9]*\) of the \([0-9]*\) owners.*/\1:\2\/\3/p' \
+		"$tmp/err" | sort -n | tr '\n' ' ')
 	if [ $rc != 0 ]; then
 		ranks="failed: $(grep -m1 -E 'error|killed' "$tmp/err" | cut -c1-160)"
 	fi
-	echo "$(( (before - low) / 1024 ))	${ranks:-n/a}	$rc	${pss:-0}	${own:-n/a}	${plan:-n/a}"
+	echo "$(( (before - low) / 1024 ))	${ranks:-n/a}	$rc	${pss:-0}	${own:-n/a}	${plan:-n/a}	${woke:--}"
 }
 
 awk -v m="$model" -v i="$input" -v u="$users" -v it="$items" -v c=$((rank + 1)) \
 	'BEGIN { printf "model %.3f GB (users %s, items %s, %s cols), input %.3f GB\n", m / 1e9, u, it, c, i / 1e9 }'
-header="mode	shape	binary	job_avail_mib	x_model_input	job_pss_mib	x_pss	rank_own_mib	plan_mib	rank_rss_mib	rc"
+header="mode	shape	binary	job_avail_mib	x_model_input	job_pss_mib	x_pss	rank_own_mib	plan_mib	woke	rank_rss_mib	rc"
 echo "$header"
 [ -z "$out" ] || echo "$header" >"$out"
 for mode in $modes; do
@@ -97,10 +103,10 @@ for mode in $modes; do
 				[ -n "$old" ] || continue
 				bin=$old extra=()
 			fi
-			IFS=$'\t' read -r peak ranks rc pss own plan < <(measure "$bin" "$mode" "$P" "$T" "${extra[@]}")
+			IFS=$'\t' read -r peak ranks rc pss own plan woke < <(measure "$bin" "$mode" "$P" "$T" "${extra[@]}")
 			x=$(awk -v p="$peak" -v m="$model" -v i="$input" 'BEGIN { printf "%.2f", p * 1048576 / (m + i) }')
 			xp=$(awk -v p="$pss" -v m="$model" -v i="$input" 'BEGIN { printf "%.2f", p * 1048576 / (m + i) }')
-			row="$mode	$shape	$which	$peak	$x	$pss	$xp	$own	$plan	$ranks	$rc"
+			row="$mode	$shape	$which	$peak	$x	$pss	$xp	$own	$plan	$woke	$ranks	$rc"
 			echo "$row"
 			[ -z "$out" ] || echo "$row" >>"$out"
 		done

@@ -441,6 +441,9 @@ int frr_rt_hold_plan(struct frr_rt *rt, const uint8_t *held)
 					sizeof(float);
 		}
 		err = fill_rslot(rt, bits, own, base);
+		for (int o = 0; o < P && !err; o++)
+			rt->tb->hold->dormant_owners +=
+			    rt->tb->hold->dormant[o];
 	}
 out:
 	free(all);
@@ -459,12 +462,12 @@ void frr_rt_hold_fini(struct frr_rt *rt)
 		sent += h->sent_to[r];
 	frr_dbg(
 	    "rank %d held %u rows of table 0 (of %llu), sent %llu bytes "
-	    "of rows after start-up, served %llu pulls, woke %llu owners' "
-	    "dormant rows",
+	    "of rows after start-up, served %llu pulls, woke %llu of the "
+	    "%d owners whose rows it held dormant",
 	    rt->rank, rt->tb->ntables ? h->pull_base[rt->rank * NT] : 0,
 	    (unsigned long long)(rt->tb->ntables ? rt->tb->spec[0].rows : 0),
 	    (unsigned long long)sent, (unsigned long long)h->served,
-	    (unsigned long long)atomic_load(&h->woken));
+	    (unsigned long long)atomic_load(&h->woken), h->dormant_owners);
 	for (int t = 0; t < NT; t++) {
 		free(h->rslot[t]);
 		free(h->oslot[t]);

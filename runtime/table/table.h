@@ -222,6 +222,7 @@ struct frr_hold {
 	int on_use;
 	uint8_t *dormant;
 	uint64_t dormant_bytes; /* the replica's dormant rows at set-up */
+	int dormant_owners;	/* how many owners they had then */
 	_Atomic uint64_t woken; /* owners asked for their dormant rows */
 	int too_long; /* 1 + a table with more rows than slots can name */
 	/* where rows live (table/place.c): per table, NULL when row r is on
