@@ -29,11 +29,12 @@
  * rank also holds the rows of the partitions its workers may help, here every
  * other partition's; they are dormant until it reads one (table/hold.c
  * "on use"): the pushes are exactly those of ssp until partition 0's late
- * read of the row only partition 1 writes, which wakes rank 1's rows on
- * rank 0 (one request: the `pulls` column counts it as the pull it
- * replaces), and from then on rank 1 pushes rank 0 every row of its shard
- * any partition declares.  With --rr-rows-from-start every rank is pushed
- * all of them from the start.
+ * read of the row only partition 1 writes, which wakes, on rank 0, rank
+ * 1's rows that partition 1 declares (one request: the `pulls` column
+ * counts it as the pull it replaces), and from then on rank 1 pushes rank
+ * 0 those rows; its rows that only partitions 2 and 3 declare stay
+ * dormant (wakes are per owner and helpee rank).  With
+ * --rr-rows-from-start every rank is pushed all of them from the start.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -63,9 +64,13 @@ static const uint32_t COLS[NT] = { 5, 9, 16 };
 static int writes(int t, uint64_t r, int p, int c)
 {
 	switch (t) {
-	case T_SCATTER: /* blocks of 3 rows dealt to the partitions, and in
-			   clock 1 also every 11th row */
-		return (int)((r / 3) % NP) == p || (c == 1 && r % 11 == 0);
+	case T_SCATTER: /* blocks of 3 rows dealt to the partitions, in
+			   clock 1 also every 11th row, and in clock 2 every
+			   13th from row 1 by partitions 2 and 3 (rows of rank
+			   1's shard, among others, that only two helpees of
+			   rank 0 declare) */
+		return (int)((r / 3) % NP) == p || (c == 1 && r % 11 == 0) ||
+		       (c == 2 && r % 13 == 1 && (p == 2 || p == 3));
 	case T_FAR: /* two rows far apart */
 		return r == (uint64_t)p || r == ROWS[T_FAR] - 1 - (uint64_t)p;
 	default:
@@ -159,7 +164,8 @@ static int foreign = -1; /* partition 2 writes a row of partition 1's */
  * clock's 1 exactly). */
 static int own_every_clock(int t, uint64_t r, int p)
 {
-	return t == T_SCATTER ? (int)((r / 3) % NP) == p && r % 11 != 0
+	return t == T_SCATTER ? (int)((r / 3) % NP) == p && r % 11 != 0 &&
+				    r % 13 != 1
 			      : t == T_FAR && writes(t, r, p, 0);
 }
 
@@ -322,12 +328,16 @@ static int holds(int r, int t, uint64_t row, int c, int pulled_at)
 	if ((standby && owner[t][row] == (r + NP - 1) % NP) || t == T_READ)
 		return 1;
 	/* flexrr: the helpees' rows (every other partition's: the rows
-	 * declared at all), from the start or once woken */
-	if (flexrr &&
-	    (from_start || (r == 0 && owner[t][row] == 1 && c >= pulled_at)))
+	 * declared at all) from the start; on use, once woken, rank 1's rows
+	 * that partition 1 declares (the late read's: woken per owner and
+	 * helpee, so those only partitions 2 and 3 declare stay dormant) */
+	if (flexrr && from_start)
 		for (int p = 0; p < NP; p++)
 			if (declares(t, row, p))
 				return 1;
+	if (flexrr && r == 0 && owner[t][row] == 1 && c >= pulled_at &&
+	    declares(t, row, 1))
+		return 1;
 	if (r == 0 && t == T_FAR && c >= pulled_at &&
 	    (row == PULLED || (!standby && row == ROWS[T_FAR] - 1 - 3)))
 		return 1;

@@ -31,7 +31,7 @@ int frr_eval_row_read(struct frr_eval_ctx *ec, int table, uint64_t row,
 		return -EINVAL;
 	/* on the server thread (clock_local) or the leader's main thread
 	 * after the last clock (save: the leader holds every row then) */
-	err = frr_rt_row_hold(rt, table, row, rt->T);
+	err = frr_rt_row_hold(rt, table, row, rt->T, -1);
 	if (err < 0)
 		return err;
 	memcpy(out, frr_rt_replica_row(rt, table, row),

@@ -299,7 +299,7 @@ fetch(struct frr_ctx *c, struct frr_tcache *tc, int t, uint64_t row)
 	/* a row this rank does not hold yet, or holds dormant: pull it, or
 	 * wake its owner's (table/hold.c) */
 	if (!frr_hold_live(rs)) {
-		held = frr_rt_row_hold(rt, t, row, c->snd->local);
+		held = frr_rt_row_hold(rt, t, row, c->snd->local, c->part);
 	}
 	if (held < 0) {
 		/* the job failed (said why): a harmless row, the worker

@@ -198,6 +198,15 @@ static void layout_of(struct frr_rt *rt, int r, uint64_t *const *bits,
 	*len = off;
 }
 
+/* A dormant row of owner o: each helpee declaring it has rows of o to
+ * wake. */
+static void mark_pairs(struct frr_hold *h, int t, uint64_t row, int o)
+{
+	for (int i = 0; i < h->nh; i++)
+		if (frr_bit_get(h->hbits[i * NT + t], row))
+			h->dormant[o * h->nh + i] = 1;
+}
+
 /* Reader side: this rank's slot of every row it holds (dormant where
  * only the partitions it may help declare it). */
 static int fill_rslot(struct frr_rt *rt, uint64_t *const *bits,
@@ -227,7 +236,7 @@ static int fill_rslot(struct frr_rt *rt, uint64_t *const *bits,
 				k++;
 				if (dok && !frr_bit_get(own[t], row)) {
 					s |= FRR_HOLD_DORMANT;
-					h->dormant[o] = 1;
+					mark_pairs(h, t, row, o);
 					h->dormant_bytes +=
 					    rt->tb->spec[t].cols *
 					    sizeof(float);
@@ -299,12 +308,14 @@ static int hold_alloc(struct frr_rt *rt)
 	h->pull_cap = calloc(n, sizeof(uint32_t));
 	h->pull_seen = calloc((size_t)rt->W + rt->P, sizeof(uint64_t));
 	h->sent_to = calloc((size_t)rt->P, sizeof(uint64_t));
-	h->dormant = calloc((size_t)rt->P, 1);
+	h->hidx = malloc((size_t)rt->P * sizeof(int));
 	h->push_ring = calloc(FRR_RT_STAT_RING, sizeof(uint64_t));
 	h->apply_ring = calloc(FRR_RT_STAT_RING, sizeof(double));
 	if (!h->tbl_off || !h->pull_base || !h->pull_cap || !h->pull_seen ||
-	    !h->sent_to || !h->dormant || !h->push_ring || !h->apply_ring)
+	    !h->sent_to || !h->hidx || !h->push_ring || !h->apply_ring)
 		return -ENOMEM;
+	for (int q = 0; q < rt->P; q++)
+		h->hidx[q] = -1;
 	return 0;
 }
 
@@ -387,6 +398,61 @@ static int exchange(struct frr_rt *rt, const uint8_t *held, uint64_t *all,
 	return err;
 }
 
+/* Rank q's own partitions' declarations in the exchange record. */
+static void own_bits(const struct frr_rt *rt, uint64_t *all, size_t rec, int q,
+		     uint64_t **own)
+{
+	rec_bits(rt, all + (size_t)q * rec * 2 + rec, own);
+}
+
+/* On use, woken per owner and helpee rank (table/push.c wake): the ranks
+ * whose partitions this rank holds (held[v]) and their declarations, the
+ * pairs' states, and as an owner every rank's declared rows of its shard. */
+static int helpees(struct frr_rt *rt, const uint8_t *held, uint64_t *all,
+		   size_t rec)
+{
+	struct frr_hold *h = rt->tb->hold;
+	int P = rt->P, T = rt->T;
+	uint64_t *own[NT];
+
+	for (int v = 0; v < rt->W; v++)
+		if (held[v] && v / T != rt->rank && h->hidx[v / T] < 0)
+			h->hidx[v / T] = h->nh++;
+	h->hrank = malloc((size_t)(h->nh + 1) * sizeof(int));
+	h->hbits = calloc((size_t)h->nh * NT + 1, sizeof(uint64_t *));
+	h->dormant = calloc((size_t)P * h->nh + 1, 1);
+	if (!h->hrank || !h->hbits || !h->dormant)
+		return -ENOMEM;
+	for (int q = 0; q < P; q++) {
+		int i = h->hidx[q];
+
+		own_bits(rt, all, rec, q, own);
+		for (int t = 0; i >= 0 && t < rt->tb->ntables; t++) {
+			size_t b = frr_bit_words(rt->tb->spec[t].rows) * 8;
+
+			h->hrank[i] = q;
+			if (!(h->hbits[i * NT + t] = malloc(b)))
+				return -ENOMEM;
+			memcpy(h->hbits[i * NT + t], own[t], b);
+		}
+		for (int t = 0; t < rt->tb->ntables; t++) {
+			uint64_t S = rt->tb->shard_rows[t * P + rt->rank];
+			uint64_t nw = frr_bit_words(S), *qd;
+
+			if (!h->qdecl[t] &&
+			    !(h->qdecl[t] = calloc((size_t)P * nw + 1, 8)))
+				return -ENOMEM;
+			qd = h->qdecl[t] + (uint64_t)q * nw;
+			for (uint64_t li = 0; li < S; li++)
+				if (frr_bit_get(
+					own[t],
+					frr_place_row(h, P, t, rt->rank, li)))
+					bit_set(qd, li);
+		}
+	}
+	return 0;
+}
+
 static int rows_fit_dormant(const struct frr_rt *rt)
 {
 	for (int t = 0; t < rt->tb->ntables; t++)
@@ -423,6 +489,8 @@ int frr_rt_hold_plan(struct frr_rt *rt, const uint8_t *held)
 			       rows_fit_dormant(rt);
 	if (rt->tb->hold->may_pull)
 		err = exchange(rt, held, all, rec);
+	if (!err && rt->tb->hold->on_use)
+		err = helpees(rt, held, all, rec);
 	for (int r = P - 1; r >= 0 && !err; r--) {
 		rec_bits(rt, all + (size_t)r * rec * 2, bits);
 		rec_bits(rt, all + (size_t)r * rec * 2 + rec, own);
@@ -441,9 +509,8 @@ int frr_rt_hold_plan(struct frr_rt *rt, const uint8_t *held)
 					sizeof(float);
 		}
 		err = fill_rslot(rt, bits, own, base);
-		for (int o = 0; o < P && !err; o++)
-			rt->tb->hold->dormant_owners +=
-			    rt->tb->hold->dormant[o];
+		for (int k = 0; k < P * rt->tb->hold->nh && !err; k++)
+			rt->tb->hold->dormant_pairs += rt->tb->hold->dormant[k];
 	}
 out:
 	free(all);
@@ -463,14 +530,15 @@ void frr_rt_hold_fini(struct frr_rt *rt)
 	frr_dbg(
 	    "rank %d held %u rows of table 0 (of %llu), sent %llu bytes "
 	    "of rows after start-up, served %llu pulls, woke %llu of the "
-	    "%d owners whose rows it held dormant",
+	    "%d (owner, helpee rank) pairs whose rows it held dormant",
 	    rt->rank, rt->tb->ntables ? h->pull_base[rt->rank * NT] : 0,
 	    (unsigned long long)(rt->tb->ntables ? rt->tb->spec[0].rows : 0),
 	    (unsigned long long)sent, (unsigned long long)h->served,
-	    (unsigned long long)atomic_load(&h->woken), h->dormant_owners);
+	    (unsigned long long)atomic_load(&h->woken), h->dormant_pairs);
 	for (int t = 0; t < NT; t++) {
 		free(h->rslot[t]);
 		free(h->oslot[t]);
+		free(h->qdecl[t]);
 	}
 	frr_place_fini(h);
 	free(h->tbl_off);
@@ -479,6 +547,11 @@ void frr_rt_hold_fini(struct frr_rt *rt)
 	free(h->pull_seen);
 	free(h->sent_to);
 	free(h->dormant);
+	for (int k = 0; h->hbits && k < h->nh * NT; k++)
+		free(h->hbits[k]);
+	free(h->hbits);
+	free(h->hrank);
+	free(h->hidx);
 	free(h->push_ring);
 	free(h->apply_ring);
 	free(h);

@@ -5,7 +5,8 @@
  * after each clock; a reader's pull of a row it does not hold (a slot of
  * its pull room, a request word, the row and the ack behind it); and the
  * wake of the rows it holds dormant for its helpees (one request per
- * owner, every such row written, then pushed from then on).
+ * owner and helpee rank, every such row written, then pushed from then
+ * on).
  */
 #include <errno.h>
 #include <sched.h>
@@ -27,12 +28,14 @@ static inline int pushed_now(uint32_t s, int wake)
 }
 
 /* Rows [lo, hi) of this rank's shard of table t into rank r's live slots
- * (os: r's slots of the shard), or with wake into its dormant ones, which
- * become live: one write per run of rows that are consecutive there too,
- * their bytes added to *bytes and to what r was sent.  Under tp_lock. */
+ * (os: r's slots of the shard), or with wake into its dormant ones of the
+ * local rows set in `only` (a helpee's), which become live: one write per
+ * run of rows that are consecutive there too, their bytes added to *bytes
+ * and to what r was sent.  Under tp_lock. */
 static int push_to(struct frr_rt *rt, int t, int r, uint32_t *os, uint64_t lo,
-		   uint64_t hi, int wake, uint64_t *bytes)
+		   uint64_t hi, const uint64_t *only, uint64_t *bytes)
 {
+	const int wake = only != NULL;
 	struct frr_hold *h = rt->tb->hold;
 	size_t rb = rt->tb->spec[t].cols * sizeof(float);
 	size_t src = rt->tb->repl_off[t * rt->P + rt->rank];
@@ -43,11 +46,13 @@ static int push_to(struct frr_rt *rt, int t, int r, uint32_t *os, uint64_t lo,
 		uint64_t a = li;
 		uint32_t s = os[li] & ~FRR_HOLD_DORMANT;
 
-		if (!pushed_now(os[li], wake)) {
+		if (!pushed_now(os[li], wake) ||
+		    (wake && !frr_bit_get(only, li))) {
 			li++;
 			continue;
 		}
 		while (++li < hi && pushed_now(os[li], wake) &&
+		       (!wake || frr_bit_get(only, li)) &&
 		       (os[li] & ~FRR_HOLD_DORMANT) == s + (uint32_t)(li - a))
 			;
 		for (uint64_t k = a; wake && k < li; k++)
@@ -78,7 +83,7 @@ int frr_rt_push_rows(struct frr_rt *rt, int t, uint64_t lo, uint64_t hi)
 		if (r != rt->rank)
 			err = push_to(rt, t, r,
 				      rt->tb->hold->oslot[t] + (uint64_t)r * S,
-				      lo, hi, 0, &rt->tb->hold->push_now);
+				      lo, hi, NULL, &rt->tb->hold->push_now);
 	pthread_mutex_unlock(&rt->tp_lock);
 	return err;
 }
@@ -157,49 +162,73 @@ static int wait_turn(struct frr_rt *rt, int q)
 	return frr_rt_failed(rt);
 }
 
-/* Owner o's dormant rows on this rank live: asked for once (by the first
- * thread to read one; the others wait), then every slot's bit cleared.
+/* The rows of owner o that helpee i (a rank whose partitions this rank
+ * may help) declares, dormant here, live: asked for once (by the first
+ * thread to read one; the others wait), then their slots' bits cleared.
  * 1 when this call woke them, 0 when they were live already. */
-static int wake(struct frr_rt *rt, int o, int q)
+static int wake(struct frr_rt *rt, int o, int i, int q)
 {
 	struct frr_hold *h = rt->tb->hold;
-	uint8_t st = 1;
+	uint8_t *st = &h->dormant[o * h->nh + i], one = 1;
 	int err;
 
-	if (!__atomic_compare_exchange_n(&h->dormant[o], &st, 2, 0,
-					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-		while (__atomic_load_n(&h->dormant[o], __ATOMIC_ACQUIRE))
+	if (!__atomic_compare_exchange_n(st, &one, 2, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE)) {
+		while (__atomic_load_n(st, __ATOMIC_ACQUIRE))
 			if ((err = wait_turn(rt, q)))
 				return err;
 		return 0;
 	}
-	err = ask(rt, o, req_word(FRR_REQ_WAKE_T, (uint64_t)o, 0), q,
-		  "the rows this rank's helpers read");
+	err = ask(rt, o,
+		  req_word(FRR_REQ_WAKE_T, (uint64_t)o, (uint64_t)h->hrank[i]),
+		  q, "the rows this rank's helpers read");
 	if (err) {
-		__atomic_store_n(&h->dormant[o], 1, __ATOMIC_RELEASE);
+		__atomic_store_n(st, 1, __ATOMIC_RELEASE);
 		return err;
 	}
 	for (int t = 0; t < rt->tb->ntables; t++)
 		for (uint64_t li = 0; li < rt->tb->shard_rows[t * rt->P + o];
 		     li++) {
-			uint32_t *sp =
-			    &h->rslot[t][frr_place_row(h, rt->P, t, o, li)];
+			uint64_t row = frr_place_row(h, rt->P, t, o, li);
+			uint32_t *sp = &h->rslot[t][row];
 			uint32_t s = __atomic_load_n(sp, __ATOMIC_RELAXED);
 
 			if (s != FRR_HOLD_NONE && s != FRR_HOLD_BUSY &&
-			    !frr_hold_live(s))
+			    !frr_hold_live(s) &&
+			    frr_bit_get(h->hbits[i * NT + t], row))
 				__atomic_store_n(sp, s & ~FRR_HOLD_DORMANT,
 						 __ATOMIC_RELEASE);
 		}
 	atomic_fetch_add(&h->woken, 1);
 	frr_dbg("rank %d: rank %d now pushes the rows this rank holds for "
-		"the partitions its workers may help (first read)",
-		rt->rank, o);
-	__atomic_store_n(&h->dormant[o], 0, __ATOMIC_RELEASE);
+		"rank %d's partitions (first read)",
+		rt->rank, o, h->hrank[i]);
+	__atomic_store_n(st, 0, __ATOMIC_RELEASE);
 	return 1;
 }
 
-int frr_rt_row_hold(struct frr_rt *rt, int t, uint64_t row, int q)
+/* A dormant row of owner o read: the rows of o that the partition being
+ * run declares when it is a helpee's (a helper's range), else those of
+ * every helpee that declares the row. */
+static int wake_row(struct frr_rt *rt, int t, uint64_t row, int q, int part)
+{
+	struct frr_hold *h = rt->tb->hold;
+	int o = frr_place_owner(h, rt->P, t, row), woke = 0, err;
+	int i = part >= 0 ? h->hidx[part / rt->T] : -1;
+
+	if (i >= 0 && frr_bit_get(h->hbits[i * NT + t], row))
+		return wake(rt, o, i, q);
+	for (i = 0; i < h->nh; i++) {
+		if (!frr_bit_get(h->hbits[i * NT + t], row))
+			continue;
+		if ((err = wake(rt, o, i, q)) < 0)
+			return err;
+		woke |= err;
+	}
+	return woke;
+}
+
+int frr_rt_row_hold(struct frr_rt *rt, int t, uint64_t row, int q, int part)
 {
 	struct frr_hold *h = rt->tb->hold;
 	uint32_t *sp = &h->rslot[t][row], s = FRR_HOLD_NONE;
@@ -210,7 +239,7 @@ int frr_rt_row_hold(struct frr_rt *rt, int t, uint64_t row, int q)
 	if (frr_hold_live(s))
 		return 0;
 	if (s != FRR_HOLD_NONE && s != FRR_HOLD_BUSY) /* dormant */
-		return wake(rt, frr_place_owner(h, rt->P, t, row), q);
+		return wake_row(rt, t, row, q, part);
 	s = FRR_HOLD_NONE;
 	if (!__atomic_compare_exchange_n(sp, &s, FRR_HOLD_BUSY, 0,
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
@@ -246,16 +275,19 @@ int frr_rt_row_hold(struct frr_rt *rt, int t, uint64_t row, int q)
 }
 
 /* Requester g's wake (req, copied once and checked): its rank's dormant
- * slots of this shard live, their rows written there, then the ack. */
+ * slots of this shard that helpee rank hq declares live, their rows
+ * written there, then the ack. */
 static int serve_wake(struct frr_rt *rt, int g, uint64_t req)
 {
 	struct frr_hold *h = rt->tb->hold;
 	int r = g < rt->W ? g / rt->T : g - rt->W;
 	int q = g < rt->W ? g % rt->T : rt->T, err = 0;
+	uint64_t hq = (req & ((1ull << FRR_REQ_ROW_BITS) - 1)) - 1;
 	uint64_t bytes = 0; /* in what r received, not in a clock's pushes */
 
-	if (r == rt->rank ||
-	    req != req_word(FRR_REQ_WAKE_T, (uint64_t)rt->rank, 0))
+	if (r == rt->rank || !h->on_use || hq >= (uint64_t)rt->P ||
+	    hq == (uint64_t)r ||
+	    req != req_word(FRR_REQ_WAKE_T, (uint64_t)rt->rank, hq))
 		return frr_rt_fail(rt, -EPROTO,
 				   "rank %d sent a malformed request for its "
 				   "helpers' rows (%016llx): not a rank of "
@@ -266,7 +298,8 @@ static int serve_wake(struct frr_rt *rt, int g, uint64_t req)
 		uint64_t S = rt->tb->shard_rows[t * rt->P + rt->rank];
 		uint32_t *os = h->oslot[t] + (uint64_t)r * S;
 
-		err = push_to(rt, t, r, os, 0, S, 1, &bytes);
+		err = push_to(rt, t, r, os, 0, S,
+			      h->qdecl[t] + hq * frr_bit_words(S), &bytes);
 	}
 	if (!err)
 		err = frr_rt_tp_check(

@@ -217,12 +217,19 @@ struct frr_hold {
 	double *apply_ring; /* seconds the server took to apply and push */
 	double apply_now;   /* eager: those seconds of the clock so far */
 	int may_pull;	    /* some rank holds fewer than all */
-	/* helpees' rows on use: per owner rank, 1 while this rank holds
-	 * dormant rows of it, 2 while asking for them, 0 once live */
-	int on_use;
+	/* helpees' rows on use, woken per owner and helpee rank: the ranks
+	 * whose partitions this rank may help (nh of them: hrank[i], and
+	 * hidx[q] = i or -1), each one's declared rows (hbits[i * NT + t]:
+	 * a bitmap of the table's rows), and per pair dormant[o * nh + i]:
+	 * 1 while this rank holds rows of owner o that helpee i declares
+	 * dormant, 2 while asking for them, 0 once live (or none).  As an
+	 * owner: the rows of its shard each rank's partitions declare
+	 * (qdecl[t], rank q's bits of local rows at q * frr_bit_words(S)) */
+	int on_use, nh, *hrank, *hidx;
+	uint64_t **hbits, *qdecl[FRR_MAX_TABLES];
 	uint8_t *dormant;
 	uint64_t dormant_bytes; /* the replica's dormant rows at set-up */
-	int dormant_owners;	/* how many owners they had then */
+	int dormant_pairs;	/* (owner, helpee) pairs of them then */
 	_Atomic uint64_t woken; /* owners asked for their dormant rows */
 	int too_long; /* 1 + a table with more rows than slots can name */
 	/* where rows live (table/place.c): per table, NULL when row r is on
@@ -565,9 +572,10 @@ int frr_rt_hold_check(const struct frr_rt *rt);
  * hold them. */
 int frr_rt_push_rows(struct frr_rt *rt, int t, uint64_t lo, uint64_t hi);
 /* Make row `row` of table t held here, pulling it from its owner if it
- * is not (q: the calling worker thread's index, or T on the server
- * thread): 0 held already, 1 pulled, < 0 the job failed. */
-int frr_rt_row_hold(struct frr_rt *rt, int t, uint64_t row, int q);
+ * is not, or waking it (q: the calling worker thread's index, or T on the
+ * server thread; part: the partition whose items read it, or -1): 0 held
+ * already, 1 pulled or woken, < 0 the job failed. */
+int frr_rt_row_hold(struct frr_rt *rt, int t, uint64_t row, int q, int part);
 /* Server thread: answer the row requests that arrived (1 if any). */
 int frr_rt_pull_serve(struct frr_rt *rt);
 const float *frr_rt_replica_row(const struct frr_rt *rt, int t, uint64_t row);
