@@ -189,10 +189,11 @@ uint64_t sim_model_state_bytes(const struct sim *s, uint64_t items);
 struct sim_bsz sim_model_push(const struct sim *s, int o, int r);
 /* A clock's pushes are out: what wakes sent once is gone. */
 void sim_model_pushed(struct sim *s);
-/* Rank r ran a batch (per shard: batch) of a partition of another rank:
- * the owners it writes rows of push r their rows only its helpees
- * declare from now on (table/hold.c "on use"). */
-void sim_model_wake(struct sim *s, int r, const struct sim_bsz *batch);
+/* Rank r ran a batch (per shard: batch) of partition v of another rank
+ * q: the owners it writes rows of push r, from now on, their rows that r
+ * holds only for its helpees and q declares (table/hold.c "on use", woken
+ * per owner and helpee rank). */
+void sim_model_wake(struct sim *s, int r, int v, const struct sim_bsz *batch);
 
 /* sim_net.c: the processes' NICs (link on) */
 int sim_net_init(struct sim *s);

@@ -342,10 +342,9 @@ static int alloc_all(struct sim_model *md)
 	md->full = calloc((size_t)md->W * P, sizeof(struct sim_bsz));
 	md->push = calloc(P * P, sizeof(struct sim_bsz));
 	md->hpush = calloc(P * P, sizeof(struct sim_bsz));
-	md->awake = calloc(P * P, 1);
 	md->wake_extra = calloc(P * P, sizeof(uint64_t));
 	if (!md->cap || !md->cnt || !md->lo || !md->hi || !md->full ||
-	    !md->push || !md->hpush || !md->awake || !md->wake_extra)
+	    !md->push || !md->hpush || !md->wake_extra)
 		return -ENOMEM;
 	for (int t = 0; t < md->nt; t++) {
 		struct sim_mtab *tb = &md->t[t];
@@ -502,10 +501,9 @@ int sim_model_init(struct sim *s)
 		return err;
 	chunk_caps(md);
 	whole_batches(md);
-	sim_push_plan(md, s);
-	if (s->cfg->rr_rows_from_start)
-		memset(md->awake, 1, (size_t)md->P * md->P);
-	return md->list_err;
+	md->from_start = s->cfg->rr_rows_from_start;
+	err = sim_push_plan(md, s);
+	return err ? err : md->list_err;
 }
 
 void sim_model_fini(struct sim *s)
@@ -520,6 +518,8 @@ void sim_model_fini(struct sim *s)
 		free(md->t[t].stamp);
 		free(md->t[t].dlo);
 		free(md->t[t].dhi);
+		free(md->t[t].hmask);
+		free(md->t[t].hgen);
 	}
 	if (md->place) {
 		frr_place_fini(md->place);
@@ -533,9 +533,10 @@ void sim_model_fini(struct sim *s)
 	free(md->full);
 	free(md->push);
 	free(md->hpush);
-	free(md->awake);
 	free(md->wake_extra);
+	sim_push_fini(md);
 	free(md->list);
+	free(md->lrow);
 	free(md->ztab);
 	free(md);
 	s->mdl = NULL;

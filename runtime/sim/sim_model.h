@@ -12,14 +12,19 @@
 
 #include "sim_int.h"
 
-#define MT 2 /* tables of a model at most */
+#define MT 2	    /* tables of a model at most */
+#define SIM_HMAX 64 /* helpee ranks of a rank told apart */
 
 struct sim_mtab {
 	uint64_t rows;
 	uint32_t cols;
-	int all;	     /* every item writes every row */
-	int held_all;	     /* every rank holds every row */
-	uint32_t *stamp;     /* [rows]: == gen when in the current set */
+	int all;	 /* every item writes every row */
+	int held_all;	 /* every rank holds every row */
+	uint32_t *stamp; /* [rows]: == gen when in the current set */
+	/* on use: per row, the helpee ranks (bits of hrank) declaring it,
+	 * valid where hgen == the model's hgen (sim_push.c) */
+	uint64_t *hmask;
+	uint32_t *hgen;
 	uint64_t *dlo, *dhi; /* [P]: rows written in a clock, per shard */
 };
 
@@ -34,13 +39,20 @@ struct sim_model {
 	struct sim_bsz *full;	 /* [W * P]: a whole partition's batch */
 	struct sim_bsz *push;	 /* [P * P]: o's push to r */
 	/* [P * P]: o's push to r of the rows r holds only for partitions it
-	 * may help, counted once r is awake to o (awake[r * P + o]); what a
-	 * wake sends once, with o's next push */
+	 * may help and has woken (all of them with rows from the start);
+	 * what a wake sends once, with o's next push */
 	struct sim_bsz *hpush;
-	uint8_t *awake;
 	uint64_t *wake_extra;
 	uint64_t wakes;
-	uint64_t *list; /* scratch: a rank's declared rows */
+	/* on use: r's helpee ranks (hrank[r * SIM_HMAX + i], nh[r] of them;
+	 * a rank with more shares the last bit), and per (r, o) the bits of
+	 * those it woke owner o's rows of (hawake[r * P + o]) */
+	int from_start, *nh, *hrank;
+	uint64_t *hawake, *old; /* old: [P] scratch */
+	uint64_t hbit;		/* the helpee bit collect marks with */
+	uint32_t hgen;
+	uint64_t *list; /* scratch: a rank's declared rows (and lrow: ids) */
+	uint64_t *lrow;
 	size_t nlist, caplist;
 	int list_err;
 	/* where rows live (frr_place); NULL or an owner[t] of NULL: row r
@@ -65,6 +77,7 @@ void sim_row_home(const struct sim_model *md, int t, uint64_t row, uint64_t *k,
 /* A new, empty set of rows (the stamps' generation). */
 void sim_set_begin(struct sim_model *md);
 /* Each rank's pushes per clock (md->push, md->hpush), at set-up. */
-void sim_push_plan(struct sim_model *md, const struct sim *s);
+int sim_push_plan(struct sim_model *md, const struct sim *s);
+void sim_push_fini(struct sim_model *md);
 
 #endif

@@ -177,7 +177,7 @@ void sim_batch_count(struct sim *s, int p, int v, const uint64_t (*rg)[2],
 		return;
 	sim_model_batch(s, v, rg, nrg, s->bsz);
 	if (v / s->cfg->T != p)
-		sim_model_wake(s, p, s->bsz);
+		sim_model_wake(s, p, v, s->bsz);
 	for (int o = 0; o < s->cfg->P; o++)
 		if (o != p) {
 			s->bytes[0] += s->bsz[o].bytes;
