@@ -12,8 +12,8 @@
 #     RSS too): what lives in the rank, which is what job/memplan.c plans
 #     (plan_mib: rank:peak:untouched, its figure in step and how much of
 #     it shm leaves untouched until used, FLEXRR_LOG=debug; woke:
-#     rank:woken/dormant, the owners whose helpee rows it woke of those
-#     it held dormant);
+#     rank:woken/dormant, the (owner, helpee rank) pairs whose rows it
+#     woke of those it held dormant);
 #   rank_rss: each rank's peak RSS (VmHWM: the job's "peak memory per
 #     rank" line).  With --old BIN the
 # same jobs run with that binary too, interleaved, so the table shows the
@@ -78,9 +78,10 @@ measure() { # bin mode P T [run options...]
 	plan=$(sed -n -e 's/.*memory plan of rank \([0-9]*\): .*peak about \([0-9]*\) MiB.*; \([0-9]*\) MiB of it untouched.*/\1:\2:\3/p' \
 		-e 's/.*memory plan of rank \([0-9]*\): .*peak about \([0-9]*\) MiB.*/\1:\2/p' \
 		"$tmp/err" | sort -n | tr '\n' ' ')
-	# rank:woken/dormant, the owners whose dormant rows each rank woke
-	# (table/hold.c's end line; "-" from a binary older than it)
-	woke=$(sed -n 's/.*rank \([0-9]*\) held .* woke \([0-9]*\) of the \([0-9]*\) owners.*/\1:\2\/\3/p' \
+	# rank:woken/dormant, the (owner, helpee rank) pairs whose dormant
+	# rows each rank woke (table/hold.c's end line; "-" from a binary
+	# older than it)
+	woke=$(sed -n 's/.*rank \([0-9]*\) held .* woke \([0-9]*\) of the \([0-9]*\) (owner, helpee rank) pairs.*/\1:\2\/\3/p' \
 		"$tmp/err" | sort -n | tr '\n' ' ')
 	if [ $rc != 0 ]; then
 		ranks="failed: $(grep -m1 -E 'error|killed' "$tmp/err" | cut -c1-160)"

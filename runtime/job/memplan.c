@@ -175,8 +175,13 @@ static double plan_table(const struct frr_rt *rt, struct mem_plan *m, int t,
 		m->caches += rt->T * cached * rb;
 	}
 	/* table/hold.c: this rank's slot per row, and as the owner
-	 * every rank's slot per row of its shard */
+	 * every rank's slot per row of its shard; on use, a bit per row
+	 * for each helpee rank's declarations and, as the owner, one per
+	 * rank and row of its shard */
 	m->replica += 4 * rows + 4.0 * rt->P * (shard / rb);
+	if (rt->tb->hold && rt->tb->hold->on_use)
+		m->replica +=
+		    (rows * rt->tb->hold->nh + rt->P * (shard / rb)) / 8;
 	/* val + snap of the rows a batch touches, and per row a stamp,
 	 * a slot and, for the rows written, two ids */
 	m->caches += rt->T * (cached * (2 * rb + 16) + (1 + help) * 5 * rows);
