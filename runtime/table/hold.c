@@ -18,11 +18,13 @@
  * On use: the rows a rank holds only for the partitions its workers may
  * help (RapidReassignment's helpees; not its own partitions', its shard's
  * or the standby's) start dormant: slots are laid out, but their owner
- * does not push them and the pages stay untouched.  The rank's first read
- * of a dormant row of owner o asks o once for all of them (one request,
- * the rows written, an ack), and o pushes them every clock from then on.
- * So a rank whose workers never help receives none of its helpees' rows,
- * and one that helps receives those of the owners it read from.
+ * does not push them and the pages stay untouched.  They wake per owner
+ * and helpee rank: the rank's first read of a dormant row of owner o while
+ * it runs a range of rank q's partition asks o once for those of its rows
+ * that q declares (one request, the rows written, an ack), and o pushes
+ * them every clock from then on.  So a rank whose workers never help
+ * receives none of its helpees' rows, and one that helps receives those
+ * of the helpees it helped, from the owners it read them from.
  * --rr-rows-from-start keeps them live from the start.
  */
 #include <errno.h>

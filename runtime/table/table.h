@@ -184,13 +184,15 @@ static inline uint64_t frr_seg_bytes(uint32_t kind, uint64_t n, uint32_t cols)
 #define FRR_HOLD_BUSY (UINT32_MAX - 1)
 /* A slot with this bit is held but not live yet: a row a rank holds only
  * for the partitions its workers may help, which its owner starts pushing
- * at the rank's first read of one of its rows (table/hold.c "on use"). */
+ * at the rank's first read of one of the rows a helpee rank declaring it
+ * declares (table/hold.c "on use"). */
 #define FRR_HOLD_DORMANT 0x80000000u
 /* A pull request word (table/push.c): table, pull slot, local row + 1
  * (never 0); the pull room of a rank has at most FRR_REQ_SLOT_MAX slots.
- * A wake asks for every dormant row owner o holds for the requester: a
- * table no job has, the owner in the slot field (each ack unique: a
- * requester wakes each owner once), row + 1 = 1. */
+ * A wake asks for the dormant rows owner o holds for the requester that
+ * helpee rank q declares: a table no job has, the owner in the slot field,
+ * q + 1 in the row field (each ack unique: a requester wakes each pair
+ * once). */
 #define FRR_REQ_ROW_BITS 36
 #define FRR_REQ_SLOT_BITS 24
 #define FRR_REQ_ROW_MAX ((1ull << FRR_REQ_ROW_BITS) - 2)
