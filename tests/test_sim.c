@@ -419,6 +419,43 @@ Test(sim, helpees_rows_are_pushed_once_used)
 }
 
 /*
+ * Wakes per owner and helpee rank: lda over 4 ranks of one worker, worker
+ * 0 four times slower all along, so its helpers (the 3 others) run ranges
+ * of rank 0's partition only and wake, from every owner, the rows rank 0
+ * declares, never those only the other helpees declare.  They are pushed
+ * fewer bytes than every helpee's rows from the start, although each
+ * wake's rows also go once more with the owner's next push; a wake of all
+ * of an owner's helpee rows (the rule before 2026-12-07 12:00) came to
+ * more than from the start.
+ */
+Test(sim, a_helper_is_pushed_only_its_helpees_rows)
+{
+	struct frr_sim_cfg c = cfg(4, 1, 10, 200);
+	struct frr_sim_result b, on, fs;
+
+	cr_assert_eq(frr_sim_model_parse("lda:2000,20", &c.model), 0);
+	c.slack = 1;
+	c.seed = 1;
+	run(&c, FRR_SIM_SSP, "persistent:0,4", &b);
+	run(&c, FRR_SIM_FLEXRR, "persistent:0,4", &on);
+	c.rr_rows_from_start = 1;
+	run(&c, FRR_SIM_FLEXRR, "persistent:0,4", &fs);
+	cr_assert_gt(on.rr[FRR_SIM_MOVED], 0, "nothing reassigned");
+	cr_assert_eq(on.rr[FRR_SIM_MOVED], fs.rr[FRR_SIM_MOVED]);
+	cr_assert_gt(on.bytes_push, b.bytes_push,
+		     "no helpee's rows pushed: on use %llu, ssp %llu",
+		     (unsigned long long)on.bytes_push,
+		     (unsigned long long)b.bytes_push);
+	cr_assert_lt(on.bytes_push, fs.bytes_push,
+		     "on use %llu, from the start %llu",
+		     (unsigned long long)on.bytes_push,
+		     (unsigned long long)fs.bytes_push);
+	frr_sim_result_free(&b);
+	frr_sim_result_free(&on);
+	frr_sim_result_free(&fs);
+}
+
+/*
  * The same model in the dense plane of before issue 21 (--plane dense):
  * rows on r % P, so each batch carries its partition's 4 users on each
  * remote shard beside the shard's 10 items, one dense range per table in
