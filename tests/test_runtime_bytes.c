@@ -164,9 +164,9 @@ static int foreign = -1; /* partition 2 writes a row of partition 1's */
  * clock's 1 exactly). */
 static int own_every_clock(int t, uint64_t r, int p)
 {
-	return t == T_SCATTER ? (int)((r / 3) % NP) == p && r % 11 != 0 &&
-				    r % 13 != 1
-			      : t == T_FAR && writes(t, r, p, 0);
+	return t == T_SCATTER
+		   ? (int)((r / 3) % NP) == p && r % 11 != 0 && r % 13 != 1
+		   : t == T_FAR && writes(t, r, p, 0);
 }
 
 /* Clocks < LATE are applied (BSP; under SSP at least those < LATE -
