@@ -383,6 +383,24 @@ Test(sim, bytes_per_clock_of_a_small_mf_model_are_the_formula)
 	frr_sim_result_free(&r);
 }
 
+/* The three runs of the on-use tests: `base` (no helpers), flexrr with
+ * helpees' rows on use, and flexrr with them from the start; their
+ * results in r[0..2] (free with free3). */
+static void three_runs(struct frr_sim_cfg c, int base, const char *spec,
+		       struct frr_sim_result r[3])
+{
+	run(&c, base, spec, &r[0]);
+	run(&c, FRR_SIM_FLEXRR, spec, &r[1]);
+	c.rr_rows_from_start = 1;
+	run(&c, FRR_SIM_FLEXRR, spec, &r[2]);
+}
+
+static void free3(struct frr_sim_result r[3])
+{
+	for (int i = 0; i < 3; i++)
+		frr_sim_result_free(&r[i]);
+}
+
 /*
  * Helpees' rows on use (table/hold.c): the same model over 4 ranks of one
  * worker, flexrr without stragglers (nothing reassigned).  A rank may help
@@ -395,14 +413,12 @@ Test(sim, helpees_rows_are_pushed_once_used)
 {
 	const uint64_t P = 4, U = 72, k = 8, C = 10;
 	struct frr_sim_cfg c = cfg((int)P, 1, (int)C, 60);
-	struct frr_sim_result b, on, fs;
+	struct frr_sim_result r[3], b, on, fs;
 	uint64_t row = k * sizeof(float);
 
 	cr_assert_eq(frr_sim_model_parse("mf:72,30,8", &c.model), 0);
-	run(&c, FRR_SIM_BSP, "none", &b);
-	run(&c, FRR_SIM_FLEXRR, "none", &on);
-	c.rr_rows_from_start = 1;
-	run(&c, FRR_SIM_FLEXRR, "none", &fs);
+	three_runs(c, FRR_SIM_BSP, "none", r);
+	b = r[0], on = r[1], fs = r[2];
 	cr_assert_eq(on.rr[FRR_SIM_MOVED], 0, "%llu items reassigned",
 		     (unsigned long long)on.rr[FRR_SIM_MOVED]);
 	cr_assert_eq(fs.rr[FRR_SIM_MOVED], 0);
@@ -413,9 +429,7 @@ Test(sim, helpees_rows_are_pushed_once_used)
 		     "from the start %llu, bsp %llu",
 		     (unsigned long long)fs.bytes_push,
 		     (unsigned long long)b.bytes_push);
-	frr_sim_result_free(&b);
-	frr_sim_result_free(&on);
-	frr_sim_result_free(&fs);
+	free3(r);
 }
 
 /*
@@ -431,15 +445,13 @@ Test(sim, helpees_rows_are_pushed_once_used)
 Test(sim, a_helper_is_pushed_only_its_helpees_rows)
 {
 	struct frr_sim_cfg c = cfg(4, 1, 10, 200);
-	struct frr_sim_result b, on, fs;
+	struct frr_sim_result r[3], b, on, fs;
 
 	cr_assert_eq(frr_sim_model_parse("lda:2000,20", &c.model), 0);
 	c.slack = 1;
 	c.seed = 1;
-	run(&c, FRR_SIM_SSP, "persistent:0,4", &b);
-	run(&c, FRR_SIM_FLEXRR, "persistent:0,4", &on);
-	c.rr_rows_from_start = 1;
-	run(&c, FRR_SIM_FLEXRR, "persistent:0,4", &fs);
+	three_runs(c, FRR_SIM_SSP, "persistent:0,4", r);
+	b = r[0], on = r[1], fs = r[2];
 	cr_assert_gt(on.rr[FRR_SIM_MOVED], 0, "nothing reassigned");
 	cr_assert_eq(on.rr[FRR_SIM_MOVED], fs.rr[FRR_SIM_MOVED]);
 	cr_assert_gt(on.bytes_push, b.bytes_push,
@@ -450,9 +462,7 @@ Test(sim, a_helper_is_pushed_only_its_helpees_rows)
 		     "on use %llu, from the start %llu",
 		     (unsigned long long)on.bytes_push,
 		     (unsigned long long)fs.bytes_push);
-	frr_sim_result_free(&b);
-	frr_sim_result_free(&on);
-	frr_sim_result_free(&fs);
+	free3(r);
 }
 
 /*

@@ -466,10 +466,10 @@ static void log_plan(const struct frr_rt *rt, const struct mem_info *mine)
 	frr_dbg("memory plan of rank %d: %.0f MiB on top of the %.0f MiB it "
 		"holds (peak about %.0f MiB in step, up to %.0f MiB when a "
 		"worker runs the slack ahead; %.0f MiB of it untouched until "
-		"used: its helpees' dormant rows, the pull room): replica "
-		"%.0f, caches "
-		"%.0f, pending %.0f, in flight %.0f, sums %.0f, transport "
-		"%.0f, app later %.0f, checkpoint files in memory %.0f",
+		"used: its helpees' dormant rows, the pull room): "
+		"replica %.0f, caches %.0f, pending %.0f, in flight %.0f, "
+		"sums %.0f, transport %.0f, app later %.0f, checkpoint files "
+		"in memory %.0f",
 		rt->rank, mine->need / M, held / M,
 		(mine->need - m->lag + held) / M, (mine->need + held) / M,
 		m->asleep / M, m->replica / M, m->caches / M, m->pending / M,

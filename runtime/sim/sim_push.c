@@ -65,8 +65,6 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* table t's push from every shard to rank r: the rows r declares in the
- * shard's written range, one write per run of consecutive rows */
 /* every row of table t that partition v touches, to fn */
 static void collect_rows(struct sim_model *md, int t, int v,
 			 void (*fn)(struct sim_model *, int, uint64_t))
@@ -103,13 +101,22 @@ static void push_list(struct sim_model *md, int t, int r, size_t a, size_t e,
 	}
 }
 
+/* Where helpee rank q is among rank r's (nh[r]: not one). */
+static int helpee_index(const struct sim_model *md, int r, int q)
+{
+	int i = 0;
+
+	while (i < md->nh[r] && md->hrank[r * SIM_HMAX + i] != q)
+		i++;
+	return i;
+}
+
 /* The bit of helpee rank q among rank r's (0: not one). */
 static uint64_t helpee_bit(const struct sim_model *md, int r, int q)
 {
-	for (int i = 0; i < md->nh[r]; i++)
-		if (md->hrank[r * SIM_HMAX + i] == q)
-			return 1ull << i;
-	return 0;
+	int i = helpee_index(md, r, q);
+
+	return i < md->nh[r] ? 1ull << i : 0;
 }
 
 /* Of list[a, e), the rows of a woken (owner, helpee rank) pair of r, at
@@ -221,11 +228,9 @@ static int helpee_ranks(struct sim_model *md, const struct sim *s)
 
 			for (int k = 0; s->ws[v].rw_ok && k < rw->nhelpees;
 			     k++) {
-				int q = rw->helpees[k] / md->T, i = 0;
+				int q = rw->helpees[k] / md->T;
+				int i = helpee_index(md, r, q);
 
-				while (i < md->nh[r] &&
-				       md->hrank[r * SIM_HMAX + i] != q)
-					i++;
 				if (q == r || i < md->nh[r])
 					continue;
 				/* never: helpers sit on the next at most

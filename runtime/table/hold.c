@@ -296,6 +296,13 @@ static void rec_bits(const struct frr_rt *rt, uint64_t *rec, uint64_t **bits)
 	}
 }
 
+/* Rank q's own partitions' declarations in the exchange record. */
+static void own_bits(const struct frr_rt *rt, uint64_t *all, size_t rec, int q,
+		     uint64_t **own)
+{
+	rec_bits(rt, all + (size_t)q * rec * 2 + rec, own);
+}
+
 static int hold_alloc(struct frr_rt *rt)
 {
 	struct frr_hold *h = calloc(1, sizeof(*h));
@@ -386,7 +393,7 @@ static int exchange(struct frr_rt *rt, const uint8_t *held, uint64_t *all,
 				       copy, rec * 16, all);
 	}
 	for (int q = 0; q < P && !err; q++) {
-		rec_bits(rt, all + (size_t)q * rec * 2 + rec, own);
+		own_bits(rt, all, rec, q, own);
 		for (int t = 0; t < rt->tb->ntables; t++)
 			ownq[(size_t)t * P + q] = own[t];
 	}
@@ -400,16 +407,10 @@ static int exchange(struct frr_rt *rt, const uint8_t *held, uint64_t *all,
 	return err;
 }
 
-/* Rank q's own partitions' declarations in the exchange record. */
-static void own_bits(const struct frr_rt *rt, uint64_t *all, size_t rec, int q,
-		     uint64_t **own)
-{
-	rec_bits(rt, all + (size_t)q * rec * 2 + rec, own);
-}
-
 /* On use, woken per owner and helpee rank (table/push.c wake): the ranks
- * whose partitions this rank holds (held[v]) and their declarations, the
- * pairs' states, and as an owner every rank's declared rows of its shard. */
+ * whose partitions this rank holds (held[v]) and their declarations (a
+ * copy: `all` goes after set-up), the pairs' states, and as an owner
+ * every rank's declared rows of its shard. */
 static int helpees(struct frr_rt *rt, const uint8_t *held, uint64_t *all,
 		   size_t rec)
 {
@@ -437,19 +438,25 @@ static int helpees(struct frr_rt *rt, const uint8_t *held, uint64_t *all,
 				return -ENOMEM;
 			memcpy(h->hbits[i * NT + t], own[t], b);
 		}
-		for (int t = 0; t < rt->tb->ntables; t++) {
-			uint64_t S = rt->tb->shard_rows[t * P + rt->rank];
-			uint64_t nw = frr_bit_words(S), *qd;
+	}
+	for (int t = 0; t < rt->tb->ntables; t++) {
+		uint64_t S = rt->tb->shard_rows[t * P + rt->rank];
+		uint64_t nw = frr_bit_words(S);
+		/* table t's bits in rank 0's record, the others' rec * 2
+		 * words on */
+		const uint64_t *o0;
 
-			if (!h->qdecl[t] &&
-			    !(h->qdecl[t] = calloc((size_t)P * nw + 1, 8)))
-				return -ENOMEM;
-			qd = h->qdecl[t] + (uint64_t)q * nw;
-			for (uint64_t li = 0; li < S; li++)
-				if (frr_bit_get(
-					own[t],
-					frr_place_row(h, P, t, rt->rank, li)))
-					bit_set(qd, li);
+		own_bits(rt, all, rec, 0, own);
+		o0 = own[t];
+		if (!(h->qdecl[t] = calloc((size_t)P * nw + 1, 8)))
+			return -ENOMEM;
+		for (uint64_t li = 0; li < S; li++) {
+			uint64_t row = frr_place_row(h, P, t, rt->rank, li);
+
+			for (int q = 0; q < P; q++)
+				if (frr_bit_get(o0 + (size_t)q * rec * 2, row))
+					bit_set(h->qdecl[t] + (uint64_t)q * nw,
+						li);
 		}
 	}
 	return 0;
@@ -495,7 +502,7 @@ int frr_rt_hold_plan(struct frr_rt *rt, const uint8_t *held)
 		err = helpees(rt, held, all, rec);
 	for (int r = P - 1; r >= 0 && !err; r--) {
 		rec_bits(rt, all + (size_t)r * rec * 2, bits);
-		rec_bits(rt, all + (size_t)r * rec * 2 + rec, own);
+		own_bits(rt, all, rec, r, own);
 		complete_set(rt, r, bits, own);
 		layout_of(rt, r, bits, cnt, base, &len);
 		if (r != rt->rank) {

@@ -23,17 +23,17 @@
  * dormant ones at the reader's wake. */
 static inline int pushed_now(uint32_t s, int wake)
 {
-	return wake ? s != FRR_HOLD_NONE && !frr_hold_live(s)
-		    : frr_hold_live(s);
+	return wake ? frr_hold_dormant(s) : frr_hold_live(s);
 }
 
 /* Rows [lo, hi) of this rank's shard of table t into rank r's live slots
  * (os: r's slots of the shard), or with wake into its dormant ones of the
  * local rows set in `only` (a helpee's), which become live: one write per
- * run of rows that are consecutive there too, their bytes added to *bytes
- * and to what r was sent.  Under tp_lock. */
+ * run of rows that are consecutive there too, their bytes added to what r
+ * was sent and, unless NULL, to *clock (a clock's pushes).  Under
+ * tp_lock. */
 static int push_to(struct frr_rt *rt, int t, int r, uint32_t *os, uint64_t lo,
-		   uint64_t hi, const uint64_t *only, uint64_t *bytes)
+		   uint64_t hi, const uint64_t *only, uint64_t *clock)
 {
 	const int wake = only != NULL;
 	struct frr_hold *h = rt->tb->hold;
@@ -63,7 +63,8 @@ static int push_to(struct frr_rt *rt, int t, int r, uint32_t *os, uint64_t lo,
 				 rt->tb->rrepl[r], roff + (uint64_t)s * rb,
 				 (li - a) * rb, 0, 0),
 		    r, "pushing rows");
-		*bytes += (li - a) * rb;
+		if (clock)
+			*clock += (li - a) * rb;
 		h->sent_to[r] += (li - a) * rb;
 	}
 	return err;
@@ -93,6 +94,22 @@ static uint64_t req_word(int t, uint64_t j, uint64_t li)
 {
 	return (uint64_t)t << (FRR_REQ_ROW_BITS + FRR_REQ_SLOT_BITS) |
 	       j << FRR_REQ_ROW_BITS | (li + 1);
+}
+
+/* A request word's fields, as req_word packs them. */
+static int req_table(uint64_t req)
+{
+	return (int)(req >> (FRR_REQ_ROW_BITS + FRR_REQ_SLOT_BITS));
+}
+
+static uint64_t req_slot(uint64_t req)
+{
+	return (req >> FRR_REQ_ROW_BITS) & FRR_REQ_SLOT_MAX;
+}
+
+static uint64_t req_row(uint64_t req)
+{
+	return (req & ((1ull << FRR_REQ_ROW_BITS) - 1)) - 1;
 }
 
 /* Send request word req to rank o and wait for its ack (q: this rank's
@@ -193,8 +210,7 @@ static int wake(struct frr_rt *rt, int o, int i, int q)
 			uint32_t *sp = &h->rslot[t][row];
 			uint32_t s = __atomic_load_n(sp, __ATOMIC_RELAXED);
 
-			if (s != FRR_HOLD_NONE && s != FRR_HOLD_BUSY &&
-			    !frr_hold_live(s) &&
+			if (frr_hold_dormant(s) &&
 			    frr_bit_get(h->hbits[i * NT + t], row))
 				__atomic_store_n(sp, s & ~FRR_HOLD_DORMANT,
 						 __ATOMIC_RELEASE);
@@ -238,7 +254,7 @@ int frr_rt_row_hold(struct frr_rt *rt, int t, uint64_t row, int q, int part)
 	s = __atomic_load_n(sp, __ATOMIC_ACQUIRE);
 	if (frr_hold_live(s))
 		return 0;
-	if (s != FRR_HOLD_NONE && s != FRR_HOLD_BUSY) /* dormant */
+	if (frr_hold_dormant(s))
 		return wake_row(rt, t, row, q, part);
 	s = FRR_HOLD_NONE;
 	if (!__atomic_compare_exchange_n(sp, &s, FRR_HOLD_BUSY, 0,
@@ -274,16 +290,32 @@ int frr_rt_row_hold(struct frr_rt *rt, int t, uint64_t row, int q, int part)
 	return 1;
 }
 
+/* The rank of requester g (a worker, or W + the rank for its server). */
+static int req_rank(const struct frr_rt *rt, int g)
+{
+	return g < rt->W ? g / rt->T : g - rt->W;
+}
+
+/* The ack of requester g's request req behind what was written for it,
+ * on the same endpoint (its slot: the worker thread's, or T for its
+ * server).  Under tp_lock. */
+static int ack(struct frr_rt *rt, int g, uint64_t req)
+{
+	int r = req_rank(rt, g), q = g < rt->W ? g % rt->T : rt->T;
+	int err = frr_tp_write_u64(rt->eps[r], rt->rctl[r],
+				   rt->off_pullack + (size_t)q * 64, req, 0, 0);
+
+	return err ? err : frr_tp_flush(rt->eps[r], rt->flush_ms);
+}
+
 /* Requester g's wake (req, copied once and checked): its rank's dormant
  * slots of this shard that helpee rank hq declares live, their rows
  * written there, then the ack. */
 static int serve_wake(struct frr_rt *rt, int g, uint64_t req)
 {
 	struct frr_hold *h = rt->tb->hold;
-	int r = g < rt->W ? g / rt->T : g - rt->W;
-	int q = g < rt->W ? g % rt->T : rt->T, err = 0;
-	uint64_t hq = (req & ((1ull << FRR_REQ_ROW_BITS) - 1)) - 1;
-	uint64_t bytes = 0; /* in what r received, not in a clock's pushes */
+	int r = req_rank(rt, g), err = 0;
+	uint64_t hq = req_row(req);
 
 	if (r == rt->rank || !h->on_use || hq >= (uint64_t)rt->P ||
 	    hq == (uint64_t)r ||
@@ -299,19 +331,11 @@ static int serve_wake(struct frr_rt *rt, int g, uint64_t req)
 		uint32_t *os = h->oslot[t] + (uint64_t)r * S;
 
 		err = push_to(rt, t, r, os, 0, S,
-			      h->qdecl[t] + hq * frr_bit_words(S), &bytes);
+			      h->qdecl[t] + hq * frr_bit_words(S), NULL);
 	}
 	if (!err)
-		err = frr_rt_tp_check(
-		    rt,
-		    frr_tp_write_u64(rt->eps[r], rt->rctl[r],
-				     rt->off_pullack + (size_t)q * 64, req, 0,
-				     0),
-		    r, "answering a request for rows");
-	if (!err)
-		err =
-		    frr_rt_tp_check(rt, frr_tp_flush(rt->eps[r], rt->flush_ms),
-				    r, "answering a request for rows");
+		err = frr_rt_tp_check(rt, ack(rt, g, req), r,
+				      "answering a request for rows");
 	pthread_mutex_unlock(&rt->tp_lock);
 	return err;
 }
@@ -322,11 +346,8 @@ static int serve_wake(struct frr_rt *rt, int g, uint64_t req)
 static int serve_one(struct frr_rt *rt, int g, uint64_t req)
 {
 	struct frr_hold *h = rt->tb->hold;
-	int r = g < rt->W ? g / rt->T : g - rt->W;
-	int q = g < rt->W ? g % rt->T : rt->T;
-	int t = (int)(req >> (FRR_REQ_ROW_BITS + FRR_REQ_SLOT_BITS));
-	uint64_t j = (req >> FRR_REQ_ROW_BITS) & FRR_REQ_SLOT_MAX;
-	uint64_t li = (req & ((1ull << FRR_REQ_ROW_BITS) - 1)) - 1;
+	int r = req_rank(rt, g), t = req_table(req);
+	uint64_t j = req_slot(req), li = req_row(req);
 	uint64_t S;
 	size_t rb;
 	uint32_t slot;
@@ -348,11 +369,7 @@ static int serve_one(struct frr_rt *rt, int g, uint64_t req)
 			   rt->tb->rrepl[r], h->tbl_off[r * NT + t] + slot * rb,
 			   rb, 0, 0);
 	if (!err)
-		err = frr_tp_write_u64(rt->eps[r], rt->rctl[r],
-				       rt->off_pullack + (size_t)q * 64, req, 0,
-				       0);
-	if (!err)
-		err = frr_tp_flush(rt->eps[r], rt->flush_ms);
+		err = ack(rt, g, req);
 	pthread_mutex_unlock(&rt->tp_lock);
 	h->served++;
 	h->sent_to[r] += rb;
@@ -373,10 +390,8 @@ int frr_rt_pull_serve(struct frr_rt *rt)
 		if (!req || req == h->pull_seen[g])
 			continue;
 		h->pull_seen[g] = req;
-		err = req >> (FRR_REQ_ROW_BITS + FRR_REQ_SLOT_BITS) ==
-			      FRR_REQ_WAKE_T
-			  ? serve_wake(rt, g, req)
-			  : serve_one(rt, g, req);
+		err = req_table(req) == FRR_REQ_WAKE_T ? serve_wake(rt, g, req)
+						       : serve_one(rt, g, req);
 		if (err)
 			return err;
 		busy = 1;

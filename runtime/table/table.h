@@ -204,6 +204,11 @@ static inline int frr_hold_live(uint32_t s)
 {
 	return s < FRR_HOLD_DORMANT;
 }
+/* Held, but dormant (not NONE or BUSY, which have the bit too). */
+static inline int frr_hold_dormant(uint32_t s)
+{
+	return !frr_hold_live(s) && s != FRR_HOLD_NONE && s != FRR_HOLD_BUSY;
+}
 struct frr_hold {
 	uint32_t *rslot[FRR_MAX_TABLES];
 	uint32_t *oslot[FRR_MAX_TABLES];
@@ -232,7 +237,7 @@ struct frr_hold {
 	uint8_t *dormant;
 	uint64_t dormant_bytes; /* the replica's dormant rows at set-up */
 	int dormant_pairs;	/* (owner, helpee) pairs of them then */
-	_Atomic uint64_t woken; /* owners asked for their dormant rows */
+	_Atomic uint64_t woken; /* pairs this rank woke */
 	int too_long; /* 1 + a table with more rows than slots can name */
 	/* where rows live (table/place.c): per table, NULL when row r is on
 	 * rank r % P at local index r / P, else each row's owner rank and
