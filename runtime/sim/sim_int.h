@@ -136,6 +136,9 @@ struct sim {
 	double *push_s;			     /* [clock]: replica push time */
 	struct sim_bsz *bsz;		     /* [P] scratch: one batch */
 	double *rx_acc; /* [P] scratch: bytes pushed to r */
+	/* [P] when p's server has posted its clock's push: it holds the
+	 * rank's shared transport context (tp_lock) until then */
+	double *lock_free;
 	/* per shard: the batch bytes it took in this clock, applied at the
 	 * clock's close (link.apply_s_B) */
 	double *in_B;
@@ -202,6 +205,12 @@ void sim_net_fini(struct sim *s);
  * p's NIC is free (one lock: FIFO), then `flushes` round trips; returns
  * when p's NIC is free again, *arrive (if not NULL) when the bytes have
  * landed at q. */
+/* A control word (a progress word, an engine message: `bytes`) from
+ * process p to q at t: after the server's push holding the shared
+ * context, then its post cost and `flushes` round trips; returns when the
+ * poster may go on, *arrive when the word has landed. */
+double sim_ctl_send(struct sim *s, int p, int q, double t, uint64_t bytes,
+		    uint64_t flushes, double *arrive);
 double sim_nic_send(struct sim *s, int p, int q, double t, uint64_t bytes,
 		    uint64_t msgs, uint64_t flushes, double *arrive);
 /* size the batch of partition v's ranges from process p into s->bsz and

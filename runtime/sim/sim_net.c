@@ -63,6 +63,7 @@ int sim_net_init(struct sim *s)
 	s->hb_next = malloc((size_t)P * sizeof(double));
 	s->bsz = calloc((size_t)P, sizeof(*s->bsz));
 	s->rx_acc = calloc((size_t)P, sizeof(double));
+	s->lock_free = calloc((size_t)P, sizeof(double));
 	s->in_B = calloc((size_t)P, sizeof(double));
 	s->rk = calloc((size_t)P + 2 * RR_MAX_GROUP + 2, sizeof(int));
 	s->wbsz = s->cfg->link.on
@@ -71,8 +72,8 @@ int sim_net_init(struct sim *s)
 	s->comm_w = calloc((size_t)s->cfg->clocks, sizeof(double));
 	s->push_s = calloc((size_t)s->cfg->clocks, sizeof(double));
 	if (!s->tx_free || !s->rx_free || !s->hb_next || !s->bsz ||
-	    !s->comm_w || !s->push_s || !s->rx_acc || !s->in_B || !s->rk ||
-	    !s->wbsz)
+	    !s->comm_w || !s->push_s || !s->rx_acc || !s->lock_free ||
+	    !s->in_B || !s->rk || !s->wbsz)
 		return -ENOMEM;
 	for (int p = 0; p < P; p++)
 		s->hb_next[p] = 0.2;
@@ -89,6 +90,7 @@ void sim_net_fini(struct sim *s)
 	free(s->hb_next);
 	free(s->bsz);
 	free(s->rx_acc);
+	free(s->lock_free);
 	free(s->in_B);
 	free(s->rk);
 	free(s->wbsz);
@@ -145,6 +147,34 @@ double sim_nic_send(struct sim *s, int p, int q, double t, uint64_t bytes,
 	 * NIC until the flush returned. */
 	s->tx_free[p] = s->cfg->dense_plane ? end : start + tx;
 	return end;
+}
+
+/*
+ * The runtime posts control words on the rank's shared transport context
+ * under tp_lock (core/ctl.c, rr/mailbox.c), which the server holds while
+ * it posts a clock's push (table/push.c frr_rt_push_rows; on verbs a post
+ * waits for send-queue room, so until the push's bytes are nearly out).
+ * The workers' batches go on their own lanes, not under it, and a NIC
+ * serves its queue pairs in turn: an 8-byte word does not wait behind the
+ * bulk bytes queued on the others (until 2026-12-07 it went FIFO behind
+ * them, and its poster waited for the whole queue).  --ctl-lanes asks
+ * what posting them on the workers' own lanes would give: no wait for
+ * the push.  The dense plane sent everything under one lock: FIFO.
+ */
+double sim_ctl_send(struct sim *s, int p, int q, double t, uint64_t bytes,
+		    uint64_t flushes, double *arrive)
+{
+	const struct frr_sim_link *l = &s->cfg->link;
+	double lat = s->cfg->lat_s, posted;
+
+	if (s->cfg->dense_plane)
+		return sim_nic_send(s, p, q, t, bytes, 1, flushes, arrive);
+	heartbeats(s, p, t);
+	posted =
+	    (t > s->lock_free[p] || s->cfg->ctl_lanes ? t : s->lock_free[p]) +
+	    l->msg_s;
+	*arrive = posted + lat;
+	return flushes ? posted + 2 * lat * (double)flushes : posted;
 }
 
 /* Post from p at t or once its NIC is free, without a receiver's queue:
@@ -270,7 +300,7 @@ double sim_progress_send(struct sim *s, struct sim_worker *w)
 		return vis;
 	n = readers(s, w, rk);
 	for (int i = 0; i < n; i++) {
-		t = sim_nic_send(s, w->rank, rk[i], t, 8, 1, 0, &arr);
+		t = sim_ctl_send(s, w->rank, rk[i], t, 8, 0, &arr);
 		if (arr > vis)
 			vis = arr;
 		s->bytes[2] += 8;
@@ -340,6 +370,7 @@ double sim_push_clock(struct sim *s, int c, double t)
 				closed = to + lat;
 			s->rx_acc[r] += b.bytes + 8;
 		}
+		s->lock_free[o] = to;
 	}
 	for (int r = 0; s->cfg->link.on && r < P; r++) {
 		double from = s->rx_free[r] > t ? s->rx_free[r] : t;

@@ -144,7 +144,9 @@ static void print_table(const struct frr_sim_study *o,
 	       c->P, c->T, c->clocks, (unsigned long long)c->items,
 	       c->cost->desc, o->net, c->lat_s * 1e6, c->slack,
 	       (unsigned long long)c->seed);
-	printf("link %s, model %s, plane %s\n", o->link, o->model, o->plane);
+	printf("link %s, model %s, plane %s%s\n", o->link, o->model, o->plane,
+	       c->ctl_lanes ? ", control words on the workers' lanes (what-if)"
+			    : "");
 	printf("ideal (%s without stragglers): %.4f s\n\n",
 	       c->slack ? "ssp" : "bsp", ideal);
 	printf("%-28s %-7s %10s %8s %8s %8s %10s %6s %6s %10s %8s\n", "pattern",
