@@ -298,6 +298,16 @@ struct frr_rt {
 	 * of them); per worker, whether this rank reads it */
 	int *prog_subs, *prog_nsubs;
 	uint8_t *prog_read;
+	/* [T] or NULL: worker thread t's own transport (its lane, job/setup.c)
+	 * for its progress words, so that they do not wait for tp_lock, which
+	 * the server holds while it posts a clock's push: the endpoints to
+	 * every rank, the ranks' control regions imported on them, and the
+	 * lane's lock where threads share it (NULL: the thread's own) */
+	struct frr_prog_lane {
+		struct frr_tp_ep **ep;
+		struct frr_tp_rmr **ctl;
+		pthread_mutex_t *lock;
+	} * prog_lane;
 
 	_Atomic int eval_done; /* clocks evaluated locally */
 	_Atomic int end_clock; /* clocks the job runs */

@@ -70,14 +70,30 @@ int frr_rt_progress_publish(struct frr_rt *rt, int w, int clock, uint64_t done,
 			      memory_order_release);
 	if (!rt->prog_nsubs[t])
 		return 0;
-	/* only the ranks whose workers read it (rr's helper group) */
-	pthread_mutex_lock(&rt->tp_lock);
-	for (int i = 0; i < rt->prog_nsubs[t] && !err; i++) {
-		bad = subs[i];
-		err =
-		    frr_tp_write_u64(rt->eps[bad], rt->rctl[bad], off, v, 0, 0);
+	/* only the ranks whose workers read it (rr's helper group), on the
+	 * thread's own lane where it has one: under tp_lock a word waited
+	 * for the server to post a clock's push */
+	if (rt->prog_lane && rt->prog_lane[t].ep) {
+		const struct frr_prog_lane *l = &rt->prog_lane[t];
+
+		if (l->lock)
+			pthread_mutex_lock(l->lock);
+		for (int i = 0; i < rt->prog_nsubs[t] && !err; i++) {
+			bad = subs[i];
+			err = frr_tp_write_u64(l->ep[bad], l->ctl[bad], off, v,
+					       0, 0);
+		}
+		if (l->lock)
+			pthread_mutex_unlock(l->lock);
+	} else {
+		pthread_mutex_lock(&rt->tp_lock);
+		for (int i = 0; i < rt->prog_nsubs[t] && !err; i++) {
+			bad = subs[i];
+			err = frr_tp_write_u64(rt->eps[bad], rt->rctl[bad], off,
+					       v, 0, 0);
+		}
+		pthread_mutex_unlock(&rt->tp_lock);
 	}
-	pthread_mutex_unlock(&rt->tp_lock);
 	if (err)
 		return frr_rt_peer_fail(rt, bad,
 					"publishing progress to it failed");

@@ -564,7 +564,9 @@ static int job_finish(struct frr_rt *rt, double t_start)
 		if (!oerr)
 			frr_rt_print_summary(rt, frr_rt_clock_now() - t_start);
 	}
-	err = frr_rt_flush_all(rt, rt->prm->timeout_ms);
+	err = frr_rt_lanes_flush(rt, rt->prm->timeout_ms);
+	if (!err)
+		err = frr_rt_flush_all(rt, rt->prm->timeout_ms);
 	if (!err)
 		err = last_collective(rt, &oerr);
 	/* every peer flushed before it: all final words are in */

@@ -60,6 +60,9 @@ int frr_rt_layout(struct frr_rt *rt);
 int frr_rt_check_memory(struct frr_rt *rt);
 /* Each worker thread gets its own transport context (job/setup.c lanes). */
 int frr_rt_lanes_wanted(const struct frr_rt *rt);
+/* The writes the worker threads left unflushed on their lanes (their last
+ * progress words) landed at every peer, once the threads are done. */
+int frr_rt_lanes_flush(struct frr_rt *rt, int timeout_ms);
 
 /* Rank 0's notice while the app loads its input (job/loading.c): a line
  * every 10 s between begin and end (none with -q, or on other ranks). */

@@ -358,7 +358,8 @@ static int lane_ctx_open(struct frr_rt *rt, int t)
 	cfg.flags = FRR_TP_CFG_NO_NOTIFY;
 	wk->dp.lane_ep = calloc((size_t)rt->P, sizeof(*wk->dp.lane_ep));
 	wk->dp.lane_inbox = calloc((size_t)rt->P, sizeof(*wk->dp.lane_inbox));
-	if (wk->dp.lane_ep && wk->dp.lane_inbox)
+	wk->dp.lane_ctl = calloc((size_t)rt->P, sizeof(*wk->dp.lane_ctl));
+	if (wk->dp.lane_ep && wk->dp.lane_inbox && wk->dp.lane_ctl)
 		err = rt->test_forge_lane == rt->rank
 			  ? -ENOSPC /* as a device out of contexts */
 			  : frr_tp_open(&cfg, &wk->dp.lane);
@@ -393,10 +394,31 @@ static int lane_connect(struct frr_rt *rt, int t, const uint8_t *all,
 		if (!err)
 			err = frr_tp_rmr_import(wk->dp.lane_ep[r], &ri->inbox,
 						&wk->dp.lane_inbox[r]);
+		/* its progress words go on it too (core/ctl.c) */
+		if (!err)
+			err = frr_tp_rmr_import(wk->dp.lane_ep[r], &ri->ctl,
+						&wk->dp.lane_ctl[r]);
 	}
 	if (err)
 		lane_failed(rt, t, "connect", err);
 	return err;
+}
+
+/* Thread t's lane for its progress words (core/ctl.c). */
+static int prog_lanes(struct frr_rt *rt)
+{
+	rt->prog_lane = calloc((size_t)rt->T, sizeof(*rt->prog_lane));
+	if (!rt->prog_lane)
+		return -ENOMEM;
+	for (int t = 0; t < rt->T; t++) {
+		const struct frr_sender *dp = &rt->ws->wk[t].dp;
+
+		rt->prog_lane[t] =
+		    (struct frr_prog_lane){ .ep = dp->lane_ep,
+					    .ctl = dp->lane_ctl,
+					    .lock = dp->lane_lock };
+	}
+	return 0;
 }
 
 /* With fewer lanes than threads, thread t >= nlanes takes lane t %
@@ -404,7 +426,7 @@ static int lane_connect(struct frr_rt *rt, int t, const uint8_t *all,
 static int lanes_share(struct frr_rt *rt)
 {
 	if (rt->nlanes == rt->T)
-		return 0;
+		return prog_lanes(rt);
 	rt->lane_locks = calloc((size_t)rt->nlanes, sizeof(*rt->lane_locks));
 	if (!rt->lane_locks)
 		return -ENOMEM;
@@ -417,9 +439,10 @@ static int lanes_share(struct frr_rt *rt)
 		dp->lane = o->lane;
 		dp->lane_ep = o->lane_ep;
 		dp->lane_inbox = o->lane_inbox;
+		dp->lane_ctl = o->lane_ctl;
 		dp->lane_lock = &rt->lane_locks[t % rt->nlanes];
 	}
-	return 0;
+	return prog_lanes(rt);
 }
 
 static int lanes_setup(struct frr_rt *rt, const uint8_t *all, size_t ilen)
@@ -470,8 +493,25 @@ static int lanes_setup(struct frr_rt *rt, const uint8_t *all, size_t ilen)
 	return err ? err : lanes_share(rt);
 }
 
+int frr_rt_lanes_flush(struct frr_rt *rt, int timeout_ms)
+{
+	int err = 0;
+
+	for (int t = 0; t < rt->nlanes && !err; t++)
+		for (int r = 0; r < rt->P && !err; r++)
+			if (r != rt->rank)
+				err = frr_rt_tp_check(
+				    rt,
+				    frr_tp_flush(rt->ws->wk[t].dp.lane_ep[r],
+						 timeout_ms),
+				    r, "flushing a thread's writes");
+	return err;
+}
+
 static void lanes_close(struct frr_rt *rt)
 {
+	free(rt->prog_lane);
+	rt->prog_lane = NULL;
 	for (int t = 0; rt->ws->wk && t < rt->T; t++) {
 		struct frr_worker *wk = &rt->ws->wk[t];
 
@@ -486,6 +526,7 @@ static void lanes_close(struct frr_rt *rt)
 		dp->lane = NULL;
 		dp->lane_ep = NULL;
 		dp->lane_inbox = NULL;
+		dp->lane_ctl = NULL;
 		dp->lane_lock = NULL;
 	}
 	for (int t = 0; rt->ws->wk && t < rt->T; t++) {
@@ -494,6 +535,8 @@ static void lanes_close(struct frr_rt *rt)
 		for (int r = 0; wk->dp.lane_ep && r < rt->P; r++) {
 			if (wk->dp.lane_inbox[r])
 				frr_tp_rmr_release(wk->dp.lane_inbox[r]);
+			if (wk->dp.lane_ctl[r])
+				frr_tp_rmr_release(wk->dp.lane_ctl[r]);
 			if (wk->dp.lane_ep[r])
 				frr_tp_ep_close(wk->dp.lane_ep[r]);
 		}
@@ -502,8 +545,10 @@ static void lanes_close(struct frr_rt *rt)
 		wk->dp.lane = NULL;
 		free(wk->dp.lane_ep);
 		free(wk->dp.lane_inbox);
+		free(wk->dp.lane_ctl);
 		wk->dp.lane_ep = NULL;
 		wk->dp.lane_inbox = NULL;
+		wk->dp.lane_ctl = NULL;
 	}
 	for (int i = 0; i < rt->nlane_in; i++)
 		if (rt->lane_in[i])

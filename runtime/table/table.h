@@ -364,6 +364,7 @@ struct frr_sender {
 	struct frr_tp_ctx *lane;
 	struct frr_tp_ep **lane_ep;	/* [P] */
 	struct frr_tp_rmr **lane_inbox; /* [P] */
+	struct frr_tp_rmr **lane_ctl;	/* [P]: the ranks' control regions */
 	pthread_mutex_t *lane_lock;
 	uint64_t *sent_seq;  /* per dest rank */
 	uint64_t *slot_seq;  /* [P][K]: seq last written into each slot */
