@@ -249,10 +249,10 @@ static const struct frr_opt table[] = {
 		.help = "as flexrr run"),
 	FRR_OPT("rr-rows-from-start", 0, FRR_OPT_FLAG, C(rr_rows_from_start), 0,
 		0, .help = "as flexrr run"),
-	FRR_OPT("ctl-lanes", 0, FRR_OPT_FLAG, C(ctl_lanes), 0, 0,
-		.help = "what-if: progress words and engine messages on the "
-			"workers' own lanes, not behind the server's push "
-			"(the runtime does not do this yet)"),
+	FRR_OPT("ctl-shared", 0, FRR_OPT_FLAG, C(ctl_shared), 0, 0,
+		.help = "progress words under the rank's transport lock, "
+			"behind the server's push, as the runtime before "
+			"2026-12-07 (today on the workers' own lanes)"),
 	FRR_OPT("rr-threshold", 0, FRR_OPT_DOUBLE, C(rr_threshold), 0, 1,
 		.arg = "F", .help = "as flexrr run"),
 	FRR_OPT("rr-min-share", 0, FRR_OPT_DOUBLE, C(rr_min_share), 0, 0.99,

@@ -529,35 +529,35 @@ Test(sim, a_slow_link_makes_a_clock_longer_by_its_bytes)
 
 /*
  * Control words (sim_net.c sim_ctl_send): a worker posts its progress
- * words under the rank's transport lock, which the server holds while it
- * posts a clock's push, but not behind the other threads' batches on
- * their lanes.  mf over 4 x 4 workers on a slow link, flexrr with nothing
- * reassigned (threshold 1): with the words on the workers' own lanes
- * (--ctl-lanes) a clock is SSP's but for the words' own costs; under the
- * lock the workers wait for the pushes (until 2026-12-07 they also waited
- * FIFO behind every batch queued on the NIC: 1.57x SSP here).
+ * words on its own lane, as the runtime does since 2026-12-07 (core/ctl.c),
+ * not behind the other threads' batches nor the server's push.  mf over
+ * 4 x 4 workers on a slow link, flexrr with nothing reassigned (threshold
+ * 1): a clock is SSP's but for the words' own costs.  Under the rank's
+ * transport lock (--ctl-shared, the runtime before) the workers wait for
+ * the server to post its pushes; until 2026-12-07 the simulator also made
+ * them wait FIFO behind every batch queued on the NIC (1.57x SSP here).
  */
-Test(sim, control_words_wait_for_the_push_not_the_batches)
+Test(sim, progress_words_wait_for_nothing_on_the_lanes)
 {
 	struct frr_sim_cost cost = { .kind = FRR_SIM_COST_CONST, .a = 5e-6 };
 	struct frr_sim_cfg c = cfg(4, 4, 10, 2000);
 	struct frr_sim_result r;
-	double ssp, locked, lanes;
+	double ssp, lanes, locked;
 
 	c.cost = &cost;
 	c.rr_threshold = 1.0;
 	cr_assert_eq(frr_sim_model_parse("mf:20000,2000,16", &c.model), 0);
 	cr_assert_eq(frr_sim_link_preset("softroce", &c.link, &c.lat_s), 0);
 	ssp = run(&c, FRR_SIM_SSP, "none", NULL);
-	locked = run(&c, FRR_SIM_FLEXRR, "none", &r);
+	lanes = run(&c, FRR_SIM_FLEXRR, "none", &r);
 	cr_assert_eq(r.rr[FRR_SIM_MOVED], 0, "%llu items reassigned",
 		     (unsigned long long)r.rr[FRR_SIM_MOVED]);
 	cr_assert(r.bytes_ctl > 0, "flexrr sent no control words");
 	frr_sim_result_free(&r);
-	c.ctl_lanes = 1;
-	lanes = run(&c, FRR_SIM_FLEXRR, "none", NULL);
 	cr_assert(lanes >= ssp && lanes < 1.01 * ssp,
 		  "on the lanes %.4f s, ssp %.4f s", lanes, ssp);
+	c.ctl_shared = 1;
+	locked = run(&c, FRR_SIM_FLEXRR, "none", NULL);
 	cr_assert(locked > 1.2 * ssp && locked < 1.5 * ssp,
 		  "behind the pushes %.4f s, ssp %.4f s", locked, ssp);
 }

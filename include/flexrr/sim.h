@@ -103,11 +103,11 @@ struct frr_sim_cfg {
 	 * of the partitions its workers may help from the start; 0: from
 	 * the first range it runs that writes rows of their owner */
 	int rr_rows_from_start;
-	/* 1: what-if: progress words and engine messages go on each
-	 * worker's own lane, not under the rank's shared transport lock
-	 * that the server holds through a clock's push (the runtime's way;
-	 * docs/simulator.md "Control") */
-	int ctl_lanes;
+	/* 1: progress words under the rank's shared transport lock, which
+	 * the server holds through a clock's push, as the runtime posted
+	 * them before 2026-12-07; 0: on each worker's own lane, as it does
+	 * (docs/simulator.md "Control") */
+	int ctl_shared;
 };
 void frr_sim_cfg_defaults(struct frr_sim_cfg *cfg);
 

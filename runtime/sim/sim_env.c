@@ -207,7 +207,7 @@ static int env_send(void *env, int from, int to, const struct frr_rr_msg *m)
 	/* link on: a 64-byte write into its ring, flushed */
 	if (remote && s->cfg->link.on)
 		done = sim_ctl_send(s, src->rank, dst->rank, s->now, sizeof(*m),
-				    1, &x.arrive);
+				    1, 1, &x.arrive);
 
 	if (dst->mbox_n == dst->mbox_cap) {
 		int cap = dst->mbox_cap ? dst->mbox_cap * 2 : 8;

@@ -150,19 +150,20 @@ double sim_nic_send(struct sim *s, int p, int q, double t, uint64_t bytes,
 }
 
 /*
- * The runtime posts control words on the rank's shared transport context
- * under tp_lock (core/ctl.c, rr/mailbox.c), which the server holds while
- * it posts a clock's push (table/push.c frr_rt_push_rows; on verbs a post
- * waits for send-queue room, so until the push's bytes are nearly out).
- * The workers' batches go on their own lanes, not under it, and a NIC
- * serves its queue pairs in turn: an 8-byte word does not wait behind the
- * bulk bytes queued on the others (until 2026-12-07 it went FIFO behind
- * them, and its poster waited for the whole queue).  --ctl-lanes asks
- * what posting them on the workers' own lanes would give: no wait for
- * the push.  The dense plane sent everything under one lock: FIFO.
+ * Control words.  The runtime posts a worker's progress words on its own
+ * lane (core/ctl.c, since 2026-12-07) and engine messages on the rank's
+ * shared transport context under tp_lock (rr/mailbox.c), which the server
+ * holds while it posts a clock's push (table/push.c frr_rt_push_rows; on
+ * verbs a post waits for send-queue room, so about until the push's bytes
+ * are out).  A NIC serves its queue pairs in turn, so neither waits behind
+ * the bulk bytes queued on the others; a locked one waits for the push to
+ * be posted.  Before 2026-12-07 the runtime posted progress words under
+ * tp_lock too (--ctl-shared), and the simulator queued every control word
+ * FIFO behind every batch and push, its poster waiting for the whole
+ * queue.  The dense plane sent everything under one lock: FIFO.
  */
 double sim_ctl_send(struct sim *s, int p, int q, double t, uint64_t bytes,
-		    uint64_t flushes, double *arrive)
+		    uint64_t flushes, int locked, double *arrive)
 {
 	const struct frr_sim_link *l = &s->cfg->link;
 	double lat = s->cfg->lat_s, posted;
@@ -171,8 +172,7 @@ double sim_ctl_send(struct sim *s, int p, int q, double t, uint64_t bytes,
 		return sim_nic_send(s, p, q, t, bytes, 1, flushes, arrive);
 	heartbeats(s, p, t);
 	posted =
-	    (t > s->lock_free[p] || s->cfg->ctl_lanes ? t : s->lock_free[p]) +
-	    l->msg_s;
+	    (!locked || t > s->lock_free[p] ? t : s->lock_free[p]) + l->msg_s;
 	*arrive = posted + lat;
 	return flushes ? posted + 2 * lat * (double)flushes : posted;
 }
@@ -300,7 +300,8 @@ double sim_progress_send(struct sim *s, struct sim_worker *w)
 		return vis;
 	n = readers(s, w, rk);
 	for (int i = 0; i < n; i++) {
-		t = sim_ctl_send(s, w->rank, rk[i], t, 8, 0, &arr);
+		t = sim_ctl_send(s, w->rank, rk[i], t, 8, 0, s->cfg->ctl_shared,
+				 &arr);
 		if (arr > vis)
 			vis = arr;
 		s->bytes[2] += 8;

@@ -145,8 +145,8 @@ static void print_table(const struct frr_sim_study *o,
 	       c->cost->desc, o->net, c->lat_s * 1e6, c->slack,
 	       (unsigned long long)c->seed);
 	printf("link %s, model %s, plane %s%s\n", o->link, o->model, o->plane,
-	       c->ctl_lanes ? ", control words on the workers' lanes (what-if)"
-			    : "");
+	       c->ctl_shared ? ", progress words behind the push (--ctl-shared)"
+			     : "");
 	printf("ideal (%s without stragglers): %.4f s\n\n",
 	       c->slack ? "ssp" : "bsp", ideal);
 	printf("%-28s %-7s %10s %8s %8s %8s %10s %6s %6s %10s %8s\n", "pattern",
