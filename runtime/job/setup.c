@@ -407,6 +407,8 @@ static int lane_connect(struct frr_rt *rt, int t, const uint8_t *all,
 /* Thread t's lane for its progress words (core/ctl.c). */
 static int prog_lanes(struct frr_rt *rt)
 {
+	if (rt->T < 1)
+		return -EINVAL;
 	rt->prog_lane = calloc((size_t)rt->T, sizeof(*rt->prog_lane));
 	if (!rt->prog_lane)
 		return -ENOMEM;
