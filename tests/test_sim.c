@@ -562,6 +562,37 @@ Test(sim, progress_words_wait_for_nothing_on_the_lanes)
 		  "behind the pushes %.4f s, ssp %.4f s", locked, ssp);
 }
 
+/*
+ * --rr-link-weight (a what-if of the simulator's engine, not the
+ * runtime's): a worker that spent most of its last clock waiting and
+ * flushing offers only to a helper ahead by more, so on a link that sets
+ * the pace (4 x 4 mf on softroce, slow-worker) fewer items move and
+ * their help batches no longer lengthen the clock; without a link the
+ * weight changes next to nothing (that side is in docs/simulator.md).
+ */
+Test(sim, a_link_weight_keeps_link_delayed_workers_items)
+{
+	struct frr_sim_cost cost = { .kind = FRR_SIM_COST_CONST, .a = 5e-6 };
+	struct frr_sim_cfg c = cfg(4, 4, 10, 2000);
+	struct frr_sim_result blind, aware;
+
+	c.cost = &cost;
+	cr_assert_eq(frr_sim_model_parse("mf:20000,2000,16", &c.model), 0);
+	cr_assert_eq(frr_sim_link_preset("softroce", &c.link, &c.lat_s), 0);
+	run(&c, FRR_SIM_FLEXRR, "slow-worker:0.1,1.0", &blind);
+	c.rr_link_weight = 2;
+	run(&c, FRR_SIM_FLEXRR, "slow-worker:0.1,1.0", &aware);
+	cr_assert(aware.rr[FRR_SIM_MOVED] < blind.rr[FRR_SIM_MOVED] / 2,
+		  "items reassigned: %llu with the weight, %llu without",
+		  (unsigned long long)aware.rr[FRR_SIM_MOVED],
+		  (unsigned long long)blind.rr[FRR_SIM_MOVED]);
+	cr_assert(aware.time_s < 0.95 * blind.time_s,
+		  "%.4f s with the weight, %.4f s without", aware.time_s,
+		  blind.time_s);
+	frr_sim_result_free(&blind);
+	frr_sim_result_free(&aware);
+}
+
 /* The runtime's CPU per byte (--flush-ns-per-byte, --apply-ns-per-byte):
  * on an unlimited link a BSP clock of 2 x 1 workers grows by a worker's
  * batch x the flush's cost plus (the batch its shard took in + its push)

@@ -170,7 +170,7 @@ int rr_maybe_offer(struct rr_worker *rw, int clock, struct frr_rr_list *list)
 			best = i;
 		}
 	}
-	if (best < 0 || best_lag <= c->threshold)
+	if (best < 0 || best_lag <= c->threshold + rw->thr_extra)
 		return 0;
 	h = rw->helpers[best];
 	a = tail_start(cost, list, best_lag);

@@ -170,6 +170,9 @@ struct rr_worker {
 	struct rr_task *tasks;
 	uint64_t task_seq;
 	int own_done; /* own items of this clock finished */
+	/* added to the threshold of an offer: the simulator's what-if
+	 * --rr-link-weight (sim_job.c); 0 in the runtime */
+	double thr_extra;
 	/* clocks of the last ranges we ran with run_range (capacity) */
 	int ran_clock[RR_RAN_RING];
 	unsigned nran;

@@ -65,7 +65,8 @@ struct sim_worker {
 	/* the clock it runs (straggler factor applies to all it executes) */
 	int clock;
 	double factor;
-	int need_clock; /* SSP: waits for this clock to be applied */
+	double wait_s, flush_s; /* its last clock's SSP wait and own flush */
+	int need_clock;		/* SSP: waits for this clock to be applied */
 	/* recv: the engine polls when it asks twice with nothing between */
 	int in_engine_wait, polls, cancel_sent;
 	struct rr_worker rw;

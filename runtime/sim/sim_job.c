@@ -302,7 +302,10 @@ static void one_clock(struct sim *s, struct sim_worker *w, int c)
 	/* lb-bsp's speed: own and planned help items alike (worker.c) */
 	items = l.end + (s->lb ? lb_help(s, w, c) : 0);
 	w->last_item_s[c % 64] = items ? (s->now - t0) / (double)items : 0;
+	double tf = s->now;
+
 	sim_flush(s, w, w->w, (const uint64_t(*)[2])w->ran, w->nran);
+	w->flush_s = s->now - tf;
 	sim_publish(s, w, c, n, n);
 	clock_finished(s, w, c);
 }
@@ -323,6 +326,7 @@ void sim_worker_body(struct sim *s, struct sim_worker *w)
 		}
 		t1 = s->now;
 		ssp_wait(s, w, c);
+		w->wait_s = s->now - t1;
 		if (s->err)
 			return;
 		if (s->now > t1)
@@ -331,6 +335,11 @@ void sim_worker_body(struct sim *s, struct sim_worker *w)
 		one_clock(s, w, c);
 		if (s->reassign)
 			rr_clock_end(&w->rw, c);
+		/* --rr-link-weight: the next clock's offers see this one's */
+		if (s->now > t0)
+			w->rw.thr_extra = s->cfg->rr_link_weight *
+					  (w->wait_s + w->flush_s) /
+					  (s->now - t0);
 		frr_trace_rec(w->tb, FRR_TR_CLOCK, sim_ns(t0), sim_ns(s->now),
 			      c, -1, 0, 0);
 		last = c;
