@@ -298,11 +298,11 @@ struct frr_rt {
 	 * of them); per worker, whether this rank reads it */
 	int *prog_subs, *prog_nsubs;
 	uint8_t *prog_read;
-	/* [T] or NULL: worker thread t's own transport (its lane, job/setup.c)
-	 * for its progress words, so that they do not wait for tp_lock, which
-	 * the server holds while it posts a clock's push: the endpoints to
-	 * every rank, the ranks' control regions imported on them, and the
-	 * lane's lock where threads share it (NULL: the thread's own) */
+	/* [T]: where worker thread t posts its progress words (job/setup.c):
+	 * its lane, so that they do not wait for tp_lock, which the server
+	 * holds while it posts a clock's push, or without lanes the shared
+	 * context: the endpoints to every rank, the ranks' control regions
+	 * imported on them, and the lock to take (NULL: the thread's own) */
 	struct frr_prog_lane {
 		struct frr_tp_ep **ep;
 		struct frr_tp_rmr **ctl;

@@ -64,6 +64,7 @@ int frr_rt_progress_publish(struct frr_rt *rt, int w, int clock, uint64_t done,
 				   total >> rt->prog_shift);
 	size_t off = rt->off_prog + (size_t)w * 64;
 	const int t = w - rt->rank * rt->T, *subs = rt->prog_subs + t * rt->P;
+	const struct frr_prog_lane *l;
 	int err = 0, bad = -1;
 
 	atomic_store_explicit((_Atomic uint64_t *)ctl_u64(rt, off), v,
@@ -73,27 +74,15 @@ int frr_rt_progress_publish(struct frr_rt *rt, int w, int clock, uint64_t done,
 	/* only the ranks whose workers read it (rr's helper group), on the
 	 * thread's own lane where it has one: under tp_lock a word waited
 	 * for the server to post a clock's push */
-	if (rt->prog_lane && rt->prog_lane[t].ep) {
-		const struct frr_prog_lane *l = &rt->prog_lane[t];
-
-		if (l->lock)
-			pthread_mutex_lock(l->lock);
-		for (int i = 0; i < rt->prog_nsubs[t] && !err; i++) {
-			bad = subs[i];
-			err = frr_tp_write_u64(l->ep[bad], l->ctl[bad], off, v,
-					       0, 0);
-		}
-		if (l->lock)
-			pthread_mutex_unlock(l->lock);
-	} else {
-		pthread_mutex_lock(&rt->tp_lock);
-		for (int i = 0; i < rt->prog_nsubs[t] && !err; i++) {
-			bad = subs[i];
-			err = frr_tp_write_u64(rt->eps[bad], rt->rctl[bad], off,
-					       v, 0, 0);
-		}
-		pthread_mutex_unlock(&rt->tp_lock);
+	l = &rt->prog_lane[t];
+	if (l->lock)
+		pthread_mutex_lock(l->lock);
+	for (int i = 0; i < rt->prog_nsubs[t] && !err; i++) {
+		bad = subs[i];
+		err = frr_tp_write_u64(l->ep[bad], l->ctl[bad], off, v, 0, 0);
 	}
+	if (l->lock)
+		pthread_mutex_unlock(l->lock);
 	if (err)
 		return frr_rt_peer_fail(rt, bad,
 					"publishing progress to it failed");

@@ -404,31 +404,12 @@ static int lane_connect(struct frr_rt *rt, int t, const uint8_t *all,
 	return err;
 }
 
-/* Thread t's lane for its progress words (core/ctl.c). */
-static int prog_lanes(struct frr_rt *rt)
-{
-	if (rt->T < 1)
-		return -EINVAL;
-	rt->prog_lane = calloc((size_t)rt->T, sizeof(*rt->prog_lane));
-	if (!rt->prog_lane)
-		return -ENOMEM;
-	for (int t = 0; t < rt->T; t++) {
-		const struct frr_sender *dp = &rt->ws->wk[t].dp;
-
-		rt->prog_lane[t] =
-		    (struct frr_prog_lane){ .ep = dp->lane_ep,
-					    .ctl = dp->lane_ctl,
-					    .lock = dp->lane_lock };
-	}
-	return 0;
-}
-
 /* With fewer lanes than threads, thread t >= nlanes takes lane t %
  * nlanes (opened by thread t % nlanes) and every lane its lock. */
 static int lanes_share(struct frr_rt *rt)
 {
 	if (rt->nlanes == rt->T)
-		return prog_lanes(rt);
+		return 0;
 	rt->lane_locks = calloc((size_t)rt->nlanes, sizeof(*rt->lane_locks));
 	if (!rt->lane_locks)
 		return -ENOMEM;
@@ -444,7 +425,7 @@ static int lanes_share(struct frr_rt *rt)
 		dp->lane_ctl = o->lane_ctl;
 		dp->lane_lock = &rt->lane_locks[t % rt->nlanes];
 	}
-	return prog_lanes(rt);
+	return 0;
 }
 
 static int lanes_setup(struct frr_rt *rt, const uint8_t *all, size_t ilen)
@@ -493,6 +474,30 @@ static int lanes_setup(struct frr_rt *rt, const uint8_t *all, size_t ilen)
 			 rt->rank, rt->T, rt->nlanes,
 			 rt->nlanes == 1 ? "" : "s", rt->nlane_in);
 	return err ? err : lanes_share(rt);
+}
+
+/* Where thread t posts its progress words (core/ctl.c): its lane, or
+ * without lanes the rank's shared context under tp_lock. */
+static int prog_lanes(struct frr_rt *rt)
+{
+	if (rt->T < 1)
+		return -EINVAL;
+	rt->prog_lane = calloc((size_t)rt->T, sizeof(*rt->prog_lane));
+	if (!rt->prog_lane)
+		return -ENOMEM;
+	for (int t = 0; t < rt->T; t++) {
+		const struct frr_sender *dp = &rt->ws->wk[t].dp;
+
+		rt->prog_lane[t] =
+		    dp->lane_ep
+			? (struct frr_prog_lane){ .ep = dp->lane_ep,
+						  .ctl = dp->lane_ctl,
+						  .lock = dp->lane_lock }
+			: (struct frr_prog_lane){ .ep = rt->eps,
+						  .ctl = rt->rctl,
+						  .lock = &rt->tp_lock };
+	}
+	return 0;
 }
 
 int frr_rt_lanes_flush(struct frr_rt *rt, int timeout_ms)
@@ -600,6 +605,8 @@ int frr_rt_tp_setup(struct frr_rt *rt)
 	err = peers_connect(rt, all, ilen);
 	if (!err)
 		err = lanes_setup(rt, all, ilen);
+	if (!err)
+		err = prog_lanes(rt);
 out:
 	free(mine);
 	free(all);

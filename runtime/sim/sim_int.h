@@ -206,14 +206,14 @@ void sim_net_fini(struct sim *s);
  * p's NIC is free (one lock: FIFO), then `flushes` round trips; returns
  * when p's NIC is free again, *arrive (if not NULL) when the bytes have
  * landed at q. */
+double sim_nic_send(struct sim *s, int p, int q, double t, uint64_t bytes,
+		    uint64_t msgs, uint64_t flushes, double *arrive);
 /* A control word (a progress word, an engine message: `bytes`) from
  * process p to q at t: if `locked` (under tp_lock) after the server's
  * push, then its post cost and `flushes` round trips; returns when the
  * poster may go on, *arrive when the word has landed. */
 double sim_ctl_send(struct sim *s, int p, int q, double t, uint64_t bytes,
 		    uint64_t flushes, int locked, double *arrive);
-double sim_nic_send(struct sim *s, int p, int q, double t, uint64_t bytes,
-		    uint64_t msgs, uint64_t flushes, double *arrive);
 /* size the batch of partition v's ranges from process p into s->bsz and
  * count its bytes (no time: the callers charge it) */
 void sim_batch_count(struct sim *s, int p, int v, const uint64_t (*rg)[2],

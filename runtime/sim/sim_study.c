@@ -144,9 +144,13 @@ static void print_table(const struct frr_sim_study *o,
 	       c->P, c->T, c->clocks, (unsigned long long)c->items,
 	       c->cost->desc, o->net, c->lat_s * 1e6, c->slack,
 	       (unsigned long long)c->seed);
-	printf("link %s, model %s, plane %s%s\n", o->link, o->model, o->plane,
+	printf("link %s, model %s, plane %s%s", o->link, o->model, o->plane,
 	       c->ctl_shared ? ", progress words behind the push (--ctl-shared)"
 			     : "");
+	if (c->rr_link_weight > 0)
+		printf(", offers weighed by the link (--rr-link-weight %g)",
+		       c->rr_link_weight);
+	printf("\n");
 	printf("ideal (%s without stragglers): %.4f s\n\n",
 	       c->slack ? "ssp" : "bsp", ideal);
 	printf("%-28s %-7s %10s %8s %8s %8s %10s %6s %6s %10s %8s\n", "pattern",

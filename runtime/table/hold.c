@@ -439,15 +439,13 @@ static int helpees(struct frr_rt *rt, const uint8_t *held, uint64_t *all,
 			memcpy(h->hbits[i * NT + t], own[t], b);
 		}
 	}
+	/* each table's bits in rank 0's record, the others' rec * 2 words on */
+	own_bits(rt, all, rec, 0, own);
 	for (int t = 0; t < rt->tb->ntables; t++) {
 		uint64_t S = rt->tb->shard_rows[t * P + rt->rank];
 		uint64_t nw = frr_bit_words(S);
-		/* table t's bits in rank 0's record, the others' rec * 2
-		 * words on */
-		const uint64_t *o0;
+		const uint64_t *o0 = own[t];
 
-		own_bits(rt, all, rec, 0, own);
-		o0 = own[t];
 		if (!(h->qdecl[t] = calloc((size_t)P * nw + 1, 8)))
 			return -ENOMEM;
 		for (uint64_t li = 0; li < S; li++) {
