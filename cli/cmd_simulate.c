@@ -256,11 +256,7 @@ static const struct frr_opt table[] = {
 	FRR_OPT("rr-threshold", 0, FRR_OPT_DOUBLE, C(rr_threshold), 0, 1,
 		.arg = "F", .help = "as flexrr run"),
 	FRR_OPT("rr-link-weight", 0, FRR_OPT_DOUBLE, C(rr_link_weight), 0, 10,
-		.arg = "K",
-		.help = "what-if, not in the runtime: offer only when the "
-			"helper is ahead by the threshold plus K x the share "
-			"of the worker's last clock not computing (its wait "
-			"and flush)"),
+		.arg = "K", .help = "as flexrr run"),
 	FRR_OPT("rr-min-share", 0, FRR_OPT_DOUBLE, C(rr_min_share), 0, 0.99,
 		.arg = "F", .help = "as flexrr run"),
 	FRR_OPT("rr-report", 0, FRR_OPT_INT, C(rr_report), 1, 4096, .arg = "N",

@@ -4,7 +4,9 @@
  * rr/rr_policy.c): one helpee behind one helper a clock ahead, on a fake
  * env that records the DoThis.  Without costs the tail is min(lag / 2,
  * rest / 2) items (docs/protocol.md); with costs it is that share of the
- * partition's cost, so a tail of expensive items is shorter.  The runtime
+ * partition's cost, so a tail of expensive items is shorter; under
+ * --rr-link-weight the lead it needs grows with the share of its last clock
+ * it did not compute (rr_weigh).  The runtime
  * side (the costs taken from the app, held per partition) runs in
  * test_runtime_rules, whose app gives costs in modes flexrr and rr.
  */
@@ -105,8 +107,10 @@ static void two_tier(struct env *e)
 }
 
 /* Worker 0 at item `next` of its clock 5 offers to worker 1 (P = 1, T = 2,
- * a group of one): the DoThis it sent, and its list after. */
-static void offer(struct env *e, uint64_t next, struct frr_rr_list *l)
+ * a group of one) after a clock 4 of which it spent `idle` waiting and
+ * flushing, with --rr-link-weight `k`: the DoThis it sent, and its list. */
+static void offer_weighed(struct env *e, uint64_t next, struct frr_rr_list *l,
+			  double k, double idle)
 {
 	struct rr_config cfg = {
 		.P = 1,
@@ -118,13 +122,20 @@ static void offer(struct env *e, uint64_t next, struct frr_rr_list *l)
 		.max_helpers = 1,
 		.timeout_ms = 1000,
 		.remote_ok = 1,
+		.link_weight = k,
 	};
 	struct rr_worker rw;
 
 	cr_assert_eq(rr_worker_init(&rw, &cfg, &ops, e, 0, NULL), 0);
+	rr_weigh(&rw, idle, 1.0);
 	*l = (struct frr_rr_list){ .next = next, .end = N, .n = N };
 	cr_assert_eq(rr_maybe_offer(&rw, 5, l), 0);
 	rr_worker_fini(&rw);
+}
+
+static void offer(struct env *e, uint64_t next, struct frr_rr_list *l)
+{
+	offer_weighed(e, next, l, 0, 0);
 }
 
 Test(rr_cost, without_costs_the_tail_is_a_count)
@@ -184,4 +195,27 @@ Test(rr_cost, an_item_dearer_than_the_share_is_not_offered)
 	offer(&e, 60, &l);
 	cr_assert_eq(e.nsent, 1);
 	cr_assert_eq(e.sent.a, 80);
+}
+
+Test(rr_cost, a_worker_that_spent_its_clock_waiting_needs_more_lead)
+{
+	struct env e = { 0 };
+	struct frr_rr_list l;
+
+	/* lag 0.9 (see above) against 0.2 + K x idle share */
+	offer_weighed(&e, 10, &l, 2, 0.5); /* 0.2 + 1.0: kept */
+	cr_assert_eq(e.nsent, 0,
+		     "offered [%llu, 100) with 1.2 of a clock "
+		     "needed and 0.9 ahead",
+		     (unsigned long long)e.sent.a);
+	cr_assert_eq(l.end, N);
+	offer_weighed(&e, 10, &l, 2, 0.3); /* 0.2 + 0.6: offered */
+	cr_assert_eq(e.nsent, 1);
+	cr_assert_eq(e.sent.a, 55);
+	offer_weighed(&e, 10, &l, 0, 1.0); /* off: as without a weight */
+	cr_assert_eq(e.nsent, 2);
+	cr_assert_eq(e.sent.a, 55);
+	/* a share is at most the whole clock: 0.2 + 0.6 x 1 */
+	offer_weighed(&e, 10, &l, 0.6, 5.0);
+	cr_assert_eq(e.nsent, 3);
 }

@@ -87,10 +87,10 @@ struct frr_sim_cfg {
 	/* RapidReassignment (as flexrr run --rr-*) */
 	int rr_group, rr_report, rr_max_helpers;
 	double rr_threshold, rr_min_share;
-	/* what-if, not in the runtime: a worker offers only when its helper
-	 * is ahead by rr_threshold plus this times the share of its last
-	 * clock it spent not computing (its SSP wait and its flush): a
-	 * worker the link delayed keeps its items (docs/simulator.md) */
+	/* as flexrr run --rr-link-weight: a worker offers only when its
+	 * helper is ahead by rr_threshold plus this times the share of its
+	 * last clock it spent not computing (its SSP wait and its flush): a
+	 * worker the link delayed keeps its items (rr_proto.h rr_weigh) */
 	double rr_link_weight;
 	/* baselines */
 	int lb_history; /* lb-bsp: clocks the speed prediction averages */

@@ -68,6 +68,7 @@ struct frr_rr_opts {
 	int group_size;		/* --rr-group G        (default 4) */
 	double threshold;	/* --rr-threshold F    (0.2 of a clock) */
 	double min_share;	/* --rr-min-share F    (0.05) */
+	double link_weight;	/* --rr-link-weight K  (0) */
 	int report_interval;	/* --rr-report N: progress checks per clock
 				   (16) */
 	int max_helpers;	/* --rr-max-helpers N  (0 = group size) */

@@ -436,6 +436,10 @@ static const struct frr_opt run_table[] = {
 		.def.d = 0.2, .group = RR, .arg = "F",
 		.help = "offer work to a helper ahead by more than F of a\n"
 			"clock"),
+	FRR_OPT("rr-link-weight", 0, FRR_OPT_DOUBLE, F(o.p.rr.link_weight), 0,
+		10, .group = RR, .arg = "K",
+		.help = "... and by K times the share of the worker's last\n"
+			"clock spent waiting and flushing; 0 is off"),
 	FRR_OPT("rr-min-share", 0, FRR_OPT_DOUBLE, F(o.p.rr.min_share), 0, 1,
 		.def.d = 0.05, .group = RR, .arg = "F",
 		.help = "... if more than F of the clock is still unstarted"),

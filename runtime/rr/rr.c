@@ -33,6 +33,7 @@ struct rr_wstate {
 	struct rr_job *job;
 	int w;
 	uint64_t next_report; /* publish progress when next reaches it */
+	double clock_t0;      /* this clock's begin (--rr-link-weight) */
 } __attribute__((aligned(64)));
 
 struct rr_job {
@@ -189,6 +190,12 @@ static int check_opts(const struct frr_rr_opts *o)
 			o->min_share);
 		return -EINVAL;
 	}
+	if (o->link_weight < 0 || o->link_weight > 10) {
+		frr_err("--rr-link-weight %g: give a weight in [0, 10] "
+			"(default 0: off)",
+			o->link_weight);
+		return -EINVAL;
+	}
 	if (o->group_size > RR_MAX_GROUP) {
 		frr_err("--rr-group %d: at most %d helpers per worker",
 			o->group_size, RR_MAX_GROUP);
@@ -260,6 +267,7 @@ struct rr_config rr_config_from(const struct frr_rr_opts *opts, int P, int T,
 						   : FRR_RR_GROUP_DEFAULT,
 		.threshold = opts->threshold,
 		.min_share = opts->min_share,
+		.link_weight = opts->link_weight,
 		.timeout_ms = timeout_ms,
 		.slack = slack,
 		.max_unapplied = FRR_RT_HELP_SLOTS,
@@ -365,6 +373,7 @@ static int rr_hook_clock_begin(struct frr_rt *rt, void *state, int w, int clock)
 	if (!ws)
 		return -EINVAL;
 	ws->next_report = 0;
+	ws->clock_t0 = frr_rt_clock_now();
 	return rr_clock_begin(&ws->rw, clock);
 }
 
@@ -408,10 +417,19 @@ static int rr_hook_own_list_done(struct frr_rt *rt, void *state, int w,
 
 static int rr_hook_clock_end(struct frr_rt *rt, void *state, int w, int clock)
 {
-	struct rr_wstate *ws = wstate(state, w);
+	struct rr_job *j = state;
+	struct rr_wstate *ws = wstate(j, w);
+	struct frr_wclock *rec;
 
-	(void)rt;
-	return ws ? rr_clock_end(&ws->rw, clock) : -EINVAL;
+	if (!ws)
+		return -EINVAL;
+	if (j->cfg.link_weight > 0) {
+		/* as the simulator: wait (SSP and evaluation) and flush */
+		rec = frr_rt_clock_rec(&rt->ws->wk[w - j->rank * j->T], clock);
+		rr_weigh(&ws->rw, rec->wait_s + rec->flush_s,
+			 frr_rt_clock_now() - ws->clock_t0);
+	}
+	return rr_clock_end(&ws->rw, clock);
 }
 
 static int rr_hook_worker_exit(struct frr_rt *rt, void *state, int w,

@@ -562,6 +562,13 @@ int rr_clock_end(struct rr_worker *rw, int clock)
 	return 0;
 }
 
+void rr_weigh(struct rr_worker *rw, double idle_s, double clock_s)
+{
+	if (clock_s > 0 && idle_s >= 0)
+		rw->thr_extra = rw->cfg->link_weight *
+				(idle_s < clock_s ? idle_s / clock_s : 1.0);
+}
+
 /* v has finished last_clock: its final word (last, n, n) is published only
  * after its own list and every offer of its clock are settled. */
 static int helpee_finished(struct rr_worker *rw, int v, int last_clock)

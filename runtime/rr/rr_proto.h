@@ -117,7 +117,10 @@ struct rr_config {
 	/* help batches of not-yet-applied clocks a worker may have in the
 	 * runtime at once (rr_hooks.h: FRR_RT_HELP_SLOTS); 0 = no limit */
 	int max_unapplied;
-	int remote_ok;	      /* 0: offer only to same-rank helpers */
+	int remote_ok; /* 0: offer only to same-rank helpers */
+	/* --rr-link-weight K: an offer needs threshold plus K times the
+	 * share of the worker's last clock it did not compute (rr_weigh) */
+	double link_weight;
 	rr_test_hook_fn hook; /* tests only */
 	void *hook_arg;
 };
@@ -170,8 +173,7 @@ struct rr_worker {
 	struct rr_task *tasks;
 	uint64_t task_seq;
 	int own_done; /* own items of this clock finished */
-	/* added to the threshold of an offer: the simulator's what-if
-	 * --rr-link-weight (sim_job.c); 0 in the runtime */
+	/* added to the threshold of an offer (rr_weigh) */
 	double thr_extra;
 	/* clocks of the last ranges we ran with run_range (capacity) */
 	int ran_clock[RR_RAN_RING];
@@ -217,6 +219,12 @@ int rr_progress_check(struct rr_worker *rw, int clock,
 		      struct frr_rr_list *list);
 int rr_own_list_done(struct rr_worker *rw, int clock, struct frr_rr_list *list);
 int rr_clock_end(struct rr_worker *rw, int clock);
+/* After a clock that took clock_s, idle_s of it waiting (SSP, evaluation)
+ * and flushing: the next clock's offers need link_weight * idle_s /
+ * clock_s more lead.  A worker the link or its waits delayed is not slow
+ * at its items; handing its tail to a helper adds one more batch on the
+ * link that set the pace (docs/runtime.md "A link-aware offer"). */
+void rr_weigh(struct rr_worker *rw, double idle_s, double clock_s);
 /* After the worker's last clock: keep answering until every helpee has
  * finished too (their progress shows clock >= last_clock + 1). */
 int rr_worker_exit(struct rr_worker *rw, int last_clock);

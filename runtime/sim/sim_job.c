@@ -336,10 +336,8 @@ void sim_worker_body(struct sim *s, struct sim_worker *w)
 		if (s->reassign)
 			rr_clock_end(&w->rw, c);
 		/* --rr-link-weight: the next clock's offers see this one's */
-		if (s->now > t0)
-			w->rw.thr_extra = s->cfg->rr_link_weight *
-					  (w->wait_s + w->flush_s) /
-					  (s->now - t0);
+		if (s->reassign)
+			rr_weigh(&w->rw, w->wait_s + w->flush_s, s->now - t0);
 		frr_trace_rec(w->tb, FRR_TR_CLOCK, sim_ns(t0), sim_ns(s->now),
 			      c, -1, 0, 0);
 		last = c;
@@ -387,6 +385,7 @@ static void rr_setup(struct sim *s)
 		.group_size = c->rr_group,
 		.threshold = c->rr_threshold,
 		.min_share = c->rr_min_share,
+		.link_weight = c->rr_link_weight,
 		.max_helpers = c->rr_max_helpers,
 	};
 
