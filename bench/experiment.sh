@@ -13,7 +13,7 @@
 #   (d) the simulator with communication at the paper's model sizes (mf
 #       Netflix, lda NYTimes-sized, mlr ImageNet LLC), item costs measured
 #       from our kernels here, per link preset, and the data plane before
-#       issue 21 beside today's;
+#       issue 21 beside today's, and FlexRR whose offers weigh the link;
 # then the goals of issue 11, met or not, and docs/results/README.md with the
 # exact command and the machine.  Plots: gnuplot (scripts/setup.sh --bench).
 set -euo pipefail
@@ -217,12 +217,13 @@ part_c() {
 # (measure_costs).  Subset, to stay within ~15 minutes of one core: hdr runs
 # every pattern and mode; 100gbe, 25gbe and softroce run slow-worker with
 # bsp, ssp and flexrr; the dense plane of before issue 21 runs slow-worker
-# with bsp and flexrr on hdr.
+# with bsp and flexrr on hdr; flexrr with --rr-link-weight $d_lw runs every
+# pattern on hdr (its own ideal, as each run's).
 d_models="mf lda mlr"
 d_spec() { case $1 in mf) echo "mf:480189,17770,100" ;; lda) echo "lda:100000,1000" ;; mlr) echo "mlr:21504,1000" ;; esac; }
 d_data() { case $1 in mf) echo 100480507 ;; lda) echo 300000 ;; mlr) echo 1281167 ;; esac; }
 d_links="hdr 100gbe 25gbe softroce"
-d_scales="16 64 256 1024" d_clocks=30
+d_scales="16 64 256 1024" d_clocks=30 d_lw=2
 # median over clocks 1.. of compute_s / items of a 1 x 1 BSP run's metrics
 # (clock 0 left out: it pages the tables in); min and max beside it
 cost_of() { # metrics.csv items_per_clock per_item_factor -> "us min max"
@@ -287,6 +288,8 @@ part_d() {
 	for m in $d_models; do
 		for w in $d_scales; do
 			d_run $m hdr $w ""
+			# FlexRR whose offers weigh the link (--rr-link-weight)
+			d_run $m hdr $w -lw --modes flexrr --rr-link-weight $d_lw
 			[ $quick = 1 ] && continue
 			d_run $m hdr $w -dense --plane dense --modes bsp,flexrr --stragglers $sw
 			for l in $d_links; do
@@ -330,7 +333,7 @@ case ",$parts," in *,c,*) part_c; meta c ;; esac
 case ",$parts," in *,d,*)
 	t0=$(date +%s)
 	part_d
-	meta d "clocks=$d_clocks" "scales=$d_scales" "links=$d_links" "$(cat "$tmp/cpu.sum")" \
+	meta d "clocks=$d_clocks" "scales=$d_scales" "links=$d_links" "link_weight=$d_lw" "$(cat "$tmp/cpu.sum")" \
 		"wall=$(($(date +%s) - t0))" "quick=$quick"
 	;;
 esac
