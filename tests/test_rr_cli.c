@@ -83,3 +83,50 @@ Test(rr_cli, flexrr_run_with_trace_and_metrics)
 	unlink(trace);
 	unlink(metrics);
 }
+
+/* --rr-link-weight takes the share of a clock from the worker's own record
+ * (rr.c rr_hook_clock_end): in rr mode (slack 0) the helpers of a 4x
+ * straggler wait for it at every clock and need a long lead to offer,
+ * while the straggler, whose clock is its compute, keeps a short one and
+ * still hands its tails over.  The leads come from the log (info). */
+Test(rr_cli, link_weight_raises_the_lead_of_waiters_not_of_the_straggler)
+{
+	static struct rt_run r;
+	struct rt_argv a;
+	char *env[] = { "FLEXRR_LOG=info", NULL };
+	double sum[4] = { 0 }, lead, share;
+	int n[4] = { 0 }, w, c;
+	const char *p;
+
+	rt_run_argv(&a, 2, 2, frr_test_backend0(), "--mode", "rr", "--clocks",
+		    "6", "--no-pin", "-q", "--stragglers", "persistent:0,4",
+		    "--rr-link-weight", "10", "toy", "--items", "64",
+		    "--work-us", "100");
+	rt_exec(&r, a.v, env, 120);
+	cr_assert_eq(r.code, 0, "flexrr run failed:\n%s", r.err);
+	for (p = r.err; (p = strstr(p, "rr: worker ")); p++)
+		if (sscanf(p,
+			   "rr: worker %d clock %d: offers need a lead of %lf "
+			   "of a clock (%lf%%",
+			   &w, &c, &lead, &share) == 4 &&
+		    w >= 0 && w < 4 && c >= 1) {
+			cr_assert(lead >= 0.2 - 1e-9 && lead <= 10.2 + 1e-9,
+				  "worker %d clock %d: lead %g", w, c, lead);
+			sum[w] += lead;
+			n[w]++;
+		}
+	for (w = 0; w < 4; w++)
+		cr_assert_eq(n[w], 5,
+			     "worker %d: %d clocks' leads logged in:\n%s", w,
+			     n[w], r.err);
+	for (w = 1; w < 4; w++)
+		cr_assert(sum[0] < sum[w],
+			  "the straggler's mean lead %.3f is not below worker "
+			  "%d's %.3f:\n%s",
+			  sum[0] / 5, w, sum[w] / 5, r.err);
+	/* worker 0 is rank 0's: its rank's offers moved items */
+	p = strstr(r.err, "rr: rank 0: offers");
+	p = p ? strstr(p, "items reassigned ") : NULL;
+	cr_assert(p && atoi(p + strlen("items reassigned ")) > 0,
+		  "the straggler handed nothing over:\n%s", r.err);
+}

@@ -420,14 +420,20 @@ static int rr_hook_clock_end(struct frr_rt *rt, void *state, int w, int clock)
 	struct rr_job *j = state;
 	struct rr_wstate *ws = wstate(j, w);
 	struct frr_wclock *rec;
+	double idle, len;
 
 	if (!ws)
 		return -EINVAL;
 	if (j->cfg.link_weight > 0) {
 		/* as the simulator: wait (SSP and evaluation) and flush */
 		rec = frr_rt_clock_rec(&rt->ws->wk[w - j->rank * j->T], clock);
-		rr_weigh(&ws->rw, rec->wait_s + rec->flush_s,
-			 frr_rt_clock_now() - ws->clock_t0);
+		idle = rec->wait_s + rec->flush_s;
+		len = frr_rt_clock_now() - ws->clock_t0;
+		rr_weigh(&ws->rw, idle, len);
+		frr_info("rr: worker %d clock %d: offers need a lead of %.3f "
+			 "of a clock (%.1f%% of it waiting and flushing)",
+			 w, clock, j->cfg.threshold + ws->rw.thr_extra,
+			 len > 0 ? 100 * idle / len : 0.0);
 	}
 	return rr_clock_end(&ws->rw, clock);
 }

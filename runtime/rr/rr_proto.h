@@ -223,7 +223,7 @@ int rr_clock_end(struct rr_worker *rw, int clock);
  * and flushing: the next clock's offers need link_weight * idle_s /
  * clock_s more lead.  A worker the link or its waits delayed is not slow
  * at its items; handing its tail to a helper adds one more batch on the
- * link that set the pace (docs/runtime.md "A link-aware offer"). */
+ * link that set the pace (docs/rapidreassignment.md "A link-aware offer"). */
 void rr_weigh(struct rr_worker *rw, double idle_s, double clock_s);
 /* After the worker's last clock: keep answering until every helpee has
  * finished too (their progress shows clock >= last_clock + 1). */
