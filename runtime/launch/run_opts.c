@@ -432,7 +432,7 @@ static const struct frr_opt run_table[] = {
 		    "receive the rows of the partitions a rank's\n"
 		    "workers may help every clock from the start (default:\n"
 		    "from the first read of one of an owner's rows)"),
-	FRR_OPT("rr-threshold", 0, FRR_OPT_DOUBLE, F(o.p.rr.threshold), 0, 1000,
+	FRR_OPT("rr-threshold", 0, FRR_OPT_DOUBLE, F(o.p.rr.threshold), 0, 1,
 		.def.d = 0.2, .group = RR, .arg = "F",
 		.help = "offer work to a helper ahead by more than F of a\n"
 			"clock"),
