@@ -214,7 +214,7 @@ part_c() {
 # ratings, 300,000 documents of 100 tokens (NYTimes has about 300,000
 # documents of ~330 tokens: the model's documents are shorter), ImageNet-1k's
 # 1,281,167 training images.  Item costs are measured from our kernels here
-# (measure_costs).  Subset, to stay within ~15 minutes of one core: hdr runs
+# (measure_costs).  Subset, to stay within ~25 minutes of one core: hdr runs
 # every pattern and mode; 100gbe, 25gbe and softroce run slow-worker with
 # bsp, ssp and flexrr; the dense plane of before issue 21 runs slow-worker
 # with bsp and flexrr on hdr; flexrr with --rr-link-weight $d_lw runs every

@@ -484,10 +484,10 @@ def part_d(out, gp, lines):
         "the dense plane of before issue 21 slow-worker with bsp and "
         "flexrr on hdr; on hdr every pattern with flexrr whose offers "
         "weigh the link (`--rr-link-weight "
-        f"{meta.get('link_weight', '?')}`, docs/runtime.md \"A link-aware "
+        f"{meta.get('link_weight', '?')}`, docs/rapidreassignment.md \"A link-aware "
         "offer\"): 52 runs a model and size (ideals included) "
         "against the 155 of every pattern and mode on every link and "
-        "plane, to keep the part within about 20 minutes of one core.\n")
+        "plane, to keep the part within about 25 minutes of one core.\n")
     lines.append("**Item costs**, measured from our kernels on this machine "
                  "(`bench/experiment.sh` part d, before the simulations): "
                  "the median over clocks 1.. of the item loop's time "
