@@ -155,8 +155,7 @@ static void obs_count(void *arg, int clock, int counter, uint64_t v)
 	struct frr_wclock *rec;
 
 	/* counted on the helpee's thread during its clock: its own record */
-	rec = &rt->ws->wk[ws->w - ws->job->rank * ws->job->T]
-		   .rec[clock % FRR_RT_STAT_RING];
+	rec = &rt->ws->wk[ws - ws->job->ws].rec[clock % FRR_RT_STAT_RING];
 	if (rec->clock == clock && counter >= 0 && counter < FRR_RT_NRR)
 		rec->rr[counter] += (double)v;
 }
@@ -426,7 +425,7 @@ static int rr_hook_clock_end(struct frr_rt *rt, void *state, int w, int clock)
 		return -EINVAL;
 	if (j->cfg.link_weight > 0) {
 		/* as the simulator: wait (SSP and evaluation) and flush */
-		rec = frr_rt_clock_rec(&rt->ws->wk[w - j->rank * j->T], clock);
+		rec = frr_rt_clock_rec(&rt->ws->wk[ws - j->ws], clock);
 		idle = rec->wait_s + rec->flush_s;
 		len = frr_rt_clock_now() - ws->clock_t0;
 		rr_weigh(&ws->rw, idle, len);
