@@ -32,7 +32,9 @@
  * writes them back before the range's batch leaves, and the owner's next
  * clock waits for that batch (BSP).  Helpers on the donor's rank share its
  * copy.  So a checkpoint copies a worker's states of clock C once every
- * shard applied C (items_done_late), not before its batch leaves.
+ * shard applied C (items_done_late), not before its batch leaves, and
+ * every helper, on the donor's rank too, waits for the donor's word of
+ * C + 1 before it runs a range of C + 1: the copy is done by then.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -233,13 +235,16 @@ static int lb_clock_plan(struct frr_rt *rt, void *state, int w, int clock,
 }
 
 /* Before a helper runs g: the donor's states of it are here once its
- * progress word shows the clock (lb_clock_plan pushed them first). */
+ * progress word shows the clock (lb_clock_plan pushed them first).  A
+ * helper on the donor's rank shares its copy and waits too: until the
+ * donor starts c it may still be copying its states of c - 1 for a
+ * checkpoint (items_done_late), which the range's writes would tear. */
 static int state_arrived(struct frr_rt *rt, const struct frr_lb_gift *g, int c)
 {
 	double t0 = frr_rt_clock_now();
 	int ms = rt->prm->timeout_ms > 0 ? rt->prm->timeout_ms : 60000;
 
-	if (!rt->app->item_state_size || g->owner / rt->T == rt->rank)
+	if (!rt->app->item_state_size)
 		return 0;
 	while (frr_rt_progress(rt, g->owner).clock < c) {
 		if (frr_rt_failed(rt))
