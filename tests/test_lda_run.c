@@ -292,6 +292,57 @@ Test(lda_run, lb_bsp_checkpoints_item_state_and_resumes)
 	rm_tmp();
 }
 
+/* FlexRR with a checkpoint at every clock: a worker done with its clock
+ * that waits for its rank's writer before copying its item states keeps
+ * answering its helpees.  It did not (job/checkpoint.c snap_wait): a
+ * helpee waiting for its answer to a CancelHelp held back the clock the
+ * writer needed, and the job hung until --timeout in about 1 run of 3
+ * here.  A few runs under a short --timeout, help happening (metrics);
+ * the last cut resumes to counts consistent with the corpus, so the cut
+ * holds the states of the tails helpers sampled (the same app options
+ * both times: a resume checks them). */
+Test(lda_run, flexrr_checkpoints_every_clock_while_helping)
+{
+	int runs = frr_lda_quick() ? 2 : 4;
+	char args[4096], ck[512], cmd[1200];
+	struct lda_corpus c;
+	struct app_run r;
+
+	kjv_corpus(&c);
+	for (int i = 0; i < runs; i++) {
+		snprintf(ck, sizeof(ck), "%s%d", tmp("ck"), i);
+		snprintf(args, sizeof(args),
+			 "run -n 2 -t 2 --mode flexrr --slack 1 --stragglers "
+			 "persistent:0,4 --clocks 6 --seed %d --timeout 20 "
+			 "--checkpoint %s --checkpoint-every 1 --metrics %s "
+			 "lda --text %s --max-doc-frac 0.25 --topics 16 "
+			 "--save %s",
+			 4 + i, ck, tmp("mx.csv"), lda_test_kjv(),
+			 tmp("m.bin"));
+		app_run(&r, args);
+		cr_assert_eq(r.status, 0, "run %d: %s", i, r.out);
+		cr_assert(strstr(r.out, "5 checkpoints in"), "%s", r.out);
+		snprintf(cmd, sizeof(cmd),
+			 "head -1 %s | grep -q rr_items_reassigned && "
+			 "awk -F, 'NR>1{s+=$14} END{exit !(s>0)}' %s",
+			 tmp("mx.csv"), tmp("mx.csv"));
+		cr_assert_eq(system(cmd), 0, "run %d: nothing reassigned", i);
+	}
+	snprintf(args, sizeof(args),
+		 "run -n 2 -t 2 --mode flexrr --slack 1 --stragglers "
+		 "persistent:0,4 --clocks 8 --seed %d --resume %s lda --text "
+		 "%s --max-doc-frac 0.25 --topics 16 --save %s",
+		 4 + runs - 1, ck, lda_test_kjv(), tmp("m.bin"));
+	unlink(tmp("m.bin"));
+	app_run(&r, args);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_assert(strstr(r.out, "resuming from") && strstr(r.out, "ckpt-4"),
+		  "%s", r.out);
+	check_counts(tmp("m.bin"), &c, 16);
+	lda_corpus_free(&c);
+	rm_tmp();
+}
+
 /* --sampler dense (the O(K) draw) through the runtime: counts consistent,
  * the likelihood rises; K = 10,000 runs (the sparse sampler) with counts
  * consistent too.  Under a sanitizer (FLEXRR_TEST_SANITIZER, test_util.h)

@@ -281,13 +281,15 @@ void frr_rt_ckpt_fini(struct frr_rt *rt)
  * be free; the writer needs nothing more of this worker for that, so this
  * ends); under lb-bsp (items_done_late) a helper returns the states of its
  * tail of c before its batch, so once every shard applied c they are home.
- * One wait for both, naming what it still waits for. */
+ * One wait for both, naming what it still waits for.  It serves rr's help
+ * meanwhile: the writer's last cut needs a clock applied that may wait for
+ * a helpee, which waits for this worker's answer to its CancelHelp. */
 static int snap_wait(struct frr_worker *wk, int c)
 {
 	struct frr_rt *rt = wk->rt;
 	struct frr_ckpt *k = rt->js->ck;
 	struct frr_stall st;
-	int busy, late;
+	int busy, late, err;
 
 	frr_rt_stall_init(rt, &st);
 	for (;;) {
@@ -310,6 +312,9 @@ static int snap_wait(struct frr_worker *wk, int c)
 				 : "for the clock to be applied everywhere",
 			    frr_rt_app_clock(rt, c),
 			    busy ? "checkpoints" : "clocks");
+		err = frr_rt_worker_idle(wk, c);
+		if (err)
+			return err;
 		frr_nap_us(100);
 	}
 }

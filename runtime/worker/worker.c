@@ -262,15 +262,21 @@ static int own_items(struct frr_ctx *c, struct frr_rr_list *list, int *nextra)
 	}
 }
 
-/* rr serves help while a worker waits (a helpee may wait on it). */
-static int wait_turn(void *arg, int c)
+int frr_rt_worker_idle(struct frr_worker *wk, int c)
 {
-	struct frr_worker *wk = arg;
 	struct frr_rt *rt = wk->rt;
 
+	if (!rt->ws->rr)
+		return 0;
 	return frr_rt_hook(rt,
 			   rt->ws->rr->idle(rt, rt->ws->rr_state, wk->dp.id, c),
 			   "idle", wk->dp.id, c);
+}
+
+/* rr serves help while a worker waits (a helpee may wait on it). */
+static int wait_turn(void *arg, int c)
+{
+	return frr_rt_worker_idle(arg, c);
 }
 
 /* wk as an SSP wait sees it. */

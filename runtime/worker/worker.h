@@ -123,6 +123,10 @@ struct frr_workers {
 void *frr_rt_worker_main(void *arg);
 /* wk's record of clock (started at its first use). */
 struct frr_wclock *frr_rt_clock_rec(struct frr_worker *wk, int clock);
+/* One turn of a wait on wk's thread in clock c: rr serves help (a helpee
+ * may be waiting on wk: no wait of a worker may hold it back); 0 or the
+ * job's error.  A no-op without rr. */
+int frr_rt_worker_idle(struct frr_worker *wk, int c);
 int frr_rt_workers_start(struct frr_rt *rt);
 void frr_rt_workers_fini(struct frr_rt *rt);
 /* Run items [a, b) of c's partition through the app (c->cache). */
