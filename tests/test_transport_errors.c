@@ -366,10 +366,23 @@ static int released(struct frr_oob *oob, void *arg)
 	ret = frr_oob_barrier(oob, FRR_TEST_TIMEOUT_MS);
 	FRR_CHECK(!ret, "barrier: %d", ret);
 	if (t.m.rank == 1) {
+		struct frr_tp_rmr *again = NULL;
+
 		ret = write_until_error(&t, rmr, 0);
 		if (ret)
 			return ret;
 		frr_tp_rmr_release(rmr);
+		/* shm asks the owner: a freed region is its owner failing or
+		 * closing, a peer's loss (recovery waits it out), not a
+		 * forgery (verbs imports without asking) */
+		if (frr_tp_backend_of(t.m.ctx) == FRR_TP_BACKEND_SHM) {
+			FRR_CHECK_ERR(
+			    t.m.ctx,
+			    frr_tp_rmr_import(t.m.eps[0], &t.d[0], &again),
+			    -ECONNRESET);
+			FRR_CHECK(strstr(frr_tp_last_error(t.m.ctx), "freed"),
+				  "%s", frr_tp_last_error(t.m.ctx));
+		}
 	}
 	ret = frr_oob_barrier(oob, FRR_TEST_TIMEOUT_MS);
 	trio_close(&t);

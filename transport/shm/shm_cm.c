@@ -38,11 +38,22 @@ static void serve_import(struct shm_ctx *c, int fd, const struct shm_msg *q)
 
 	pthread_mutex_lock(&c->lock);
 	mr = region_find(c, q->region_id);
+	if (!mr && q->region_id < c->issued) {
+		/* the owner is failing or closing: a peer's loss to the
+		 * importer (ECONNRESET), not a forgery of its own */
+		pthread_mutex_unlock(&c->lock);
+		snprintf(why, sizeof(why),
+			 "rank %d freed region %u: it is failing or closing "
+			 "(its own message says why)",
+			 c->rank, q->region_id);
+		shm_reply_error(fd, c, SHM_IMPORT_ERR, -ECONNRESET, why);
+		return;
+	}
 	if (!mr || mr->fd < 0) {
 		pthread_mutex_unlock(&c->lock);
 		snprintf(why, sizeof(why),
-			 "rank %d has no remotely writable region %u (freed, "
-			 "or the descriptor is forged)",
+			 "rank %d has no remotely writable region %u (the "
+			 "descriptor is forged)",
 			 c->rank, q->region_id);
 		shm_reply_error(fd, c, SHM_IMPORT_ERR, -ENOENT, why);
 		return;

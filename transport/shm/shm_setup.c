@@ -305,8 +305,11 @@ static int shm_mr_alloc(struct frr_tp_ctx *ctx, size_t len, unsigned access,
 	pthread_mutex_lock(&c->lock);
 	ret = grow((void **)&c->regions, sizeof(*c->regions), &c->capregions,
 		   c->nregions + 1);
-	if (!ret)
+	if (!ret) {
 		c->regions[c->nregions++] = m;
+		if (m->base.region_id >= c->issued)
+			c->issued = m->base.region_id + 1;
+	}
 	pthread_mutex_unlock(&c->lock);
 	if (ret) {
 		frr_tp_err(ctx, ret, "shm: out of memory");
