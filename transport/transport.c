@@ -32,6 +32,9 @@ int frr_tp_err(struct frr_tp_ctx *ctx, int err, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	/* a lost peer fails every write to it the same way: say it once */
+	if (ctx && !strcmp(ctx->errbuf, buf))
+		return err;
 	if (ctx)
 		snprintf(ctx->errbuf, sizeof(ctx->errbuf), "%s", buf);
 	frr_err("transport: %s", buf);
