@@ -35,27 +35,25 @@ static void serve_import(struct shm_ctx *c, int fd, const struct shm_msg *q)
 	struct shm_mr *mr;
 	struct shm_msg m;
 	char why[160];
+	int err = 0;
 
 	pthread_mutex_lock(&c->lock);
 	mr = region_find(c, q->region_id);
-	if (!mr && q->region_id < c->issued) {
-		/* the owner is failing or closing: a peer's loss to the
-		 * importer (ECONNRESET), not a forgery of its own */
+	/* freed: the owner is failing or closing, a peer's loss to the
+	 * importer (ECONNRESET), not a forgery of its own */
+	if (!mr && q->region_id < c->issued)
+		err = -ECONNRESET;
+	else if (!mr || mr->fd < 0)
+		err = -ENOENT;
+	if (err) {
 		pthread_mutex_unlock(&c->lock);
-		snprintf(why, sizeof(why),
-			 "rank %d freed region %u: it is failing or closing "
-			 "(its own message says why)",
-			 c->rank, q->region_id);
-		shm_reply_error(fd, c, SHM_IMPORT_ERR, -ECONNRESET, why);
-		return;
-	}
-	if (!mr || mr->fd < 0) {
-		pthread_mutex_unlock(&c->lock);
-		snprintf(why, sizeof(why),
-			 "rank %d has no remotely writable region %u (the "
-			 "descriptor is forged)",
-			 c->rank, q->region_id);
-		shm_reply_error(fd, c, SHM_IMPORT_ERR, -ENOENT, why);
+		snprintf(why, sizeof(why), "rank %d %s region %u%s", c->rank,
+			 err == -ENOENT ? "has no remotely writable" : "freed",
+			 q->region_id,
+			 err == -ENOENT ? " (the descriptor is forged)"
+					: ": it is failing or closing (its "
+					  "own message says why)");
+		shm_reply_error(fd, c, SHM_IMPORT_ERR, err, why);
 		return;
 	}
 	shm_msg_init(&m, c, SHM_IMPORT_OK);
