@@ -268,6 +268,19 @@ static inline int frr_test_wait_u64(const void *p, uint64_t want,
 
 /* What is logged to stderr between frr_test_stderr_begin (NULL: no
  * temporary file) and frr_test_stderr_end goes to msg. */
+/* A --metrics CSV whose rr_items_reassigned column (the 14th) sums above
+ * 0: RapidReassignment moved items in the run. */
+static inline int frr_test_metrics_reassigned(const char *path)
+{
+	char cmd[2200];
+
+	snprintf(cmd, sizeof(cmd),
+		 "head -1 %s | grep -q rr_items_reassigned && "
+		 "awk -F, 'NR>1{s+=$14} END{exit !(s>0)}' %s",
+		 path, path);
+	return system(cmd) == 0;
+}
+
 static inline FILE *frr_test_stderr_begin(int *saved)
 {
 	FILE *cap = tmpfile();

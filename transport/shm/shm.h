@@ -98,8 +98,6 @@ struct shm_ctx {
 	int hs_cap;
 	struct shm_mr **regions;
 	size_t nregions, capregions;
-	/* ids below it were registered (under lock): one missing was freed */
-	uint32_t issued;
 	struct shm_ep **eps;
 	int neps, capeps;
 	int notify_next; /* round-robin start of poll_notify */

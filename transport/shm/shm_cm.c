@@ -41,7 +41,7 @@ static void serve_import(struct shm_ctx *c, int fd, const struct shm_msg *q)
 	mr = region_find(c, q->region_id);
 	/* freed: the owner is failing or closing, a peer's loss to the
 	 * importer (ECONNRESET), not a forgery of its own */
-	if (!mr && q->region_id < c->issued)
+	if (!mr && q->region_id < c->base.next_region_id)
 		err = -ECONNRESET;
 	else if (!mr || mr->fd < 0)
 		err = -ENOENT;

@@ -296,7 +296,10 @@ static int shm_mr_alloc(struct frr_tp_ctx *ctx, size_t len, unsigned access,
 	m->base.ptr = p;
 	m->base.len = len;
 	m->base.access = access;
+	/* under the lock: serve_import tells a freed id by it */
+	pthread_mutex_lock(&c->lock);
 	m->base.region_id = ctx->next_region_id++;
+	pthread_mutex_unlock(&c->lock);
 	if (m->fd >= 0) {
 		m->ctl = (struct shm_region_ctl *)((char *)p + data_len);
 		m->ctl->region_id = m->base.region_id;
@@ -305,11 +308,8 @@ static int shm_mr_alloc(struct frr_tp_ctx *ctx, size_t len, unsigned access,
 	pthread_mutex_lock(&c->lock);
 	ret = grow((void **)&c->regions, sizeof(*c->regions), &c->capregions,
 		   c->nregions + 1);
-	if (!ret) {
+	if (!ret)
 		c->regions[c->nregions++] = m;
-		if (m->base.region_id >= c->issued)
-			c->issued = m->base.region_id + 1;
-	}
 	pthread_mutex_unlock(&c->lock);
 	if (ret) {
 		frr_tp_err(ctx, ret, "shm: out of memory");
